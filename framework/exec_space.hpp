@@ -1,0 +1,20 @@
+// Execution-space macros shared by host-only (g++) and CUDA (nvcc) translation units.
+// Code that must run on both sides marks its functions XF_HOST_DEVICE; outside nvcc the macros are empty,
+// so every `.hpp` of the project still compiles with a plain C++ compiler.
+#pragma once
+
+#if defined(__CUDACC__)
+#define XF_HOST_DEVICE __host__ __device__
+#define XF_DEVICE __device__
+#define XF_FORCE_INLINE __forceinline__
+#else
+#define XF_HOST_DEVICE
+#define XF_DEVICE
+#define XF_FORCE_INLINE inline __attribute__((always_inline))
+#endif
+
+#if defined(__CUDA_ARCH__)
+#define XF_DEVICE_PASS 1  // compiling the device side of a .cu file
+#else
+#define XF_DEVICE_PASS 0
+#endif

@@ -1,0 +1,101 @@
+// The operator contract. CPU operators are classes with virtual hooks, run on host threads; GPU operators
+// are structs with a `__host__ __device__` compute over one frame with virtual thread ids, run inside the
+// virtualised kernel (or on the host executor). Both declare their parameters once, in `describe`
+// (operator_schema.hpp), and join a registry with one line (registry.hpp).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "framework/exec_space.hpp"
+#include "framework/frame.hpp"
+
+namespace xf {
+
+class frame_reference;
+
+/// What an operator is told about a topic it reads or writes.
+struct topic_info {
+  std::string name;
+  std::uint64_t frame_bytes = 0;
+  std::uint32_t capacity = 0;
+  element_type element = element_type::u8;
+};
+
+/// Handed to CPU operators' on_start: their place in the topology.
+struct operator_setup {
+  std::string name;
+  std::vector<topic_info> inputs;
+  std::vector<topic_info> outputs;
+  std::uint32_t threads = 1;
+  /// For each input: what that topic must hold at each offset, replayed from the upstream chain, or null
+  /// when some upstream operator is not replayable. Valid until on_stop returns.
+  std::vector<const frame_reference*> input_references;
+};
+
+/// Counters an operator reports at the end of a run (e.g. a verify sink's lost/corrupt counts), printed
+/// in the stats table and JSON under the operator.
+using operator_counters = std::map<std::string, std::uint64_t>;
+
+/// Base of all CPU operators. One instance per operator; with `threads: N` its frame hooks are called
+/// concurrently from N threads, so an operator guards its own mutable state.
+class cpu_operator {
+ public:
+  virtual ~cpu_operator() = default;
+  /// Called once on the starting thread before any frame hook.
+  virtual void on_start(const operator_setup&) {}
+  /// Called once after the last frame hook returned on every thread (also after an interrupted run).
+  /// May throw to fail the run (a verify sink does when it saw anomalies).
+  virtual void on_stop() {}
+  /// End-of-run counters for the stats.
+  virtual operator_counters counters() const { return {}; }
+};
+
+/// A source: fills the frame for `offset` and returns true, or returns false when the stream has ended.
+/// Contract: produce is a function of the offset (frame o is the same whichever thread asks, and
+/// whenever), and the end is monotone (false at o implies false at every later offset). That lets many
+/// threads produce one stream in order, and a verify sink replay it.
+class cpu_source : public cpu_operator {
+ public:
+  virtual bool produce(std::uint64_t offset, frame_out& out) = 0;
+};
+
+/// A 1:1 map: the output frame at `offset` is computed from the input frame at `offset`.
+/// `out.bytes` starts equal to `in.bytes`; set it if the output is shorter or longer.
+class cpu_map : public cpu_operator {
+ public:
+  virtual void on_frame(std::uint64_t offset, const frame_in& in, frame_out& out) = 0;
+};
+
+/// A sink: consumes the frame at `offset`.
+class cpu_sink : public cpu_operator {
+ public:
+  virtual void on_frame(std::uint64_t offset, const frame_in& in) = 0;
+};
+
+/// One GPU operator's work on one frame, as seen by one virtual thread. `thread_id` runs over
+/// 0..thread_count-1 across the warps the round gave this operator; compute must cover the frame for any
+/// thread_count (grid-stride over elements) and must not use CUDA's own thread ids.
+template <class T>
+struct frame_task {
+  const T* in = nullptr;
+  T* out = nullptr;
+  std::uint64_t count = 0;  ///< valid elements in `in` (and to write in `out`)
+  std::uint64_t offset = 0;
+  std::uint32_t thread_id = 0;
+  std::uint32_t thread_count = 1;
+};
+
+/// A frame that the reference chain can compute for any offset: what a topic must hold there.
+/// Thread-safe; used by verify sinks.
+class frame_reference {
+ public:
+  virtual ~frame_reference() = default;
+  /// Writes the expected frame at `offset` into `out` (capacity ≥ the topic's frame size) and returns
+  /// true, or returns false when the stream has no frame there (past its end).
+  virtual bool expected(std::uint64_t offset, frame_out& out) const = 0;
+};
+
+}  // namespace xf

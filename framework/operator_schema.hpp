@@ -1,0 +1,199 @@
+// An operator's declared contract: role, description and parameters (name, description, type, default,
+// range), declared once in the operator's `describe` and used for YAML validation, --list-operators and
+// filling the operator's trivially copyable `params` struct.
+//
+//   struct scale_op {
+//     struct params { double factor = 2.0; };
+//     static void describe(xf::operator_schema<params>& s) {
+//       s.describe("multiplies every element by a constant");
+//       s.param(&params::factor, "factor", "multiplier applied to every element", 2.0);
+//     }
+//     ...
+//   };
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "framework/topology_spec.hpp"
+
+namespace xf {
+
+enum class operator_role : std::uint8_t { source, map, sink };
+constexpr std::string_view name_of(operator_role r) {
+  return r == operator_role::source ? "source" : r == operator_role::map ? "map" : "sink";
+}
+
+enum class param_kind : std::uint8_t { boolean, integer, bytes, real, text };
+constexpr std::string_view name_of(param_kind k) {
+  switch (k) {
+    case param_kind::boolean: return "bool";
+    case param_kind::integer: return "integer";
+    case param_kind::bytes: return "bytes";
+    case param_kind::real: return "real";
+    case param_kind::text: return "string";
+  }
+  return "?";
+}
+
+struct param_decl {
+  std::string name;
+  std::string description;
+  param_kind kind = param_kind::text;
+  std::optional<param_value> default_value;  ///< nullopt: required
+  double min = -std::numeric_limits<double>::infinity();
+  double max = std::numeric_limits<double>::infinity();
+  std::vector<std::string> choices;  ///< text parameters: the allowed values (empty: any)
+};
+
+struct operator_info {
+  std::string class_name;
+  std::string description;
+  operator_role role = operator_role::map;
+  bool gpu = false;          ///< has a __host__ __device__ compute: may be placed on the GPU
+  bool replayable = true;    ///< output is a pure function of (offset, input): a verify sink can replay it
+  bool needs_reference = false;  ///< needs a replayable upstream chain (verify sinks)
+  std::vector<param_decl> params;
+
+  const param_decl* find_param(std::string_view name) const;
+};
+
+/// Marks a parameter without default: the topology must set it.
+struct required_t {};
+inline constexpr required_t required{};
+
+/// One problem with an operator's parameters. `key` is the parameter (empty: the params block itself).
+struct param_problem {
+  std::string key;
+  std::string message;
+};
+
+/// Converts each value in `params` to its declared kind in place (YAML scalars arrive as text, builder
+/// values typed): "64KiB" → 65536 for bytes, "2" → 2.0 for reals, "true" → true. Reports unknown keys
+/// (with a suggestion), wrong types, values out of range or not among the choices, and required
+/// parameters that are missing. Defaults are not inserted: the spec keeps what was written.
+std::vector<param_problem> normalize_params(const operator_info& info, std::map<std::string, param_value>& params);
+
+/// A value as YAML would write it (for messages, --list-operators and JSON).
+std::string to_string(const param_value& value);
+
+/// Declares an operator's parameters, bound to the members of its `Params` struct.
+template <class Params>
+class operator_schema {
+ public:
+  explicit operator_schema(operator_info& info) : info_(&info) {}
+
+  operator_schema& describe(std::string text) {
+    info_->description = std::move(text);
+    return *this;
+  }
+  /// The operator's output depends on more than (offset, input): verify sinks cannot replay through it.
+  operator_schema& not_replayable() {
+    info_->replayable = false;
+    return *this;
+  }
+  operator_schema& needs_reference() {
+    info_->needs_reference = true;
+    return *this;
+  }
+
+  operator_schema& param(bool Params::*member, std::string name, std::string description, bool fallback) {
+    return add(member, std::move(name), std::move(description), param_kind::boolean, param_value{fallback});
+  }
+  operator_schema& param(std::int64_t Params::*member, std::string name, std::string description,
+                         std::int64_t fallback, double min = -std::numeric_limits<double>::infinity(),
+                         double max = std::numeric_limits<double>::infinity()) {
+    return add(member, std::move(name), std::move(description), param_kind::integer, param_value{fallback},
+               min, max);
+  }
+  operator_schema& param(std::uint32_t Params::*member, std::string name, std::string description,
+                         std::uint32_t fallback, double min = 0, double max = 4294967295.0) {
+    return add(member, std::move(name), std::move(description), param_kind::integer,
+               param_value{std::int64_t{fallback}}, min, max);
+  }
+  operator_schema& param(double Params::*member, std::string name, std::string description, double fallback,
+                         double min = -std::numeric_limits<double>::infinity(),
+                         double max = std::numeric_limits<double>::infinity()) {
+    return add(member, std::move(name), std::move(description), param_kind::real, param_value{fallback}, min,
+               max);
+  }
+  operator_schema& param(float Params::*member, std::string name, std::string description, float fallback,
+                         double min = -std::numeric_limits<double>::infinity(),
+                         double max = std::numeric_limits<double>::infinity()) {
+    return add(member, std::move(name), std::move(description), param_kind::real,
+               param_value{static_cast<double>(fallback)}, min, max);
+  }
+  operator_schema& param(std::string Params::*member, std::string name, std::string description,
+                         std::string fallback, std::vector<std::string> choices = {}) {
+    add(member, std::move(name), std::move(description), param_kind::text, param_value{std::move(fallback)});
+    info_->params.back().choices = std::move(choices);
+    return *this;
+  }
+  operator_schema& param(std::string Params::*member, std::string name, std::string description, required_t) {
+    add(member, std::move(name), std::move(description), param_kind::text, std::nullopt);
+    return *this;
+  }
+  /// A byte count ("64KiB" in YAML).
+  operator_schema& bytes(std::uint64_t Params::*member, std::string name, std::string description,
+                         std::uint64_t fallback, double min = 0,
+                         double max = static_cast<double>(std::numeric_limits<std::int64_t>::max())) {
+    return add(member, std::move(name), std::move(description), param_kind::bytes,
+               param_value{static_cast<std::int64_t>(fallback)}, min, max);
+  }
+
+  /// Fills a Params from normalized values, defaults for the rest.
+  Params make(const std::map<std::string, param_value>& values) const {
+    Params p{};
+    for (const auto& [name, set] : setters_) {
+      auto it = values.find(name);
+      if (it != values.end()) {
+        set(p, it->second);
+      } else if (const param_decl* decl = info_->find_param(name); decl && decl->default_value) {
+        set(p, *decl->default_value);
+      }
+    }
+    return p;
+  }
+
+ private:
+  template <class M>
+  operator_schema& add(M Params::*member, std::string name, std::string description, param_kind kind,
+                       std::optional<param_value> fallback,
+                       double min = -std::numeric_limits<double>::infinity(),
+                       double max = std::numeric_limits<double>::infinity()) {
+    param_decl decl;
+    decl.name = name;
+    decl.description = std::move(description);
+    decl.kind = kind;
+    decl.default_value = std::move(fallback);
+    decl.min = min;
+    decl.max = max;
+    info_->params.push_back(std::move(decl));
+    setters_.emplace_back(std::move(name), [member](Params& p, const param_value& v) { assign(p.*member, v); });
+    return *this;
+  }
+
+  template <class M>
+  static void assign(M& target, const param_value& v) {
+    if constexpr (std::is_same_v<M, bool>) {
+      target = std::get<bool>(v);
+    } else if constexpr (std::is_same_v<M, std::string>) {
+      target = std::get<std::string>(v);
+    } else if constexpr (std::is_floating_point_v<M>) {
+      target = static_cast<M>(std::holds_alternative<double>(v) ? std::get<double>(v)
+                                                                : static_cast<double>(std::get<std::int64_t>(v)));
+    } else {
+      target = static_cast<M>(std::get<std::int64_t>(v));
+    }
+  }
+
+  operator_info* info_;
+  std::vector<std::pair<std::string, std::function<void(Params&, const param_value&)>>> setters_;
+};
+
+}  // namespace xf

@@ -1,0 +1,135 @@
+// The operator registry: class names → factories and contracts. Registration is explicit, one line per
+// operator (STYLE.md §7): `registry.add<scale_op>("scale");`. Built-in operators join through
+// `register_builtin_operators` (operators/builtin.hpp); a user's launcher adds its own next to them.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "framework/operator.hpp"
+#include "framework/operator_schema.hpp"
+
+namespace xf {
+
+using param_map = std::map<std::string, param_value>;
+
+/// A GPU operator's compute as the host executor calls it: runs virtual threads
+/// [thread_begin, thread_end) of `thread_count` over one frame (a warp's lanes, in kernel terms).
+class host_kernel_op {
+ public:
+  virtual ~host_kernel_op() = default;
+  virtual void run(const frame_in& in, frame_out& out, std::uint64_t offset, std::uint32_t thread_begin,
+                   std::uint32_t thread_end, std::uint32_t thread_count) const = 0;
+};
+
+struct operator_entry {
+  operator_info info;
+  /// Makes the operator to run on CPU threads. GPU classes get an adapter running compute on the thread.
+  std::function<std::unique_ptr<cpu_operator>(const param_map&)> make_cpu;
+  /// GPU classes only: the compute, for the host executor's virtual warps.
+  std::function<std::unique_ptr<host_kernel_op>(const param_map&)> make_host_kernel;
+};
+
+namespace detail {
+
+template <class Op, class T>
+void run_gpu_compute(const typename Op::params& p, const frame_in& in, frame_out& out, std::uint64_t offset,
+                     std::uint32_t begin, std::uint32_t end, std::uint32_t count) {
+  frame_task<T> task;
+  task.in = reinterpret_cast<const T*>(in.data);
+  task.out = reinterpret_cast<T*>(out.data);
+  task.count = in.bytes / sizeof(T);
+  task.offset = offset;
+  task.thread_count = count;
+  for (std::uint32_t t = begin; t < end; ++t) {
+    task.thread_id = t;
+    Op::compute(p, task);
+  }
+}
+
+template <class Op>
+void run_gpu_compute_any(const typename Op::params& p, const frame_in& in, frame_out& out, std::uint64_t offset,
+                         std::uint32_t begin, std::uint32_t end, std::uint32_t count) {
+  visit_element(in.element, [&](auto zero) {
+    run_gpu_compute<Op, decltype(zero)>(p, in, out, offset, begin, end, count);
+  });
+}
+
+template <class Op>
+class gpu_op_on_host final : public host_kernel_op {
+ public:
+  explicit gpu_op_on_host(typename Op::params p) : params_(p) {}
+  void run(const frame_in& in, frame_out& out, std::uint64_t offset, std::uint32_t begin, std::uint32_t end,
+           std::uint32_t count) const override {
+    run_gpu_compute_any<Op>(params_, in, out, offset, begin, end, count);
+  }
+
+ private:
+  typename Op::params params_;
+};
+
+/// A GPU map placed `on: cpu`: its compute runs on CPU threads, one virtual thread per frame.
+template <class Op>
+class gpu_op_on_cpu final : public cpu_map {
+ public:
+  explicit gpu_op_on_cpu(typename Op::params p) : params_(p) {}
+  void on_frame(std::uint64_t offset, const frame_in& in, frame_out& out) override {
+    out.bytes = in.bytes;
+    run_gpu_compute_any<Op>(params_, in, out, offset, 0, 1, 1);
+  }
+
+ private:
+  typename Op::params params_;
+};
+
+}  // namespace detail
+
+class operator_registry {
+ public:
+  /// Registers `Op` under `class_name`. Op is either a CPU operator (derives from cpu_source, cpu_map or
+  /// cpu_sink, constructible from `const Op::params&`) or a GPU map (a struct with `params` and a
+  /// `template <class T> static XF_HOST_DEVICE void compute(const params&, const frame_task<T>&)`).
+  /// Both have `static void describe(operator_schema<params>&)`.
+  template <class Op>
+  void add(const std::string& class_name) {
+    using params = typename Op::params;
+    static_assert(std::is_trivially_copyable_v<params> || std::is_base_of_v<cpu_operator, Op>,
+                  "a GPU operator's params must be trivially copyable");
+    auto entry = std::make_unique<operator_entry>();
+    entry->info.class_name = class_name;
+    operator_schema<params> schema(entry->info);
+    Op::describe(schema);
+    if constexpr (std::is_base_of_v<cpu_operator, Op>) {
+      entry->info.role = std::is_base_of_v<cpu_source, Op> ? operator_role::source
+                         : std::is_base_of_v<cpu_sink, Op> ? operator_role::sink
+                                                           : operator_role::map;
+      entry->make_cpu = [schema](const param_map& values) -> std::unique_ptr<cpu_operator> {
+        return std::make_unique<Op>(schema.make(values));
+      };
+    } else {
+      entry->info.role = operator_role::map;
+      entry->info.gpu = true;
+      entry->make_cpu = [schema](const param_map& values) -> std::unique_ptr<cpu_operator> {
+        return std::make_unique<detail::gpu_op_on_cpu<Op>>(schema.make(values));
+      };
+      entry->make_host_kernel = [schema](const param_map& values) -> std::unique_ptr<host_kernel_op> {
+        return std::make_unique<detail::gpu_op_on_host<Op>>(schema.make(values));
+      };
+    }
+    insert(std::move(entry));
+  }
+
+  const operator_entry* find(std::string_view class_name) const;
+  std::vector<std::string> class_names() const;  ///< sorted
+  std::vector<const operator_entry*> entries() const;  ///< sorted by class name
+
+ private:
+  void insert(std::unique_ptr<operator_entry> entry);
+  std::map<std::string, std::unique_ptr<operator_entry>, std::less<>> entries_;
+};
+
+}  // namespace xf

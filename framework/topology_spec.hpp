@@ -1,0 +1,92 @@
+// TopologySpec: what a topology declares, independent of where it came from (YAML or the C++ builder).
+// Plain data; `validate_topology` (spec_validation.hpp) checks it against the operator registry, and the
+// planner turns a valid spec into topics, threads and a kernel partition.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "framework/element_type.hpp"
+#include "framework/errors.hpp"
+
+namespace xf {
+
+/// Where an operator runs. A `gpu` operator runs inside the virtualised kernel, or on the host executor
+/// (CPU threads that play the kernel's role) when there is no GPU or `--host` is given.
+enum class placement : std::uint8_t { cpu, gpu };
+constexpr std::string_view name_of(placement p) { return p == placement::cpu ? "cpu" : "gpu"; }
+
+enum class frame_layout : std::uint8_t { row, columnar };
+constexpr std::string_view name_of(frame_layout l) { return l == frame_layout::row ? "row" : "columnar"; }
+
+/// Which executor runs the GPU operators: the device when one is usable, else the host (auto).
+enum class executor_kind : std::uint8_t { automatic, device, host };
+constexpr std::string_view name_of(executor_kind e) {
+  return e == executor_kind::automatic ? "auto" : e == executor_kind::device ? "device" : "host";
+}
+
+/// How a block's warps are split among the GPU operators each round.
+enum class partition_policy : std::uint8_t { uniform, explicit_warps };
+constexpr std::string_view name_of(partition_policy p) {
+  return p == partition_policy::uniform ? "uniform" : "explicit";
+}
+
+/// A parameter value as written. Integers (and byte counts, after unit parsing) are int64, reals double.
+using param_value = std::variant<bool, std::int64_t, double, std::string>;
+
+struct topic_spec {
+  std::string name;
+  std::uint64_t frame_bytes = 64 * 1024;  ///< a multiple of 4 KiB
+  std::uint32_t capacity = 64;            ///< frames in flight (offset-index slots)
+  element_type element = element_type::u32;
+  frame_layout layout = frame_layout::row;
+  friend bool operator==(const topic_spec&, const topic_spec&) = default;
+};
+
+struct operator_spec {
+  std::string name;
+  std::string class_name;
+  placement on = placement::cpu;
+  std::vector<std::string> inputs;   ///< topic names
+  std::vector<std::string> outputs;  ///< topic names
+  std::map<std::string, param_value> params;
+  std::uint32_t threads = 1;  ///< CPU operators: host threads
+  std::uint32_t warps = 0;    ///< GPU operators: warps per block under the explicit partition (0: unset)
+  friend bool operator==(const operator_spec&, const operator_spec&) = default;
+};
+
+struct runtime_spec {
+  executor_kind executor = executor_kind::automatic;
+  std::uint32_t blocks = 0;           ///< 0: derived from the device (or host cores)
+  std::uint32_t warps_per_block = 8;  ///< 1..32
+  partition_policy partition = partition_policy::uniform;
+  friend bool operator==(const runtime_spec&, const runtime_spec&) = default;
+};
+
+/// Positions of the spec's fields in their source, keyed by path: "topics.in.capacity",
+/// "operators.scale.inputs[0]", "operators.scale.params.factor", "runtime.blocks". A key's position is
+/// stored under its path and the key itself under path + "#key". Empty for specs built in C++.
+using source_map = std::map<std::string, source_pos>;
+
+struct topology_spec {
+  std::string name;
+  std::vector<topic_spec> topics;        ///< in declaration order
+  std::vector<operator_spec> operators;  ///< in declaration order
+  runtime_spec runtime;
+  source_map positions;  ///< not part of equality
+  std::string source_name;  ///< the file (or "<builder>") the spec came from; not part of equality
+
+  const topic_spec* find_topic(std::string_view name) const;
+  const operator_spec* find_operator(std::string_view name) const;
+  /// Position of `path`, falling back to its closest recorded parent path, then to the file alone.
+  source_pos position_of(const std::string& path) const;
+
+  friend bool operator==(const topology_spec& a, const topology_spec& b) {
+    return a.name == b.name && a.topics == b.topics && a.operators == b.operators && a.runtime == b.runtime;
+  }
+};
+
+}  // namespace xf

@@ -1,0 +1,64 @@
+// The owner of one shared topic: allocates its layers from a topic_memory and hands out the view that
+// publishers and subscribers use. Move-only; the view stays valid while the owner lives.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "topics/topic_memory.hpp"
+#include "topics/topic_view.hpp"
+
+namespace xf {
+
+struct topic_config {
+  std::string name;
+  std::uint64_t frame_bytes = 0;  ///< a multiple of 4 KiB
+  std::uint32_t capacity = 0;     ///< ≥ 1
+  std::uint32_t groups = 0;       ///< subscriber groups, ≥ 1
+  std::uint32_t publishers = 0;   ///< publisher workers, ≥ 1
+};
+
+/// Host-side counters of a topic, updated by the executors (relaxed: read for stats).
+struct topic_counters {
+  std::atomic<std::uint64_t> frames{0};            ///< frames published (void slots excluded)
+  std::atomic<std::uint64_t> bytes{0};             ///< valid bytes published
+  std::atomic<std::uint64_t> blocked_ns{0};        ///< publishers waiting for a free slot (backpressure)
+};
+
+class topic {
+ public:
+  topic(topic_config config, topic_memory& memory);
+  ~topic();
+  topic(const topic&) = delete;
+  topic& operator=(const topic&) = delete;
+  topic(topic&&) noexcept;
+  topic& operator=(topic&&) = delete;
+
+  const topic_view& view() const noexcept { return view_; }
+  const topic_config& config() const noexcept { return config_; }
+  const std::string& name() const noexcept { return config_.name; }
+  topic_counters& counters() noexcept { return *counters_; }
+  const topic_counters& counters() const noexcept { return *counters_; }
+  /// Frames published but not yet released by every group: `claim`/end minus the slowest group's cursor
+  /// is not tracked; this is the bound the heap enforces (for tests: never exceeds capacity).
+  std::uint32_t frames_in_use() const noexcept;
+
+ private:
+  struct allocation {
+    void* p;
+    std::size_t bytes;
+    topic_layer layer;
+  };
+  void* take(std::size_t bytes, topic_layer layer);
+
+  topic_config config_;
+  topic_memory* memory_;
+  topic_view view_{};
+  std::unique_ptr<topic_counters> counters_;
+  std::unique_ptr<allocation[]> allocations_;
+  std::size_t allocation_count_ = 0;
+};
+
+}  // namespace xf

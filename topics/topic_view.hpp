@@ -1,0 +1,159 @@
+// The non-blocking topic protocol: a trivially copyable view (the catalog replica each side holds) with
+// the steps publishers and subscribers take. Every step is XF_HOST_DEVICE so the GPU executor's kernel
+// and the host executor run the same code. Blocking (backpressure, waiting for a frame) is the caller's
+// business: CPU threads wait with a backoff (topic_wait.hpp); GPU blocks keep a step pending across rounds.
+//
+// Publisher of offset o:  [claim o] → wait slot_free(o) → reclaim(o) → alloc_frame → fill →
+//                         publish(o, …)  (or publish_void)  … finally close(end)
+// Subscriber in group g:  o = take(g) → wait poll(o) != pending → (ended: stop) → read → release(g, o)
+#pragma once
+
+#include <cstdint>
+#include <type_traits>
+
+#include "framework/exec_space.hpp"
+#include "framework/system_atomic.hpp"
+#include "topics/topic_layout.hpp"
+
+namespace xf {
+
+enum class poll_result : std::uint8_t { ready, pending, ended };
+
+struct topic_view {
+  std::uint64_t frame_bytes;
+  std::uint32_t capacity;    ///< offset-index slots = frames in flight
+  std::uint32_t groups;      ///< subscriber groups
+  std::uint32_t publishers;  ///< publisher workers that will each close once
+  std::uint32_t heap_frames;
+  std::uint32_t heap_words;  ///< 64-bit words of the heap bitmap
+
+  index_slot* slots;           ///< [capacity]
+  std::uint64_t* released;     ///< [groups * capacity]: offset + 1 last released by group g at slot s
+  padded_word* group_cursor;   ///< [groups]: next offset group g hands out
+  padded_word* claim;          ///< next offset a claiming publisher gets
+  padded_word* closed;         ///< publishers closed so far
+  padded_word* end_max;        ///< largest end reported by a closing publisher
+  padded_word* end_offset;     ///< the end of stream, no_offset until every publisher closed
+  std::uint64_t* heap_bitmap;  ///< [heap_words]: bit i set = frame i in use
+  std::byte* frames;           ///< [heap_frames * frame_bytes]
+
+  // ---- publisher side -------------------------------------------------------------------------------
+
+  /// Claims the next offset for a source publisher (relaxed: the slot protocol orders the data).
+  XF_HOST_DEVICE std::uint64_t claim_offset() const { return fetch_add_relaxed(claim->value, std::uint64_t{1}); }
+
+  XF_HOST_DEVICE std::uint32_t slot_of(std::uint64_t offset) const {
+    return static_cast<std::uint32_t>(offset % capacity);
+  }
+
+  /// True when every group released the slot's previous occupant (offset - capacity), so offset may be
+  /// written there. Acquire pairs with the subscribers' release: their reads of the old frame happened
+  /// before we overwrite it.
+  XF_HOST_DEVICE bool slot_free(std::uint64_t offset) const {
+    const std::uint64_t want = offset >= capacity ? offset - capacity + 1 : 0;
+    const std::uint32_t s = slot_of(offset);
+    for (std::uint32_t g = 0; g < groups; ++g)
+      if (load_acquire(released[std::uint64_t{g} * capacity + s]) != want) return false;
+    return true;
+  }
+
+  /// After slot_free(offset): returns the previous occupant's frame to the heap. Only the publisher of
+  /// `offset` touches the slot now (the next occupant waits for offset's release), so plain reads suffice.
+  XF_HOST_DEVICE void reclaim(std::uint64_t offset) const {
+    index_slot& slot = slots[slot_of(offset)];
+    if (load_relaxed(slot.seq) != 0 && slot.frame != no_frame) free_frame(slot.frame);
+  }
+
+  /// Takes a free frame from the heap. Never fails while each slot holds at most one frame and the heap
+  /// has `capacity` frames; returns no_frame only if that invariant is broken.
+  XF_HOST_DEVICE std::uint32_t alloc_frame(std::uint64_t hint) const {
+    for (std::uint32_t pass = 0; pass < 64; ++pass) {
+      for (std::uint32_t i = 0; i < heap_words; ++i) {
+        const std::uint32_t w = static_cast<std::uint32_t>((hint / 64 + i) % heap_words);
+        std::uint64_t seen = load_relaxed(heap_bitmap[w]);
+        while (~seen != 0) {
+          const std::uint32_t bit = lowest_zero_bit(seen);
+          const std::uint64_t index = std::uint64_t{w} * 64 + bit;
+          if (index >= heap_frames) break;
+          const std::uint64_t mask = std::uint64_t{1} << bit;
+          const std::uint64_t before = fetch_or_acq_rel(heap_bitmap[w], mask);
+          if ((before & mask) == 0) return static_cast<std::uint32_t>(index);
+          seen = before | mask;
+        }
+      }
+    }
+    return no_frame;
+  }
+
+  XF_HOST_DEVICE void free_frame(std::uint32_t frame) const {
+    fetch_and_release(heap_bitmap[frame / 64], ~(std::uint64_t{1} << (frame % 64)));
+  }
+
+  XF_HOST_DEVICE std::byte* frame_data(std::uint32_t frame) const { return frames + std::uint64_t{frame} * frame_bytes; }
+
+  /// Makes `frame` (bytes valid) visible at `offset`. Release: the frame's contents and the slot's fields
+  /// are visible to whoever acquires seq == offset + 1.
+  XF_HOST_DEVICE void publish(std::uint64_t offset, std::uint32_t frame, std::uint64_t bytes, std::uint64_t tag,
+                              std::uint32_t flags = 0) const {
+    index_slot& slot = slots[slot_of(offset)];
+    slot.frame = frame;
+    slot.bytes = bytes;
+    slot.tag = tag;
+    slot.flags = flags;
+    store_release(slot.seq, offset + 1);
+  }
+
+  /// Publishes "no frame at offset" (after reclaim): subscribers release it without seeing data.
+  XF_HOST_DEVICE void publish_void(std::uint64_t offset) const { publish(offset, no_frame, 0, offset, slot_void); }
+
+  /// A publisher worker is done; `end` is one past the last offset it published (0 if none). When the
+  /// last worker closes, the end of stream becomes max(end) over workers. Every offset below it has been
+  /// published (frame or void) by then, because each worker closes after its own publishes.
+  /// Returns true for the closing call that ended the stream.
+  XF_HOST_DEVICE bool close(std::uint64_t end) const {
+    fetch_max_acq_rel(end_max->value, end);
+    const std::uint64_t done = fetch_add_acq_rel(closed->value, std::uint64_t{1}) + 1;
+    if (done != publishers) return false;
+    store_release(end_offset->value, load_acquire(end_max->value));
+    return true;
+  }
+
+  // ---- subscriber side ------------------------------------------------------------------------------
+
+  /// Hands the next offset of group g to one of its workers (each offset to exactly one worker).
+  XF_HOST_DEVICE std::uint64_t take(std::uint32_t group) const {
+    return fetch_add_relaxed(group_cursor[group].value, std::uint64_t{1});
+  }
+
+  /// Is `offset` published (ready), not yet (pending), or beyond the end of stream (ended)? seq is read
+  /// before end_offset: end is stored after every publish below it, so pending-then-ended is exact.
+  XF_HOST_DEVICE poll_result poll(std::uint64_t offset) const {
+    if (load_acquire(slots[slot_of(offset)].seq) == offset + 1) return poll_result::ready;
+    if (offset >= load_acquire(end_offset->value)) return poll_result::ended;
+    return poll_result::pending;
+  }
+
+  /// The slot of a ready offset (valid until this group releases it).
+  XF_HOST_DEVICE const index_slot& slot(std::uint64_t offset) const { return slots[slot_of(offset)]; }
+
+  /// Group g is done with `offset`: the publisher of offset + capacity may reuse the slot and frame.
+  XF_HOST_DEVICE void release(std::uint32_t group, std::uint64_t offset) const {
+    store_release(released[std::uint64_t{group} * capacity + slot_of(offset)], offset + 1);
+  }
+
+  /// The end of stream if known, else no_offset.
+  XF_HOST_DEVICE std::uint64_t end() const { return load_acquire(end_offset->value); }
+
+ private:
+  XF_HOST_DEVICE static std::uint32_t lowest_zero_bit(std::uint64_t word) {
+#if XF_DEVICE_PASS
+    return static_cast<std::uint32_t>(__ffsll(static_cast<long long>(~word)) - 1);
+#else
+    return static_cast<std::uint32_t>(__builtin_ctzll(~word));
+#endif
+  }
+};
+
+static_assert(std::is_trivially_copyable_v<topic_view>, "the catalog replica is copied to each side");
+
+}  // namespace xf
