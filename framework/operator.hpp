@@ -4,6 +4,7 @@
 // (operator_schema.hpp), and join a registry with one line (registry.hpp).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -33,6 +34,9 @@ struct operator_setup {
   /// For each input: what that topic must hold at each offset, replayed from the upstream chain, or null
   /// when some upstream operator is not replayable. Valid until on_stop returns.
   std::vector<const frame_reference*> input_references;
+  /// Set once the run is interrupted (SIGINT: sources stop early, in-flight frames drain). Null when the
+  /// caller runs the operator outside a run. Read at on_stop to tell a short stream from a lossy one.
+  const std::atomic<bool>* interrupted = nullptr;
 };
 
 /// Counters an operator reports at the end of a run (e.g. a verify sink's lost/corrupt counts), printed

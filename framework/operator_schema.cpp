@@ -37,14 +37,21 @@ std::string to_string(const param_value& value) {
 
 namespace {
 
+/// Integers as YAML 1.2's core schema writes them: decimal, 0x hexadecimal, 0o octal.
 std::optional<std::int64_t> parse_integer(const std::string& text) {
   std::int64_t value = 0;
   const char* first = text.data();
   const char* last = text.data() + text.size();
-  if (first != last && *first == '+') ++first;
-  auto [end, ec] = std::from_chars(first, last, value);
+  bool negative = false;
+  if (first != last && (*first == '+' || *first == '-')) negative = *first++ == '-';
+  int base = 10;
+  if (last - first > 2 && first[0] == '0' && (first[1] == 'x' || first[1] == 'o')) {
+    base = first[1] == 'x' ? 16 : 8;
+    first += 2;
+  }
+  auto [end, ec] = std::from_chars(first, last, value, base);
   if (ec != std::errc{} || end != last || first == last) return std::nullopt;
-  return value;
+  return negative ? -value : value;
 }
 
 std::optional<double> parse_real(const std::string& text) {

@@ -1,0 +1,13 @@
+// xeflow-custom: xeflow-run plus this folder's operators — the path for a user's own operators.
+// Their launcher registers them (one line each) next to the built-ins; nothing in framework/, topics/ or
+// operators/ changes.
+#include "apps/custom_operator/clamp_op.hpp"
+#include "apps/custom_operator/xor_mask_op.hpp"
+#include "tools/launcher.hpp"
+
+int main(int argc, char** argv) {
+  return xf::run_launcher(argc, argv, [](xf::operator_registry& registry) {
+    registry.add<example::clamp_op>("clamp");
+    registry.add<example::xor_mask_op>("xor_mask");
+  });
+}

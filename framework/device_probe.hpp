@@ -1,0 +1,17 @@
+// Is there a GPU this process can use? Asked once at start-up to choose the executor.
+#pragma once
+
+#include <string>
+
+namespace xf {
+
+struct device_status {
+  bool usable = false;
+  std::string description;  ///< "NVIDIA H100 80GB HBM3 (sm_90, 132 SMs, 79.1 GiB)" when usable
+  std::string reason;       ///< why not, when not usable ("built without CUDA", "no CUDA-capable device")
+};
+
+/// Probes device 0 through the CUDA runtime (when built with CUDA). Never throws.
+device_status probe_device() noexcept;
+
+}  // namespace xf

@@ -1,0 +1,467 @@
+// The host executor: CPU operator threads and host kernel blocks over the topic protocol.
+#include "framework/host_executor.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <memory>
+#include <thread>
+
+#include "framework/backoff.hpp"
+#include "framework/reference_chain.hpp"
+#include "topics/topic.hpp"
+#include "topics/topic_driver.hpp"
+
+namespace xf {
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+
+std::uint64_t ns_since(clock_type::time_point start) {
+  return static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(clock_type::now() - start).count());
+}
+
+/// Per-operator counters, updated by its workers (relaxed: only read for stats and progress).
+struct live_counters {
+  std::atomic<std::uint64_t> frames_in{0}, bytes_in{0}, frames_out{0}, bytes_out{0};
+  std::atomic<std::uint64_t> busy_ns{0}, input_wait_ns{0}, blocked_ns{0};
+};
+
+void add(std::atomic<std::uint64_t>& counter, std::uint64_t value) {
+  if (value) counter.fetch_add(value, std::memory_order_relaxed);
+}
+
+class host_run {
+ public:
+  host_run(const plan& p, const topology_spec& spec, run_control& control)
+      : plan_(p), spec_(spec), control_(control), counters_(p.operators.size()) {}
+
+  run_stats execute(const host_run_options& options);
+
+ private:
+  // ---- set-up ----
+  void make_topics();
+  void make_operators();
+  void start_operators();
+  void stop_operators();
+
+  // ---- workers ----
+  void source_worker(std::size_t op);
+  void map_worker(std::size_t op);
+  void sink_worker(std::size_t op);
+  void kernel_block();
+  void guarded(std::size_t op, const std::function<void()>& body);
+
+  /// Runs an operator hook; anything it throws becomes a run_error naming operator, topic and offset.
+  template <class Hook>
+  auto call_hook(std::size_t op, std::size_t topic, std::uint64_t offset, Hook&& hook) -> decltype(hook()) {
+    const auto start = clock_type::now();
+    try {
+      if constexpr (std::is_void_v<decltype(hook())>) {
+        hook();
+        add(counters_[op].busy_ns, ns_since(start));
+      } else {
+        auto result = hook();
+        add(counters_[op].busy_ns, ns_since(start));
+        return result;
+      }
+    } catch (const run_error&) {
+      throw;
+    } catch (const run_aborted&) {
+      throw;
+    } catch (const std::exception& e) {
+      throw run_error(site(op, topic, offset), e.what());
+    } catch (...) {
+      throw run_error(site(op, topic, offset), "unknown exception");
+    }
+  }
+
+  fault_site site(std::size_t op, std::size_t topic, std::optional<std::uint64_t> offset) const {
+    return fault_site{plan_.operators[op].spec->name, plan_.topics[topic].spec->name, offset};
+  }
+  const topic_view& view(std::size_t topic) const { return topics_[topic].view(); }
+
+  /// Adds a publisher's backpressure wait to its operator and topic.
+  void count_blocked(std::size_t op, std::size_t topic, std::uint64_t ns) {
+    add(counters_[op].blocked_ns, ns);
+    add(topics_[topic].counters().blocked_ns, ns);
+  }
+  void count_publish(std::size_t op, std::size_t topic, std::uint64_t bytes) {
+    add(counters_[op].frames_out, 1);
+    add(counters_[op].bytes_out, bytes);
+    add(topics_[topic].counters().frames, 1);
+    add(topics_[topic].counters().bytes, bytes);
+  }
+
+  const plan& plan_;
+  const topology_spec& spec_;
+  run_control& control_;
+  host_topic_memory memory_;
+  std::vector<topic> topics_;
+  std::vector<operator_instance> instances_;
+  std::vector<live_counters> counters_;
+  std::unique_ptr<reference_chain> references_;
+  std::vector<bool> started_;
+};
+
+void host_run::make_topics() {
+  topics_.reserve(plan_.topics.size());
+  for (const auto& t : plan_.topics) {
+    topic_config config;
+    config.name = t.spec->name;
+    config.frame_bytes = t.spec->frame_bytes;
+    config.capacity = t.spec->capacity;
+    config.groups = static_cast<std::uint32_t>(t.subscribers.size());
+    config.publishers = t.publisher_workers;
+    topics_.emplace_back(config, memory_);
+  }
+}
+
+void host_run::make_operators() {
+  instances_.resize(plan_.operators.size());
+  for (std::size_t i = 0; i < plan_.operators.size(); ++i) {
+    const planned_operator& po = plan_.operators[i];
+    try {
+      if (po.in_kernel) instances_[i].kernel = po.entry->make_host_kernel(po.spec->params);
+      else instances_[i].cpu = po.entry->make_cpu(po.spec->params);
+    } catch (const std::exception& e) {
+      throw run_error(fault_site{po.spec->name, {}, {}}, std::string("cannot create: ") + e.what());
+    }
+  }
+}
+
+void host_run::start_operators() {
+  started_.assign(plan_.operators.size(), false);
+  // The chain holds pointers to the instances; it replays sources only once the run is under way, and
+  // start_order starts every source before the verify sinks downstream of it.
+  references_ = std::make_unique<reference_chain>(plan_, instances_);
+  for (std::size_t i : plan_.start_order) {
+    const planned_operator& po = plan_.operators[i];
+    if (!instances_[i].cpu) continue;
+    operator_setup setup;
+    setup.name = po.spec->name;
+    setup.threads = po.workers;
+    setup.interrupted = &control_.drain_flag();
+    auto info = [&](std::size_t t) {
+      const topic_spec& ts = *plan_.topics[t].spec;
+      return topic_info{ts.name, ts.frame_bytes, ts.capacity, ts.element};
+    };
+    for (std::size_t t : po.inputs) {
+      setup.inputs.push_back(info(t));
+      setup.input_references.push_back(references_->for_topic(t));
+    }
+    for (std::size_t t : po.outputs) setup.outputs.push_back(info(t));
+    const std::size_t topic = po.inputs.empty() ? po.outputs.at(0) : po.inputs[0];
+    try {
+      instances_[i].cpu->on_start(setup);
+    } catch (const run_error&) {
+      throw;
+    } catch (const std::exception& e) {
+      throw run_error(site(i, topic, std::nullopt), std::string("on_start failed: ") + e.what());
+    }
+    started_[i] = true;
+  }
+}
+
+void host_run::stop_operators() {
+  for (std::size_t i : plan_.start_order) {
+    if (!started_.empty() && !started_[i]) continue;
+    if (!instances_[i].cpu) continue;
+    const planned_operator& po = plan_.operators[i];
+    const std::size_t topic = po.inputs.empty() ? po.outputs.at(0) : po.inputs[0];
+    try {
+      instances_[i].cpu->on_stop();
+    } catch (const run_error& e) {
+      if (!control_.failure()) control_.fail(e);
+    } catch (const std::exception& e) {
+      if (!control_.failure()) control_.fail(run_error(site(i, topic, std::nullopt), e.what()));
+    }
+  }
+}
+
+void host_run::guarded(std::size_t op, const std::function<void()>& body) {
+  try {
+    body();
+  } catch (const run_aborted&) {
+    // Another worker failed or the run was aborted: unwind quietly; the failure is already recorded.
+  } catch (const run_error& e) {
+    control_.fail(e);
+  } catch (const std::exception& e) {
+    control_.fail(run_error(fault_site{plan_.operators[op].spec->name, {}, {}}, e.what()));
+  }
+}
+
+void host_run::source_worker(std::size_t op) {
+  const planned_operator& po = plan_.operators[op];
+  const std::size_t out = po.outputs[0];
+  const topic_view& v = view(out);
+  const std::string& topic_name = plan_.topics[out].spec->name;
+  auto* source = static_cast<cpu_source*>(instances_[op].cpu.get());
+  const element_type element = plan_.topics[out].spec->element;
+  std::uint64_t end = 0;  // one past the last offset this worker published
+  while (!control_.draining()) {
+    std::uint64_t blocked = 0;
+    const publish_ticket t = reserve_claimed(v, topic_name, control_.abort_flag(), &blocked);
+    count_blocked(op, out, blocked);
+    frame_out f{t.data, v.frame_bytes, 0, element};
+    const bool more = call_hook(op, out, t.offset, [&] { return source->produce(t.offset, f); });
+    end = t.offset + 1;
+    if (!more) {
+      publish_void(v, t);
+      break;
+    }
+    if (f.bytes > v.frame_bytes)
+      throw run_error(site(op, out, t.offset), "produced " + std::to_string(f.bytes) + " bytes into a frame of " +
+                                                   std::to_string(v.frame_bytes));
+    publish_frame(v, t, f.bytes, t.offset);
+    count_publish(op, out, f.bytes);
+  }
+  v.close(end);
+}
+
+void host_run::map_worker(std::size_t op) {
+  const planned_operator& po = plan_.operators[op];
+  const std::size_t in = po.inputs[0], out = po.outputs[0];
+  const std::uint32_t group = po.input_groups[0];
+  const topic_view& vi = view(in);
+  const topic_view& vo = view(out);
+  const std::string& out_name = plan_.topics[out].spec->name;
+  auto* map = static_cast<cpu_map*>(instances_[op].cpu.get());
+  const element_type in_element = plan_.topics[in].spec->element;
+  const element_type out_element = plan_.topics[out].spec->element;
+  while (true) {
+    std::uint64_t waited = 0, blocked = 0;
+    const delivery d = next_frame(vi, group, control_.abort_flag(), &waited);
+    add(counters_[op].input_wait_ns, waited);
+    if (d.ended) break;
+    if (d.is_void()) {
+      publish_void(vo, reserve_void_at(vo, d.offset, control_.abort_flag(), &blocked));
+      count_blocked(op, out, blocked);
+      vi.release(group, d.offset);
+      continue;
+    }
+    const publish_ticket t = reserve_at(vo, out_name, d.offset, control_.abort_flag(), &blocked);
+    count_blocked(op, out, blocked);
+    add(counters_[op].frames_in, 1);
+    add(counters_[op].bytes_in, d.slot->bytes);
+    frame_in fi{d.data(vi), d.slot->bytes, in_element};
+    frame_out fo{t.data, vo.frame_bytes, d.slot->bytes, out_element};
+    call_hook(op, in, d.offset, [&] { map->on_frame(d.offset, fi, fo); });
+    if (fo.bytes > vo.frame_bytes)
+      throw run_error(site(op, out, d.offset), "wrote " + std::to_string(fo.bytes) + " bytes into a frame of " +
+                                                   std::to_string(vo.frame_bytes));
+    publish_frame(vo, t, fo.bytes, d.slot->tag);
+    vi.release(group, d.offset);
+    count_publish(op, out, fo.bytes);
+  }
+  vo.close(vi.end());
+}
+
+void host_run::sink_worker(std::size_t op) {
+  const planned_operator& po = plan_.operators[op];
+  const std::size_t in = po.inputs[0];
+  const std::uint32_t group = po.input_groups[0];
+  const topic_view& vi = view(in);
+  auto* sink = static_cast<cpu_sink*>(instances_[op].cpu.get());
+  const element_type element = plan_.topics[in].spec->element;
+  while (true) {
+    std::uint64_t waited = 0;
+    const delivery d = next_frame(vi, group, control_.abort_flag(), &waited);
+    add(counters_[op].input_wait_ns, waited);
+    if (d.ended) break;
+    if (!d.is_void()) {
+      frame_in fi{d.data(vi), d.slot->bytes, element};
+      call_hook(op, in, d.offset, [&] { sink->on_frame(d.offset, fi); });
+      add(counters_[op].frames_in, 1);
+      add(counters_[op].bytes_in, d.slot->bytes);
+    }
+    vi.release(group, d.offset);
+  }
+}
+
+/// One host block of the virtualised kernel. Each round, for every kernel operator still running in this
+/// block: hold an input offset, and once its frame is published and the output slot is free, run the
+/// operator's warps over it (virtual thread ids 0..32·warps-1) and publish at the same offset. Nothing in
+/// a round blocks — an operator whose frame is not ready waits for a later round — so blocks that feed
+/// each other through topics never deadlock, exactly as the GPU kernel's blocks must not.
+void host_run::kernel_block() {
+  struct lane {
+    std::size_t op;
+    std::uint64_t offset;
+    bool holding = false;
+    bool reserved = false;
+    bool done = false;
+  };
+  std::vector<lane> lanes;
+  for (std::size_t op : plan_.kernel_operators) lanes.push_back(lane{op, 0});
+  std::size_t running = lanes.size();
+  backoff idle;
+  while (running > 0) {
+    if (control_.aborting()) throw run_aborted();
+    bool progressed = false;
+    for (lane& l : lanes) {
+      if (l.done) continue;
+      const planned_operator& po = plan_.operators[l.op];
+      const std::size_t in = po.inputs[0], out = po.outputs[0];
+      const topic_view& vi = view(in);
+      const topic_view& vo = view(out);
+      const std::uint32_t group = po.input_groups[0];
+      if (!l.holding) {
+        l.offset = vi.take(group);
+        l.holding = true;
+      }
+      const poll_result state = vi.poll(l.offset);
+      if (state == poll_result::ended) {
+        vo.close(vi.end());
+        l.done = true;
+        --running;
+        progressed = true;
+        continue;
+      }
+      if (state == poll_result::pending) continue;
+      if (!l.reserved) {
+        if (!vo.slot_free(l.offset)) continue;  // backpressure: try again next round
+        vo.reclaim(l.offset);
+        l.reserved = true;
+      }
+      const index_slot& slot = vi.slot(l.offset);
+      if (slot.flags & slot_void) {
+        vo.publish_void(l.offset);
+      } else {
+        const std::uint32_t frame = vo.alloc_frame(l.offset);
+        if (frame == no_frame)
+          throw run_error(site(l.op, out, l.offset), "frame heap exhausted (broken invariant: one frame per slot)");
+        frame_in fi{vi.frame_data(slot.frame), slot.bytes, plan_.topics[in].spec->element};
+        frame_out fo{vo.frame_data(frame), vo.frame_bytes, slot.bytes, plan_.topics[out].spec->element};
+        const host_kernel_op& kernel = *instances_[l.op].kernel;
+        const std::uint32_t threads = po.warps * 32;
+        call_hook(l.op, in, l.offset, [&] {
+          for (std::uint32_t warp = 0; warp < po.warps; ++warp)
+            kernel.run(fi, fo, l.offset, warp * 32, warp * 32 + 32, threads);
+        });
+        vo.publish(l.offset, frame, slot.bytes, slot.tag);
+        add(counters_[l.op].frames_in, 1);
+        add(counters_[l.op].bytes_in, slot.bytes);
+        count_publish(l.op, out, slot.bytes);
+      }
+      vi.release(group, l.offset);
+      l.holding = l.reserved = false;
+      progressed = true;
+    }
+    if (progressed) idle = backoff{};
+    else idle.pause();
+  }
+}
+
+run_stats host_run::execute(const host_run_options& options) {
+  const auto start = clock_type::now();
+  std::vector<std::thread> threads;
+  std::atomic<bool> workers_done{false};
+  std::thread monitor;
+  try {
+    make_topics();
+    make_operators();
+    start_operators();
+    for (std::size_t i = 0; i < plan_.operators.size(); ++i) {
+      const planned_operator& po = plan_.operators[i];
+      if (po.in_kernel) continue;
+      for (std::uint32_t w = 0; w < po.workers; ++w) {
+        switch (po.entry->info.role) {
+          case operator_role::source:
+            threads.emplace_back([this, i] { guarded(i, [&] { source_worker(i); }); });
+            break;
+          case operator_role::map:
+            threads.emplace_back([this, i] { guarded(i, [&] { map_worker(i); }); });
+            break;
+          case operator_role::sink:
+            threads.emplace_back([this, i] { guarded(i, [&] { sink_worker(i); }); });
+            break;
+        }
+      }
+    }
+    if (!plan_.kernel_operators.empty())
+      for (std::uint32_t b = 0; b < plan_.blocks; ++b)
+        threads.emplace_back([this] { guarded(plan_.kernel_operators.front(), [&] { kernel_block(); }); });
+    if (options.on_progress) {
+      monitor = std::thread([&] {
+        while (!workers_done.load()) {
+          const auto deadline = clock_type::now() + options.progress_interval;
+          while (!workers_done.load() && clock_type::now() < deadline)
+            std::this_thread::sleep_for(std::chrono::milliseconds(20));
+          if (workers_done.load()) break;
+          run_progress progress;
+          progress.elapsed_seconds = std::chrono::duration<double>(clock_type::now() - start).count();
+          for (std::size_t i = 0; i < plan_.operators.size(); ++i)
+            if (plan_.operators[i].entry->info.role == operator_role::sink) {
+              progress.sink_frames += counters_[i].frames_in.load(std::memory_order_relaxed);
+              progress.sink_bytes += counters_[i].bytes_in.load(std::memory_order_relaxed);
+            }
+          options.on_progress(progress);
+        }
+      });
+    }
+  } catch (const run_error& e) {
+    control_.fail(e);
+  } catch (const std::exception& e) {
+    control_.fail(run_error(fault_site{}, e.what()));
+  }
+  for (auto& t : threads) t.join();
+  workers_done.store(true);
+  if (monitor.joinable()) monitor.join();
+  stop_operators();
+
+  run_stats stats;
+  stats.topology = spec_.name;
+  stats.executor = "host (" + plan_.executor_reason + ")";
+  stats.wall_seconds = std::chrono::duration<double>(clock_type::now() - start).count();
+  if (auto failure = control_.failure()) {
+    stats.status = "failed";
+    stats.error = failure->what();
+  } else {
+    stats.status = control_.draining() ? "interrupted" : "completed";
+  }
+  for (std::size_t i = 0; i < plan_.operators.size(); ++i) {
+    const planned_operator& po = plan_.operators[i];
+    operator_stats o;
+    o.name = po.spec->name;
+    o.class_name = po.spec->class_name;
+    o.placement = std::string(name_of(po.spec->on));
+    o.workers = po.workers;
+    o.warps = po.warps;
+    const live_counters& c = counters_[i];
+    o.frames_in = c.frames_in.load();
+    o.bytes_in = c.bytes_in.load();
+    o.frames_out = c.frames_out.load();
+    o.bytes_out = c.bytes_out.load();
+    o.busy_ns = c.busy_ns.load();
+    o.input_wait_ns = c.input_wait_ns.load();
+    o.blocked_ns = c.blocked_ns.load();
+    if (i < instances_.size() && instances_[i].cpu) o.counters = instances_[i].cpu->counters();
+    stats.operators.push_back(std::move(o));
+  }
+  for (std::size_t t = 0; t < topics_.size(); ++t) {
+    topic_stats ts;
+    ts.name = topics_[t].name();
+    ts.frame_bytes = topics_[t].config().frame_bytes;
+    ts.capacity = topics_[t].config().capacity;
+    ts.frames = topics_[t].counters().frames.load();
+    ts.bytes = topics_[t].counters().bytes.load();
+    ts.blocked_ns = topics_[t].counters().blocked_ns.load();
+    const std::uint64_t end = topics_[t].view().end();
+    ts.end_offset = end == no_offset ? 0 : end;
+    stats.topics.push_back(std::move(ts));
+  }
+  return stats;
+}
+
+}  // namespace
+
+run_stats run_on_host(const plan& p, const topology_spec& spec, run_control& control,
+                      const host_run_options& options) {
+  host_run run(p, spec, control);
+  return run.execute(options);
+}
+
+}  // namespace xf

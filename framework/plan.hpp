@@ -1,0 +1,61 @@
+// The plan: a validated spec resolved against the registry and the machine — which executor runs the GPU
+// operators, how many workers each operator has, which subscriber group each subscription is, and how a
+// block's warps are split. Pure data, printable before anything runs (Taskflow's habit: the graph is data).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "framework/registry.hpp"
+#include "framework/topology_spec.hpp"
+
+namespace xf {
+
+enum class resolved_executor : std::uint8_t { host, device };
+
+struct planned_topic {
+  const topic_spec* spec = nullptr;
+  std::vector<std::size_t> publishers;   ///< operator indices
+  std::vector<std::size_t> subscribers;  ///< operator indices; subscriber i is group i
+  std::uint32_t publisher_workers = 0;   ///< threads/blocks that publish (each closes once)
+};
+
+struct planned_operator {
+  const operator_spec* spec = nullptr;
+  const operator_entry* entry = nullptr;
+  std::vector<std::size_t> inputs;         ///< topic indices
+  std::vector<std::size_t> outputs;        ///< topic indices
+  std::vector<std::uint32_t> input_groups; ///< this operator's group on each input topic
+  bool in_kernel = false;   ///< a GPU operator run by the (virtualised) kernel's blocks
+  std::uint32_t workers = 0;  ///< CPU threads, or kernel blocks for in_kernel operators
+  std::uint32_t warps = 0;    ///< in_kernel: warps per block this operator gets each round
+  std::uint32_t kernel_index = 0;  ///< in_kernel: position among the kernel's operators
+};
+
+struct plan {
+  resolved_executor executor = resolved_executor::host;
+  std::string executor_reason;  ///< why this executor (for the log)
+  std::uint32_t blocks = 0;
+  std::uint32_t warps_per_block = 0;
+  std::vector<planned_topic> topics;
+  std::vector<planned_operator> operators;
+  std::vector<std::size_t> kernel_operators;  ///< in_kernel operators, in kernel order
+  std::vector<std::size_t> start_order;       ///< operators in topological order (sources first)
+
+  /// A human-readable description (executor, blocks × warps, operators with workers and partition).
+  std::string describe() const;
+};
+
+struct plan_options {
+  bool force_host = false;      ///< --host
+  bool device_usable = false;   ///< from probe_device()
+  std::string device_reason;    ///< why not usable
+  std::uint32_t host_cores = 0; ///< 0: std::thread::hardware_concurrency()
+};
+
+/// Resolves a validated spec. Throws config_error for what only the machine can refuse (executor: device
+/// without a usable GPU, more kernel operators than warps per block).
+plan make_plan(const topology_spec& spec, const operator_registry& registry, const plan_options& options);
+
+}  // namespace xf

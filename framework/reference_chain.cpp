@@ -1,0 +1,87 @@
+// Reference replay of topics for verify sinks.
+#include "framework/reference_chain.hpp"
+
+#include <unordered_map>
+
+namespace xf {
+namespace {
+
+/// A per-thread scratch frame for each reference object: replays run concurrently on sink threads.
+std::vector<std::byte>& scratch_for(const void* owner, std::uint64_t bytes) {
+  thread_local std::unordered_map<const void*, std::vector<std::byte>> scratch;
+  auto& buffer = scratch[owner];
+  if (buffer.size() < bytes) buffer.resize(bytes);
+  return buffer;
+}
+
+class source_reference final : public frame_reference {
+ public:
+  explicit source_reference(cpu_source* source) : source_(source) {}
+  bool expected(std::uint64_t offset, frame_out& out) const override {
+    out.bytes = 0;
+    return source_->produce(offset, out);
+  }
+
+ private:
+  cpu_source* source_;
+};
+
+class map_reference final : public frame_reference {
+ public:
+  map_reference(const frame_reference* upstream, std::uint64_t input_frame_bytes, element_type input_element,
+                cpu_map* map, const host_kernel_op* kernel)
+      : upstream_(upstream), input_frame_bytes_(input_frame_bytes), input_element_(input_element), map_(map),
+        kernel_(kernel) {}
+
+  bool expected(std::uint64_t offset, frame_out& out) const override {
+    auto& buffer = scratch_for(this, input_frame_bytes_);
+    frame_out upstream_frame{buffer.data(), input_frame_bytes_, 0, input_element_};
+    if (!upstream_->expected(offset, upstream_frame)) return false;
+    frame_in in{buffer.data(), upstream_frame.bytes, input_element_};
+    out.bytes = in.bytes;
+    if (kernel_) kernel_->run(in, out, offset, 0, 1, 1);
+    else map_->on_frame(offset, in, out);
+    return true;
+  }
+
+ private:
+  const frame_reference* upstream_;
+  std::uint64_t input_frame_bytes_;
+  element_type input_element_;
+  cpu_map* map_;
+  const host_kernel_op* kernel_;
+};
+
+}  // namespace
+
+reference_chain::reference_chain(const plan& p, const std::vector<operator_instance>& instances)
+    : by_topic_(p.topics.size(), nullptr) {
+  // Topics in start order: a topic's publisher is placed before its subscribers, so upstream references
+  // exist when a map's reference is built.
+  for (std::size_t i : p.start_order) {
+    const planned_operator& po = p.operators[i];
+    if (po.outputs.size() != 1) continue;
+    const std::size_t out = po.outputs[0];
+    if (p.topics[out].publishers.size() != 1 || !po.entry->info.replayable) continue;
+    const operator_instance& inst = instances[i];
+    if (po.entry->info.role == operator_role::source) {
+      auto* source = dynamic_cast<cpu_source*>(inst.cpu.get());
+      if (!source) continue;
+      owned_.push_back(std::make_unique<source_reference>(source));
+    } else if (po.entry->info.role == operator_role::map && po.inputs.size() == 1) {
+      const frame_reference* upstream = by_topic_[po.inputs[0]];
+      if (!upstream) continue;
+      const topic_spec& in = *p.topics[po.inputs[0]].spec;
+      auto* map = dynamic_cast<cpu_map*>(inst.cpu.get());
+      if (!map && !inst.kernel) continue;
+      owned_.push_back(std::make_unique<map_reference>(upstream, in.frame_bytes, in.element, map, inst.kernel.get()));
+    } else {
+      continue;
+    }
+    by_topic_[out] = owned_.back().get();
+  }
+}
+
+reference_chain::~reference_chain() = default;
+
+}  // namespace xf

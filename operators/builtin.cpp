@@ -1,0 +1,28 @@
+// The built-in operators' registration, one line each.
+#include "operators/builtin.hpp"
+
+#include "operators/sinks/file_sink.hpp"
+#include "operators/sinks/null_sink.hpp"
+#include "operators/sinks/verify_sink.hpp"
+#include "operators/sources/file_source.hpp"
+#include "operators/sources/random_source.hpp"
+#include "operators/sources/sequence_source.hpp"
+#include "operators/transforms/fma.hpp"
+#include "operators/transforms/pass_through.hpp"
+#include "operators/transforms/scale.hpp"
+
+namespace xf {
+
+void register_builtin_operators(operator_registry& registry) {
+  registry.add<sequence_source>("sequence_source");
+  registry.add<random_source>("random_source");
+  registry.add<file_source>("file_source");
+  registry.add<scale_op>("scale");
+  registry.add<fma_op>("fma");
+  registry.add<pass_through_op>("pass_through");
+  registry.add<verify_sink>("verify_sink");
+  registry.add<null_sink>("null_sink");
+  registry.add<file_sink>("file_sink");
+}
+
+}  // namespace xf

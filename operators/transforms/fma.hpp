@@ -1,0 +1,51 @@
+// fma: FMA-x from the XeFlow paper, the knob between data-bound and compute-bound maps: each element goes
+// through `iterations` dependent multiply-adds.
+#pragma once
+
+#include <cstdint>
+
+#include "framework/operator.hpp"
+#include "framework/operator_schema.hpp"
+#include "operators/transforms/element_math.hpp"
+
+namespace xf {
+
+/// v = in[i]; repeat `iterations` times: v = v·a + b; out[i] = v. Floating types use one fused rounding
+/// per step (std::fma on the host, ::fma/::fmaf on the device: bit-identical). Integer types compute
+/// v·A + B with wrap-around in the element type, A and B being a and b truncated to integers
+/// (element_math::element_from_real) — so the defaults (a = 1.0001, b = 0.5) leave integer frames unchanged;
+/// give integral a and b for integer topics.
+struct fma_op {
+  /// Bounds of `iterations`: at least one step; at most what keeps one frame's work per warp bounded.
+  static constexpr std::uint32_t min_iterations = 1;
+  static constexpr std::uint32_t max_iterations = 4096;
+
+  struct params {
+    std::uint32_t iterations = 16;
+    double a = 1.0001;
+    double b = 0.5;
+  };
+
+  static void describe(operator_schema<params>& s) {
+    s.describe(
+        "FMA-x: v = v*a + b repeated `iterations` times per element (fused for floats, wrap-around "
+        "with a and b truncated for integers)");
+    s.param(&params::iterations, "iterations", "multiply-adds per element (arithmetic intensity)",
+            params{}.iterations, min_iterations, max_iterations);
+    s.param(&params::a, "a", "multiplier of each step", params{}.a);
+    s.param(&params::b, "b", "addend of each step", params{}.b);
+  }
+
+  template <class T>
+  XF_HOST_DEVICE static void compute(const params& p, const frame_task<T>& task) {
+    const T a = element_math::element_from_real<T>(p.a);
+    const T b = element_math::element_from_real<T>(p.b);
+    for (std::uint64_t i = task.thread_id; i < task.count; i += task.thread_count) {
+      T v = task.in[i];
+      for (std::uint32_t k = 0; k < p.iterations; ++k) v = element_math::mul_add(v, a, b);
+      task.out[i] = v;
+    }
+  }
+};
+
+}  // namespace xf

@@ -1,0 +1,21 @@
+// pass_through: a GPU map that copies its input, the baseline for measuring the framework's own cost.
+#pragma once
+
+#include "framework/operator.hpp"
+#include "framework/operator_schema.hpp"
+
+namespace xf {
+
+/// out[i] = in[i].
+struct pass_through_op {
+  struct params {};
+
+  static void describe(operator_schema<params>& s) { s.describe("copies every frame unchanged"); }
+
+  template <class T>
+  XF_HOST_DEVICE static void compute(const params&, const frame_task<T>& task) {
+    for (std::uint64_t i = task.thread_id; i < task.count; i += task.thread_count) task.out[i] = task.in[i];
+  }
+};
+
+}  // namespace xf

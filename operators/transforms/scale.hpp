@@ -1,0 +1,34 @@
+// scale: the simplest data-bound GPU map, out = in · factor, for every element type.
+#pragma once
+
+#include "framework/operator.hpp"
+#include "framework/operator_schema.hpp"
+#include "operators/transforms/element_math.hpp"
+
+namespace xf {
+
+/// out[i] = in[i] · T(factor), computed in the element type T. Integer topics: T(factor) is the factor
+/// truncated toward zero and reduced modulo 2^bits (element_math::element_from_real: 2.5 → 2, -1 → all
+/// ones), and the product wraps around — use integral factors there. Floating topics: one rounding in T.
+struct scale_op {
+  struct params {
+    double factor = 2.0;
+  };
+
+  static void describe(operator_schema<params>& s) {
+    s.describe(
+        "multiplies every element by a constant in the element type (integer topics: the factor truncated to "
+        "an integer, wrap-around product)");
+    s.param(&params::factor, "factor", "multiplier applied to every element", params{}.factor);
+  }
+
+  template <class T>
+  XF_HOST_DEVICE static void compute(const params& p, const frame_task<T>& task) {
+    const T factor = element_math::element_from_real<T>(p.factor);
+    for (std::uint64_t i = task.thread_id; i < task.count; i += task.thread_count) {
+      task.out[i] = element_math::mul(task.in[i], factor);
+    }
+  }
+};
+
+}  // namespace xf

@@ -1,0 +1,286 @@
+// The topology corpora: every file in tests/config/bad/ must fail with the first problem its header
+// names; every file in tests/config/good/ must load, survive to_yaml → load unchanged, and (for those with a
+// C++ twin below) equal the spec the topology_builder makes.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "framework/config/spec_validation.hpp"
+#include "framework/config/spec_yaml.hpp"
+#include "framework/config/yaml_loader.hpp"
+#include "framework/topology_builder.hpp"
+#include "framework/units.hpp"
+#include "tests/config/test_registry.hpp"
+
+namespace fs = std::filesystem;
+using namespace xf;
+
+namespace {
+
+fs::path source_root() {
+  const char* root = std::getenv("XF_SOURCE_ROOT");
+  REQUIRE_MESSAGE(root != nullptr, "XF_SOURCE_ROOT is set by meson test (run the suite through meson)");
+  return fs::path(root);
+}
+
+std::vector<fs::path> yaml_files(const fs::path& folder) {
+  std::vector<fs::path> files;
+  for (const auto& entry : fs::directory_iterator(folder))
+    if (entry.path().extension() == ".yaml") files.push_back(entry.path());
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+/// The header "# expect: LINE:COL: error: MESSAGE" of a bad topology.
+struct expectation {
+  int line = 0;
+  int column = 0;
+  std::string message;
+};
+
+expectation read_expectation(const fs::path& file) {
+  std::ifstream in(file);
+  std::string header;
+  std::getline(in, header);
+  const std::string marker = "# expect: ";
+  REQUIRE_MESSAGE(header.rfind(marker, 0) == 0, file << " must start with '" << marker << "'");
+  const std::string rest = header.substr(marker.size());
+  const std::size_t colon1 = rest.find(':');
+  const std::size_t colon2 = rest.find(':', colon1 + 1);
+  const std::string error_marker = ": error: ";
+  REQUIRE_MESSAGE(rest.compare(colon2, error_marker.size(), error_marker) == 0, file << ": malformed header");
+  return {std::stoi(rest.substr(0, colon1)), std::stoi(rest.substr(colon1 + 1, colon2 - colon1 - 1)),
+          rest.substr(colon2 + error_marker.size())};
+}
+
+// ---- the C++ twins of the good topologies ----------------------------------------------------------------
+
+topology_spec pingpong_builder() {
+  topology_builder b("pingpong");
+  b.topic("c2g").frame_bytes(64 * KiB).capacity(64).element(element_type::u32);
+  b.topic("g2c").frame_bytes(64 * KiB).capacity(64);
+  b.link({}, op("source", "sequence_source").threads(2).param("total_bytes", "1GiB").param("seed", 1), {"c2g"});
+  b.link({"c2g"}, op("scale", "scale").on(placement::gpu).param("factor", 2.0), {"g2c"});
+  b.link({"g2c"}, op("verify", "verify_sink").threads(2), {});
+  b.runtime().executor(executor_kind::automatic).warps_per_block(8).partition(partition_policy::uniform);
+  return b.build();
+}
+
+topology_spec fanout_builder() {
+  topology_builder b("fanout");
+  b.topic("raw").frame_bytes(128 * KiB).capacity(32).element(element_type::f32);
+  b.topic("scaled").frame_bytes(128 * KiB).capacity(32).element(element_type::f32);
+  b.topic("fused").frame_bytes(256 * KiB).capacity(16).element(element_type::f32);
+  b.link({}, op("source", "random_source").threads(2).param("total_bytes", 256 * MiB).param("seed", 42), {"raw"});
+  b.link({"raw"}, op("scale", "scale").on(placement::gpu).param("factor", 0.5), {"scaled"});
+  b.link({"raw"}, op("fma", "fma").on(placement::gpu).param("iterations", 16), {"fused"});
+  b.link({"raw"}, op("raw_verify", "verify_sink"), {});
+  b.link({"scaled"}, op("scaled_verify", "verify_sink").threads(2), {});
+  b.link({"scaled"}, op("count", "null_sink"), {});
+  b.link({"fused"}, op("fused_verify", "verify_sink"), {});
+  b.runtime().executor(executor_kind::host).blocks(4);
+  return b.build();
+}
+
+topology_spec c_g2c_builder() {
+  topology_builder b("c_g2c");
+  for (const char* t : {"t0", "t1", "t2"}) b.topic(t);
+  b.link({}, op("source", "sequence_source").threads(2).param("total_bytes", "1GiB").param("seed", 1), {"t0"});
+  b.link({"t0"}, op("g1", "scale").on(placement::gpu).param("factor", 3), {"t1"});
+  b.link({"t1"}, op("g2", "fma").on(placement::gpu).param("iterations", 4).param("a", 3.0).param("b", 1.0), {"t2"});
+  b.link({"t2"}, op("verify", "verify_sink").threads(2), {});
+  return b.build();
+}
+
+topology_spec explicit_partition_builder() {
+  topology_builder b("explicit");
+  for (const char* t : {"t0", "t1"}) b.topic(t).frame_bytes(16 * KiB).capacity(8).element(element_type::i64);
+  for (const char* t : {"t2", "t3"}) b.topic(t).frame_bytes(32 * KiB).capacity(8).element(element_type::i64);
+  b.topic("t4");
+  b.link({}, op("source", "sequence_source").threads(3).param("total_bytes", "1MiB"), {"t0"});
+  b.link({"t0"},
+         op("g1", "fma").on(placement::gpu).warps(6).param("iterations", 64).param("a", 2.0).param("b", -1.0),
+         {"t1"});
+  b.link({"t1"}, op("c1", "pass_through").on(placement::cpu).threads(2), {"t2"});
+  b.link({"t2"}, op("g2", "scale").on(placement::gpu).warps(10), {"t3"});
+  b.link({"t3"}, op("verify", "verify_sink"), {});
+  b.link({}, op("logs_a", "file_source").param("path", "/var/log/a: b.log"), {"t4"});
+  b.link({}, op("logs_b", "file_source").param("path", "/var/log/b.log"), {"t4"});
+  b.link({"t4"}, op("archive", "file_sink").param("path", "/tmp/archive.bin"), {});
+  b.runtime().executor(executor_kind::host).blocks(2).warps_per_block(16).partition(partition_policy::explicit_warps);
+  return b.build();
+}
+
+}  // namespace
+
+TEST_CASE("config.bad_corpus_reports_its_first_problem") {
+  const auto files = yaml_files(source_root() / "tests/config/bad");
+  CHECK(files.size() >= 32);
+  for (const auto& file : files) {
+    INFO("topology: " << file.string());
+    const expectation expected = read_expectation(file);
+    try {
+      load_topology_file(file.string(), test::config_registry());
+      FAIL_CHECK("loaded without a problem");
+    } catch (const config_error& e) {
+      const diagnostic& first = e.first();
+      INFO("all problems:\n" << e.what());
+      CHECK(first.pos.file == file.string());
+      CHECK(first.pos.line == expected.line);
+      CHECK(first.pos.column == expected.column);
+      CHECK(first.message == expected.message);
+      // The error text is one "file:line:column: error: message" line per problem, first one first.
+      const std::string text = e.what();
+      CHECK(text.substr(0, text.find('\n')) == first.str());
+    }
+  }
+}
+
+TEST_CASE("config.bad_corpus_headers_are_unique") {
+  // Each file pins a different problem: a copy-pasted header would hide a missing check.
+  std::map<std::string, std::string> seen;
+  for (const auto& file : yaml_files(source_root() / "tests/config/bad")) {
+    const expectation e = read_expectation(file);
+    auto [it, fresh] = seen.emplace(e.message, file.filename().string());
+    CHECK_MESSAGE(fresh, file.filename().string() << " repeats the message of " << it->second);
+  }
+}
+
+TEST_CASE("config.good_corpus_loads_and_round_trips") {
+  const auto files = yaml_files(source_root() / "tests/config/good");
+  CHECK(files.size() >= 4);
+  for (const auto& file : files) {
+    INFO("topology: " << file.string());
+    topology_spec spec;
+    REQUIRE_NOTHROW(spec = load_topology_file(file.string(), test::config_registry()));
+    CHECK(spec.source_name == file.string());
+    CHECK_FALSE(spec.operators.empty());
+    const std::string text = to_yaml(spec);
+    INFO("to_yaml:\n" << text);
+    topology_spec again;
+    REQUIRE_NOTHROW(again = load_topology_text(text, "<round trip>", test::config_registry()));
+    CHECK(again == spec);
+    CHECK(to_yaml(again) == text);  // canonical: a second trip changes nothing
+  }
+}
+
+TEST_CASE("config.good_corpus_matches_the_builder") {
+  const std::map<std::string, topology_spec (*)()> twins{{"pingpong.yaml", pingpong_builder},
+                                                         {"fanout.yaml", fanout_builder},
+                                                         {"c_g2c.yaml", c_g2c_builder},
+                                                         {"explicit_partition.yaml", explicit_partition_builder}};
+  for (const auto& [name, build] : twins) {
+    INFO("topology: " << name);
+    const topology_spec loaded =
+        load_topology_file((source_root() / "tests/config/good" / name).string(), test::config_registry());
+    topology_spec built = build();
+    REQUIRE_NOTHROW(validate_topology(built, test::config_registry()));
+    CHECK(built.positions.empty());
+    CHECK(built.source_name == "<builder>");
+    INFO("loaded:\n" << to_yaml(loaded) << "built:\n" << to_yaml(built));
+    CHECK(built == loaded);
+  }
+}
+
+TEST_CASE("config.loader_records_positions") {
+  const topology_spec spec =
+      load_topology_file((source_root() / "tests/config/good/pingpong.yaml").string(), test::config_registry());
+  auto at = [&](const std::string& path) {
+    const source_pos p = spec.position_of(path);
+    return std::to_string(p.line) + ":" + std::to_string(p.column);
+  };
+  CHECK(at("name") == "2:7");
+  CHECK(at("name#key") == "2:1");
+  CHECK(at("topics.c2g#key") == "4:3");
+  CHECK(at("topics.c2g") == "4:8");
+  CHECK(at("topics.c2g.capacity") == "4:38");
+  CHECK(at("topics.c2g.capacity#key") == "4:28");
+  CHECK(at("operators.source") == "8:5");
+  CHECK(at("operators.source.threads") == "10:14");
+  CHECK(at("operators.source.params.total_bytes") == "12:27");
+  CHECK(at("operators.scale.inputs[0]") == "16:14");
+  CHECK(at("operators.scale.inputs") == "16:13");
+  CHECK(at("runtime.partition") == "27:14");
+  // Unrecorded paths fall back to their closest recorded parent.
+  CHECK(at("operators.scale.warps") == at("operators.scale"));
+}
+
+TEST_CASE("config.loader_applies_defaults") {
+  const topology_spec spec = load_topology_text(R"(operators:
+  src: {class: sequence_source, outputs: t}
+  g: {class: pass_through, inputs: t, outputs: u}
+  sink: {class: null_sink, inputs: [u]}
+topics: {t: , u: {}}
+)",
+                                                "defaults.yaml", test::config_registry());
+  CHECK(spec.name.empty());
+  REQUIRE(spec.topics.size() == 2);
+  CHECK(spec.topics[0] == topic_spec{"t", 64 * KiB, 64, element_type::u32, frame_layout::row});
+  REQUIRE(spec.operators.size() == 3);
+  CHECK(spec.operators[0].on == placement::cpu);  // a CPU-only class
+  CHECK(spec.operators[1].on == placement::gpu);  // a class with a GPU compute
+  CHECK(spec.operators[1].inputs == std::vector<std::string>{"t"});
+  CHECK(spec.operators[0].threads == 1);
+  CHECK(spec.operators[1].warps == 0);
+  CHECK(spec.runtime == runtime_spec{});
+}
+
+TEST_CASE("config.to_yaml_is_canonical") {
+  topology_spec spec = pingpong_builder();
+  validate_topology(spec, test::config_registry());
+  CHECK(to_yaml(spec) == R"(name: pingpong
+topics:
+  c2g: {frame_size: 64KiB, capacity: 64, element: u32, layout: row}
+  g2c: {frame_size: 64KiB, capacity: 64, element: u32, layout: row}
+operators:
+  source:
+    class: sequence_source
+    on: cpu
+    outputs: [c2g]
+    threads: 2
+    params: {seed: 1, total_bytes: 1073741824}
+  scale:
+    class: scale
+    on: gpu
+    inputs: [c2g]
+    outputs: [g2c]
+    params: {factor: 2}
+  verify:
+    class: verify_sink
+    on: cpu
+    inputs: [g2c]
+    threads: 2
+runtime:
+  executor: auto
+  blocks: 0
+  warps_per_block: 8
+  partition: uniform
+)");
+  CHECK(exact_bytes(64 * KiB) == "64KiB");
+  CHECK(exact_bytes(3 * GiB) == "3GiB");
+  CHECK(exact_bytes(4097) == "4097");
+  CHECK(exact_bytes(0) == "0");
+  CHECK(exact_bytes(2 * TiB) == "2TiB");
+  CHECK(exact_bytes(1536 * KiB) == "1536KiB");
+}
+
+TEST_CASE("config.to_yaml_keeps_awkward_strings_and_reals") {
+  topology_builder b("name: with # characters");
+  b.topic("t");
+  b.link({}, op("src", "file_source").param("path", "  ~ [odd]: 'path'\n"), {"t"});
+  b.link({"t"}, op("mul", "scale").on(placement::gpu).param("factor", 0.1), {"u"});
+  b.topic("u");
+  b.link({"u"}, op("out", "file_sink").param("path", ""), {});
+  topology_spec spec = b.build();
+  validate_topology(spec, test::config_registry());
+  const topology_spec loaded = load_topology_text(to_yaml(spec), "<text>", test::config_registry());
+  CHECK(loaded == spec);
+  CHECK(std::get<double>(loaded.find_operator("mul")->params.at("factor")) == 0.1);
+  CHECK(to_yaml(spec).find("factor: 0.1}") != std::string::npos);  // shortest exact form
+}

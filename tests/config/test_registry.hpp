@@ -1,0 +1,176 @@
+// A registry for the config tests: stand-ins with the built-in operators' class names, roles and
+// parameters (names, kinds, defaults, ranges and descriptions), so the corpus reads like real topologies
+// and gives the same diagnostics as xeflow-run (tests/e2e runs the same corpus against the real ones),
+// without depending on the operators' implementations. Their hooks do nothing: nothing here runs.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "framework/registry.hpp"
+
+namespace xf::test {
+
+/// Parameters of the generator sources (operators/sources/generated_source.hpp).
+struct generated_params {
+  std::uint64_t total_bytes = std::uint64_t{1} << 30;
+  std::int64_t seed = 0;
+};
+
+class fake_sequence_source final : public cpu_source {
+ public:
+  using params = generated_params;
+  static void describe(operator_schema<params>& s) {
+    s.describe("publishes the sequence seed, seed+1, … (stand-in)");
+    s.bytes(&params::total_bytes, "total_bytes",
+            "stream length in bytes; a multiple of the element size; the last frame may be short",
+            params{}.total_bytes);
+    s.param(&params::seed, "seed", "value of the stream's first element", params{}.seed);
+  }
+  explicit fake_sequence_source(const params&) {}
+  bool produce(std::uint64_t, frame_out&) override { return false; }
+};
+
+class fake_random_source final : public cpu_source {
+ public:
+  using params = generated_params;
+  static void describe(operator_schema<params>& s) {
+    s.describe("publishes pseudo-random elements (stand-in)");
+    s.bytes(&params::total_bytes, "total_bytes",
+            "stream length in bytes; a multiple of the element size; the last frame may be short",
+            params{}.total_bytes);
+    s.param(&params::seed, "seed", "generator seed", params{}.seed);
+  }
+  explicit fake_random_source(const params&) {}
+  bool produce(std::uint64_t, frame_out&) override { return false; }
+};
+
+class fake_file_source final : public cpu_source {
+ public:
+  struct params {
+    std::string path;
+  };
+  static void describe(operator_schema<params>& s) {
+    s.describe("reads a file as consecutive frames (stand-in)");
+    s.param(&params::path, "path", "file to read; its size at start is the stream's length", required);
+  }
+  explicit fake_file_source(const params&) {}
+  bool produce(std::uint64_t, frame_out&) override { return false; }
+};
+
+struct fake_scale {
+  struct params {
+    double factor = 2.0;
+  };
+  static void describe(operator_schema<params>& s) {
+    s.describe("multiplies every element by a constant (stand-in)");
+    s.param(&params::factor, "factor", "multiplier applied to every element", params{}.factor);
+  }
+  template <class T>
+  static void compute(const params&, const frame_task<T>&) {}
+};
+
+struct fake_fma {
+  struct params {
+    std::uint32_t iterations = 16;
+    double a = 1.0001;
+    double b = 0.5;
+  };
+  static void describe(operator_schema<params>& s) {
+    s.describe("v = v*a + b, `iterations` times per element (stand-in)");
+    s.param(&params::iterations, "iterations", "multiply-adds per element (arithmetic intensity)",
+            params{}.iterations, 1, 4096);
+    s.param(&params::a, "a", "multiplier of each step", params{}.a);
+    s.param(&params::b, "b", "addend of each step", params{}.b);
+  }
+  template <class T>
+  static void compute(const params&, const frame_task<T>&) {}
+};
+
+struct fake_pass_through {
+  struct params {};
+  static void describe(operator_schema<params>& s) { s.describe("copies every frame unchanged (stand-in)"); }
+  template <class T>
+  static void compute(const params&, const frame_task<T>&) {}
+};
+
+class fake_verify_sink final : public cpu_sink {
+ public:
+  struct params {};
+  static void describe(operator_schema<params>& s) {
+    s.describe("checks every frame against the replayed upstream chain (stand-in)");
+    s.needs_reference();
+  }
+  explicit fake_verify_sink(const params&) {}
+  void on_frame(std::uint64_t, const frame_in&) override {}
+};
+
+class fake_null_sink final : public cpu_sink {
+ public:
+  struct params {};
+  static void describe(operator_schema<params>& s) { s.describe("discards frames (stand-in)"); }
+  explicit fake_null_sink(const params&) {}
+  void on_frame(std::uint64_t, const frame_in&) override {}
+};
+
+class fake_file_sink final : public cpu_sink {
+ public:
+  struct params {
+    std::string path;
+  };
+  static void describe(operator_schema<params>& s) {
+    s.describe("writes frames to a file (stand-in)");
+    s.param(&params::path, "path", "file to write (created or truncated)", required);
+  }
+  explicit fake_file_sink(const params&) {}
+  void on_frame(std::uint64_t, const frame_in&) override {}
+};
+
+/// A CPU map whose output depends on when it runs: what a verify sink cannot replay. Not a built-in, so
+/// it is never used by the corpus (which must read the same with xeflow-run's registry).
+class fake_timestamp final : public cpu_map {
+ public:
+  struct params {};
+  static void describe(operator_schema<params>& s) {
+    s.describe("stamps each frame with the wall clock (test only)");
+    s.not_replayable();
+  }
+  explicit fake_timestamp(const params&) {}
+  void on_frame(std::uint64_t, const frame_in&, frame_out&) override {}
+};
+
+/// The built-in class names with stand-in implementations.
+inline void register_fake_builtins(operator_registry& registry) {
+  registry.add<fake_sequence_source>("sequence_source");
+  registry.add<fake_random_source>("random_source");
+  registry.add<fake_file_source>("file_source");
+  registry.add<fake_scale>("scale");
+  registry.add<fake_fma>("fma");
+  registry.add<fake_pass_through>("pass_through");
+  registry.add<fake_verify_sink>("verify_sink");
+  registry.add<fake_null_sink>("null_sink");
+  registry.add<fake_file_sink>("file_sink");
+}
+
+/// The fake built-ins, built once.
+inline const operator_registry& config_registry() {
+  static const operator_registry registry = [] {
+    operator_registry r;
+    register_fake_builtins(r);
+    return r;
+  }();
+  return registry;
+}
+
+/// The fake built-ins plus test-only classes (timestamp).
+inline const operator_registry& extended_registry() {
+  static const operator_registry registry = [] {
+    operator_registry r;
+    register_fake_builtins(r);
+    r.add<fake_timestamp>("timestamp");
+    return r;
+  }();
+  return registry;
+}
+
+}  // namespace xf::test

@@ -1,0 +1,278 @@
+// validate_topology on builder specs (no positions), problem collection and ordering, and the loader's
+// file and document-level errors.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "framework/config/spec_validation.hpp"
+#include "framework/config/yaml_loader.hpp"
+#include "framework/topology_builder.hpp"
+#include "framework/units.hpp"
+#include "tests/config/test_registry.hpp"
+
+using namespace xf;
+
+namespace {
+
+/// source → scale (gpu) → verify, as the builder writes it.
+topology_builder pingpong() {
+  topology_builder b("pingpong");
+  b.topic("c2g");
+  b.topic("g2c");
+  b.link({}, op("source", "sequence_source").threads(2).param("total_bytes", "1GiB"), {"c2g"});
+  b.link({"c2g"}, op("scale", "scale").on(placement::gpu).param("factor", 2.0), {"g2c"});
+  b.link({"g2c"}, op("verify", "verify_sink"), {});
+  return b;
+}
+
+/// The text of validating `spec`: every problem, one per line, or "ok".
+std::string problems_of(topology_spec spec, const operator_registry& registry = test::config_registry()) {
+  try {
+    validate_topology(spec, registry);
+  } catch (const config_error& e) {
+    return e.what();
+  }
+  return "ok";
+}
+
+std::string first_of_text(const std::string& yaml, const operator_registry& registry = test::config_registry()) {
+  try {
+    load_topology_text(yaml, "t.yaml", registry);
+  } catch (const config_error& e) {
+    return e.first().str();
+  }
+  return "ok";
+}
+
+}  // namespace
+
+TEST_CASE("config.builder_spec_validates_and_normalizes_params") {
+  topology_spec spec = pingpong().build();
+  validate_topology(spec, test::config_registry());
+  const auto& params = spec.find_operator("source")->params;
+  CHECK(std::get<std::int64_t>(params.at("total_bytes")) == static_cast<std::int64_t>(GiB));
+  CHECK(std::get<double>(spec.find_operator("scale")->params.at("factor")) == 2.0);
+}
+
+TEST_CASE("config.builder_problems_start_with_builder") {
+  topology_builder b = pingpong();
+  b.link({"g2c"}, op("extra", "nul_sink"), {});
+  CHECK(problems_of(b.build()) ==
+        "<builder>: error: operator 'extra': unknown operator class 'nul_sink' (did you mean 'null_sink'?)");
+}
+
+TEST_CASE("config.builder_problems_are_all_reported_in_order_found") {
+  topology_builder b("many");
+  b.topic("t").frame_bytes(1000).capacity(0);
+  b.topic("u").layout(frame_layout::columnar);
+  b.link({}, op("src", "sequence_source").threads(0), {"t"});
+  b.link({"t"}, op("g", "scale").on(placement::gpu).threads(4).warps(2), {"u"});
+  b.link({"u"}, op("k", "verify_sink").on(placement::gpu), {});
+  b.runtime().warps_per_block(40);
+  CHECK(problems_of(b.build()) ==
+        "<builder>: error: topic 't': frame_size must be a positive multiple of 4 KiB (4096 bytes), not 1000 bytes\n"
+        "<builder>: error: topic 't': capacity must be at least 1, not 0\n"
+        "<builder>: error: topic 'u': layout 'columnar' is not supported yet: frames are row-major until skip "
+        "structures land\n"
+        "<builder>: error: runtime: warps_per_block must be between 1 and 32, not 40\n"
+        "<builder>: error: operator 'src': threads must be at least 1, not 0\n"
+        "<builder>: error: operator 'g': threads applies to CPU operators only (a GPU operator runs in every "
+        "kernel block; see runtime.blocks)\n"
+        "<builder>: error: operator 'g': warps is only used with runtime.partition: explicit (uniform splits each "
+        "block's warps evenly)\n"
+        "<builder>: error: operator 'k': class 'verify_sink' has no GPU compute, so it cannot run on gpu");
+}
+
+TEST_CASE("config.builder_names_and_duplicates") {
+  topology_builder b = pingpong();
+  b.link({"g2c"}, op("verify", "null_sink"), {});
+  b.topic("bad.name");
+  CHECK(problems_of(b.build()) ==
+        "<builder>: error: topic name 'bad.name' is not a valid name (use letters, digits, '_' and '-', starting "
+        "with a letter or '_')\n"
+        "<builder>: error: duplicate operator 'verify'\n"
+        "<builder>: error: topic 'bad.name' is not used by any operator");
+  CHECK(is_valid_name("t0"));
+  CHECK(is_valid_name("_raw-2"));
+  CHECK_FALSE(is_valid_name(""));
+  CHECK_FALSE(is_valid_name("2t"));
+  CHECK_FALSE(is_valid_name("a[0]"));
+  CHECK_FALSE(is_valid_name("a b"));
+}
+
+TEST_CASE("config.builder_explicit_partition") {
+  auto build = [](std::uint32_t w1, std::uint32_t w2) {
+    topology_builder b("explicit");
+    for (const char* t : {"t0", "t1", "t2"}) b.topic(t);
+    b.link({}, op("src", "sequence_source"), {"t0"});
+    op g1("g1", "scale");
+    g1.on(placement::gpu);
+    if (w1) g1.warps(w1);
+    b.link({"t0"}, g1, {"t1"});
+    b.link({"t1"}, op("g2", "fma").on(placement::gpu).warps(w2), {"t2"});
+    b.link({"t2"}, op("k", "null_sink").warps(w2), {});
+    b.runtime().partition(partition_policy::explicit_warps).warps_per_block(8);
+    return b.build();
+  };
+  CHECK(problems_of(build(3, 0)) ==
+        "<builder>: error: operator 'g2': runtime.partition is explicit, so this GPU operator needs warps (1 to 32)");
+  CHECK(problems_of(build(0, 4)) ==
+        "<builder>: error: operator 'g1': runtime.partition is explicit, so this GPU operator needs warps (1 to 32)\n"
+        "<builder>: error: operator 'k': warps applies to GPU operators only (this one is on cpu)");
+  const std::string over = problems_of(build(5, 4));
+  CHECK(over.find("operator 'g2': its 4 warps bring the GPU operators' total to 9, more than "
+                  "runtime.warps_per_block (8)") != std::string::npos);
+  CHECK(problems_of(build(4, 40)).find("operator 'g2': warps must be between 1 and 32, not 40") != std::string::npos);
+}
+
+TEST_CASE("config.more_gpu_operators_than_warps_is_left_to_the_plan") {
+  // Under the uniform partition the plan refuses more GPU operators than warps per block (plan.hpp): it is
+  // the plan's business because the default warps_per_block may come from the machine one day.
+  topology_builder b("p");
+  for (const char* t : {"t0", "t1", "t2", "t3"}) b.topic(t);
+  b.link({}, op("src", "sequence_source"), {"t0"});
+  b.link({"t0"}, op("g1", "scale").on(placement::gpu), {"t1"});
+  b.link({"t1"}, op("g2", "fma").on(placement::gpu), {"t2"});
+  b.link({"t2"}, op("g3", "pass_through").on(placement::gpu), {"t3"});
+  b.link({"t3"}, op("k", "null_sink"), {});
+  b.runtime().warps_per_block(2);
+  CHECK(problems_of(b.build()) == "ok");
+}
+
+TEST_CASE("config.builder_references_and_graph") {
+  topology_builder b("graph");
+  b.topic("a");
+  b.topic("b");
+  b.topic("loose");
+  b.link({}, op("src", "sequence_source"), {"a"});
+  b.link({"a", "b"}, op("m", "pass_through").on(placement::gpu), {"b"});
+  b.link({"b"}, op("k", "null_sink"), {"nowhere"});
+  CHECK(problems_of(b.build()) ==
+        "<builder>: error: operator 'm': class 'pass_through' is a map and needs exactly 1 input, not 2\n"
+        "<builder>: error: operator 'k': class 'null_sink' is a sink and takes no outputs\n"
+        "<builder>: error: operator 'm': topic 'b' is already listed in its inputs\n"
+        "<builder>: error: operator 'k': output 'nowhere' is not a declared topic\n"
+        "<builder>: error: topic 'b' has no publisher (no operator lists it in its outputs)\n"
+        "<builder>: error: topic 'loose' is not used by any operator");
+}
+
+TEST_CASE("config.verify_needs_a_replayable_chain") {
+  // timestamp is a test-only class (not a built-in), so this case is not in the corpus that xeflow-run
+  // also checks.
+  const std::string yaml = R"(topics: {t0: {}, t1: {}}
+operators:
+  src: {class: sequence_source, outputs: [t0]}
+  stamp: {class: timestamp, inputs: [t0], outputs: [t1]}
+  check: {class: verify_sink, inputs: [t1]}
+)";
+  CHECK(first_of_text(yaml, test::extended_registry()) ==
+        "t.yaml:5:40: error: operator 'check': a verify_sink replays its input from the source, so every operator "
+        "upstream must be replayable, but 'stamp' (class 'timestamp') is not");
+  topology_builder b("stamped");
+  b.topic("t0");
+  b.topic("t1");
+  b.link({}, op("src", "sequence_source"), {"t0"});
+  b.link({"t0"}, op("stamp", "timestamp"), {"t1"});
+  b.link({"t1"}, op("null", "null_sink"), {});  // a sink without needs_reference does not mind
+  CHECK(problems_of(b.build(), test::extended_registry()) == "ok");
+}
+
+TEST_CASE("config.problems_are_sorted_by_position") {
+  const std::string yaml = R"(topics:
+  t: {capacity: 0}
+operators:
+  src: {class: sequence_source, outputs: [t], params: {seed: x}}
+  k: {class: null_sink, inputs: [t], threads: 0}
+runtime: {warps_per_block: 33}
+)";
+  try {
+    load_topology_text(yaml, "s.yaml", test::config_registry());
+    FAIL("expected a config_error");
+  } catch (const config_error& e) {
+    // threads: 0 and warps_per_block: 33 are shape problems (the loader's pass), found before meaning.
+    REQUIRE(e.problems().size() == 3);
+    CHECK(e.problems()[0].str() == "s.yaml:2:17: error: topic 't': capacity must be at least 1, not 0");
+    CHECK(e.problems()[1].str() == "s.yaml:5:47: error: operator 'k': threads must be at least 1, not 0");
+    CHECK(e.problems()[2].str() == "s.yaml:6:28: error: runtime: warps_per_block must be between 1 and 32, not 33");
+  }
+  // With the shape right, the meaning's problems are all listed, sorted by position.
+  const std::string meaning = R"(topics:
+  t: {frame_size: 1000}
+operators:
+  src: {class: sequence_source, outputs: [t], params: {seed: x}}
+  k: {class: verify_sink, on: gpu, inputs: [t]}
+)";
+  try {
+    load_topology_text(meaning, "m.yaml", test::config_registry());
+    FAIL("expected a config_error");
+  } catch (const config_error& e) {
+    REQUIRE(e.problems().size() == 3);
+    CHECK(e.problems()[0].str() ==
+          "m.yaml:2:19: error: topic 't': frame_size must be a positive multiple of 4 KiB (4096 bytes), not 1000 "
+          "bytes");
+    CHECK(e.problems()[1].str() ==
+          "m.yaml:4:62: error: operator 'src': parameter 'seed' must be an integer, not 'x'");
+    CHECK(e.problems()[2].str() ==
+          "m.yaml:5:31: error: operator 'k': class 'verify_sink' has no GPU compute, so it cannot run on gpu");
+  }
+}
+
+TEST_CASE("config.shape_problems_do_not_cascade") {
+  // A misspelt `class` is one problem, not also "has no class".
+  const std::string yaml = R"(topics: {t: {}}
+operators:
+  src: {clas: sequence_source, outputs: [t]}
+  k: {class: null_sink, inputs: [t]}
+)";
+  try {
+    load_topology_text(yaml, "c.yaml", test::config_registry());
+    FAIL("expected a config_error");
+  } catch (const config_error& e) {
+    REQUIRE(e.problems().size() == 1);
+    CHECK(e.first().str() == "c.yaml:3:9: error: unknown key 'clas' in operator 'src' (did you mean 'class'?)");
+  }
+}
+
+TEST_CASE("config.file_errors") {
+  try {
+    load_topology_file("/nonexistent/topology.yaml", test::config_registry());
+    FAIL("expected a config_error");
+  } catch (const config_error& e) {
+    CHECK(std::string(e.what()) == "/nonexistent/topology.yaml: error: cannot read topology: No such file or directory");
+    CHECK_FALSE(e.first().pos.known());
+  }
+  try {
+    load_topology_file("/", test::config_registry());
+    FAIL("expected a config_error");
+  } catch (const config_error& e) {
+    CHECK(std::string(e.what()) == "/: error: cannot read topology: Is a directory");
+  }
+}
+
+TEST_CASE("config.document_level_errors") {
+  CHECK(first_of_text("") ==
+        "t.yaml:1:1: error: the topology is empty (expected a map with name, topics, operators and runtime)");
+  CHECK(first_of_text("# nothing but a comment\n") ==
+        "t.yaml:1:1: error: the topology is empty (expected a map with name, topics, operators and runtime)");
+  CHECK(first_of_text("name: a\n---\nname: b\n") ==
+        "t.yaml:3:1: error: a topology is one YAML document, but this text holds 2");
+  CHECK(first_of_text("topics: {}\n[a]: 1\n") == "t.yaml:2:1: error: a map key must be a name, not a list");
+  CHECK(first_of_text("just text") ==
+        "t.yaml:1:1: error: the topology must be a map with name, topics, operators and runtime, not 'just text'");
+  CHECK(first_of_text("topics: {}\noperators: {}\n") == "t.yaml:2:1: error: the topology has no operators");
+  CHECK(first_of_text("topics: {}\n") == "t.yaml: error: the topology has no operators");
+}
+
+TEST_CASE("config.count_and_frame_size_messages") {
+  CHECK(count_problem("capacity", 1, capacity_limits).empty());
+  CHECK(count_problem("capacity", 0, capacity_limits) == "capacity must be at least 1, not 0");
+  CHECK(count_problem("capacity", 4294967296, capacity_limits) == "capacity must be at most 4294967295, not 4294967296");
+  CHECK(count_problem("warps", 33, warps_limits) == "warps must be between 1 and 32, not 33");
+  CHECK(count_problem("blocks", -1, blocks_limits) == "blocks must be at least 0, not -1");
+  CHECK(count_problem_text("threads", "99999999999999999999", threads_limits) ==
+        "threads must be at most 4294967295, not 99999999999999999999");
+  CHECK(frame_size_problem(4 * KiB).empty());
+  CHECK(frame_size_problem(1 * GiB).empty());
+  CHECK(frame_size_problem(0) == "frame_size must be a positive multiple of 4 KiB (4096 bytes), not 0 bytes");
+  CHECK_FALSE(frame_size_problem(4097).empty());
+}

@@ -1,0 +1,214 @@
+// End to end: xeflow-run (and a user-style launcher) as a user runs them, in host mode, on every
+// topology in topologies/, on the bad-input corpus, and on faults and interrupts.
+#include <doctest/doctest.h>
+#include <signal.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <thread>
+
+#include "tests/support/subprocess.hpp"
+
+namespace fs = std::filesystem;
+using xf::test::process_result;
+using xf::test::run_process;
+
+namespace {
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+constexpr bool kSanitized = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+constexpr bool kSanitized = true;
+#else
+constexpr bool kSanitized = false;
+#endif
+#else
+constexpr bool kSanitized = false;
+#endif
+
+std::string env(const char* name) {
+  const char* v = std::getenv(name);
+  REQUIRE_MESSAGE(v != nullptr, "environment variable " << name << " is set by meson test");
+  return v;
+}
+fs::path source_root() { return env("XF_SOURCE_ROOT"); }
+std::string xeflow_run() { return env("XF_RUN"); }
+std::string faulty_launcher() { return env("XF_FAULTY_RUN"); }
+
+nlohmann::json parse_json(const process_result& r) {
+  INFO("stdout: " << r.out);
+  INFO("stderr: " << r.err);
+  nlohmann::json doc;
+  REQUIRE_NOTHROW(doc = nlohmann::json::parse(r.out));
+  return doc;
+}
+
+/// Every verify sink in the stats saw frames and no anomaly.
+void check_verified(const nlohmann::json& doc) {
+  int verify_sinks = 0;
+  for (const auto& op : doc["operators"]) {
+    if (op["class"] != "verify_sink") continue;
+    ++verify_sinks;
+    INFO("operator " << op["name"]);
+    const auto& c = op["counters"];
+    CHECK(c["frames"].get<std::uint64_t>() > 0);
+    for (const char* k : {"lost", "duplicated", "reordered", "corrupt"}) CHECK(c[k].get<std::uint64_t>() == 0);
+  }
+  CHECK(verify_sinks > 0);
+}
+
+std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
+
+}  // namespace
+
+TEST_CASE("e2e.every_topology_runs_verified_in_host_mode") {
+  std::vector<fs::path> files;
+  for (const auto& entry : fs::directory_iterator(source_root() / "topologies"))
+    if (entry.path().extension() == ".yaml") files.push_back(entry.path());
+  std::sort(files.begin(), files.end());
+  REQUIRE(files.size() >= 7);
+  for (const auto& file : files) {
+    SUBCASE(file.filename().string().c_str()) {
+      const auto r = run_process({xeflow_run(), file.string(), "--host", "-q", "--stats", "json", "--set",
+                                  "operators.source.params.total_bytes=24MiB"});
+      INFO(file << "\n" << r.err);
+      REQUIRE_FALSE(r.timed_out);
+      CHECK(r.exit_code == 0);
+      const auto doc = parse_json(r);
+      CHECK(doc["status"] == "completed");
+      check_verified(doc);
+    }
+  }
+}
+
+TEST_CASE("e2e.pingpong_streams_a_gibibyte_verified") {
+  // The README's demo as is (1 GiB); sanitized builds stream a quarter of it to stay quick.
+  std::vector<std::string> args{xeflow_run(), (source_root() / "topologies/pingpong.yaml").string(), "--host",
+                                "-q", "--stats", "json"};
+  if (kSanitized) args.insert(args.end(), {"--set", "operators.source.params.total_bytes=256MiB"});
+  const auto r = run_process(args, std::chrono::minutes(10));
+  REQUIRE_FALSE(r.timed_out);
+  CHECK(r.exit_code == 0);
+  const auto doc = parse_json(r);
+  check_verified(doc);
+  for (const auto& op : doc["operators"])
+    if (op["name"] == "verify")
+      CHECK(op["bytes_in"].get<std::uint64_t>() == (kSanitized ? 256ull : 1024ull) << 20);
+}
+
+TEST_CASE("e2e.stats_table_is_printed") {
+  const auto r = run_process({xeflow_run(), (source_root() / "topologies/pingpong.yaml").string(), "--host",
+                              "-q", "--set", "operators.source.params.total_bytes=8MiB"});
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.find("completed") != std::string::npos);
+  CHECK(r.out.find("operator") != std::string::npos);
+  CHECK(r.out.find("topic") != std::string::npos);
+  CHECK(r.out.find("corrupt") != std::string::npos);
+}
+
+TEST_CASE("e2e.bad_corpus_exits_2_with_position") {
+  int cases = 0;
+  for (const auto& entry : fs::directory_iterator(source_root() / "tests/config/bad")) {
+    if (entry.path().extension() != ".yaml") continue;
+    std::ifstream in(entry.path());
+    std::string header;
+    std::getline(in, header);
+    const std::string marker = "# expect: ";
+    REQUIRE_MESSAGE(header.rfind(marker, 0) == 0, entry.path() << " starts with '# expect: '");
+    const std::string expected = entry.path().string() + ":" + header.substr(marker.size());
+    const auto r = run_process({xeflow_run(), entry.path().string(), "--validate"});
+    INFO(entry.path());
+    CHECK(r.exit_code == 2);
+    CHECK(first_line(r.err) == expected);
+    ++cases;
+  }
+  CHECK(cases >= 30);
+}
+
+TEST_CASE("e2e.validate_list_and_usage") {
+  const auto ok = run_process({xeflow_run(), (source_root() / "topologies/pingpong.yaml").string(), "--validate"});
+  CHECK(ok.exit_code == 0);
+  CHECK(ok.out.find("ok") != std::string::npos);
+  const auto list = run_process({xeflow_run(), "--list-operators"});
+  CHECK(list.exit_code == 0);
+  for (const char* name : {"sequence_source", "random_source", "file_source", "scale", "fma", "pass_through",
+                           "verify_sink", "null_sink", "file_sink"})
+    CHECK(list.out.find(name) != std::string::npos);
+  const auto missing = run_process({xeflow_run(), "/nonexistent/topology.yaml"});
+  CHECK(missing.exit_code == 2);
+  CHECK(missing.err.find("/nonexistent/topology.yaml") != std::string::npos);
+  const auto bad_flag = run_process({xeflow_run(), "--no-such-flag"});
+  CHECK(bad_flag.exit_code == 2);
+}
+
+namespace {
+const char* kFaultTopology = R"(name: faulty
+topics:
+  t0: {frame_size: 16KiB, capacity: 8}
+  t1: {frame_size: 16KiB, capacity: 8}
+operators:
+  source: {class: sequence_source, threads: 2, outputs: [t0], params: {total_bytes: 64GiB}}
+  boom: {class: throw_at, threads: 2, inputs: [t0], outputs: [t1], params: {at: 300}}
+  sink: {class: null_sink, threads: 2, inputs: [t1]}
+)";
+
+fs::path write_temp(const std::string& name, const std::string& text) {
+  const fs::path path = fs::temp_directory_path() / ("xeflow-e2e-" + std::to_string(getpid()) + "-" + name);
+  std::ofstream(path) << text;
+  return path;
+}
+}  // namespace
+
+TEST_CASE("e2e.operator_that_throws_ends_the_run_naming_the_site") {
+  const fs::path topology = write_temp("faulty.yaml", kFaultTopology);
+  const auto r = run_process({faulty_launcher(), topology.string(), "--host", "-q"}, std::chrono::seconds(60));
+  fs::remove(topology);
+  INFO(r.err);
+  REQUIRE_FALSE(r.timed_out);
+  CHECK(r.exit_code == 1);
+  CHECK(r.err.find("operator 'boom', topic 't0', offset 300") != std::string::npos);
+  CHECK(r.err.find("deliberate failure") != std::string::npos);
+  // The stream was 64 GiB: it can only have ended this early because the failure stopped everything.
+  CHECK(r.seconds < 30);
+}
+
+TEST_CASE("e2e.verify_sink_catches_corruption_in_transit") {
+  const std::string yaml = R"(topics:
+  t0: {frame_size: 16KiB, capacity: 8}
+  t1: {frame_size: 16KiB, capacity: 8}
+operators:
+  source: {class: sequence_source, outputs: [t0], params: {total_bytes: 8MiB}}
+  flip: {class: corrupt_at, on: gpu, inputs: [t0], outputs: [t1], params: {at: 77}}
+  verify: {class: verify_sink, inputs: [t1]}
+)";
+  const fs::path topology = write_temp("corrupt.yaml", yaml);
+  const auto r = run_process({faulty_launcher(), topology.string(), "--host", "-q", "--stats", "json"},
+                             std::chrono::seconds(60));
+  fs::remove(topology);
+  INFO(r.err);
+  CHECK(r.exit_code == 1);
+  CHECK(r.err.find("offset 77") != std::string::npos);
+  const auto doc = parse_json(r);
+  CHECK(doc["status"] == "failed");
+  for (const auto& op : doc["operators"])
+    if (op["name"] == "verify") CHECK(op["counters"]["corrupt"].get<std::uint64_t>() == 1);
+}
+
+TEST_CASE("e2e.sigint_drains_and_reports") {
+  xf::test::child_process child({xeflow_run(), (source_root() / "topologies/pingpong.yaml").string(), "--host",
+                                 "-q", "--stats", "json", "--set", "operators.source.params.total_bytes=1TiB"});
+  std::this_thread::sleep_for(std::chrono::milliseconds(kSanitized ? 3000 : 1500));
+  child.signal(SIGINT);
+  const auto r = child.wait(std::chrono::seconds(60));
+  INFO(r.err);
+  REQUIRE_FALSE(r.timed_out);
+  CHECK(r.exit_code == 130);
+  const auto doc = parse_json(r);
+  CHECK(doc["status"] == "interrupted");
+  check_verified(doc);  // drained: every frame published before the interrupt arrived, verified
+}

@@ -1,0 +1,182 @@
+// The host executor, in process: topologies built in C++, run on CPU threads and host kernel blocks.
+#include <doctest/doctest.h>
+
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "framework/config/spec_validation.hpp"
+#include "framework/host_executor.hpp"
+#include "framework/plan.hpp"
+#include "framework/topology_builder.hpp"
+#include "framework/units.hpp"
+#include "operators/builtin.hpp"
+#include "tests/e2e/faulty_ops.hpp"
+
+namespace {
+
+using namespace xf;
+
+const operator_registry& registry() {
+  static const operator_registry r = [] {
+    operator_registry reg;
+    register_builtin_operators(reg);
+    reg.add<test::throw_at_op>("throw_at");
+    reg.add<test::corrupt_at_op>("corrupt_at");
+    return reg;
+  }();
+  return r;
+}
+
+struct run_outcome {
+  run_stats stats;
+  std::optional<run_error> failure;
+};
+
+run_outcome run(topology_spec spec, run_control* external = nullptr) {
+  validate_topology(spec, registry());
+  plan_options options;
+  options.host_cores = 3;  // more blocks than this machine's cores: blocks must interleave
+  const plan p = make_plan(spec, registry(), options);
+  run_control local;
+  run_control& control = external ? *external : local;
+  run_outcome out{run_on_host(p, spec, control), control.failure()};
+  return out;
+}
+
+const operator_stats& stats_of(const run_stats& s, const std::string& name) {
+  for (const auto& o : s.operators)
+    if (o.name == name) return o;
+  FAIL("no operator " << name);
+  return s.operators.front();
+}
+
+void check_clean(const operator_stats& verify, std::uint64_t frames) {
+  CHECK(verify.counters.at("frames") == frames);
+  CHECK(verify.counters.at("lost") == 0);
+  CHECK(verify.counters.at("duplicated") == 0);
+  CHECK(verify.counters.at("reordered") == 0);
+  CHECK(verify.counters.at("corrupt") == 0);
+}
+
+}  // namespace
+
+TEST_CASE("host_executor.pingpong_small_capacities") {
+  for (std::uint32_t capacity : {1u, 2u, 3u, 16u}) {
+    CAPTURE(capacity);
+    topology_builder b("pingpong");
+    b.topic("c2g").frame_bytes(4 * KiB).capacity(capacity);
+    b.topic("g2c").frame_bytes(4 * KiB).capacity(capacity);
+    b.link({}, op("source", "sequence_source").threads(3).param("total_bytes", "2MiB"), {"c2g"});
+    b.link({"c2g"}, op("scale", "scale").on(placement::gpu).param("factor", 2.0), {"g2c"});
+    b.link({"g2c"}, op("verify", "verify_sink").threads(2), {});
+    const auto out = run(b.build());
+    CHECK(out.stats.status == "completed");
+    check_clean(stats_of(out.stats, "verify"), 512);
+    CHECK(stats_of(out.stats, "scale").frames_out == 512);
+    CHECK(out.stats.topics[0].frames == 512);
+    // Each of the 3 source threads claimed one offset past the stream and published it void.
+    CHECK(out.stats.topics[0].end_offset == 512 + 3);
+    CHECK(out.stats.topics[1].end_offset == 512 + 3);
+  }
+}
+
+TEST_CASE("host_executor.kernel_chain_and_cpu_stages") {
+  // C(G)3C and C(GC)2 shapes with a partial last frame, several blocks and explicit warps.
+  topology_builder b("chain");
+  for (const char* t : {"t0", "t1", "t2", "t3", "t4"}) b.topic(t).frame_bytes(8 * KiB).capacity(4);
+  b.link({}, op("source", "sequence_source").threads(2).param("total_bytes", std::int64_t{3 * MiB + 4 * 100}),
+         {"t0"});
+  b.link({"t0"}, op("g1", "scale").on(placement::gpu).warps(1).param("factor", 3.0), {"t1"});
+  b.link({"t1"}, op("g2", "fma").on(placement::gpu).warps(2).param("iterations", 4), {"t2"});
+  b.link({"t2"}, op("c1", "scale").on(placement::cpu).threads(2).param("factor", 5.0), {"t3"});
+  b.link({"t3"}, op("g3", "pass_through").on(placement::gpu).warps(3), {"t4"});
+  b.link({"t4"}, op("verify", "verify_sink").threads(3), {});
+  b.runtime().partition(partition_policy::explicit_warps).warps_per_block(6).blocks(4);
+  const auto out = run(b.build());
+  CHECK(out.stats.status == "completed");
+  check_clean(stats_of(out.stats, "verify"), 385);
+  CHECK(stats_of(out.stats, "verify").bytes_in == 3 * MiB + 400);
+}
+
+TEST_CASE("host_executor.fan_out_every_group_sees_every_frame") {
+  topology_builder b("fanout");
+  b.topic("raw").frame_bytes(4 * KiB).capacity(3).element(element_type::f32);
+  b.topic("a").frame_bytes(4 * KiB).capacity(2).element(element_type::f32);
+  b.topic("b").frame_bytes(4 * KiB).capacity(5).element(element_type::f32);
+  b.link({}, op("source", "random_source").threads(2).param("total_bytes", "1MiB").param("seed", 9), {"raw"});
+  b.link({"raw"}, op("half", "scale").on(placement::gpu).param("factor", 0.5), {"a"});
+  b.link({"raw"}, op("fma", "fma").on(placement::gpu).param("iterations", 8), {"b"});
+  b.link({"raw"}, op("raw_verify", "verify_sink"), {});
+  b.link({"a"}, op("a_verify", "verify_sink").threads(2), {});
+  b.link({"a"}, op("a_count", "null_sink"), {});
+  b.link({"b"}, op("b_verify", "verify_sink"), {});
+  const auto out = run(b.build());
+  CHECK(out.stats.status == "completed");
+  for (const char* v : {"raw_verify", "a_verify", "b_verify"}) check_clean(stats_of(out.stats, v), 256);
+  CHECK(stats_of(out.stats, "a_count").frames_in == 256);
+}
+
+TEST_CASE("host_executor.operator_failure_names_operator_topic_offset") {
+  topology_builder b("faulty");
+  b.topic("t0").frame_bytes(4 * KiB).capacity(2);
+  b.topic("t1").frame_bytes(4 * KiB).capacity(2);
+  b.link({}, op("source", "sequence_source").threads(2).param("total_bytes", "1GiB"), {"t0"});
+  b.link({"t0"}, op("boom", "throw_at").threads(2).param("at", 40), {"t1"});
+  b.link({"t1"}, op("sink", "null_sink"), {});
+  const auto out = run(b.build());
+  CHECK(out.stats.status == "failed");
+  REQUIRE(out.failure);
+  CHECK(out.failure->site().operator_name == "boom");
+  CHECK(out.failure->site().topic == "t0");
+  CHECK(out.failure->site().offset == 40);
+  CHECK(out.stats.error.find("deliberate failure at offset 40") != std::string::npos);
+}
+
+TEST_CASE("host_executor.kernel_operator_corruption_is_caught") {
+  topology_builder b("corrupt");
+  b.topic("t0").frame_bytes(4 * KiB).capacity(4);
+  b.topic("t1").frame_bytes(4 * KiB).capacity(4);
+  b.link({}, op("source", "sequence_source").param("total_bytes", "256KiB"), {"t0"});
+  b.link({"t0"}, op("flip", "corrupt_at").on(placement::gpu).param("at", 5), {"t1"});
+  b.link({"t1"}, op("verify", "verify_sink"), {});
+  const auto out = run(b.build());
+  CHECK(out.stats.status == "failed");
+  CHECK(stats_of(out.stats, "verify").counters.at("corrupt") == 1);
+  REQUIRE(out.failure);
+  CHECK(out.failure->site().offset == 5);
+}
+
+TEST_CASE("host_executor.drain_stops_sources_and_delivers_everything_published") {
+  topology_builder b("drain");
+  b.topic("t0").frame_bytes(4 * KiB).capacity(8);
+  b.topic("t1").frame_bytes(4 * KiB).capacity(8);
+  b.link({}, op("source", "sequence_source").threads(2).param("total_bytes", "1TiB"), {"t0"});
+  b.link({"t0"}, op("scale", "scale").on(placement::gpu), {"t1"});
+  b.link({"t1"}, op("verify", "verify_sink").threads(2), {});
+  run_control control;
+  std::thread interrupter([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    control.request_drain();
+  });
+  const auto out = run(b.build(), &control);
+  interrupter.join();
+  CHECK(out.stats.status == "interrupted");
+  const auto& verify = stats_of(out.stats, "verify");
+  CHECK(verify.counters.at("frames") > 0);
+  check_clean(verify, out.stats.topics[1].frames);
+}
+
+TEST_CASE("host_executor.stats_json_is_valid") {
+  topology_builder b("json");
+  b.topic("t").frame_bytes(4 * KiB).capacity(2);
+  b.link({}, op("source", "sequence_source").param("total_bytes", "64KiB"), {"t"});
+  b.link({"t"}, op("sink", "null_sink"), {});
+  const auto out = run(b.build());
+  const auto doc = nlohmann::json::parse(format_stats_json(out.stats));
+  CHECK(doc["status"] == "completed");
+  CHECK(doc["operators"].size() == 2);
+  CHECK(doc["topics"][0]["frames"] == 16);
+  const std::string table = format_stats_table(out.stats);
+  CHECK(table.find("source") != std::string::npos);
+  CHECK(table.find("blocked s") != std::string::npos);
+}

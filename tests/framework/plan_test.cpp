@@ -1,0 +1,86 @@
+// Planning: workers, groups, warp partition and start order.
+#include <doctest/doctest.h>
+
+#include "framework/config/spec_validation.hpp"
+#include "framework/plan.hpp"
+#include "framework/topology_builder.hpp"
+#include "operators/builtin.hpp"
+
+using namespace xf;
+
+namespace {
+const operator_registry& registry() {
+  static const operator_registry r = [] {
+    operator_registry reg;
+    register_builtin_operators(reg);
+    return reg;
+  }();
+  return r;
+}
+
+topology_spec three_gpu_ops(std::uint32_t warps_per_block) {
+  topology_builder b("p");
+  for (const char* t : {"t0", "t1", "t2", "t3"}) b.topic(t);
+  b.link({"t2"}, op("g3", "pass_through").on(placement::gpu), {"t3"});  // declared out of order on purpose
+  b.link({}, op("source", "sequence_source").threads(3), {"t0"});
+  b.link({"t0"}, op("g1", "scale").on(placement::gpu), {"t1"});
+  b.link({"t1"}, op("g2", "fma").on(placement::gpu), {"t2"});
+  b.link({"t3"}, op("sink", "null_sink").threads(2), {});
+  b.link({"t1"}, op("tap", "null_sink"), {});
+  b.runtime().warps_per_block(warps_per_block).blocks(5);
+  auto spec = b.build();
+  validate_topology(spec, registry());
+  return spec;
+}
+}  // namespace
+
+TEST_CASE("plan.uniform_partition_sums_to_block_warps") {
+  const auto spec = three_gpu_ops(8);
+  const plan p = make_plan(spec, registry(), plan_options{});
+  REQUIRE(p.kernel_operators.size() == 3);
+  std::uint32_t total = 0;
+  for (std::size_t k : p.kernel_operators) {
+    CHECK(p.operators[k].warps >= 2);
+    total += p.operators[k].warps;
+    CHECK(p.operators[k].workers == 5);
+  }
+  CHECK(total == 8);
+  CHECK(p.executor == resolved_executor::host);
+}
+
+TEST_CASE("plan.groups_publishers_and_start_order") {
+  const auto spec = three_gpu_ops(8);
+  const plan p = make_plan(spec, registry(), plan_options{});
+  // t1 has two subscriber groups (g2, tap) and one publisher operator with 5 block workers.
+  const planned_topic& t1 = p.topics[1];
+  CHECK(t1.subscribers.size() == 2);
+  CHECK(t1.publisher_workers == 5);
+  CHECK(p.topics[0].publisher_workers == 3);
+  // Sources first, each operator after its publishers.
+  std::vector<std::string> order;
+  for (std::size_t i : p.start_order) order.push_back(p.operators[i].spec->name);
+  CHECK(order.front() == "source");
+  auto pos = [&](const std::string& n) { return std::find(order.begin(), order.end(), n) - order.begin(); };
+  CHECK(pos("g1") < pos("g2"));
+  CHECK(pos("g2") < pos("g3"));
+  CHECK(pos("g3") < pos("sink"));
+}
+
+TEST_CASE("plan.more_kernel_operators_than_warps_is_refused") {
+  const auto spec = three_gpu_ops(2);
+  CHECK_THROWS_AS(make_plan(spec, registry(), plan_options{}), config_error);
+}
+
+TEST_CASE("plan.device_executor_without_gpu_is_refused") {
+  auto spec = three_gpu_ops(8);
+  spec.runtime.executor = executor_kind::device;
+  plan_options options;
+  options.device_usable = false;
+  options.device_reason = "no CUDA-capable device";
+  try {
+    make_plan(spec, registry(), options);
+    FAIL("expected a config_error");
+  } catch (const config_error& e) {
+    CHECK(std::string(e.what()).find("no CUDA-capable device") != std::string::npos);
+  }
+}

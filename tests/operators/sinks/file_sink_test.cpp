@@ -1,0 +1,108 @@
+// Tests of file_sink: frames written out of order from several threads give the exact file; a short frame
+// that is not the last is rejected.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <random>
+#include <thread>
+
+#include "framework/errors.hpp"
+#include "operators/sinks/file_sink.hpp"
+#include "tests/operators/operator_fixtures.hpp"
+
+using namespace xf;
+using namespace xf::testing;
+
+namespace {
+
+void write_frame(file_sink& sink, const std::vector<std::byte>& stream, std::uint64_t frame_bytes,
+                 std::uint64_t offset) {
+  const std::uint64_t first = offset * frame_bytes;
+  const std::uint64_t bytes = std::min(frame_bytes, stream.size() - first);
+  sink.on_frame(offset, frame_in{stream.data() + first, bytes, element_type::u8});
+}
+
+}  // namespace
+
+TEST_CASE("operators.file_sink_out_of_order_threads_exact_file") {
+  const std::uint64_t frame_bytes = 2 * page_bytes;
+  for (std::uint64_t total : {std::uint64_t{0}, 3 * frame_bytes, 29 * frame_bytes + 5}) {
+    CAPTURE(total);
+    temp_path path;
+    write_file(path.str(), pattern_bytes(100 * frame_bytes, 1));  // older, longer content must vanish
+    const auto stream = pattern_bytes(total, 7);
+    const std::uint64_t frames = (total + frame_bytes - 1) / frame_bytes;
+    std::vector<std::uint64_t> order(frames);
+    for (std::uint64_t o = 0; o < frames; ++o) order[o] = o;
+    std::shuffle(order.begin(), order.end(), std::mt19937_64(total));
+
+    file_sink sink(file_sink::params{path.str()});
+    sink.on_start(sink_setup(frame_bytes));
+    constexpr unsigned threads = 4;
+    std::vector<std::thread> pool;
+    for (unsigned t = 0; t < threads; ++t) {
+      pool.emplace_back([&, t] {
+        for (std::uint64_t i = t; i < frames; i += threads) write_frame(sink, stream, frame_bytes, order[i]);
+      });
+    }
+    for (auto& th : pool) th.join();
+    sink.on_stop();
+    CHECK(read_file(path.str()) == stream);
+    CHECK(sink.counters().at("frames") == frames);
+    CHECK(sink.counters().at("bytes") == total);
+  }
+}
+
+TEST_CASE("operators.file_sink_short_frame_not_last_rejected") {
+  const std::uint64_t frame_bytes = page_bytes;
+  const auto full = pattern_bytes(frame_bytes);
+  const std::vector<std::byte> part(full.begin(), full.begin() + 100);
+
+  SUBCASE("short frame arrives first") {
+    temp_path path;
+    file_sink sink(file_sink::params{path.str()});
+    sink.on_start(sink_setup(frame_bytes));
+    sink.on_frame(1, frame_in{part.data(), part.size(), element_type::u8});
+    try {
+      sink.on_frame(2, frame_in{full.data(), full.size(), element_type::u8});
+      FAIL("expected a run_error");
+    } catch (const run_error& e) {
+      CHECK(e.site().offset == 1);
+      CHECK(std::string(e.what()).find(path.str()) != std::string::npos);
+    }
+    CHECK_THROWS_AS(sink.on_stop(), run_error);
+  }
+  SUBCASE("short frame arrives after a later offset") {
+    temp_path path;
+    file_sink sink(file_sink::params{path.str()});
+    sink.on_start(sink_setup(frame_bytes));
+    sink.on_frame(3, frame_in{full.data(), full.size(), element_type::u8});
+    try {
+      sink.on_frame(1, frame_in{part.data(), part.size(), element_type::u8});
+      FAIL("expected a run_error");
+    } catch (const run_error& e) {
+      CHECK(e.site().offset == 1);
+    }
+  }
+  SUBCASE("a short last frame is fine") {
+    temp_path path;
+    file_sink sink(file_sink::params{path.str()});
+    sink.on_start(sink_setup(frame_bytes));
+    sink.on_frame(1, frame_in{part.data(), part.size(), element_type::u8});
+    sink.on_frame(0, frame_in{full.data(), full.size(), element_type::u8});
+    sink.on_stop();
+    auto want = full;
+    want.insert(want.end(), part.begin(), part.end());
+    CHECK(read_file(path.str()) == want);
+  }
+}
+
+TEST_CASE("operators.file_sink_unwritable_path_names_it") {
+  file_sink sink(file_sink::params{"/nonexistent-dir-xeflow/out.bin"});
+  try {
+    sink.on_start(sink_setup(page_bytes));
+    FAIL("expected a run_error");
+  } catch (const run_error& e) {
+    CHECK(std::string(e.what()).find("/nonexistent-dir-xeflow/out.bin") != std::string::npos);
+  }
+}

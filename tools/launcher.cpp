@@ -1,0 +1,165 @@
+// xeflow-run: load, validate, plan and run a topology; print progress and stats.
+#include "tools/launcher.hpp"
+
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <csignal>
+#include <cstdio>
+#include <iostream>
+
+#include "framework/config/yaml_loader.hpp"
+#include "framework/device_probe.hpp"
+#include "framework/host_executor.hpp"
+#include "framework/logging.hpp"
+#include "framework/plan.hpp"
+#include "framework/units.hpp"
+#include "operators/builtin.hpp"
+
+namespace xf {
+namespace {
+
+run_control* g_control = nullptr;  // the run SIGINT acts on
+std::atomic<int> g_interrupts{0};
+
+extern "C" void on_sigint(int) {
+  // First interrupt: drain (sources stop, in-flight frames finish); second: abort at once.
+  const int seen = g_interrupts.fetch_add(1);
+  if (g_control) {
+    if (seen == 0) g_control->request_drain();
+    else g_control->request_abort();
+  }
+}
+
+void print_operators(const operator_registry& registry) {
+  for (const operator_entry* e : registry.entries()) {
+    const operator_info& info = e->info;
+    std::cout << info.class_name << "  (" << name_of(info.role) << ", " << (info.gpu ? "gpu or cpu" : "cpu")
+              << ")\n    " << info.description << '\n';
+    for (const param_decl& p : info.params) {
+      std::cout << "    " << p.name << ": " << name_of(p.kind);
+      if (p.default_value) std::cout << " = " << to_string(*p.default_value);
+      else std::cout << " (required)";
+      std::cout << "  — " << p.description << '\n';
+    }
+  }
+}
+
+class progress_line {
+ public:
+  void show(const run_progress& p) {
+    const double gbytes = static_cast<double>(p.sink_bytes) / 1e9;
+    const double rate = p.elapsed_seconds > 0 ? gbytes / p.elapsed_seconds : 0;
+    std::fprintf(stderr, "\r  %8.1f s  %12llu frames  %9.3f GB  %8.3f GB/s ", p.elapsed_seconds,
+                 static_cast<unsigned long long>(p.sink_frames), gbytes, rate);
+    std::fflush(stderr);
+    shown_ = true;
+  }
+  void clear() {
+    if (shown_) std::fprintf(stderr, "\r%70s\r", "");
+  }
+
+ private:
+  bool shown_ = false;
+};
+
+}  // namespace
+
+int run_launcher(int argc, char** argv, const std::function<void(operator_registry&)>& add_operators) {
+  CLI::App app{"xeflow-run: run a streaming topology across CPU and GPU"};
+  std::string topology_path;
+  std::vector<std::string> overrides;
+  bool force_host = false, validate_only = false, list_operators = false, show_plan = false;
+  std::string stats_format = "text";
+  int verbose = 0;
+  bool quiet = false;
+  app.add_option("topology", topology_path, "topology YAML file");
+  app.add_option("--set", overrides, "override a field: path=value (e.g. topics.in.capacity=8)")
+      ->type_name("PATH=VALUE");
+  app.add_flag("--host", force_host, "run GPU operators on the host executor even when a GPU is present");
+  app.add_flag("--validate", validate_only, "check the topology and exit");
+  app.add_flag("--plan", show_plan, "print the plan (executor, workers, partition) and exit");
+  app.add_flag("--list-operators", list_operators, "list the registered operator classes and exit");
+  app.add_option("--stats", stats_format, "final stats format")->check(CLI::IsMember({"text", "json"}));
+  app.add_flag("-v,--verbose", verbose, "more logging (-vv: trace)");
+  app.add_flag("-q,--quiet", quiet, "warnings and errors only, no progress line");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e);
+    return code == 0 ? exit_ok : exit_config_error;
+  }
+  configure_logging(quiet ? -1 : verbose);
+
+  operator_registry registry;
+  register_builtin_operators(registry);
+  if (add_operators) add_operators(registry);
+  if (list_operators) {
+    print_operators(registry);
+    return exit_ok;
+  }
+  if (topology_path.empty()) {
+    std::cerr << "xeflow-run: error: no topology given (try --help)\n";
+    return exit_config_error;
+  }
+
+  topology_spec spec;
+  plan p;
+  try {
+    spec = load_topology_file(topology_path, registry, overrides);
+    if (validate_only) {
+      std::cout << topology_path << ": ok (" << spec.topics.size() << " topics, " << spec.operators.size()
+                << " operators)\n";
+      return exit_ok;
+    }
+    plan_options options;
+    options.force_host = force_host || spec.runtime.executor == executor_kind::host;
+    if (!options.force_host) {
+      const device_status device = probe_device();
+      options.device_usable = device.usable;
+      options.device_reason = device.usable ? device.description : device.reason;
+      if (!device.usable) spdlog::info("no usable GPU ({}): GPU operators run on the host executor", device.reason);
+      else spdlog::info("GPU: {}", device.description);
+    }
+    p = make_plan(spec, registry, options);
+  } catch (const config_error& e) {
+    std::cerr << e.what() << '\n';
+    return exit_config_error;
+  }
+  if (show_plan) {
+    std::cout << p.describe() << '\n';
+    return exit_ok;
+  }
+  spdlog::info("{}", p.describe());
+
+  run_control control;
+  g_control = &control;
+  struct sigaction action {};
+  action.sa_handler = on_sigint;
+  sigemptyset(&action.sa_mask);
+  struct sigaction previous {};
+  sigaction(SIGINT, &action, &previous);
+
+  progress_line progress;
+  host_run_options run_options;
+  if (!quiet && isatty(STDERR_FILENO)) run_options.on_progress = [&](const run_progress& r) { progress.show(r); };
+  const run_stats stats = run_on_host(p, spec, control, run_options);
+  progress.clear();
+  sigaction(SIGINT, &previous, nullptr);
+  g_control = nullptr;
+
+  if (stats_format == "json") std::cout << format_stats_json(stats) << std::endl;
+  else std::cout << format_stats_table(stats) << std::flush;
+  if (stats.status == "failed") {
+    spdlog::error("{}", stats.error);
+    return exit_run_failed;
+  }
+  if (stats.status == "interrupted") {
+    spdlog::warn("interrupted: streams drained, stats above are partial");
+    return exit_interrupted;
+  }
+  return exit_ok;
+}
+
+}  // namespace xf

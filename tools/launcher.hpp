@@ -1,0 +1,27 @@
+// The xeflow-run command line as a function, so a user's own launcher can add its operators to the
+// built-in ones and get the very same tool:
+//
+//   int main(int argc, char** argv) {
+//     return xf::run_launcher(argc, argv, [](xf::operator_registry& r) { r.add<my_op>("my_op"); });
+//   }
+#pragma once
+
+#include <functional>
+
+#include "framework/registry.hpp"
+
+namespace xf {
+
+/// Exit codes of xeflow-run.
+enum exit_code : int {
+  exit_ok = 0,
+  exit_run_failed = 1,    ///< an operator failed, a frame was lost/corrupt, or an I/O error
+  exit_config_error = 2,  ///< the topology or the command line is wrong (file:line:column messages)
+  exit_interrupted = 130, ///< SIGINT: the streams were drained and the stats printed
+};
+
+/// Parses the command line, loads and validates the topology, runs it and prints the stats.
+/// `add_operators` registers operators beyond the built-in ones (may be empty).
+int run_launcher(int argc, char** argv, const std::function<void(operator_registry&)>& add_operators = {});
+
+}  // namespace xf
