@@ -14,8 +14,8 @@ inline constexpr std::uint64_t GiB = 1024 * MiB;
 inline constexpr std::uint64_t TiB = 1024 * GiB;
 
 /// Parses a byte count: a non-negative integer optionally followed (after optional spaces) by a unit:
-/// B, KiB, MiB, GiB, TiB (powers of 1024) or kB, MB, GB, TB (powers of 1000). Units are case-sensitive
-/// except that "K"/"k" is accepted for kilo. Returns nullopt for anything else, or on overflow.
+/// B, KiB, MiB, GiB, TiB (powers of 1024; Ki, Mi, Gi too) or kB/KB, MB, GB, TB (powers of 1000). Units
+/// are case-sensitive. Returns nullopt for anything else, or on overflow.
 std::optional<std::uint64_t> parse_bytes(std::string_view text);
 
 /// The reason `text` is not a byte count, for error messages ("unknown unit 'KB'; use KiB, MiB, …").

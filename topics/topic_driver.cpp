@@ -44,8 +44,10 @@ publish_ticket reserve_void_at(const topic_view& view, std::uint64_t offset, con
   return publish_ticket{offset, no_frame, nullptr};
 }
 
-void publish_frame(const topic_view& view, const publish_ticket& ticket, std::uint64_t bytes, std::uint64_t tag) {
-  XF_EXPECTS(ticket.has_frame(), "publish_frame needs a ticket with a frame; a void reservation ends in publish_void");
+void publish_frame(const topic_view& view, const publish_ticket& ticket, std::uint64_t bytes,
+                   std::uint64_t tag) {
+  XF_EXPECTS(ticket.has_frame(),
+             "publish_frame needs a ticket with a frame; a void reservation ends in publish_void");
   view.publish(ticket.offset, ticket.frame, bytes, tag);
 }
 

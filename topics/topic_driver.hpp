@@ -10,7 +10,9 @@
 // (any number of publishers, any number of workers per group). A ticket belongs to the thread that
 // reserved it and must be finished exactly once (publish_frame or publish_void) before that thread closes.
 // Waits spin, yield, then sleep (framework/backoff.hpp) and throw run_aborted once `abort` is set; a step
-// that need not wait never throws run_aborted. Waited nanoseconds are added to the optional counter.
+// that need not wait never throws run_aborted. Waited nanoseconds are added (a plain add) to the optional
+// counter, which must therefore belong to the calling thread; fold it into shared stats afterwards.
+// The view (and the topic owning it) must outlive every call; tickets and deliveries point into it.
 #pragma once
 
 #include <atomic>
@@ -53,7 +55,8 @@ publish_ticket reserve_void_at(const topic_view& view, std::uint64_t offset, con
 /// Publishes the ticket's frame with `bytes` valid bytes (≤ frame_bytes: the caller checks and names the
 /// operator at fault) and the source offset `tag`. Release order: the frame's contents written before
 /// are visible to every subscriber that sees the offset ready.
-void publish_frame(const topic_view& view, const publish_ticket& ticket, std::uint64_t bytes, std::uint64_t tag);
+void publish_frame(const topic_view& view, const publish_ticket& ticket, std::uint64_t bytes,
+                   std::uint64_t tag);
 
 /// Publishes "nothing at this offset", returning the ticket's frame (if any) to the heap: a source that
 /// claimed an offset and then found its input ended, or a 1:1 operator passing a void input on.
@@ -62,8 +65,8 @@ void publish_void(const topic_view& view, const publish_ticket& ticket);
 /// What a subscriber worker got from next_frame.
 struct delivery {
   std::uint64_t offset;
-  bool ended;               ///< offset ≥ end of stream: nothing more for this worker; do not release
-  const index_slot* slot;   ///< the published slot (nullptr when ended); valid until released
+  bool ended;              ///< offset ≥ end of stream: nothing more for this worker; do not release
+  const index_slot* slot;  ///< the published slot (nullptr when ended); valid until released
 
   bool is_void() const noexcept { return slot != nullptr && (slot->flags & slot_void) != 0; }
   /// The frame's bytes (slot->bytes of them valid); nullptr when ended or void. Valid until released.

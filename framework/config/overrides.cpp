@@ -5,14 +5,17 @@
 
 namespace xf {
 
-std::string override_source(const std::string& argument) { return "--set " + argument; }
+std::string override_source(const std::string& argument) {
+  return "--set " + argument;
+}
 
 override_arg parse_override(const std::string& argument) {
   const std::string source = override_source(argument);
   const std::size_t equals = argument.find('=');
   if (equals == std::string::npos)
-    throw config_error(source_pos{source, 1, 1},
-                       "an override is path=value (e.g. topics.in.capacity=8), but '" + argument + "' has no '='");
+    throw config_error(
+        source_pos{source, 1, 1},
+        "an override is path=value (e.g. topics.in.capacity=8), but '" + argument + "' has no '='");
   if (equals == 0) throw config_error(source_pos{source, 1, 1}, "an override needs a path before '='");
   override_arg parsed;
   parsed.argument = argument;
@@ -54,7 +57,8 @@ std::optional<diagnostic> apply_one(yaml_node& root, const override_arg& o, yaml
       const std::string what = node->type == yaml_node::kind::list ? "a list" : "a single value";
       std::string message = "cannot set '" + target + "': " + parent + " is " + what;
       if (node->pos.known()) message += " (at " + node->pos.str() + ")";
-      if (node->type == yaml_node::kind::list) message += "; set the whole list, e.g. " + joined(o.path, i) + "=[a, b]";
+      if (node->type == yaml_node::kind::list)
+        message += "; set the whole list, e.g. " + joined(o.path, i) + "=[a, b]";
       return diagnostic{segment, message};
     }
     yaml_entry* entry = node->find(o.path[i]);

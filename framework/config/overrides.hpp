@@ -24,11 +24,11 @@ namespace xf {
 
 /// One parsed `--set` argument.
 struct override_arg {
-  std::string argument;            ///< as given: "topics.in.capacity=8"
-  std::vector<std::string> path;   ///< {"topics", "in", "capacity"}
-  std::vector<int> path_columns;   ///< 1-based column of each path segment within the argument
-  std::string value;               ///< "8" (YAML text)
-  int value_column = 0;            ///< 1-based column of the value within the argument
+  std::string argument;           ///< as given: "topics.in.capacity=8"
+  std::vector<std::string> path;  ///< {"topics", "in", "capacity"}
+  std::vector<int> path_columns;  ///< 1-based column of each path segment within the argument
+  std::string value;              ///< "8" (YAML text)
+  int value_column = 0;           ///< 1-based column of the value within the argument
 };
 
 /// The source name under which an override's positions are reported: "--set <argument>".

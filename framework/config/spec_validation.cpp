@@ -10,6 +10,7 @@
 
 #include "framework/suggest.hpp"
 #include "framework/units.hpp"
+#include "topics/topic_layout.hpp"
 
 namespace xf {
 
@@ -80,22 +81,26 @@ class validator {
       const std::string path = topic_path(t);
       const std::string context = "topic '" + t.name + "': ";
       if (!is_valid_name(t.name))
-        problem(at_key(path), "topic name '" + t.name +
-                                  "' is not a valid name (use letters, digits, '_' and '-', starting with a letter or '_')");
+        problem(
+            at_key(path),
+            "topic name '" + t.name +
+                "' is not a valid name (use letters, digits, '_' and '-', starting with a letter or '_')");
       if (!seen.insert(t.name).second) problem(at_key(path), "duplicate topic '" + t.name + "'");
       if (std::string why = frame_size_problem(t.frame_bytes); !why.empty())
         problem(at_field(path, "frame_size"), context + why);
       if (std::string why = count_problem("capacity", t.capacity, capacity_limits); !why.empty())
         problem(at_field(path, "capacity"), context + why);
       if (t.layout == frame_layout::columnar)
-        problem(at_field(path, "layout"), context +
-                                              "layout 'columnar' is not supported yet: frames are row-major until "
-                                              "skip structures land");
+        problem(at_field(path, "layout"),
+                context +
+                    "layout 'columnar' is not supported yet: frames are row-major until "
+                    "skip structures land");
     }
   }
 
   void check_runtime() {
-    if (std::string why = count_problem("warps_per_block", spec_.runtime.warps_per_block, warps_per_block_limits);
+    if (std::string why =
+            count_problem("warps_per_block", spec_.runtime.warps_per_block, warps_per_block_limits);
         !why.empty())
       problem(at("runtime.warps_per_block"), "runtime: " + why);
   }
@@ -110,8 +115,10 @@ class validator {
       const std::string path = op_path(op);
       const std::string context = "operator '" + op.name + "': ";
       if (!is_valid_name(op.name))
-        problem(at_key(path), "operator name '" + op.name +
-                                  "' is not a valid name (use letters, digits, '_' and '-', starting with a letter or '_')");
+        problem(
+            at_key(path),
+            "operator name '" + op.name +
+                "' is not a valid name (use letters, digits, '_' and '-', starting with a letter or '_')");
       if (!seen.insert(op.name).second) problem(at_key(path), "duplicate operator '" + op.name + "'");
 
       // Workers: threads for CPU operators, warps (explicit partition) for GPU ones.
@@ -119,29 +126,35 @@ class validator {
         problem(at_field(path, "threads"), context + why);
       else if (op.on == placement::gpu && op.threads != 1)
         problem(at_field(path, "threads"),
-                context + "threads applies to CPU operators only (a GPU operator runs in every kernel block; see "
-                          "runtime.blocks)");
+                context +
+                    "threads applies to CPU operators only (a GPU operator runs in every kernel block; see "
+                    "runtime.blocks)");
       if (op.warps != 0) {
         if (op.on == placement::cpu)
-          problem(at_field(path, "warps"), context + "warps applies to GPU operators only (this one is on cpu)");
+          problem(at_field(path, "warps"),
+                  context + "warps applies to GPU operators only (this one is on cpu)");
         else if (std::string why = count_problem("warps", op.warps, warps_limits); !why.empty())
           problem(at_field(path, "warps"), context + why);
         else if (spec_.runtime.partition != partition_policy::explicit_warps)
-          problem(at_field(path, "warps"),
-                  context + "warps is only used with runtime.partition: explicit (uniform splits each block's warps "
-                            "evenly)");
+          problem(
+              at_field(path, "warps"),
+              context +
+                  "warps is only used with runtime.partition: explicit (uniform splits each block's warps "
+                  "evenly)");
       } else if (op.on == placement::gpu && spec_.runtime.partition == partition_policy::explicit_warps) {
-        problem(at_key(path), context + "runtime.partition is explicit, so this GPU operator needs warps (1 to 32)");
+        problem(at_key(path),
+                context + "runtime.partition is explicit, so this GPU operator needs warps (1 to 32)");
       }
 
       if (op.class_name.empty()) {
-        problem(at_key(path), "operator '" + op.name + "' has no class (xeflow-run --list-operators lists them)");
+        problem(at_key(path),
+                "operator '" + op.name + "' has no class (xeflow-run --list-operators lists them)");
         continue;
       }
       const operator_entry* entry = registry_.find(op.class_name);
       if (!entry) {
-        problem(at_field(path, "class"),
-                context + "unknown operator class '" + op.class_name + "'" + did_you_mean(op.class_name, classes));
+        problem(at_field(path, "class"), context + "unknown operator class '" + op.class_name + "'" +
+                                             did_you_mean(op.class_name, classes));
         continue;
       }
       entries_[i] = entry;
@@ -151,9 +164,9 @@ class validator {
                 context + "class '" + op.class_name + "' has no GPU compute, so it cannot run on gpu");
       check_arity(op, info);
       for (const auto& p : normalize_params(info, op.params)) {
-        source_pos where = p.key.empty()                  ? at_field(path, "params")
+        source_pos where = p.key.empty()                       ? at_field(path, "params")
                            : info.find_param(p.key) == nullptr ? at_key(path + ".params." + p.key)
-                                                          : at(path + ".params." + p.key);
+                                                               : at(path + ".params." + p.key);
         problem(where, context + p.message);
       }
     }
@@ -161,8 +174,8 @@ class validator {
 
   void check_arity(const operator_spec& op, const operator_info& info) {
     const std::string path = op_path(op);
-    const std::string what = "operator '" + op.name + "': class '" + op.class_name + "' is a " +
-                             std::string(name_of(info.role));
+    const std::string what =
+        "operator '" + op.name + "': class '" + op.class_name + "' is a " + std::string(name_of(info.role));
     auto exactly_one = [&](const std::vector<std::string>& list, const char* field, const char* noun) {
       if (list.size() == 1) return;
       const source_pos where = list.size() > 1 ? at(path + "." + field + "[1]") : at_field(path, field);
@@ -229,15 +242,16 @@ class validator {
           const std::string item = path + "." + field + "[" + std::to_string(i) + "]";
           auto it = index.find(name);
           if (it == index.end()) {
-            problem(at(item), "operator '" + op.name + "': " + (publishing ? "output" : "input") + " '" + name +
-                                  "' is not a declared topic" + did_you_mean(name, names));
+            problem(at(item), "operator '" + op.name + "': " + (publishing ? "output" : "input") + " '" +
+                                  name + "' is not a declared topic" + did_you_mean(name, names));
             continue;
           }
           auto [seen, fresh] = listed.emplace(name, field);
           if (!fresh) {
             // The repeat is left out of the graph: as an input and output of one operator it would also
             // read as a cycle and as a second publisher, which says the same thing three times.
-            problem(at(item), "operator '" + op.name + "': topic '" + name + "' is already listed in its " + seen->second);
+            problem(at(item), "operator '" + op.name + "': topic '" + name + "' is already listed in its " +
+                                  seen->second);
             continue;
           }
           (publishing ? publishers_ : subscribers_)[it->second].push_back({o, i});
@@ -283,22 +297,25 @@ class validator {
       for (std::size_t k = 1; k < pubs.size() && !reported; ++k) {
         const operator_spec& other = spec_.operators[pubs[k].op];
         if (other.on != first.on) {
-          problem(at(output_item(pubs[k])),
-                  "topic '" + topic + "' has publishers on both sides ('" + first.name + "' on " +
-                      std::string(name_of(first.on)) + ", '" + other.name + "' on " + std::string(name_of(other.on)) +
-                      "); a topic's claim counter and frame heap are written by one side only, so its publishers "
-                      "must all be on cpu or all on gpu");
+          problem(
+              at(output_item(pubs[k])),
+              "topic '" + topic + "' has publishers on both sides ('" + first.name + "' on " +
+                  std::string(name_of(first.on)) + ", '" + other.name + "' on " +
+                  std::string(name_of(other.on)) +
+                  "); a topic's claim counter and frame heap are written by one side only, so its publishers "
+                  "must all be on cpu or all on gpu");
           reported = true;
         }
       }
       for (std::size_t k = 0; k < pubs.size() && !reported; ++k) {
         const operator_entry* entry = entries_[pubs[k].op];
         if (!entry || entry->info.role != operator_role::map) continue;
-        problem(at(output_item(pubs[k == 0 ? 1 : k])),
-                "topic '" + topic + "' has " + std::to_string(pubs.size()) + " publishers (" + quoted_list(names) +
-                    "), but '" + spec_.operators[pubs[k].op].name +
-                    "' is a 1:1 map: it publishes at its input's offsets, so it must be its output topic's only "
-                    "publisher");
+        problem(
+            at(output_item(pubs[k == 0 ? 1 : k])),
+            "topic '" + topic + "' has " + std::to_string(pubs.size()) + " publishers (" +
+                quoted_list(names) + "), but '" + spec_.operators[pubs[k].op].name +
+                "' is a 1:1 map: it publishes at its input's offsets, so it must be its output topic's only "
+                "publisher");
         reported = true;
       }
     }
@@ -321,8 +338,10 @@ class validator {
       for (std::size_t t : outputs_[o]) {
         for (const auto& sub : subscribers_[t]) {
           path.push_back({o, t});
-          if (marks[sub.op] == mark::open) report_cycle(path, sub.op, reported);
-          else if (marks[sub.op] == mark::fresh) visit(sub.op);
+          if (marks[sub.op] == mark::open)
+            report_cycle(path, sub.op, reported);
+          else if (marks[sub.op] == mark::fresh)
+            visit(sub.op);
           path.pop_back();
         }
       }
@@ -362,14 +381,17 @@ class validator {
       const topic_spec& in = spec_.topics[inputs_[o][0]];
       const topic_spec& out = spec_.topics[outputs_[o][0]];
       const source_pos where = at(op_path(op) + ".outputs[0]");
-      const bool sizes_valid = frame_size_problem(in.frame_bytes).empty() && frame_size_problem(out.frame_bytes).empty();
+      const bool sizes_valid =
+          frame_size_problem(in.frame_bytes).empty() && frame_size_problem(out.frame_bytes).empty();
       if (sizes_valid && out.frame_bytes < in.frame_bytes)
         problem(where, "operator '" + op.name + "': output topic '" + out.name + "' has smaller frames (" +
                            format_bytes(out.frame_bytes) + ") than input topic '" + in.name + "' (" +
-                           format_bytes(in.frame_bytes) + "); a 1:1 map's output frame must hold its input frame");
+                           format_bytes(in.frame_bytes) +
+                           "); a 1:1 map's output frame must hold its input frame");
       if (op.on == placement::gpu && out.element != in.element)
-        problem(where, "operator '" + op.name + "': a GPU map reads and writes one element type, but input topic '" +
-                           in.name + "' is " + std::string(name_of(in.element)) + " and output topic '" + out.name +
+        problem(where, "operator '" + op.name +
+                           "': a GPU map reads and writes one element type, but input topic '" + in.name +
+                           "' is " + std::string(name_of(in.element)) + " and output topic '" + out.name +
                            "' is " + std::string(name_of(out.element)));
     }
   }
@@ -382,8 +404,8 @@ class validator {
       if (!entry || !entry->info.needs_reference || inputs_[o].size() != 1) continue;
       const operator_spec& sink = spec_.operators[o];
       const source_pos where = at(op_path(sink) + ".inputs[0]");
-      const std::string context = "operator '" + sink.name + "': a " + sink.class_name +
-                                  " replays its input from the source, so ";
+      const std::string context =
+          "operator '" + sink.name + "': a " + sink.class_name + " replays its input from the source, so ";
       std::size_t topic = inputs_[o][0];
       std::set<std::size_t> visited;
       while (true) {
@@ -401,8 +423,9 @@ class validator {
         const operator_entry* up = entries_[p];
         if (!up || !visited.insert(p).second) break;  // unknown class or a cycle: reported elsewhere
         if (!up->info.replayable) {
-          problem(where, context + "every operator upstream must be replayable, but '" + spec_.operators[p].name +
-                             "' (class '" + spec_.operators[p].class_name + "') is not");
+          problem(where, context + "every operator upstream must be replayable, but '" +
+                             spec_.operators[p].name + "' (class '" + spec_.operators[p].class_name +
+                             "') is not");
           break;
         }
         if (up->info.role != operator_role::map || inputs_[p].size() != 1) break;  // a source ends the chain
@@ -414,18 +437,19 @@ class validator {
   topology_spec& spec_;
   const operator_registry& registry_;
   std::vector<diagnostic> problems_;
-  std::vector<const operator_entry*> entries_;         // per operator; null when the class is unknown
-  std::vector<std::vector<topic_use>> publishers_;     // per topic
-  std::vector<std::vector<topic_use>> subscribers_;    // per topic
-  std::vector<std::vector<std::size_t>> inputs_;       // per operator: resolved topic indices
-  std::vector<std::vector<std::size_t>> outputs_;      // per operator
+  std::vector<const operator_entry*> entries_;       // per operator; null when the class is unknown
+  std::vector<std::vector<topic_use>> publishers_;   // per topic
+  std::vector<std::vector<topic_use>> subscribers_;  // per topic
+  std::vector<std::vector<std::size_t>> inputs_;     // per operator: resolved topic indices
+  std::vector<std::vector<std::size_t>> outputs_;    // per operator
 };
 
 }  // namespace
 
 std::string count_problem(std::string_view field, std::int64_t value, count_limits limits) {
   if (value >= limits.min && value <= limits.max) return {};
-  return std::string(field) + " must be " + range_words(limits, value < limits.min) + ", not " + std::to_string(value);
+  return std::string(field) + " must be " + range_words(limits, value < limits.min) + ", not " +
+         std::to_string(value);
 }
 
 std::string count_problem_text(std::string_view field, std::string_view value_text, count_limits limits) {
@@ -434,9 +458,11 @@ std::string count_problem_text(std::string_view field, std::string_view value_te
 }
 
 std::string frame_size_problem(std::uint64_t bytes) {
-  constexpr std::uint64_t granule = 4 * KiB;  // the frame heap's page granularity
-  if (bytes != 0 && bytes % granule == 0) return {};
-  return "frame_size must be a positive multiple of 4 KiB (4096 bytes), not " + std::to_string(bytes) + " bytes";
+  // Frames sit back to back in the topic's page-aligned heap: whole pages keep every frame aligned.
+  static_assert(frame_alignment_bytes == 4 * KiB, "the message below names the alignment");
+  if (bytes != 0 && bytes % frame_alignment_bytes == 0) return {};
+  return "frame_size must be a positive multiple of 4 KiB (4096 bytes), not " + std::to_string(bytes) +
+         " bytes";
 }
 
 bool is_valid_name(std::string_view name) {
@@ -456,7 +482,8 @@ void sort_problems(std::vector<diagnostic>& problems, const std::vector<std::str
   for (const auto& p : problems)
     if (std::find(files.begin(), files.end(), p.pos.file) == files.end()) files.push_back(p.pos.file);
   auto rank = [&](const diagnostic& d) {
-    const auto file = static_cast<std::size_t>(std::find(files.begin(), files.end(), d.pos.file) - files.begin());
+    const auto file =
+        static_cast<std::size_t>(std::find(files.begin(), files.end(), d.pos.file) - files.begin());
     return std::tuple(file, d.pos.line, d.pos.column);
   };
   std::stable_sort(problems.begin(), problems.end(),

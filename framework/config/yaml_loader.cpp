@@ -36,10 +36,14 @@ const yaml_entry* yaml_node::find(std::string_view key) const {
 
 std::string describe_node(const yaml_node& node) {
   switch (node.type) {
-    case yaml_node::kind::null: return "empty";
-    case yaml_node::kind::scalar: return "'" + node.scalar + "'";
-    case yaml_node::kind::list: return "a list";
-    case yaml_node::kind::map: return "a map";
+    case yaml_node::kind::null:
+      return "empty";
+    case yaml_node::kind::scalar:
+      return "'" + node.scalar + "'";
+    case yaml_node::kind::list:
+      return "a list";
+    case yaml_node::kind::map:
+      return "a map";
   }
   return "?";
 }
@@ -54,7 +58,8 @@ source_pos position(const YAML::Mark& mark, const std::string& source, int first
 
 class tree_converter {
  public:
-  tree_converter(const std::string& source, int first_column) : source_(source), first_column_(first_column) {}
+  tree_converter(const std::string& source, int first_column)
+      : source_(source), first_column_(first_column) {}
 
   yaml_node convert(const YAML::Node& node, const source_pos& fallback) {
     yaml_node out;
@@ -83,7 +88,9 @@ class tree_converter {
             entry.key = kv.first.Scalar();
           } else {
             problems_.push_back({entry.key_pos, std::string("a map key must be a name, not ") +
-                                                    (kv.first.IsNull() ? "empty" : kv.first.IsMap() ? "a map" : "a list")});
+                                                    (kv.first.IsNull()  ? "empty"
+                                                     : kv.first.IsMap() ? "a map"
+                                                                        : "a list")});
             continue;
           }
           entry.value = convert(kv.second, entry.key_pos);
@@ -127,7 +134,8 @@ integer_parse parse_integer(const std::string& text, std::int64_t& value) {
   if (end != last) return integer_parse::not_integer;
   if (ec == std::errc::result_out_of_range) return integer_parse::too_large;
   if (ec != std::errc{}) return integer_parse::not_integer;
-  if (magnitude > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) return integer_parse::too_large;
+  if (magnitude > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
+    return integer_parse::too_large;
   value = negative ? -static_cast<std::int64_t>(magnitude) : static_cast<std::int64_t>(magnitude);
   return integer_parse::ok;
 }
@@ -149,7 +157,8 @@ std::string first_at(const source_pos& first, const source_pos& here) {
 
 const std::vector<std::string> top_keys{"name", "topics", "operators", "runtime"};
 const std::vector<std::string> topic_keys{"frame_size", "capacity", "element", "layout"};
-const std::vector<std::string> operator_keys{"class", "on", "inputs", "outputs", "threads", "warps", "params"};
+const std::vector<std::string> operator_keys{"class",   "on",    "inputs", "outputs",
+                                             "threads", "warps", "params"};
 const std::vector<std::string> runtime_keys{"executor", "blocks", "warps_per_block", "partition"};
 
 std::vector<std::string> element_names() {
@@ -198,8 +207,8 @@ class spec_reader {
 
   /// Reports unknown keys (when `allowed` is non-empty) and duplicates; returns the rest.
   /// `where` ends "unknown key 'x' …" ("in topic 'in'"); `noun` names a duplicate ("key", "topic").
-  entry_table accepted(const yaml_node& map, const std::vector<std::string>& allowed, const std::string& where,
-                       const std::string& noun) {
+  entry_table accepted(const yaml_node& map, const std::vector<std::string>& allowed,
+                       const std::string& where, const std::string& noun) {
     entry_table table;
     for (const auto& entry : map.entries) {
       if (!allowed.empty() && std::find(allowed.begin(), allowed.end(), entry.key) == allowed.end()) {
@@ -209,8 +218,8 @@ class spec_reader {
         continue;
       }
       if (auto it = table.find(entry.key); it != table.end()) {
-        problem(entry.key_pos,
-                "duplicate " + noun + " '" + entry.key + "' (first at " + first_at(it->second->key_pos, entry.key_pos) + ")");
+        problem(entry.key_pos, "duplicate " + noun + " '" + entry.key + "' (first at " +
+                                   first_at(it->second->key_pos, entry.key_pos) + ")");
         continue;
       }
       table.emplace(entry.key, &entry);
@@ -220,16 +229,18 @@ class spec_reader {
 
   /// The scalar text of an entry, or a problem "<context>: <field> must be <expected>, not a map".
   /// `null_is_empty`: an empty value reads as "".
-  std::optional<std::string> scalar(const yaml_entry& entry, const std::string& context, const std::string& field,
-                                    const std::string& expected, bool null_is_empty = false) {
+  std::optional<std::string> scalar(const yaml_entry& entry, const std::string& context,
+                                    const std::string& field, const std::string& expected,
+                                    bool null_is_empty = false) {
     if (entry.value.type == yaml_node::kind::scalar) return entry.value.scalar;
     if (entry.value.type == yaml_node::kind::null && null_is_empty) return std::string();
-    problem(entry.value.pos, context + field + " must be " + expected + ", not " + describe_node(entry.value));
+    problem(entry.value.pos,
+            context + field + " must be " + expected + ", not " + describe_node(entry.value));
     return std::nullopt;
   }
 
-  std::optional<std::uint32_t> count(const yaml_entry& entry, const std::string& context, const std::string& field,
-                                     count_limits limits) {
+  std::optional<std::uint32_t> count(const yaml_entry& entry, const std::string& context,
+                                     const std::string& field, count_limits limits) {
     auto text = scalar(entry, context, field, "an integer");
     if (!text) return std::nullopt;
     std::int64_t value = 0;
@@ -251,14 +262,15 @@ class spec_reader {
   }
 
   /// The index of the entry's value among `names`, or a problem with a suggestion.
-  std::optional<std::size_t> choice(const yaml_entry& entry, const std::string& context, const std::string& field,
-                                    const std::vector<std::string>& names) {
+  std::optional<std::size_t> choice(const yaml_entry& entry, const std::string& context,
+                                    const std::string& field, const std::vector<std::string>& names) {
     const std::string expected = "one of " + join_choices(names, ", ");
     auto text = scalar(entry, context, field, expected);
     if (!text) return std::nullopt;
     for (std::size_t i = 0; i < names.size(); ++i)
       if (names[i] == *text) return i;
-    problem(entry.value.pos, context + field + " must be " + expected + ", not '" + *text + "'" + did_you_mean(*text, names));
+    problem(entry.value.pos,
+            context + field + " must be " + expected + ", not '" + *text + "'" + did_you_mean(*text, names));
     return std::nullopt;
   }
 
@@ -266,7 +278,8 @@ class spec_reader {
     record("topics", topics);
     if (topics.value.type == yaml_node::kind::null) return;
     if (topics.value.type != yaml_node::kind::map) {
-      problem(topics.value.pos, "topics must be a map from topic name to settings, not " + describe_node(topics.value));
+      problem(topics.value.pos,
+              "topics must be a map from topic name to settings, not " + describe_node(topics.value));
       return;
     }
     for (const auto& entry : topics.value.entries) {
@@ -282,8 +295,10 @@ class spec_reader {
           record(path + "." + key, *field);
           if (key == "frame_size") {
             if (auto text = scalar(*field, context, key, "a byte count (e.g. 64KiB)")) {
-              if (auto bytes = parse_bytes(*text)) topic.frame_bytes = *bytes;
-              else problem(field->value.pos, context + "frame_size: " + bytes_syntax_problem(*text));
+              if (auto bytes = parse_bytes(*text))
+                topic.frame_bytes = *bytes;
+              else
+                problem(field->value.pos, context + "frame_size: " + bytes_syntax_problem(*text));
             }
           } else if (key == "capacity") {
             if (auto n = count(*field, context, key, capacity_limits)) topic.capacity = *n;
@@ -320,13 +335,15 @@ class spec_reader {
       return;
     }
     if (field.value.type != yaml_node::kind::list) {
-      problem(field.value.pos, context + field.key + " must be " + expected + ", not " + describe_node(field.value));
+      problem(field.value.pos,
+              context + field.key + " must be " + expected + ", not " + describe_node(field.value));
       return;
     }
     for (std::size_t i = 0; i < field.value.items.size(); ++i) {
       const yaml_node& item = field.value.items[i];
       if (item.type != yaml_node::kind::scalar) {
-        problem(item.pos, context + "each of " + field.key + " must be a topic name, not " + describe_node(item));
+        problem(item.pos,
+                context + "each of " + field.key + " must be a topic name, not " + describe_node(item));
         continue;
       }
       spec_.positions[path + "[" + std::to_string(names.size()) + "]"] = item.pos;
@@ -338,8 +355,8 @@ class spec_reader {
                    operator_spec& op) {
     if (field.value.type == yaml_node::kind::null) return;
     if (field.value.type != yaml_node::kind::map) {
-      problem(field.value.pos,
-              context + "params must be a map from parameter name to value, not " + describe_node(field.value));
+      problem(field.value.pos, context + "params must be a map from parameter name to value, not " +
+                                   describe_node(field.value));
       return;
     }
     const entry_table params = accepted(field.value, {}, "", "parameter");
@@ -360,8 +377,8 @@ class spec_reader {
     record("operators", operators);
     if (operators.value.type == yaml_node::kind::null) return;
     if (operators.value.type != yaml_node::kind::map) {
-      problem(operators.value.pos,
-              "operators must be a map from operator name to settings, not " + describe_node(operators.value));
+      problem(operators.value.pos, "operators must be a map from operator name to settings, not " +
+                                       describe_node(operators.value));
       return;
     }
     for (const auto& entry : operators.value.entries) {
@@ -372,11 +389,13 @@ class spec_reader {
       operator_spec op;
       op.name = entry.key;
       if (entry.value.type != yaml_node::kind::map) {
-        problem(entry.value.pos, "operator '" + entry.key + "' must be a map of settings with at least a class, not " +
+        problem(entry.value.pos, "operator '" + entry.key +
+                                     "' must be a map of settings with at least a class, not " +
                                      describe_node(entry.value));
         continue;
       }
-      const entry_table fields = accepted(entry.value, operator_keys, "in operator '" + entry.key + "'", "key");
+      const entry_table fields =
+          accepted(entry.value, operator_keys, "in operator '" + entry.key + "'", "key");
       bool placed = false;
       for (const auto& [key, field] : fields) {
         record(path + "." + key, *field);
@@ -421,7 +440,9 @@ class spec_reader {
       record("runtime." + key, *field);
       if (key == "executor") {
         if (auto i = choice(*field, context, key, {"auto", "device", "host"}))
-          rt.executor = *i == 0 ? executor_kind::automatic : *i == 1 ? executor_kind::device : executor_kind::host;
+          rt.executor = *i == 0   ? executor_kind::automatic
+                        : *i == 1 ? executor_kind::device
+                                  : executor_kind::host;
       } else if (key == "blocks") {
         if (auto n = count(*field, context, key, blocks_limits)) rt.blocks = *n;
       } else if (key == "warps_per_block") {
@@ -451,8 +472,9 @@ yaml_node parse_yaml(std::string_view text, const std::string& source_name, int 
     throw config_error(where, "YAML syntax: " + e.msg);
   }
   if (documents.size() > 1)
-    throw config_error(position(documents[1].Mark(), source_name, first_column),
-                       "a topology is one YAML document, but this text holds " + std::to_string(documents.size()));
+    throw config_error(
+        position(documents[1].Mark(), source_name, first_column),
+        "a topology is one YAML document, but this text holds " + std::to_string(documents.size()));
   if (documents.empty()) return yaml_node{yaml_node::kind::null, {}, {}, {}, start};
   tree_converter converter(source_name, first_column);
   yaml_node root = converter.convert(documents.front(), start);
@@ -467,7 +489,8 @@ std::vector<diagnostic> read_topology(const yaml_node& root, const std::string& 
 }
 
 topology_spec load_topology_text(std::string_view yaml_text, const std::string& source_name,
-                                 const operator_registry& registry, const std::vector<std::string>& overrides) {
+                                 const operator_registry& registry,
+                                 const std::vector<std::string>& overrides) {
   yaml_node root = parse_yaml(yaml_text, source_name);
   apply_overrides(root, overrides);
   topology_spec spec;
@@ -488,10 +511,12 @@ topology_spec load_topology_file(const std::string& path, const operator_registr
   if (std::filesystem::is_directory(path, ec))
     throw config_error(source_pos{path, 0, 0}, "cannot read topology: " + std::string(std::strerror(EISDIR)));
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw config_error(source_pos{path, 0, 0}, "cannot read topology: " + std::string(std::strerror(errno)));
+  if (!in)
+    throw config_error(source_pos{path, 0, 0}, "cannot read topology: " + std::string(std::strerror(errno)));
   std::ostringstream text;
   text << in.rdbuf();
-  if (in.bad()) throw config_error(source_pos{path, 0, 0}, "cannot read topology: " + std::string(std::strerror(errno)));
+  if (in.bad())
+    throw config_error(source_pos{path, 0, 0}, "cannot read topology: " + std::string(std::strerror(errno)));
   return load_topology_text(text.str(), path, registry, overrides);
 }
 

@@ -2,34 +2,38 @@
 // spec that remembers where every field was written, and validates it (spec_validation.hpp).
 //
 // The schema (every key optional unless marked; unknown keys are errors, with a suggestion):
+// clang-format off
 //
-//   name: pingpong                 # a string
-//   topics:                        # map: topic name -> settings (a topic with no settings takes the defaults)
+//   name: pingpong            # a string
+//   topics:                   # map: topic name -> settings (a topic without settings takes the defaults)
 //     in:
-//       frame_size: 64KiB          # bytes, with units (units.hpp); a positive multiple of 4 KiB; default 64KiB
-//       capacity: 64               # frames in flight, integer >= 1; default 64
-//       element: u32               # u8 i8 u16 i16 u32 i32 u64 i64 f32 f64; default u32
-//       layout: row                # row | columnar (columnar is refused until the runtime supports it)
+//       frame_size: 64KiB     # bytes with units (units.hpp); a positive multiple of 4 KiB; default 64KiB
+//       capacity: 64          # frames in flight, integer >= 1; default 64
+//       element: u32          # u8 i8 u16 i16 u32 i32 u64 i64 f32 f64; default u32
+//       layout: row           # row | columnar (columnar is refused until the runtime supports it)
 //     out: {frame_size: 64KiB}
-//   operators:                     # map: operator name -> settings, at least one operator
+//   operators:                # map: operator name -> settings; at least one operator
 //     source:
-//       class: sequence_source     # required: a registered operator class (xeflow-run --list-operators)
-//       on: cpu                    # cpu | gpu; default gpu when the class has a GPU compute, else cpu
-//       outputs: [in]              # topic names: a list, or a single name
-//       threads: 2                 # CPU operators only: host threads, integer >= 1; default 1
-//       params: {total_bytes: 1GiB, seed: 7}   # the class's parameters; scalars, typed by the class
+//       class: sequence_source  # required: a registered class (xeflow-run --list-operators)
+//       on: cpu               # cpu | gpu; default gpu when the class has a GPU compute, else cpu
+//       outputs: [in]         # topic names: a list, or a single name
+//       threads: 2            # CPU operators: host threads, integer >= 1; default 1 (a GPU operator
+//                             # may only say 1: it runs in every kernel block)
+//       params: {total_bytes: 1GiB, seed: 7}  # the class's parameters: single values, typed by the class
 //     scale:
 //       class: scale
 //       inputs: [in]
 //       outputs: [out]
-//       warps: 4                   # GPU operators only, with runtime.partition: explicit; 1..32
+//       warps: 4              # GPU operators only, with runtime.partition: explicit; 1..32
 //       params: {factor: 2}
 //     verify: {class: verify_sink, inputs: out}
 //   runtime:
-//     executor: auto               # auto | device | host
-//     blocks: 0                    # kernel blocks, integer >= 0; 0: derived from the machine
-//     warps_per_block: 8           # 1..32
-//     partition: uniform           # uniform | explicit (each GPU operator then gives `warps`)
+//     executor: auto          # auto | device | host
+//     blocks: 0               # kernel blocks, integer >= 0; 0: derived from the machine
+//     warps_per_block: 8      # 1..32
+//     partition: uniform      # uniform | explicit (each GPU operator then states its `warps`)
+//
+// clang-format on
 //
 // Names of topics and operators use letters, digits, '_' and '-' (they appear in `--set` paths).
 // Integers are decimal, 0x hexadecimal or 0o octal. Quoted and plain scalars read the same.
@@ -59,7 +63,8 @@ topology_spec load_topology_file(const std::string& path, const operator_registr
 
 /// As load_topology_file, for YAML text already in memory; `source_name` names it in positions.
 topology_spec load_topology_text(std::string_view yaml_text, const std::string& source_name,
-                                 const operator_registry& registry, const std::vector<std::string>& overrides = {});
+                                 const operator_registry& registry,
+                                 const std::vector<std::string>& overrides = {});
 
 // ---- the parsed document --------------------------------------------------------------------------------
 // yaml-cpp's tree copied into plain data whose positions carry their source's name: a value given with
@@ -70,10 +75,10 @@ struct yaml_entry;
 struct yaml_node {
   enum class kind : std::uint8_t { null, scalar, list, map };
   kind type = kind::null;
-  std::string scalar;                ///< kind::scalar: the text (quoted or plain alike)
-  std::vector<yaml_node> items;      ///< kind::list
-  std::vector<yaml_entry> entries;   ///< kind::map: in document order, duplicate keys kept
-  source_pos pos;                    ///< where the value starts
+  std::string scalar;               ///< kind::scalar: the text (quoted or plain alike)
+  std::vector<yaml_node> items;     ///< kind::list
+  std::vector<yaml_entry> entries;  ///< kind::map: in document order, duplicate keys kept
+  source_pos pos;                   ///< where the value starts
 
   /// The first entry with `key`, or null.
   yaml_entry* find(std::string_view key);

@@ -65,7 +65,8 @@ topology_spec pingpong_builder() {
   topology_builder b("pingpong");
   b.topic("c2g").frame_bytes(64 * KiB).capacity(64).element(element_type::u32);
   b.topic("g2c").frame_bytes(64 * KiB).capacity(64);
-  b.link({}, op("source", "sequence_source").threads(2).param("total_bytes", "1GiB").param("seed", 1), {"c2g"});
+  b.link({}, op("source", "sequence_source").threads(2).param("total_bytes", "1GiB").param("seed", 1),
+         {"c2g"});
   b.link({"c2g"}, op("scale", "scale").on(placement::gpu).param("factor", 2.0), {"g2c"});
   b.link({"g2c"}, op("verify", "verify_sink").threads(2), {});
   b.runtime().executor(executor_kind::automatic).warps_per_block(8).partition(partition_policy::uniform);
@@ -77,7 +78,8 @@ topology_spec fanout_builder() {
   b.topic("raw").frame_bytes(128 * KiB).capacity(32).element(element_type::f32);
   b.topic("scaled").frame_bytes(128 * KiB).capacity(32).element(element_type::f32);
   b.topic("fused").frame_bytes(256 * KiB).capacity(16).element(element_type::f32);
-  b.link({}, op("source", "random_source").threads(2).param("total_bytes", 256 * MiB).param("seed", 42), {"raw"});
+  b.link({}, op("source", "random_source").threads(2).param("total_bytes", 256 * MiB).param("seed", 42),
+         {"raw"});
   b.link({"raw"}, op("scale", "scale").on(placement::gpu).param("factor", 0.5), {"scaled"});
   b.link({"raw"}, op("fma", "fma").on(placement::gpu).param("iterations", 16), {"fused"});
   b.link({"raw"}, op("raw_verify", "verify_sink"), {});
@@ -91,9 +93,11 @@ topology_spec fanout_builder() {
 topology_spec c_g2c_builder() {
   topology_builder b("c_g2c");
   for (const char* t : {"t0", "t1", "t2"}) b.topic(t);
-  b.link({}, op("source", "sequence_source").threads(2).param("total_bytes", "1GiB").param("seed", 1), {"t0"});
+  b.link({}, op("source", "sequence_source").threads(2).param("total_bytes", "1GiB").param("seed", 1),
+         {"t0"});
   b.link({"t0"}, op("g1", "scale").on(placement::gpu).param("factor", 3), {"t1"});
-  b.link({"t1"}, op("g2", "fma").on(placement::gpu).param("iterations", 4).param("a", 3.0).param("b", 1.0), {"t2"});
+  b.link({"t1"}, op("g2", "fma").on(placement::gpu).param("iterations", 4).param("a", 3.0).param("b", 1.0),
+         {"t2"});
   b.link({"t2"}, op("verify", "verify_sink").threads(2), {});
   return b.build();
 }
@@ -113,7 +117,11 @@ topology_spec explicit_partition_builder() {
   b.link({}, op("logs_a", "file_source").param("path", "/var/log/a: b.log"), {"t4"});
   b.link({}, op("logs_b", "file_source").param("path", "/var/log/b.log"), {"t4"});
   b.link({"t4"}, op("archive", "file_sink").param("path", "/tmp/archive.bin"), {});
-  b.runtime().executor(executor_kind::host).blocks(2).warps_per_block(16).partition(partition_policy::explicit_warps);
+  b.runtime()
+      .executor(executor_kind::host)
+      .blocks(2)
+      .warps_per_block(16)
+      .partition(partition_policy::explicit_warps);
   return b.build();
 }
 
@@ -171,10 +179,11 @@ TEST_CASE("config.good_corpus_loads_and_round_trips") {
 }
 
 TEST_CASE("config.good_corpus_matches_the_builder") {
-  const std::map<std::string, topology_spec (*)()> twins{{"pingpong.yaml", pingpong_builder},
-                                                         {"fanout.yaml", fanout_builder},
-                                                         {"c_g2c.yaml", c_g2c_builder},
-                                                         {"explicit_partition.yaml", explicit_partition_builder}};
+  const std::map<std::string, topology_spec (*)()> twins{
+      {"pingpong.yaml", pingpong_builder},
+      {"fanout.yaml", fanout_builder},
+      {"c_g2c.yaml", c_g2c_builder},
+      {"explicit_partition.yaml", explicit_partition_builder}};
   for (const auto& [name, build] : twins) {
     INFO("topology: " << name);
     const topology_spec loaded =
@@ -189,8 +198,8 @@ TEST_CASE("config.good_corpus_matches_the_builder") {
 }
 
 TEST_CASE("config.loader_records_positions") {
-  const topology_spec spec =
-      load_topology_file((source_root() / "tests/config/good/pingpong.yaml").string(), test::config_registry());
+  const topology_spec spec = load_topology_file((source_root() / "tests/config/good/pingpong.yaml").string(),
+                                                test::config_registry());
   auto at = [&](const std::string& path) {
     const source_pos p = spec.position_of(path);
     return std::to_string(p.line) + ":" + std::to_string(p.column);

@@ -62,9 +62,9 @@ TEST_CASE("config.override_parse_splits_path_and_value") {
 }
 
 TEST_CASE("config.override_sets_scalars_params_enums_and_lists") {
-  const topology_spec spec = load({"topics.c2g.capacity=8", "operators.source.params.total_bytes=4GiB",
-                                   "runtime.executor=host", "operators.scale.on=cpu",
-                                   "operators.source.outputs=[c2g]", "operators.verify.inputs=g2c"});
+  const topology_spec spec =
+      load({"topics.c2g.capacity=8", "operators.source.params.total_bytes=4GiB", "runtime.executor=host",
+            "operators.scale.on=cpu", "operators.source.outputs=[c2g]", "operators.verify.inputs=g2c"});
   CHECK(spec.find_topic("c2g")->capacity == 8);
   CHECK(std::get<std::int64_t>(spec.find_operator("source")->params.at("total_bytes")) ==
         static_cast<std::int64_t>(4 * GiB));
@@ -75,7 +75,8 @@ TEST_CASE("config.override_sets_scalars_params_enums_and_lists") {
   const source_pos value = spec.position_of("topics.c2g.capacity");
   CHECK(value == source_pos{"--set topics.c2g.capacity=8", 1, 21});
   CHECK(spec.position_of("topics.c2g.capacity#key") == source_pos{"pingpong.yaml", 3, 28});
-  CHECK(spec.position_of("operators.source.outputs[0]") == source_pos{"--set operators.source.outputs=[c2g]", 1, 27});
+  CHECK(spec.position_of("operators.source.outputs[0]") ==
+        source_pos{"--set operators.source.outputs=[c2g]", 1, 27});
 }
 
 TEST_CASE("config.override_creates_missing_maps") {
@@ -98,7 +99,8 @@ TEST_CASE("config.override_later_wins_and_empty_maps_fill") {
   CHECK(spec.find_topic("c2g")->capacity == 16);
   // A topic written with no settings ("t:") is an empty value that an override turns into a map.
   const topology_spec filled = load_topology_text(
-      "topics: {t: , u: }\noperators:\n  s: {class: random_source, outputs: t}\n  m: {class: scale, inputs: t, "
+      "topics: {t: , u: }\noperators:\n  s: {class: random_source, outputs: t}\n  m: {class: scale, inputs: "
+      "t, "
       "outputs: u}\n  k: {class: null_sink, inputs: u}\n",
       "t.yaml", test::config_registry(), {"topics.t.element=f64", "topics.u.element=f64"});
   CHECK(filled.find_topic("t")->element == element_type::f64);
@@ -112,21 +114,25 @@ TEST_CASE("config.override_value_problems_point_into_the_argument") {
   CHECK(first_problem({"topics.c2g.capacity="}) ==
         "--set topics.c2g.capacity=:1:21: error: topic 'c2g': capacity must be an integer, not empty");
   CHECK(first_problem({"runtime.executor=hots"}) ==
-        "--set runtime.executor=hots:1:18: error: runtime: executor must be one of auto, device, host, not 'hots' "
+        "--set runtime.executor=hots:1:18: error: runtime: executor must be one of auto, device, host, not "
+        "'hots' "
         "(did you mean 'host'?)");
   // Inside a flow list: the column of the offending item. (Its follow-on problem, c2g without subscriber,
   // is in the file and comes first.)
   CHECK(all_problems({"operators.scale.inputs=[c2h]"}) ==
         "pingpong.yaml:3:3: error: topic 'c2g' has no subscriber (no operator lists it in its inputs)\n"
-        "--set operators.scale.inputs=[c2h]:1:25: error: operator 'scale': input 'c2h' is not a declared topic (did "
+        "--set operators.scale.inputs=[c2h]:1:25: error: operator 'scale': input 'c2h' is not a declared "
+        "topic (did "
         "you mean 'c2g'?)");
   // A key the override created is placed at its path segment.
   CHECK(first_problem({"topics.extra.capacity=4"}) ==
         "--set topics.extra.capacity=4:1:8: error: topic 'extra' is not used by any operator");
   CHECK(first_problem({"topics.c2g.capacty=4"}) ==
-        "--set topics.c2g.capacty=4:1:12: error: unknown key 'capacty' in topic 'c2g' (did you mean 'capacity'?)");
+        "--set topics.c2g.capacty=4:1:12: error: unknown key 'capacty' in topic 'c2g' (did you mean "
+        "'capacity'?)");
   CHECK(first_problem({"operators.source.params.total_bytes=4gb"}) ==
-        "--set operators.source.params.total_bytes=4gb:1:37: error: operator 'source': parameter 'total_bytes': "
+        "--set operators.source.params.total_bytes=4gb:1:37: error: operator 'source': parameter "
+        "'total_bytes': "
         "unknown unit 'gb' in '4gb' (use B, KiB, MiB, GiB, TiB, or kB, MB, GB, TB)");
 }
 
@@ -137,9 +143,11 @@ TEST_CASE("config.override_structural_errors") {
   CHECK(first_problem({"=8"}) == "--set =8:1:1: error: an override needs a path before '='");
   CHECK(first_problem({"topics..capacity=8"}) ==
         "--set topics..capacity=8:1:8: error: empty name in override path 'topics..capacity'");
-  CHECK(first_problem({"topics.c2g.=8"}) == "--set topics.c2g.=8:1:12: error: empty name in override path 'topics.c2g.'");
+  CHECK(first_problem({"topics.c2g.=8"}) ==
+        "--set topics.c2g.=8:1:12: error: empty name in override path 'topics.c2g.'");
   CHECK(first_problem({"topics.c2g.capacity.max=8"}) ==
-        "--set topics.c2g.capacity.max=8:1:21: error: cannot set 'topics.c2g.capacity.max': 'topics.c2g.capacity' "
+        "--set topics.c2g.capacity.max=8:1:21: error: cannot set 'topics.c2g.capacity.max': "
+        "'topics.c2g.capacity' "
         "is a single value (at pingpong.yaml:3:38)");
   CHECK(first_problem({"operators.scale.inputs.0=c2g"}) ==
         "--set operators.scale.inputs.0=c2g:1:24: error: cannot set 'operators.scale.inputs.0': "
@@ -164,7 +172,8 @@ TEST_CASE("config.override_problems_are_all_reported_in_order") {
     FAIL("expected a config_error");
   } catch (const config_error& e) {
     REQUIRE(e.problems().size() == 2);
-    CHECK(e.problems()[0].str() == "--set runtime.blocks=-1:1:16: error: runtime: blocks must be at least 0, not -1");
+    CHECK(e.problems()[0].str() ==
+          "--set runtime.blocks=-1:1:16: error: runtime: blocks must be at least 0, not -1");
     CHECK(e.problems()[1].pos.file == "--set topics.c2g.capacity=x");
   }
 }
@@ -172,8 +181,8 @@ TEST_CASE("config.override_problems_are_all_reported_in_order") {
 TEST_CASE("config.override_problems_follow_the_files") {
   // A problem in the file comes before one in an override, whatever their lines.
   try {
-    load_topology_text(std::string(pingpong) + "runtime: {warps_per_block: 0}\n", "p.yaml", test::config_registry(),
-                       {"topics.c2g.capacity=0"});
+    load_topology_text(std::string(pingpong) + "runtime: {warps_per_block: 0}\n", "p.yaml",
+                       test::config_registry(), {"topics.c2g.capacity=0"});
     FAIL("expected a config_error");
   } catch (const config_error& e) {
     REQUIRE(e.problems().size() == 2);
@@ -185,7 +194,9 @@ TEST_CASE("config.override_problems_follow_the_files") {
 TEST_CASE("config.override_on_an_empty_topology_builds_it") {
   const topology_spec spec = load_topology_text(
       "", "empty.yaml", test::config_registry(),
-      {"topics={t: {}}", "operators={s: {class: sequence_source, outputs: t}, k: {class: null_sink, inputs: t}}"});
+      {"topics={t: {}}",
+       "operators={s: {class: sequence_source, outputs: t}, k: {class: null_sink, inputs: t}}"});
   CHECK(spec.operators.size() == 2);
-  CHECK_THROWS_AS(load_topology_text("- a\n- b\n", "list.yaml", test::config_registry(), {"name=x"}), config_error);
+  CHECK_THROWS_AS(load_topology_text("- a\n- b\n", "list.yaml", test::config_registry(), {"name=x"}),
+                  config_error);
 }

@@ -29,7 +29,8 @@ TEST_CASE("config.units_refuse_what_is_not_a_byte_count") {
     INFO(text);
     CHECK_FALSE(parse_bytes(text).has_value());
   }
-  CHECK(bytes_syntax_problem("64kib") == "unknown unit 'kib' in '64kib' (use B, KiB, MiB, GiB, TiB, or kB, MB, GB, TB)");
+  CHECK(bytes_syntax_problem("64kib") ==
+        "unknown unit 'kib' in '64kib' (use B, KiB, MiB, GiB, TiB, or kB, MB, GB, TB)");
   CHECK(bytes_syntax_problem("lots") == "'lots' is not a byte count (write e.g. 4096, 64KiB, 1GiB)");
   CHECK(bytes_syntax_problem("-4096") == "'-4096' is not a byte count (write e.g. 4096, 64KiB, 1GiB)");
   CHECK(bytes_syntax_problem("16777216TiB") == "'16777216TiB' does not fit in 64 bits");
@@ -44,11 +45,11 @@ TEST_CASE("config.units_format") {
 
 TEST_CASE("config.did_you_mean_typos") {
   const std::vector<std::string> keys{"frame_size", "capacity", "element", "layout"};
-  CHECK(did_you_mean("capacty", keys) == " (did you mean 'capacity'?)");      // deletion
-  CHECK(did_you_mean("frame_szie", keys) == " (did you mean 'frame_size'?)"); // transposition
+  CHECK(did_you_mean("capacty", keys) == " (did you mean 'capacity'?)");       // deletion
+  CHECK(did_you_mean("frame_szie", keys) == " (did you mean 'frame_size'?)");  // transposition
   CHECK(did_you_mean("elemnet", keys) == " (did you mean 'element'?)");
-  CHECK(did_you_mean("Layout", keys) == " (did you mean 'layout'?)");         // case counts as one edit
-  CHECK(did_you_mean("colour", keys).empty());                                 // nothing close
+  CHECK(did_you_mean("Layout", keys) == " (did you mean 'layout'?)");  // case counts as one edit
+  CHECK(did_you_mean("colour", keys).empty());                         // nothing close
   CHECK(did_you_mean("capacity", {}).empty());
   CHECK(edit_distance("", "abc") == 3);
   CHECK(edit_distance("ab", "ba") == 1);

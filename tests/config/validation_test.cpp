@@ -35,7 +35,8 @@ std::string problems_of(topology_spec spec, const operator_registry& registry = 
   return "ok";
 }
 
-std::string first_of_text(const std::string& yaml, const operator_registry& registry = test::config_registry()) {
+std::string first_of_text(const std::string& yaml,
+                          const operator_registry& registry = test::config_registry()) {
   try {
     load_topology_text(yaml, "t.yaml", registry);
   } catch (const config_error& e) {
@@ -69,18 +70,21 @@ TEST_CASE("config.builder_problems_are_all_reported_in_order_found") {
   b.link({"t"}, op("g", "scale").on(placement::gpu).threads(4).warps(2), {"u"});
   b.link({"u"}, op("k", "verify_sink").on(placement::gpu), {});
   b.runtime().warps_per_block(40);
-  CHECK(problems_of(b.build()) ==
-        "<builder>: error: topic 't': frame_size must be a positive multiple of 4 KiB (4096 bytes), not 1000 bytes\n"
-        "<builder>: error: topic 't': capacity must be at least 1, not 0\n"
-        "<builder>: error: topic 'u': layout 'columnar' is not supported yet: frames are row-major until skip "
-        "structures land\n"
-        "<builder>: error: runtime: warps_per_block must be between 1 and 32, not 40\n"
-        "<builder>: error: operator 'src': threads must be at least 1, not 0\n"
-        "<builder>: error: operator 'g': threads applies to CPU operators only (a GPU operator runs in every "
-        "kernel block; see runtime.blocks)\n"
-        "<builder>: error: operator 'g': warps is only used with runtime.partition: explicit (uniform splits each "
-        "block's warps evenly)\n"
-        "<builder>: error: operator 'k': class 'verify_sink' has no GPU compute, so it cannot run on gpu");
+  CHECK(
+      problems_of(b.build()) ==
+      "<builder>: error: topic 't': frame_size must be a positive multiple of 4 KiB (4096 bytes), not 1000 "
+      "bytes\n"
+      "<builder>: error: topic 't': capacity must be at least 1, not 0\n"
+      "<builder>: error: topic 'u': layout 'columnar' is not supported yet: frames are row-major until skip "
+      "structures land\n"
+      "<builder>: error: runtime: warps_per_block must be between 1 and 32, not 40\n"
+      "<builder>: error: operator 'src': threads must be at least 1, not 0\n"
+      "<builder>: error: operator 'g': threads applies to CPU operators only (a GPU operator runs in every "
+      "kernel block; see runtime.blocks)\n"
+      "<builder>: error: operator 'g': warps is only used with runtime.partition: explicit (uniform splits "
+      "each "
+      "block's warps evenly)\n"
+      "<builder>: error: operator 'k': class 'verify_sink' has no GPU compute, so it cannot run on gpu");
 }
 
 TEST_CASE("config.builder_names_and_duplicates") {
@@ -88,7 +92,8 @@ TEST_CASE("config.builder_names_and_duplicates") {
   b.link({"g2c"}, op("verify", "null_sink"), {});
   b.topic("bad.name");
   CHECK(problems_of(b.build()) ==
-        "<builder>: error: topic name 'bad.name' is not a valid name (use letters, digits, '_' and '-', starting "
+        "<builder>: error: topic name 'bad.name' is not a valid name (use letters, digits, '_' and '-', "
+        "starting "
         "with a letter or '_')\n"
         "<builder>: error: duplicate operator 'verify'\n"
         "<builder>: error: topic 'bad.name' is not used by any operator");
@@ -115,14 +120,17 @@ TEST_CASE("config.builder_explicit_partition") {
     return b.build();
   };
   CHECK(problems_of(build(3, 0)) ==
-        "<builder>: error: operator 'g2': runtime.partition is explicit, so this GPU operator needs warps (1 to 32)");
+        "<builder>: error: operator 'g2': runtime.partition is explicit, so this GPU operator needs warps (1 "
+        "to 32)");
   CHECK(problems_of(build(0, 4)) ==
-        "<builder>: error: operator 'g1': runtime.partition is explicit, so this GPU operator needs warps (1 to 32)\n"
+        "<builder>: error: operator 'g1': runtime.partition is explicit, so this GPU operator needs warps (1 "
+        "to 32)\n"
         "<builder>: error: operator 'k': warps applies to GPU operators only (this one is on cpu)");
   const std::string over = problems_of(build(5, 4));
   CHECK(over.find("operator 'g2': its 4 warps bring the GPU operators' total to 9, more than "
                   "runtime.warps_per_block (8)") != std::string::npos);
-  CHECK(problems_of(build(4, 40)).find("operator 'g2': warps must be between 1 and 32, not 40") != std::string::npos);
+  CHECK(problems_of(build(4, 40)).find("operator 'g2': warps must be between 1 and 32, not 40") !=
+        std::string::npos);
 }
 
 TEST_CASE("config.more_gpu_operators_than_warps_is_left_to_the_plan") {
@@ -166,7 +174,8 @@ operators:
   check: {class: verify_sink, inputs: [t1]}
 )";
   CHECK(first_of_text(yaml, test::extended_registry()) ==
-        "t.yaml:5:40: error: operator 'check': a verify_sink replays its input from the source, so every operator "
+        "t.yaml:5:40: error: operator 'check': a verify_sink replays its input from the source, so every "
+        "operator "
         "upstream must be replayable, but 'stamp' (class 'timestamp') is not");
   topology_builder b("stamped");
   b.topic("t0");
@@ -193,7 +202,8 @@ runtime: {warps_per_block: 33}
     REQUIRE(e.problems().size() == 3);
     CHECK(e.problems()[0].str() == "s.yaml:2:17: error: topic 't': capacity must be at least 1, not 0");
     CHECK(e.problems()[1].str() == "s.yaml:5:47: error: operator 'k': threads must be at least 1, not 0");
-    CHECK(e.problems()[2].str() == "s.yaml:6:28: error: runtime: warps_per_block must be between 1 and 32, not 33");
+    CHECK(e.problems()[2].str() ==
+          "s.yaml:6:28: error: runtime: warps_per_block must be between 1 and 32, not 33");
   }
   // With the shape right, the meaning's problems are all listed, sorted by position.
   const std::string meaning = R"(topics:
@@ -208,12 +218,14 @@ operators:
   } catch (const config_error& e) {
     REQUIRE(e.problems().size() == 3);
     CHECK(e.problems()[0].str() ==
-          "m.yaml:2:19: error: topic 't': frame_size must be a positive multiple of 4 KiB (4096 bytes), not 1000 "
+          "m.yaml:2:19: error: topic 't': frame_size must be a positive multiple of 4 KiB (4096 bytes), not "
+          "1000 "
           "bytes");
     CHECK(e.problems()[1].str() ==
           "m.yaml:4:62: error: operator 'src': parameter 'seed' must be an integer, not 'x'");
-    CHECK(e.problems()[2].str() ==
-          "m.yaml:5:31: error: operator 'k': class 'verify_sink' has no GPU compute, so it cannot run on gpu");
+    CHECK(
+        e.problems()[2].str() ==
+        "m.yaml:5:31: error: operator 'k': class 'verify_sink' has no GPU compute, so it cannot run on gpu");
   }
 }
 
@@ -229,7 +241,8 @@ operators:
     FAIL("expected a config_error");
   } catch (const config_error& e) {
     REQUIRE(e.problems().size() == 1);
-    CHECK(e.first().str() == "c.yaml:3:9: error: unknown key 'clas' in operator 'src' (did you mean 'class'?)");
+    CHECK(e.first().str() ==
+          "c.yaml:3:9: error: unknown key 'clas' in operator 'src' (did you mean 'class'?)");
   }
 }
 
@@ -238,7 +251,8 @@ TEST_CASE("config.file_errors") {
     load_topology_file("/nonexistent/topology.yaml", test::config_registry());
     FAIL("expected a config_error");
   } catch (const config_error& e) {
-    CHECK(std::string(e.what()) == "/nonexistent/topology.yaml: error: cannot read topology: No such file or directory");
+    CHECK(std::string(e.what()) ==
+          "/nonexistent/topology.yaml: error: cannot read topology: No such file or directory");
     CHECK_FALSE(e.first().pos.known());
   }
   try {
@@ -258,7 +272,8 @@ TEST_CASE("config.document_level_errors") {
         "t.yaml:3:1: error: a topology is one YAML document, but this text holds 2");
   CHECK(first_of_text("topics: {}\n[a]: 1\n") == "t.yaml:2:1: error: a map key must be a name, not a list");
   CHECK(first_of_text("just text") ==
-        "t.yaml:1:1: error: the topology must be a map with name, topics, operators and runtime, not 'just text'");
+        "t.yaml:1:1: error: the topology must be a map with name, topics, operators and runtime, not 'just "
+        "text'");
   CHECK(first_of_text("topics: {}\noperators: {}\n") == "t.yaml:2:1: error: the topology has no operators");
   CHECK(first_of_text("topics: {}\n") == "t.yaml: error: the topology has no operators");
 }
@@ -266,7 +281,8 @@ TEST_CASE("config.document_level_errors") {
 TEST_CASE("config.count_and_frame_size_messages") {
   CHECK(count_problem("capacity", 1, capacity_limits).empty());
   CHECK(count_problem("capacity", 0, capacity_limits) == "capacity must be at least 1, not 0");
-  CHECK(count_problem("capacity", 4294967296, capacity_limits) == "capacity must be at most 4294967295, not 4294967296");
+  CHECK(count_problem("capacity", 4294967296, capacity_limits) ==
+        "capacity must be at most 4294967295, not 4294967296");
   CHECK(count_problem("warps", 33, warps_limits) == "warps must be between 1 and 32, not 33");
   CHECK(count_problem("blocks", -1, blocks_limits) == "blocks must be at least 0, not -1");
   CHECK(count_problem_text("threads", "99999999999999999999", threads_limits) ==

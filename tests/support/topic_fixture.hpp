@@ -34,8 +34,10 @@ inline constexpr bool under_tsan = false;
 inline constexpr bool under_tsan = false;
 #endif
 
-/// `normal` frames in a plain build, a tenth under TSan.
-inline std::uint64_t stress_frames(std::uint64_t normal) { return under_tsan ? normal / 10 : normal; }
+/// `normal` frames in a plain build, a quarter under TSan.
+inline std::uint64_t stress_frames(std::uint64_t normal) {
+  return under_tsan ? normal / 4 : normal;
+}
 
 // ---- frame contents ---------------------------------------------------------------------------------
 
@@ -47,7 +49,9 @@ inline std::uint64_t mix64(std::uint64_t x) {  // splitmix64's finaliser
 }
 
 /// The per-offset pattern of a topic (`salt` tells topics of one test apart).
-inline std::uint64_t pattern(std::uint64_t offset, std::uint64_t salt) { return mix64(offset * 0x100000001b3ull ^ salt); }
+inline std::uint64_t pattern(std::uint64_t offset, std::uint64_t salt) {
+  return mix64(offset * 0x100000001b3ull ^ salt);
+}
 
 /// Valid bytes published at an offset: varies so the slot's `bytes` field is checked too.
 inline std::uint64_t pattern_bytes(std::uint64_t offset, std::uint64_t frame_bytes) {
@@ -67,7 +71,8 @@ inline std::uint64_t get(const std::byte* data, std::uint64_t word) {
 
 /// Writes a few words of a frame: its offset, the pattern, and two derived words at the middle and end
 /// (a frame is 4 KiB; touching all of it would measure memcpy, not the protocol).
-inline void write_frame(std::byte* data, std::uint64_t frame_bytes, std::uint64_t offset, std::uint64_t salt) {
+inline void write_frame(std::byte* data, std::uint64_t frame_bytes, std::uint64_t offset,
+                        std::uint64_t salt) {
   const std::uint64_t p = pattern(offset, salt), words = frame_bytes / 8;
   detail::put(data, 0, offset);
   detail::put(data, 1, p);
@@ -191,7 +196,7 @@ class worker_team {
   std::size_t finished() const { return finished_.load(); }
 
   /// Joins every worker. Returns false (and records a failure) when the deadline passed first.
-  bool join(std::chrono::seconds deadline = std::chrono::seconds(120)) {
+  bool join(std::chrono::seconds deadline = std::chrono::seconds(60)) {
     const auto until = std::chrono::steady_clock::now() + deadline;
     bool in_time = true;
     while (finished_.load() < threads_.size()) {

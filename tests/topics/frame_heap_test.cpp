@@ -26,6 +26,7 @@ void churn_heap(std::uint32_t frames, std::uint32_t threads, std::uint64_t round
   // owner[f]: 0 when free, else the holder's id + 1; a second holder would find it taken.
   std::vector<std::atomic<std::uint32_t>> owner(frames);
   std::atomic<std::uint32_t> peak{0}, held{0};
+  bool joined = false;
   {
     worker_team team(abort, failures);
     for (std::uint32_t id = 0; id < threads; ++id) {
@@ -48,7 +49,8 @@ void churn_heap(std::uint32_t frames, std::uint32_t threads, std::uint64_t round
             if (f >= frames) failures.add(who + ": frame " + std::to_string(f) + " out of range");
             std::uint32_t expected = 0;
             if (!owner[f].compare_exchange_strong(expected, id + 1))
-              failures.add(who + ": frame " + std::to_string(f) + " also held by " + std::to_string(expected - 1));
+              failures.add(who + ": frame " + std::to_string(f) + " also held by " +
+                           std::to_string(expected - 1));
             write_frame(v.frame_data(f), v.frame_bytes, f, id);
             const std::uint32_t now = held.fetch_add(1) + 1;
             std::uint32_t seen = peak.load();
@@ -76,9 +78,10 @@ void churn_heap(std::uint32_t frames, std::uint32_t threads, std::uint64_t round
         }
       });
     }
-    REQUIRE(team.join());
+    joined = team.join();
   }
   CHECK_MESSAGE(failures.count() == 0, failures.str());
+  REQUIRE(joined);
   CHECK(peak.load() <= frames);
   CHECK(t.frames_in_use() == 0);
 }

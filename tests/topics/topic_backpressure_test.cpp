@@ -34,6 +34,7 @@ void run_stalled_group(std::uint32_t capacity) {
   std::vector<offset_ledger> delivered;
   delivered.emplace_back(end + 64);
   delivered.emplace_back(end + 64);
+  bool joined = false;
   {
     worker_team team(abort, failures);
     for (std::uint32_t p = 0; p < publishers; ++p) {
@@ -80,7 +81,8 @@ void run_stalled_group(std::uint32_t capacity) {
         // Published first, released second: released only grows, so p ≤ r + capacity must hold.
         const std::uint64_t p = published.load(), r = slow_released.load();
         if (p > r + capacity)
-          failures.add("watcher: " + std::to_string(p) + " published with " + std::to_string(r) + " released");
+          failures.add("watcher: " + std::to_string(p) + " published with " + std::to_string(r) +
+                       " released");
         const std::uint32_t in_use = t.frames_in_use();
         if (in_use > capacity) failures.add("watcher: " + std::to_string(in_use) + " frames in use");
         samples.fetch_add(1);
@@ -100,9 +102,10 @@ void run_stalled_group(std::uint32_t capacity) {
     gate.store(true);  // resume: everything drains
     CHECK(wait_for([&] { return delivered[1].marked(end - 1) && delivered[0].marked(end - 1); }, abort));
     done.store(true);
-    REQUIRE(team.join());
+    joined = team.join();
   }
   CHECK_MESSAGE(failures.count() == 0, failures.str());
+  REQUIRE(joined);
   CHECK(published.load() == frames);
   CHECK(delivered[0].exactly_once(end) == "");
   CHECK(delivered[1].exactly_once(end) == "");
@@ -130,8 +133,9 @@ steady_clock::duration unwind_time(std::atomic<bool>& abort, const std::function
   CHECK(team.finished() == 0);
   const auto set_at = steady_clock::now();
   abort.store(true);
-  REQUIRE(team.join(std::chrono::seconds(30)));
+  const bool joined = team.join(std::chrono::seconds(30));
   CHECK_MESSAGE(failures.count() == 0, failures.str());
+  REQUIRE(joined);
   CHECK(aborted.load());
   return steady_clock::duration(returned_at.load()) - set_at.time_since_epoch();
 }
@@ -149,7 +153,8 @@ TEST_CASE("topic.abort_unblocks_a_blocked_publisher") {
   std::atomic<bool> abort{false};
   publish_frame(v, reserve_claimed(v, "full", abort), 64, 0);  // nobody takes it: offset 1 must wait
   const auto took = unwind_time(abort, [&] { reserve_claimed(v, "full", abort); });
-  MESSAGE("publisher unwound " << std::chrono::duration<double, std::milli>(took).count() << " ms after abort");
+  MESSAGE("publisher unwound " << std::chrono::duration<double, std::milli>(took).count()
+                               << " ms after abort");
   CHECK(took < std::chrono::seconds(5));
 }
 
@@ -159,7 +164,8 @@ TEST_CASE("topic.abort_unblocks_a_blocked_subscriber") {
   const topic_view& v = t.view();
   std::atomic<bool> abort{false};
   const auto took = unwind_time(abort, [&] { next_frame(v, 0, abort); });
-  MESSAGE("subscriber unwound " << std::chrono::duration<double, std::milli>(took).count() << " ms after abort");
+  MESSAGE("subscriber unwound " << std::chrono::duration<double, std::milli>(took).count()
+                                << " ms after abort");
   CHECK(took < std::chrono::seconds(5));
 }
 
@@ -186,26 +192,27 @@ TEST_CASE("topic.abort_unwinds_every_worker") {
   };
   for (int p = 0; p < 3; ++p)
     team.spawn("publisher", counted([&] {
-      while (true) publish_frame(v, reserve_claimed(v, "stuck", abort), 64, 0);
-    }));
+                 while (true) publish_frame(v, reserve_claimed(v, "stuck", abort), 64, 0);
+               }));
   for (std::uint32_t w = 0; w < 2; ++w)
     team.spawn("reader", counted([&] {
-      while (true) {
-        const delivery d = next_frame(v, 0, abort);
-        if (d.ended) return;
-        v.release(0, d.offset);
-      }
-    }));
+                 while (true) {
+                   const delivery d = next_frame(v, 0, abort);
+                   if (d.ended) return;
+                   v.release(0, d.offset);
+                 }
+               }));
   team.spawn("holder", counted([&] {
-    const delivery d = next_frame(v, 1, abort);  // takes offset 0 and never releases it
-    if (d.ended) failures.add("holder: ended at once");
-    wait_until([] { return false; }, abort);
-  }));
+               const delivery d = next_frame(v, 1, abort);  // takes offset 0 and never releases it
+               if (d.ended) failures.add("holder: ended at once");
+               wait_until([] { return false; }, abort);
+             }));
   CHECK(wait_for([&] { return v.poll(1) == poll_result::ready; }, abort));
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
   CHECK(team.finished() == 0);
   abort.store(true);
-  REQUIRE(team.join(std::chrono::seconds(30)));
+  const bool joined = team.join(std::chrono::seconds(30));
   CHECK_MESSAGE(failures.count() == 0, failures.str());
+  REQUIRE(joined);
   CHECK(unwound.load() == 6);
 }

@@ -48,6 +48,7 @@ void run_round(const round_shape& s, std::uint64_t seed) {
   for (std::uint32_t g = 0; g < s.groups; ++g) delivered.emplace_back(end + 64);
   std::vector<std::atomic<std::uint64_t>> frames_seen(s.groups), voids_seen(s.groups);
   std::atomic<std::uint64_t> ended_workers{0};
+  bool joined = false;
   {
     worker_team team(abort, failures);
     // Subscribers first: they wait on a topic nobody has published to yet.
@@ -60,15 +61,18 @@ void run_round(const round_shape& s, std::uint64_t seed) {
             const delivery d = next_frame(v, g, abort);
             if (d.ended) {
               if (d.offset < end)
-                failures.add(who + ": ended at " + std::to_string(d.offset) + " below the end " + std::to_string(end));
+                failures.add(who + ": ended at " + std::to_string(d.offset) + " below the end " +
+                             std::to_string(end));
               ended_workers.fetch_add(1);
               return;
             }
-            if (d.offset >= end) failures.add(who + ": delivered " + std::to_string(d.offset) + " past the end");
-            if (delivered[g].mark(d.offset) != 0) failures.add(who + ": " + std::to_string(d.offset) + " twice");
+            if (d.offset >= end)
+              failures.add(who + ": delivered " + std::to_string(d.offset) + " past the end");
+            if (delivered[g].mark(d.offset) != 0)
+              failures.add(who + ": " + std::to_string(d.offset) + " twice");
             if (d.is_void() == is_frame.marked(d.offset))
-              failures.add(who + ": offset " + std::to_string(d.offset) + (d.is_void() ? " void" : " a frame") +
-                           " but published otherwise");
+              failures.add(who + ": offset " + std::to_string(d.offset) +
+                           (d.is_void() ? " void" : " a frame") + " but published otherwise");
             if (d.is_void()) {
               voids_seen[g].fetch_add(1);
             } else {
@@ -104,9 +108,10 @@ void run_round(const round_shape& s, std::uint64_t seed) {
         v.close(last_end);
       });
     }
-    REQUIRE(team.join());
+    joined = team.join();
   }
   CHECK_MESSAGE(failures.count() == 0, failures.str());
+  REQUIRE(joined);
   CHECK(v.end() == end);
   CHECK(ended_workers.load() == std::uint64_t{s.groups} * s.workers);
   for (std::uint32_t g = 0; g < s.groups; ++g) {
@@ -138,7 +143,8 @@ TEST_CASE("topic.end_of_stream_without_frames") {
   // Publishers close at once (end 0): every waiting worker must still return.
   for (std::uint64_t i = 0; i < 100; ++i) {
     round_shape s{static_cast<std::uint32_t>(1 + i % 3), 3, 3, {}};
-    for (unsigned p = 0; p < 1 + i % 5; ++p) s.publishers.push_back({0, false, static_cast<unsigned>((p * 7 + i) % 20)});
+    for (unsigned p = 0; p < 1 + i % 5; ++p)
+      s.publishers.push_back({0, false, static_cast<unsigned>((p * 7 + i) % 20)});
     run_round(s, i);
   }
 }
@@ -147,7 +153,8 @@ TEST_CASE("topic.end_of_stream_only_voids") {
   // Each publisher claims one offset and finds its input already ended.
   for (std::uint64_t i = 0; i < 100; ++i) {
     round_shape s{static_cast<std::uint32_t>(1 + i % 4), 2, 2, {}};
-    for (unsigned p = 0; p < 1 + i % 6; ++p) s.publishers.push_back({0, true, static_cast<unsigned>((p * 5 + i) % 20)});
+    for (unsigned p = 0; p < 1 + i % 6; ++p)
+      s.publishers.push_back({0, true, static_cast<unsigned>((p * 5 + i) % 20)});
     run_round(s, i);
   }
 }

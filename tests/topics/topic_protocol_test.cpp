@@ -34,7 +34,8 @@ void check_delivery(const topic_view& v, const delivery& d, std::uint64_t frames
   }
   if (d.slot->bytes != pattern_bytes(d.offset, v.frame_bytes))
     failures.add(at + "bytes " + std::to_string(d.slot->bytes));
-  if (!frame_matches(d.data(v), v.frame_bytes, d.offset, salt)) failures.add(at + "content wrong on delivery");
+  if (!frame_matches(d.data(v), v.frame_bytes, d.offset, salt))
+    failures.add(at + "content wrong on delivery");
   r.maybe_yield(4);
   if (!frame_matches(d.data(v), v.frame_bytes, d.offset, salt)) failures.add(at + "overwritten while held");
 }
@@ -66,8 +67,9 @@ std::uint64_t drain_group(const topic_view& v, std::uint32_t g, bool single_work
 }
 
 /// A publisher's promise: the previous occupant of `offset`'s slot was released by every group.
-void check_slot_released(const topic_view& v, std::uint64_t offset, const std::vector<offset_ledger>& released,
-                         failure_log& failures, const std::string& who) {
+void check_slot_released(const topic_view& v, std::uint64_t offset,
+                         const std::vector<offset_ledger>& released, failure_log& failures,
+                         const std::string& who) {
   if (offset < v.capacity) return;
   for (std::uint32_t g = 0; g < v.groups; ++g)
     if (!released[g].marked(offset - v.capacity))
@@ -78,8 +80,8 @@ void check_slot_released(const topic_view& v, std::uint64_t offset, const std::v
 /// A claiming source: publishes frames until the claimed offset reaches `frames`, voids that offset
 /// (a source finding its input ended after claiming), closes with one past it.
 void run_source(const topic_view& v, const char* topic_name, std::uint64_t frames, std::uint64_t salt,
-                const std::vector<offset_ledger>& released, const std::atomic<bool>& abort, failure_log& failures,
-                const std::string& who, std::uint64_t seed) {
+                const std::vector<offset_ledger>& released, const std::atomic<bool>& abort,
+                failure_log& failures, const std::string& who, std::uint64_t seed) {
   rng r(seed);
   while (true) {
     const publish_ticket t = reserve_claimed(v, topic_name, abort);
@@ -115,7 +117,8 @@ void run_fan_out(const fan_out_shape& s) {
   host_topic_memory memory;
   topic t(test_topic("fan_out", s.capacity, s.groups, s.publishers), memory);
   const topic_view& v = t.view();
-  const std::uint64_t end = s.frames + s.publishers;  // each publisher voids the one offset it claims past the data
+  const std::uint64_t end =
+      s.frames + s.publishers;  // each publisher voids the one offset it claims past the data
   std::atomic<bool> abort{false};
   failure_log failures;
   std::vector<offset_ledger> delivered, released;
@@ -124,23 +127,27 @@ void run_fan_out(const fan_out_shape& s) {
     released.emplace_back(end + 64);
   }
   std::vector<std::atomic<std::uint64_t>> sums(s.groups);
+  bool joined = false;
   {
     worker_team team(abort, failures);
     for (std::uint32_t p = 0; p < s.publishers; ++p) {
       const std::string who = "publisher " + std::to_string(p);
-      team.spawn(who, [&, p, who] { run_source(v, "fan_out", s.frames, salt_a, released, abort, failures, who, p); });
+      team.spawn(who, [&, p, who] {
+        run_source(v, "fan_out", s.frames, salt_a, released, abort, failures, who, p);
+      });
     }
     for (std::uint32_t g = 0; g < s.groups; ++g)
       for (std::uint32_t w = 0; w < s.workers; ++w) {
         const std::string who = "group " + std::to_string(g) + " worker " + std::to_string(w);
         team.spawn(who, [&, g, w, who] {
-          sums[g] += drain_group(v, g, s.workers == 1, s.frames, end, salt_a, delivered[g], released[g], abort,
-                                 failures, who, 1000 + g * 16 + w);
+          sums[g] += drain_group(v, g, s.workers == 1, s.frames, end, salt_a, delivered[g], released[g],
+                                 abort, failures, who, 1000 + g * 16 + w);
         });
       }
-    REQUIRE(team.join());
+    joined = team.join();
   }
   CHECK_MESSAGE(failures.count() == 0, failures.str());
+  REQUIRE(joined);
   const std::uint64_t want = expected_sum(s.frames, salt_a);
   for (std::uint32_t g = 0; g < s.groups; ++g) {
     CAPTURE(g);
@@ -218,11 +225,13 @@ void run_chain(const chain_shape& s) {
   }
   std::vector<std::atomic<std::uint64_t>> sums(s.sink_groups);
   std::atomic<std::uint64_t> tap_sum{0};
+  bool joined = false;
   {
     worker_team team(abort, failures);
     for (std::uint32_t p = 0; p < s.sources; ++p) {
       const std::string who = "source " + std::to_string(p);
-      team.spawn(who, [&, p, who] { run_source(a, "a", s.frames, salt_a, released_a, abort, failures, who, p); });
+      team.spawn(who,
+                 [&, p, who] { run_source(a, "a", s.frames, salt_a, released_a, abort, failures, who, p); });
     }
     for (std::uint32_t m = 0; m < s.maps; ++m) {
       const std::string who = "map " + std::to_string(m);
@@ -255,20 +264,21 @@ void run_chain(const chain_shape& s) {
     }
     if (s.tap)
       team.spawn("tap", [&] {
-        tap_sum += drain_group(a, 1, true, s.frames, end, salt_a, delivered_a[1], released_a[1], abort, failures,
-                               "tap", 900);
+        tap_sum += drain_group(a, 1, true, s.frames, end, salt_a, delivered_a[1], released_a[1], abort,
+                               failures, "tap", 900);
       });
     for (std::uint32_t g = 0; g < s.sink_groups; ++g)
       for (std::uint32_t w = 0; w < s.sink_workers; ++w) {
         const std::string who = "sink group " + std::to_string(g) + " worker " + std::to_string(w);
         team.spawn(who, [&, g, w, who] {
-          sums[g] += drain_group(b, g, s.sink_workers == 1, s.frames, end, salt_b, delivered_b[g], released_b[g],
-                                 abort, failures, who, 2000 + g * 16 + w);
+          sums[g] += drain_group(b, g, s.sink_workers == 1, s.frames, end, salt_b, delivered_b[g],
+                                 released_b[g], abort, failures, who, 2000 + g * 16 + w);
         });
       }
-    REQUIRE(team.join());
+    joined = team.join();
   }
   CHECK_MESSAGE(failures.count() == 0, failures.str());
+  REQUIRE(joined);
   CHECK(a.end() == end);
   CHECK(b.end() == end);
   CHECK(delivered_a[0].exactly_once(end) == "");
