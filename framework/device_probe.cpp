@@ -30,6 +30,17 @@ device_status probe_device() noexcept {
     cudaGetLastError();
     return status;
   }
+  // The GPU executor's topics need CPU and GPU to touch managed memory at once, and its persistent
+  // kernel needs a cooperative launch (all blocks resident).
+  if (!prop.concurrentManagedAccess) {
+    status.reason = std::string(prop.name) + " has no concurrent managed access (concurrentManagedAccess = 0)";
+    return status;
+  }
+  if (!prop.cooperativeLaunch) {
+    status.reason = std::string(prop.name) + " has no cooperative launch";
+    return status;
+  }
+  status.sm_count = static_cast<std::uint32_t>(prop.multiProcessorCount);
   char memory[32];
   std::snprintf(memory, sizeof memory, "%.1f GiB", static_cast<double>(prop.totalGlobalMem) / (1024.0 * 1024 * 1024));
   status.usable = true;

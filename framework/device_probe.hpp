@@ -1,6 +1,7 @@
 // Is there a GPU this process can use? Asked once at start-up to choose the executor.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 namespace xf {
@@ -9,6 +10,7 @@ struct device_status {
   bool usable = false;
   std::string description;  ///< "NVIDIA H100 80GB HBM3 (sm_90, 132 SMs, 79.1 GiB)" when usable
   std::string reason;       ///< why not, when not usable ("built without CUDA", "no CUDA-capable device")
+  std::uint32_t sm_count = 0;
 };
 
 /// Probes device 0 through the CUDA runtime (when built with CUDA). Never throws.

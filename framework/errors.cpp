@@ -57,4 +57,8 @@ void throw_precondition(const char* condition, const std::string& reason, const 
   throw precondition_error(out.str());
 }
 
+std::string frame_failed_reason(std::uint32_t code) {
+  return "the operator failed the frame (code " + std::to_string(code) + ")";
+}
+
 }  // namespace xf

@@ -65,6 +65,9 @@ class run_error : public std::runtime_error {
   std::string reason_;
 };
 
+/// The reason of a run_error for a frame an operator failed (frame_task::fail), on either executor.
+std::string frame_failed_reason(std::uint32_t code);
+
 /// A broken precondition in the caller's use of an API (not a user configuration problem).
 class precondition_error : public std::logic_error {
  public:

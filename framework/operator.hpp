@@ -12,6 +12,7 @@
 
 #include "framework/exec_space.hpp"
 #include "framework/frame.hpp"
+#include "framework/system_atomic.hpp"
 
 namespace xf {
 
@@ -90,6 +91,21 @@ struct frame_task {
   std::uint64_t offset = 0;
   std::uint32_t thread_id = 0;
   std::uint32_t thread_count = 1;
+  /// Where fail() records a failure; set by the executor.
+  std::uint64_t* failure = nullptr;
+
+  /// Fails this frame with an operator-defined `code`: the run ends cleanly once the frame's round is
+  /// over, and the error names the operator, its input topic, the offset and the code. Any virtual
+  /// thread may call it, any number of times (one of the codes is reported). Device code never throws;
+  /// this is how a GPU operator reports bad data.
+  XF_HOST_DEVICE void fail(std::uint32_t code) const {
+    if (failure != nullptr) store_relaxed(*failure, (std::uint64_t{1} << 32) | code);
+  }
+};
+
+/// What the host executor throws when a GPU operator's compute called frame_task::fail.
+struct frame_failed {
+  std::uint32_t code;
 };
 
 /// A frame that the reference chain can compute for any offset: what a topic must hold there.

@@ -18,25 +18,10 @@ plan make_plan(const topology_spec& spec, const operator_registry& registry, con
     p.topics.push_back(planned_topic{&t, {}, {}, 0});
   }
 
-  // Executor: the device when usable and not forced off. The GPU executor is not part of this build yet,
-  // so kernel operators run on the host executor's blocks either way; the reason says which and why.
   const std::uint32_t cores =
       options.host_cores ? options.host_cores : std::max(1u, std::thread::hardware_concurrency());
-  if (spec.runtime.executor == executor_kind::device && !options.device_usable)
-    throw config_error(spec.position_of("runtime.executor"),
-                       "runtime.executor is 'device' but no GPU is usable: " + options.device_reason);
-  if (spec.runtime.executor == executor_kind::device)
-    throw config_error(spec.position_of("runtime.executor"),
-                       "runtime.executor 'device': the GPU executor is not in this version yet; use 'auto' or "
-                       "'host' to run GPU operators on the host executor");
-  p.executor = resolved_executor::host;
-  if (options.force_host) p.executor_reason = "--host given";
-  else if (spec.runtime.executor == executor_kind::host) p.executor_reason = "runtime.executor: host";
-  else if (!options.device_usable) p.executor_reason = "no usable GPU (" + options.device_reason + ")";
-  else p.executor_reason = "the GPU executor is not in this version yet";
-
   p.warps_per_block = spec.runtime.warps_per_block;
-  p.blocks = spec.runtime.blocks ? spec.runtime.blocks : cores;
+  p.watchdog_ms = spec.runtime.watchdog_ms;
 
   for (const auto& o : spec.operators) {
     planned_operator po;
@@ -55,6 +40,73 @@ plan make_plan(const topology_spec& spec, const operator_registry& registry, con
       po.outputs.push_back(it->second);
     }
     p.operators.push_back(std::move(po));
+  }
+
+  // Executor: the device when a GPU is usable, the launcher has a kernel with every GPU operator of the
+  // topology compiled in, and nothing forces the host.
+  const device_capabilities& dev = options.device;
+  bool any_kernel_op = false;
+  std::string missing;  // a GPU operator whose class the launcher's kernel lacks
+  std::size_t missing_op = 0;
+  for (std::size_t i = 0; i < p.operators.size(); ++i) {
+    const planned_operator& po = p.operators[i];
+    if (!po.in_kernel) continue;
+    any_kernel_op = true;
+    if (missing.empty() && dev.compiled_in && (!po.entry->gpu_type || !dev.compiled_in(*po.entry->gpu_type))) {
+      missing = po.spec->class_name;
+      missing_op = i;
+    }
+  }
+  std::string device_refusal;  // why the device cannot run this topology; empty: it can
+  if (!dev.usable)
+    device_refusal = "no usable GPU (" + dev.reason + ")";
+  else if (!dev.blocks_per_sm || !dev.compiled_in)
+    device_refusal = "this launcher was built without a GPU kernel";
+  else if (!missing.empty())
+    device_refusal = "class '" + missing + "' (operator '" + p.operators[missing_op].spec->name +
+                     "') is not compiled into this launcher's GPU kernel";
+  if (spec.runtime.executor == executor_kind::device && !options.force_host) {
+    if (!missing.empty() && dev.usable)
+      throw config_error(spec.position_of("operators." + p.operators[missing_op].spec->name + ".class"),
+                         "runtime.executor is 'device' but " + device_refusal +
+                             " (add its type to the launcher's fused_kernel<...> list)");
+    if (!device_refusal.empty())
+      throw config_error(spec.position_of("runtime.executor"),
+                         "runtime.executor is 'device' but " + device_refusal);
+  }
+  if (options.force_host) {
+    p.executor = resolved_executor::host;
+    p.executor_reason = spec.runtime.executor == executor_kind::host ? "runtime.executor: host" : "--host given";
+  } else if (!any_kernel_op) {
+    p.executor = resolved_executor::host;
+    p.executor_reason = "no GPU operators";
+  } else if (!device_refusal.empty()) {
+    p.executor = resolved_executor::host;
+    p.executor_reason = device_refusal;
+  } else {
+    p.executor = resolved_executor::device;
+    p.executor_reason = "GPU available";
+  }
+
+  // Blocks: the host executor's play the kernel's role on CPU threads; the device's must all be resident.
+  const std::uint32_t threads_per_block = p.warps_per_block * 32;
+  if (p.executor == resolved_executor::device) {
+    const auto per_sm = static_cast<std::uint32_t>(std::max(0, dev.blocks_per_sm(static_cast<int>(threads_per_block))));
+    const std::uint32_t resident = per_sm * dev.sm_count;
+    if (resident == 0)
+      throw config_error(spec.position_of("runtime.warps_per_block"),
+                         "the GPU kernel cannot run blocks of " + std::to_string(p.warps_per_block) +
+                             " warps on this GPU (no block fits on an SM)");
+    if (spec.runtime.blocks > resident)
+      throw config_error(spec.position_of("runtime.blocks"),
+                         "runtime.blocks is " + std::to_string(spec.runtime.blocks) + ", but at most " +
+                             std::to_string(resident) + " blocks of " + std::to_string(p.warps_per_block) +
+                             " warps can be resident at once on this GPU (" + std::to_string(dev.sm_count) +
+                             " SMs x " + std::to_string(per_sm) +
+                             "); every block of the persistent kernel must run at the same time");
+    p.blocks = spec.runtime.blocks ? spec.runtime.blocks : dev.sm_count * std::min(per_sm, default_blocks_per_sm);
+  } else {
+    p.blocks = spec.runtime.blocks ? spec.runtime.blocks : cores;
   }
 
   // Kernel operators and the warp partition of a block.
@@ -110,6 +162,20 @@ plan make_plan(const topology_spec& spec, const operator_registry& registry, con
         if (--pending_inputs[s] == 0) ready.push_back(s);
   }
   XF_EXPECTS(p.start_order.size() == p.operators.size(), "the operator graph has a cycle (validate the spec first)");
+
+  // Device work items: large frames in parts; whole frames read over PCIe staged into block scratch.
+  if (p.executor == resolved_executor::device) {
+    auto on_gpu = [&](std::size_t op) { return p.operators[op].in_kernel; };
+    for (std::size_t k : p.kernel_operators) {
+      planned_operator& po = p.operators[k];
+      const planned_topic& in = p.topics[po.inputs[0]];
+      const std::uint64_t frame = in.spec->frame_bytes;
+      po.parts = static_cast<std::uint32_t>((frame + kernel_part_bytes - 1) / kernel_part_bytes);
+      bool in_device_memory = std::all_of(in.publishers.begin(), in.publishers.end(), on_gpu) &&
+                              std::all_of(in.subscribers.begin(), in.subscribers.end(), on_gpu);
+      po.stage = po.parts == 1 && !in_device_memory;
+    }
+  }
   return p;
 }
 
@@ -121,7 +187,11 @@ std::string plan::describe() const {
   for (std::size_t i : start_order) {
     const planned_operator& po = operators[i];
     out << "\n  " << po.spec->name << " (" << po.spec->class_name << ", " << name_of(po.spec->on) << "): ";
-    if (po.in_kernel) out << po.warps << " warps in each of " << po.workers << " blocks";
+    if (po.in_kernel) {
+      out << po.warps << " warps in each of " << po.workers << " blocks";
+      if (executor == resolved_executor::device && po.parts > 1) out << ", frames in " << po.parts << " parts";
+      if (executor == resolved_executor::device && po.stage) out << ", input staged";
+    }
     else out << po.workers << (po.workers == 1 ? " thread" : " threads");
   }
   return out.str();

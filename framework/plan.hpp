@@ -4,7 +4,9 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
+#include <typeindex>
 #include <vector>
 
 #include "framework/registry.hpp"
@@ -31,6 +33,11 @@ struct planned_operator {
   std::uint32_t workers = 0;  ///< CPU threads, or kernel blocks for in_kernel operators
   std::uint32_t warps = 0;    ///< in_kernel: warps per block this operator gets each round
   std::uint32_t kernel_index = 0;  ///< in_kernel: position among the kernel's operators
+  /// in_kernel on the device: work items per frame (blocks that share one large frame; see kernel_op).
+  std::uint32_t parts = 1;
+  /// in_kernel on the device: stage the input frame into the block's scratch before computing (it is
+  /// read over PCIe, and whole in one block).
+  bool stage = false;
 };
 
 struct plan {
@@ -38,6 +45,7 @@ struct plan {
   std::string executor_reason;  ///< why this executor (for the log)
   std::uint32_t blocks = 0;
   std::uint32_t warps_per_block = 0;
+  std::uint32_t watchdog_ms = 0;
   std::vector<planned_topic> topics;
   std::vector<planned_operator> operators;
   std::vector<std::size_t> kernel_operators;  ///< in_kernel operators, in kernel order
@@ -47,10 +55,26 @@ struct plan {
   std::string describe() const;
 };
 
+/// Frames larger than this are split into parts that several blocks work on at once (HARDWARE.md: one
+/// block per 1–4 MiB frame left the link under-used; 128–512 KiB chunks reached its ceiling).
+inline constexpr std::uint64_t kernel_part_bytes = 256 * 1024;
+/// Default kernel blocks per SM when runtime.blocks is 0 (fewer when occupancy allows fewer).
+inline constexpr std::uint32_t default_blocks_per_sm = 4;
+
+/// What the machine and the launcher's GPU kernel allow (filled by the launcher; all empty without one).
+struct device_capabilities {
+  bool usable = false;          ///< from probe_device()
+  std::string reason;           ///< why not usable
+  std::uint32_t sm_count = 0;
+  /// Blocks of the kernel with `threads` threads that fit on one SM at once; empty: no kernel.
+  std::function<int(int threads)> blocks_per_sm;
+  /// Whether a GPU operator type is compiled into the launcher's kernel; empty: no kernel.
+  std::function<bool(std::type_index)> compiled_in;
+};
+
 struct plan_options {
   bool force_host = false;      ///< --host
-  bool device_usable = false;   ///< from probe_device()
-  std::string device_reason;    ///< why not usable
+  device_capabilities device;
   std::uint32_t host_cores = 0; ///< 0: std::thread::hardware_concurrency()
 };
 

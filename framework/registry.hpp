@@ -7,7 +7,10 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <cstring>
+#include <optional>
 #include <type_traits>
+#include <typeindex>
 #include <vector>
 
 #include "framework/operator.hpp"
@@ -32,6 +35,10 @@ struct operator_entry {
   std::function<std::unique_ptr<cpu_operator>(const param_map&)> make_cpu;
   /// GPU classes only: the compute, for the host executor's virtual warps.
   std::function<std::unique_ptr<host_kernel_op>(const param_map&)> make_host_kernel;
+  /// GPU classes only: the operator's C++ type, by which a fused kernel (framework/gpu/fused_kernel.cuh)
+  /// finds its device code, and its params struct as bytes, for the kernel's parameter arena.
+  std::optional<std::type_index> gpu_type;
+  std::function<std::vector<std::byte>(const param_map&)> make_gpu_params;
 };
 
 namespace detail {
@@ -45,10 +52,13 @@ void run_gpu_compute(const typename Op::params& p, const frame_in& in, frame_out
   task.count = in.bytes / sizeof(T);
   task.offset = offset;
   task.thread_count = count;
+  std::uint64_t failure = 0;
+  task.failure = &failure;
   for (std::uint32_t t = begin; t < end; ++t) {
     task.thread_id = t;
     Op::compute(p, task);
   }
+  if (failure != 0) throw frame_failed(static_cast<std::uint32_t>(failure));
 }
 
 template <class Op>
@@ -118,6 +128,13 @@ class operator_registry {
       };
       entry->make_host_kernel = [schema](const param_map& values) -> std::unique_ptr<host_kernel_op> {
         return std::make_unique<detail::gpu_op_on_host<Op>>(schema.make(values));
+      };
+      entry->gpu_type = std::type_index(typeid(Op));
+      entry->make_gpu_params = [schema](const param_map& values) {
+        const params p = schema.make(values);
+        std::vector<std::byte> bytes(sizeof(params));
+        std::memcpy(bytes.data(), &p, sizeof(params));
+        return bytes;
       };
     }
     insert(std::move(entry));

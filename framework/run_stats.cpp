@@ -67,6 +67,32 @@ std::string format_stats_table(const run_stats& s) {
                 std::to_string(t.frames), fixed(gb(t.bytes), 3), fixed(gb(t.bytes) / wall, 3),
                 fixed(seconds(t.blocked_ns), 3), std::to_string(t.end_offset)});
   out << '\n' << topics.str();
+  bool any_latency = false;
+  for (const auto& o : s.operators) any_latency = any_latency || o.latency_frames > 0;
+  if (any_latency) {
+    text_table latency({"sink", "frames", "latency p50 us", "latency p99 us"});
+    for (const auto& o : s.operators)
+      if (o.latency_frames > 0)
+        latency.add({o.name, std::to_string(o.latency_frames), fixed(static_cast<double>(o.latency_p50_ns) / 1e3, 1),
+                     fixed(static_cast<double>(o.latency_p99_ns) / 1e3, 1)});
+    out << '\n' << latency.str();
+  }
+  if (s.kernel) {
+    const kernel_breakdown& k = *s.kernel;
+    const double total = static_cast<double>(k.subscribe + k.schedule + k.compute + k.publish + k.idle);
+    auto share = [&](std::uint64_t v) { return fixed(total > 0 ? 100.0 * static_cast<double>(v) / total : 0, 1); };
+    const double busy = static_cast<double>(k.subscribe + k.schedule + k.compute + k.publish);
+    auto busy_share = [&](std::uint64_t v) { return fixed(busy > 0 ? 100.0 * static_cast<double>(v) / busy : 0, 1); };
+    text_table phases({"kernel phase", "% of round time", "% of busy rounds' time"});
+    phases.add({"subscribe", share(k.subscribe), busy_share(k.subscribe)});
+    phases.add({"schedule", share(k.schedule), busy_share(k.schedule)});
+    phases.add({"compute", share(k.compute), busy_share(k.compute)});
+    phases.add({"publish", share(k.publish), busy_share(k.publish)});
+    phases.add({"idle", share(k.idle), "-"});
+    out << "\nkernel: " << k.blocks << " blocks x " << k.warps_per_block << " warps, " << k.rounds << " rounds ("
+        << k.busy_rounds << " with work)\n"
+        << phases.str();
+  }
   bool any_counters = false;
   for (const auto& o : s.operators) any_counters = any_counters || !o.counters.empty();
   if (any_counters) {
@@ -100,6 +126,11 @@ std::string format_stats_json(const run_stats& s) {
     j["busy_seconds"] = seconds(o.busy_ns);
     j["input_wait_seconds"] = seconds(o.input_wait_ns);
     j["blocked_seconds"] = seconds(o.blocked_ns);
+    if (o.latency_frames > 0) {
+      j["latency_frames"] = o.latency_frames;
+      j["latency_p50_us"] = static_cast<double>(o.latency_p50_ns) / 1e3;
+      j["latency_p99_us"] = static_cast<double>(o.latency_p99_ns) / 1e3;
+    }
     j["counters"] = nlohmann::ordered_json::object();
     for (const auto& [key, value] : o.counters) j["counters"][key] = value;
     doc["operators"].push_back(std::move(j));
@@ -115,6 +146,14 @@ std::string format_stats_json(const run_stats& s) {
     j["blocked_seconds"] = seconds(t.blocked_ns);
     j["end_offset"] = t.end_offset;
     doc["topics"].push_back(std::move(j));
+  }
+  if (s.kernel) {
+    const kernel_breakdown& k = *s.kernel;
+    doc["kernel"] = {{"blocks", k.blocks},       {"warps_per_block", k.warps_per_block},
+                     {"rounds", k.rounds},       {"busy_rounds", k.busy_rounds},
+                     {"subscribe_cycles", k.subscribe}, {"schedule_cycles", k.schedule},
+                     {"compute_cycles", k.compute},     {"publish_cycles", k.publish},
+                     {"idle_cycles", k.idle}};
   }
   return doc.dump(2);
 }

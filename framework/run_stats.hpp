@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,7 +21,18 @@ struct operator_stats {
   std::uint64_t busy_ns = 0;        ///< summed over workers: inside the operator's own code
   std::uint64_t input_wait_ns = 0;  ///< summed over workers: waiting for an input frame
   std::uint64_t blocked_ns = 0;     ///< summed over workers: waiting for a free output slot (backpressure)
+  /// Sinks: per-frame latency from the source's publish to this sink's delivery.
+  std::uint64_t latency_frames = 0;
+  std::uint64_t latency_p50_ns = 0, latency_p99_ns = 0;
   operator_counters counters;       ///< the operator's own end-of-run counters
+};
+
+/// The virtualised kernel's round-time breakdown (the XeFlow paper's Fig. 11): SM cycles summed over
+/// blocks per phase. Only for runs on the device executor.
+struct kernel_breakdown {
+  std::uint64_t subscribe = 0, schedule = 0, compute = 0, publish = 0, idle = 0;
+  std::uint64_t rounds = 0, busy_rounds = 0;
+  std::uint32_t blocks = 0, warps_per_block = 0;
 };
 
 struct topic_stats {
@@ -40,6 +52,8 @@ struct run_stats {
   double wall_seconds = 0;
   std::vector<operator_stats> operators;
   std::vector<topic_stats> topics;
+  std::optional<kernel_breakdown> kernel;
+  bool device_wedged = false;  ///< see run_topology
 };
 
 /// The stats as aligned text tables (operators, then topics, then operator counters).

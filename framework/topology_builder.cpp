@@ -33,6 +33,8 @@ runtime_builder& runtime_builder::warps_per_block(std::uint32_t count) {
   return *this;
 }
 runtime_builder& runtime_builder::partition(partition_policy p) { spec_->partition = p; return *this; }
+runtime_builder& runtime_builder::coherence(coherence_spec c) { spec_->coherence = c; return *this; }
+runtime_builder& runtime_builder::watchdog_ms(std::uint32_t ms) { spec_->watchdog_ms = ms; return *this; }
 
 topology_builder::topology_builder(std::string name) {
   spec_.name = std::move(name);

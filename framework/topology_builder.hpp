@@ -60,6 +60,8 @@ class runtime_builder {
   runtime_builder& blocks(std::uint32_t count);
   runtime_builder& warps_per_block(std::uint32_t count);
   runtime_builder& partition(partition_policy p);
+  runtime_builder& coherence(coherence_spec c);
+  runtime_builder& watchdog_ms(std::uint32_t ms);
 
  private:
   runtime_spec* spec_;

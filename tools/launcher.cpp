@@ -7,15 +7,21 @@
 #include <CLI/CLI.hpp>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
+#include <typeindex>
 #include <iostream>
 
 #include "framework/config/yaml_loader.hpp"
 #include "framework/device_probe.hpp"
-#include "framework/host_executor.hpp"
+#include "framework/executor.hpp"
 #include "framework/logging.hpp"
 #include "framework/plan.hpp"
 #include "framework/units.hpp"
 #include "operators/builtin.hpp"
+
+#if defined(XF_HAVE_CUDA)
+#include "framework/gpu/kernel_program.hpp"
+#endif
 
 namespace xf {
 namespace {
@@ -64,9 +70,28 @@ class progress_line {
   bool shown_ = false;
 };
 
+
+/// What the GPU and the launcher's kernel allow, for the planner.
+device_capabilities describe_device(const device_status& device, const kernel_program* kernel) {
+  device_capabilities caps;
+  caps.usable = device.usable;
+  caps.reason = device.usable ? device.description : device.reason;
+  caps.sm_count = device.sm_count;
+#if defined(XF_HAVE_CUDA)
+  if (kernel) {
+    caps.blocks_per_sm = [kernel](int threads) { return kernel->blocks_per_sm(threads); };
+    caps.compiled_in = [kernel](std::type_index t) { return kernel->index_of(t).has_value(); };
+  }
+#else
+  (void)kernel;
+#endif
+  return caps;
+}
+
 }  // namespace
 
-int run_launcher(int argc, char** argv, const std::function<void(operator_registry&)>& add_operators) {
+int run_launcher(int argc, char** argv, const std::function<void(operator_registry&)>& add_operators,
+                 const kernel_program* kernel) {
   CLI::App app{"xeflow-run: run a streaming topology across CPU and GPU"};
   std::string topology_path;
   std::vector<std::string> overrides;
@@ -117,12 +142,13 @@ int run_launcher(int argc, char** argv, const std::function<void(operator_regist
     options.force_host = force_host || spec.runtime.executor == executor_kind::host;
     if (!options.force_host) {
       const device_status device = probe_device();
-      options.device_usable = device.usable;
-      options.device_reason = device.usable ? device.description : device.reason;
+      options.device = describe_device(device, kernel);
       if (!device.usable) spdlog::info("no usable GPU ({}): GPU operators run on the host executor", device.reason);
       else spdlog::info("GPU: {}", device.description);
     }
     p = make_plan(spec, registry, options);
+    if (p.executor == resolved_executor::host && !p.kernel_operators.empty() && !options.force_host)
+      spdlog::info("GPU operators run on the host executor: {}", p.executor_reason);
   } catch (const config_error& e) {
     std::cerr << e.what() << '\n';
     return exit_config_error;
@@ -142,9 +168,10 @@ int run_launcher(int argc, char** argv, const std::function<void(operator_regist
   sigaction(SIGINT, &action, &previous);
 
   progress_line progress;
-  host_run_options run_options;
+  run_options run_options;
+  run_options.kernel = kernel;
   if (!quiet && isatty(STDERR_FILENO)) run_options.on_progress = [&](const run_progress& r) { progress.show(r); };
-  const run_stats stats = run_on_host(p, spec, control, run_options);
+  const run_stats stats = run_topology(p, spec, control, run_options);
   progress.clear();
   sigaction(SIGINT, &previous, nullptr);
   g_control = nullptr;
@@ -153,6 +180,12 @@ int run_launcher(int argc, char** argv, const std::function<void(operator_regist
   else std::cout << format_stats_table(stats) << std::flush;
   if (stats.status == "failed") {
     spdlog::error("{}", stats.error);
+    if (stats.device_wedged) {
+      // The GPU kernel hung or faulted: tearing the CUDA context down would wait on it. End here.
+      spdlog::default_logger()->flush();
+      std::fflush(nullptr);
+      std::_Exit(exit_run_failed);
+    }
     return exit_run_failed;
   }
   if (stats.status == "interrupted") {

@@ -2,7 +2,8 @@
 // built-in ones and get the very same tool:
 //
 //   int main(int argc, char** argv) {
-//     return xf::run_launcher(argc, argv, [](xf::operator_registry& r) { r.add<my_op>("my_op"); });
+//     return xf::run_launcher(argc, argv, [](xf::operator_registry& r) { r.add<my_op>("my_op"); },
+//                             my_kernel());  // my_kernel.cu: fused_kernel<builtin_gpu_operators, my_op>()
 //   }
 #pragma once
 
@@ -20,8 +21,13 @@ enum exit_code : int {
   exit_interrupted = 130, ///< SIGINT: the streams were drained and the stats printed
 };
 
+class kernel_program;
+
 /// Parses the command line, loads and validates the topology, runs it and prints the stats.
-/// `add_operators` registers operators beyond the built-in ones (may be empty).
-int run_launcher(int argc, char** argv, const std::function<void(operator_registry&)>& add_operators = {});
+/// `add_operators` registers operators beyond the built-in ones (may be empty). `kernel` is the
+/// launcher's fused GPU kernel (framework/gpu/fused_kernel.cuh): the built-in GPU operators plus the
+/// launcher's own; null runs every GPU operator on the host executor.
+int run_launcher(int argc, char** argv, const std::function<void(operator_registry&)>& add_operators = {},
+                 const kernel_program* kernel = nullptr);
 
 }  // namespace xf

@@ -8,6 +8,7 @@
 namespace xf {
 
 namespace {
+// slots, released, publisher words, end word, cursors, bitmap, frames.
 constexpr std::size_t kMaxAllocations = 8;
 }
 
@@ -30,20 +31,39 @@ topic::topic(topic_config config, topic_memory& memory)
     view_.publishers = config_.publishers;
     view_.heap_frames = heap_frames;
     view_.heap_words = heap_words;
-    // Offset index: publish-written slots apart from subscriber-written release words (one writer side
-    // per page), and the small control words each on a line of their own.
-    view_.slots = static_cast<index_slot*>(take(sizeof(index_slot) * config_.capacity, topic_layer::index));
-    view_.released = static_cast<std::uint64_t*>(
-        take(sizeof(std::uint64_t) * std::uint64_t{config_.groups} * config_.capacity, topic_layer::index));
-    auto* control = static_cast<padded_word*>(take(sizeof(padded_word) * (4 + config_.groups), topic_layer::index));
+    // Where each region lives (DESIGN.md §3: one writer side per line across PCIe, and no word that both
+    // sides read-modify-write):
+    //  - what the publisher writes and subscribers read (slots, end word, frames), and what subscribers
+    //    write and publishers read (released): on the device only when every party is on the GPU, else on
+    //    the host, where CPU accesses are local and the GPU's are remote loads/stores (never migrations);
+    //  - what one side alone read-modify-writes (claim/close words and heap bitmap: the publishers; each
+    //    group's cursor: that group's workers): with that side.
+    bool all_gpu = config_.publishers_on_gpu;
+    for (std::uint32_t g = 0; g < config_.groups; ++g) all_gpu = all_gpu && group_on_gpu(g);
+    const memory_side shared = all_gpu ? memory_side::device : memory_side::host;
+    const memory_side publisher = config_.publishers_on_gpu ? memory_side::device : memory_side::host;
+
+    view_.slots = static_cast<index_slot*>(take(sizeof(index_slot) * config_.capacity, topic_layer::index, shared));
+    view_.released = static_cast<std::uint64_t*>(take(
+        sizeof(std::uint64_t) * std::uint64_t{config_.groups} * config_.capacity, topic_layer::index, shared));
+    auto* control = static_cast<padded_word*>(take(sizeof(padded_word) * 3, topic_layer::index, publisher));
     view_.claim = control + 0;
     view_.closed = control + 1;
     view_.end_max = control + 2;
-    view_.end_offset = control + 3;
-    view_.group_cursor = control + 4;
+    view_.end_offset = static_cast<padded_word*>(take(sizeof(padded_word), topic_layer::index, shared));
     view_.end_offset->value = no_offset;
-    view_.heap_bitmap = static_cast<std::uint64_t*>(take(sizeof(std::uint64_t) * heap_words, topic_layer::frames));
-    view_.frames = static_cast<std::byte*>(take(config_.frame_bytes * heap_frames, topic_layer::frames));
+    // Each group's cursor on a page of its own, so a GPU group's cursor can live on the device next to a
+    // CPU group's on the host.
+    view_.cursor_stride = static_cast<std::uint32_t>(frame_alignment_bytes / sizeof(padded_word));
+    view_.group_cursor = static_cast<padded_word*>(
+        take(frame_alignment_bytes * config_.groups, topic_layer::index, memory_side::host));
+    view_.heap_bitmap =
+        static_cast<std::uint64_t*>(take(sizeof(std::uint64_t) * heap_words, topic_layer::frames, publisher));
+    view_.frames = static_cast<std::byte*>(take(config_.frame_bytes * heap_frames, topic_layer::frames, shared));
+    for (std::uint32_t g = 0; g < config_.groups; ++g)
+      if (group_on_gpu(g))
+        memory_->place(view_.group_cursor + std::uint64_t{g} * view_.cursor_stride, frame_alignment_bytes,
+                       topic_layer::index, memory_side::device);
   } catch (...) {
     for (std::size_t i = 0; i < allocation_count_; ++i)
       memory_->deallocate(allocations_[i].p, allocations_[i].bytes, allocations_[i].layer);
@@ -51,8 +71,8 @@ topic::topic(topic_config config, topic_memory& memory)
   }
 }
 
-void* topic::take(std::size_t bytes, topic_layer layer) {
-  void* p = memory_->allocate(bytes, layer);
+void* topic::take(std::size_t bytes, topic_layer layer, memory_side side) {
+  void* p = memory_->allocate(bytes, layer, side);
   allocations_[allocation_count_++] = {p, bytes, layer};
   return p;
 }

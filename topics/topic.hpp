@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "topics/topic_memory.hpp"
 #include "topics/topic_view.hpp"
@@ -18,6 +19,10 @@ struct topic_config {
   std::uint32_t capacity = 0;     ///< ≥ 1
   std::uint32_t groups = 0;       ///< subscriber groups, ≥ 1
   std::uint32_t publishers = 0;   ///< publisher workers, ≥ 1
+  /// Where the publishers and each subscriber group run; decides where each region of the topic lives
+  /// (topic.cpp). Empty `groups_on_gpu` means every group is on the host.
+  bool publishers_on_gpu = false;
+  std::vector<bool> groups_on_gpu;
 };
 
 /// Host-side counters of a topic, updated by the executors (relaxed: read for stats).
@@ -51,7 +56,8 @@ class topic {
     std::size_t bytes;
     topic_layer layer;
   };
-  void* take(std::size_t bytes, topic_layer layer);
+  void* take(std::size_t bytes, topic_layer layer, memory_side side);
+  bool group_on_gpu(std::uint32_t g) const { return g < config_.groups_on_gpu.size() && config_.groups_on_gpu[g]; }
 
   topic_config config_;
   topic_memory* memory_;

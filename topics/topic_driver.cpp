@@ -45,10 +45,10 @@ publish_ticket reserve_void_at(const topic_view& view, std::uint64_t offset, con
 }
 
 void publish_frame(const topic_view& view, const publish_ticket& ticket, std::uint64_t bytes,
-                   std::uint64_t tag) {
+                   std::uint64_t tag, std::uint64_t born_ns) {
   XF_EXPECTS(ticket.has_frame(),
              "publish_frame needs a ticket with a frame; a void reservation ends in publish_void");
-  view.publish(ticket.offset, ticket.frame, bytes, tag);
+  view.publish(ticket.offset, ticket.frame, bytes, tag, 0, born_ns);
 }
 
 void publish_void(const topic_view& view, const publish_ticket& ticket) {

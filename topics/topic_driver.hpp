@@ -56,7 +56,7 @@ publish_ticket reserve_void_at(const topic_view& view, std::uint64_t offset, con
 /// operator at fault) and the source offset `tag`. Release order: the frame's contents written before
 /// are visible to every subscriber that sees the offset ready.
 void publish_frame(const topic_view& view, const publish_ticket& ticket, std::uint64_t bytes,
-                   std::uint64_t tag);
+                   std::uint64_t tag, std::uint64_t born_ns = 0);
 
 /// Publishes "nothing at this offset", returning the ticket's frame (if any) to the heap: a source that
 /// claimed an offset and then found its input ended, or a 1:1 operator passing a void input on.

@@ -39,7 +39,8 @@ struct alignas(64) index_slot {
   std::uint64_t tag;    ///< the source offset this frame descends from (end-to-end sequence check)
   std::uint32_t frame;  ///< frame index in the heap, or no_frame for a void slot
   std::uint32_t flags;  ///< slot_flags
-  std::uint64_t reserved[4];
+  std::uint64_t born_ns;  ///< when the source published the frame this one descends from (host steady clock)
+  std::uint64_t reserved[3];
 };
 static_assert(sizeof(index_slot) == 64, "one offset-index slot per 64-byte line");
 

@@ -7,7 +7,7 @@
 
 namespace xf {
 
-void* host_topic_memory::allocate(std::size_t bytes, topic_layer) {
+void* host_topic_memory::allocate(std::size_t bytes, topic_layer, memory_side) {
   constexpr std::size_t page = 4096;
   const std::size_t rounded = (bytes + page - 1) / page * page;
   void* p = std::aligned_alloc(page, rounded == 0 ? page : rounded);

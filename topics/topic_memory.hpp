@@ -9,13 +9,21 @@ namespace xf {
 
 enum class topic_layer : unsigned char { catalog, index, frames };
 
-/// Allocates zero-filled, 4 KiB-aligned memory for one layer of a topic. Implementations state whether
-/// the device can touch what they return.
+/// Which processor a region of a topic belongs with: the side that writes it when the other side only
+/// reads it, the side that read-modify-writes it, or the device when nothing on the host touches it.
+enum class memory_side : unsigned char { host, device };
+
+/// Allocates zero-filled, 4 KiB-aligned memory for one layer of a topic. `side` says where the region
+/// belongs (topic.cpp decides it from who writes and reads); an implementation with a coherence policy
+/// for the layer places it there, and one without (plain host memory, or the `naive` policy) ignores it.
+/// Implementations state whether the device can touch what they return.
 class topic_memory {
  public:
   virtual ~topic_memory() = default;
-  virtual void* allocate(std::size_t bytes, topic_layer layer) = 0;
+  virtual void* allocate(std::size_t bytes, topic_layer layer, memory_side side) = 0;
   virtual void deallocate(void* p, std::size_t bytes, topic_layer layer) noexcept = 0;
+  /// Moves a 4 KiB-aligned part of an allocation to `side` (a region that differs from its neighbours).
+  virtual void place(void* p, std::size_t bytes, topic_layer layer, memory_side side) = 0;
   virtual bool device_accessible() const noexcept = 0;
   virtual std::string_view name() const noexcept = 0;
 };
@@ -23,8 +31,9 @@ class topic_memory {
 /// Page-aligned host memory: what the host executor runs on.
 class host_topic_memory final : public topic_memory {
  public:
-  void* allocate(std::size_t bytes, topic_layer layer) override;
+  void* allocate(std::size_t bytes, topic_layer layer, memory_side side) override;
   void deallocate(void* p, std::size_t bytes, topic_layer layer) noexcept override;
+  void place(void*, std::size_t, topic_layer, memory_side) override {}
   bool device_accessible() const noexcept override { return false; }
   std::string_view name() const noexcept override { return "host"; }
 };

@@ -26,10 +26,11 @@ struct topic_view {
   std::uint32_t publishers;  ///< publisher workers that will each close once
   std::uint32_t heap_frames;
   std::uint32_t heap_words;  ///< 64-bit words of the heap bitmap
+  std::uint32_t cursor_stride;  ///< padded words from one group's cursor to the next (a page apart)
 
   index_slot* slots;           ///< [capacity]
   std::uint64_t* released;     ///< [groups * capacity]: offset + 1 last released by group g at slot s
-  padded_word* group_cursor;   ///< [groups]: next offset group g hands out
+  padded_word* group_cursor;   ///< [groups * cursor_stride]: next offset group g hands out, at g * stride
   padded_word* claim;          ///< next offset a claiming publisher gets
   padded_word* closed;         ///< publishers closed so far
   padded_word* end_max;        ///< largest end reported by a closing publisher
@@ -91,15 +92,22 @@ struct topic_view {
 
   XF_HOST_DEVICE std::byte* frame_data(std::uint32_t frame) const { return frames + std::uint64_t{frame} * frame_bytes; }
 
+  /// The frame a slot-indexed publisher writes for `offset`: frame slot_of(offset). A topic whose only
+  /// publisher is a 1:1 map (validation enforces it for maps) needs no heap: the slot's previous frame is
+  /// free exactly when the slot is (slot_free), so frame = slot never collides. The GPU kernel publishes
+  /// this way, without touching the bitmap.
+  XF_HOST_DEVICE std::uint32_t slot_frame(std::uint64_t offset) const { return slot_of(offset); }
+
   /// Makes `frame` (bytes valid) visible at `offset`. Release: the frame's contents and the slot's fields
   /// are visible to whoever acquires seq == offset + 1.
   XF_HOST_DEVICE void publish(std::uint64_t offset, std::uint32_t frame, std::uint64_t bytes, std::uint64_t tag,
-                              std::uint32_t flags = 0) const {
+                              std::uint32_t flags = 0, std::uint64_t born_ns = 0) const {
     index_slot& slot = slots[slot_of(offset)];
     slot.frame = frame;
     slot.bytes = bytes;
     slot.tag = tag;
     slot.flags = flags;
+    slot.born_ns = born_ns;
     store_release(slot.seq, offset + 1);
   }
 
@@ -122,7 +130,7 @@ struct topic_view {
 
   /// Hands the next offset of group g to one of its workers (each offset to exactly one worker).
   XF_HOST_DEVICE std::uint64_t take(std::uint32_t group) const {
-    return fetch_add_relaxed(group_cursor[group].value, std::uint64_t{1});
+    return fetch_add_relaxed(group_cursor[std::uint64_t{group} * cursor_stride].value, std::uint64_t{1});
   }
 
   /// Is `offset` published (ready), not yet (pending), or beyond the end of stream (ended)? seq is read

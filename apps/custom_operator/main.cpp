@@ -1,13 +1,18 @@
 // xeflow-custom: xeflow-run plus this folder's operators — the path for a user's own operators.
-// Their launcher registers them (one line each) next to the built-ins; nothing in framework/, topics/ or
-// operators/ changes.
+// Their launcher registers them (one line each) next to the built-ins and passes its fused GPU kernel
+// (custom_kernel.cu: one line naming its GPU operators); nothing in framework/, topics/ or operators/
+// changes.
 #include "apps/custom_operator/clamp_op.hpp"
+#include "apps/custom_operator/custom_kernel.hpp"
 #include "apps/custom_operator/xor_mask_op.hpp"
 #include "tools/launcher.hpp"
 
 int main(int argc, char** argv) {
-  return xf::run_launcher(argc, argv, [](xf::operator_registry& registry) {
-    registry.add<example::clamp_op>("clamp");
-    registry.add<example::xor_mask_op>("xor_mask");
-  });
+  return xf::run_launcher(
+      argc, argv,
+      [](xf::operator_registry& registry) {
+        registry.add<example::clamp_op>("clamp");
+        registry.add<example::xor_mask_op>("xor_mask");
+      },
+      example::custom_kernel());
 }

@@ -41,6 +41,8 @@ inline constexpr count_limits threads_limits{1, std::numeric_limits<std::uint32_
 inline constexpr count_limits warps_limits{1, 32};  ///< a CUDA block holds at most 32 warps
 inline constexpr count_limits blocks_limits{0, std::numeric_limits<std::uint32_t>::max()};
 inline constexpr count_limits warps_per_block_limits{1, 32};
+/// A watchdog shorter than a few scheduling quanta would fire on a merely busy machine.
+inline constexpr count_limits watchdog_ms_limits{100, 24 * 3600 * 1000};
 
 /// "capacity must be at least 1, not 0" or "warps must be between 1 and 32, not 40"; empty when `value` is
 /// within `limits`.

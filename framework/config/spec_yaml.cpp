@@ -86,6 +86,12 @@ std::string to_yaml(const topology_spec& spec) {
   out << YAML::Key << "blocks" << YAML::Value << spec.runtime.blocks;
   out << YAML::Key << "warps_per_block" << YAML::Value << spec.runtime.warps_per_block;
   out << YAML::Key << "partition" << YAML::Value << std::string(name_of(spec.runtime.partition));
+  out << YAML::Key << "coherence" << YAML::Value << YAML::Flow << YAML::BeginMap;
+  out << YAML::Key << "catalog" << YAML::Value << std::string(name_of(spec.runtime.coherence.catalog));
+  out << YAML::Key << "index" << YAML::Value << std::string(name_of(spec.runtime.coherence.index));
+  out << YAML::Key << "frames" << YAML::Value << std::string(name_of(spec.runtime.coherence.frames));
+  out << YAML::EndMap;
+  out << YAML::Key << "watchdog_ms" << YAML::Value << spec.runtime.watchdog_ms;
   out << YAML::EndMap;
 
   out << YAML::EndMap;

@@ -159,7 +159,9 @@ const std::vector<std::string> top_keys{"name", "topics", "operators", "runtime"
 const std::vector<std::string> topic_keys{"frame_size", "capacity", "element", "layout"};
 const std::vector<std::string> operator_keys{"class",   "on",    "inputs", "outputs",
                                              "threads", "warps", "params"};
-const std::vector<std::string> runtime_keys{"executor", "blocks", "warps_per_block", "partition"};
+const std::vector<std::string> runtime_keys{"executor",  "blocks",    "warps_per_block",
+                                            "partition", "coherence", "watchdog_ms"};
+const std::vector<std::string> coherence_keys{"catalog", "index", "frames"};
 
 std::vector<std::string> element_names() {
   std::vector<std::string> names;
@@ -450,6 +452,34 @@ class spec_reader {
       } else if (key == "partition") {
         if (auto i = choice(*field, context, key, {"uniform", "explicit"}))
           rt.partition = *i == 0 ? partition_policy::uniform : partition_policy::explicit_warps;
+      } else if (key == "coherence") {
+        read_coherence(*field, rt.coherence);
+      } else if (key == "watchdog_ms") {
+        if (auto n = count(*field, context, key, watchdog_ms_limits)) rt.watchdog_ms = *n;
+      }
+    }
+  }
+
+  void read_coherence(const yaml_entry& coherence, coherence_spec& c) {
+    if (coherence.value.type == yaml_node::kind::null) return;
+    if (coherence.value.type != yaml_node::kind::map) {
+      problem(coherence.value.pos, "runtime: coherence must be a map of layer policies (" +
+                                       join_choices(coherence_keys, ", ") + "), not " +
+                                       describe_node(coherence.value));
+      return;
+    }
+    const std::string context = "runtime.coherence: ";
+    for (const auto& [key, field] : accepted(coherence.value, coherence_keys, "in runtime.coherence", "key")) {
+      record("runtime.coherence." + key, *field);
+      if (key == "catalog") {
+        if (auto i = choice(*field, context, key, {"naive", "read_mostly"}))
+          c.catalog = *i == 0 ? catalog_policy::naive : catalog_policy::read_mostly;
+      } else if (key == "index") {
+        if (auto i = choice(*field, context, key, {"naive", "placed"}))
+          c.index = *i == 0 ? index_policy::naive : index_policy::placed;
+      } else if (key == "frames") {
+        if (auto i = choice(*field, context, key, {"naive", "placed"}))
+          c.frames = *i == 0 ? frames_policy::naive : frames_policy::placed;
       }
     }
   }

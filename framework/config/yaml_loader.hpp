@@ -32,6 +32,11 @@
 //     blocks: 0               # kernel blocks, integer >= 0; 0: derived from the machine
 //     warps_per_block: 8      # 1..32
 //     partition: uniform      # uniform | explicit (each GPU operator then states its `warps`)
+//     coherence:              # GPU executor: policy of each topic layer (topology_spec.hpp)
+//       catalog: read_mostly  # naive | read_mostly
+//       index: placed         # naive | placed
+//       frames: placed        # naive | placed
+//     watchdog_ms: 10000      # GPU executor: a block stalled this long ends the run; 100 .. 86400000
 //
 // clang-format on
 //

@@ -49,4 +49,68 @@ struct corrupt_at_op {
   }
 };
 
+/// A GPU map that copies frames and fails the frame at offset `at` with `code` (frame_task::fail): the
+/// run must end cleanly naming the operator, topic, offset and code, on either executor.
+struct fail_at_op {
+  struct params {
+    std::int64_t at = 0;
+    std::int64_t code = 7;
+  };
+  static void describe(operator_schema<params>& s) {
+    s.describe("copies frames; fails the frame at offset `at` with `code` (tests)");
+    s.param(&params::at, "at", "offset whose frame fails", std::int64_t{0}, 0);
+    s.param(&params::code, "code", "the failure code", std::int64_t{7}, 0, 0xffffffff);
+  }
+  template <class T>
+  XF_HOST_DEVICE static void compute(const params& p, const frame_task<T>& task) {
+    if (task.offset == static_cast<std::uint64_t>(p.at) && task.thread_id == 0)
+      task.fail(static_cast<std::uint32_t>(p.code));
+    for (std::uint64_t i = task.thread_id; i < task.count; i += task.thread_count) task.out[i] = task.in[i];
+  }
+};
+
+/// A GPU map that never returns from the frame at offset `at`: the device executor's watchdog must end
+/// the run with a per-block dump. Device tests only (on the host executor it would hang a block thread).
+struct hang_at_op {
+  struct params {
+    std::int64_t at = 0;
+  };
+  static void describe(operator_schema<params>& s) {
+    s.describe("copies frames; never finishes the frame at offset `at` (GPU watchdog tests)");
+    s.param(&params::at, "at", "offset whose frame hangs", std::int64_t{0}, 0);
+  }
+  template <class T>
+  XF_HOST_DEVICE static void compute(const params& p, const frame_task<T>& task) {
+#if XF_DEVICE_PASS
+    if (task.offset == static_cast<std::uint64_t>(p.at))
+      for (;;) __nanosleep(1000);  // an asm side effect: the loop cannot be optimised away
+#else
+    (void)p;
+#endif
+    for (std::uint64_t i = task.thread_id; i < task.count; i += task.thread_count) task.out[i] = task.in[i];
+  }
+};
+
+/// A GPU map that stores through a wild pointer at offset `at`: an illegal-address fault that the device
+/// executor must report and exit on. Device tests only.
+struct wild_write_at_op {
+  struct params {
+    std::int64_t at = 0;
+  };
+  static void describe(operator_schema<params>& s) {
+    s.describe("copies frames; writes through a wild pointer at offset `at` (GPU fault tests)");
+    s.param(&params::at, "at", "offset whose frame faults", std::int64_t{0}, 0);
+  }
+  template <class T>
+  XF_HOST_DEVICE static void compute(const params& p, const frame_task<T>& task) {
+#if XF_DEVICE_PASS
+    if (task.offset == static_cast<std::uint64_t>(p.at) && task.thread_id == 0)
+      *reinterpret_cast<volatile T*>(task.out - (std::uint64_t{1} << 40)) = T{};
+#else
+    (void)p;
+#endif
+    for (std::uint64_t i = task.thread_id; i < task.count; i += task.thread_count) task.out[i] = task.in[i];
+  }
+};
+
 }  // namespace xf::test

@@ -5,6 +5,10 @@
 #include "framework/plan.hpp"
 #include "framework/topology_builder.hpp"
 #include "operators/builtin.hpp"
+#include "operators/transforms/fma.hpp"
+
+#include <optional>
+#include <typeindex>
 
 using namespace xf;
 
@@ -75,12 +79,87 @@ TEST_CASE("plan.device_executor_without_gpu_is_refused") {
   auto spec = three_gpu_ops(8);
   spec.runtime.executor = executor_kind::device;
   plan_options options;
-  options.device_usable = false;
-  options.device_reason = "no CUDA-capable device";
+  options.device.usable = false;
+  options.device.reason = "no CUDA-capable device";
   try {
     make_plan(spec, registry(), options);
     FAIL("expected a config_error");
   } catch (const config_error& e) {
     CHECK(std::string(e.what()).find("no CUDA-capable device") != std::string::npos);
   }
+}
+
+namespace {
+/// A pretend GPU: 4 SMs, 2 blocks of any size per SM, every operator type compiled in unless excluded.
+device_capabilities fake_gpu(std::optional<std::type_index> excluded = std::nullopt) {
+  device_capabilities d;
+  d.usable = true;
+  d.sm_count = 4;
+  d.blocks_per_sm = [](int) { return 2; };
+  d.compiled_in = [excluded](std::type_index t) { return !excluded || t != *excluded; };
+  return d;
+}
+}  // namespace
+
+TEST_CASE("plan.device_executor_sizes_the_grid_from_occupancy") {
+  auto spec = three_gpu_ops(8);
+  spec.runtime.blocks = 0;
+  plan_options options;
+  options.device = fake_gpu();
+  const plan p = make_plan(spec, registry(), options);
+  CHECK(p.executor == resolved_executor::device);
+  CHECK(p.blocks == 8);  // 4 SMs x min(2 resident, default 4)
+  for (std::size_t k : p.kernel_operators) CHECK(p.operators[k].workers == 8);
+  CHECK(p.topics[1].publisher_workers == 8);
+  // t0 comes from a CPU source (host memory): staged; t1 and t2 are GPU-to-GPU... except t1 also feeds
+  // the CPU 'tap', so it stays in host memory and g2 stages it; t2 is GPU-only: no staging.
+  auto by_name = [&](const std::string& n) -> const planned_operator& {
+    for (const auto& po : p.operators)
+      if (po.spec->name == n) return po;
+    FAIL("no operator " << n);
+    return p.operators.front();
+  };
+  CHECK(by_name("g1").stage);
+  CHECK(by_name("g2").stage);
+  CHECK_FALSE(by_name("g3").stage);
+  CHECK(by_name("g1").parts == 1);
+}
+
+TEST_CASE("plan.device_executor_splits_large_frames_into_parts") {
+  auto spec = three_gpu_ops(8);
+  spec.topics[0].frame_bytes = 4 * 1024 * 1024;
+  spec.topics[1].frame_bytes = 4 * 1024 * 1024;
+  plan_options options;
+  options.device = fake_gpu();
+  const plan p = make_plan(spec, registry(), options);
+  const planned_operator& g1 = p.operators[p.kernel_operators[1]];  // g3 is declared first
+  REQUIRE(g1.spec->name == "g1");
+  CHECK(g1.parts == 16);
+  CHECK_FALSE(g1.stage);
+}
+
+TEST_CASE("plan.device_blocks_beyond_residency_are_refused") {
+  auto spec = three_gpu_ops(8);
+  spec.runtime.blocks = 9;  // 4 SMs x 2
+  plan_options options;
+  options.device = fake_gpu();
+  try {
+    make_plan(spec, registry(), options);
+    FAIL("expected a config_error");
+  } catch (const config_error& e) {
+    CHECK(std::string(e.what()).find("at most 8 blocks") != std::string::npos);
+  }
+}
+
+TEST_CASE("plan.class_missing_from_the_kernel_falls_back_or_is_refused") {
+  auto spec = three_gpu_ops(8);
+  plan_options options;
+  options.device = fake_gpu(std::type_index(typeid(fma_op)));
+  const plan p = make_plan(spec, registry(), options);
+  CHECK(p.executor == resolved_executor::host);
+  CHECK(p.executor_reason.find("'fma'") != std::string::npos);
+  spec.runtime.executor = executor_kind::device;
+  CHECK_THROWS_AS(make_plan(spec, registry(), options), config_error);
+  options.force_host = true;  // --host wins over runtime.executor: device
+  CHECK(make_plan(spec, registry(), options).executor == resolved_executor::host);
 }

@@ -244,7 +244,13 @@ bool wait_for(Done&& done, const std::atomic<bool>& abort,
 /// A 4 KiB-frame topic on host memory for tests.
 inline topic_config test_topic(std::string name, std::uint32_t capacity, std::uint32_t groups,
                                std::uint32_t publishers, std::uint64_t frame_bytes = 4096) {
-  return topic_config{std::move(name), frame_bytes, capacity, groups, publishers};
+  topic_config config;
+  config.name = std::move(name);
+  config.frame_bytes = frame_bytes;
+  config.capacity = capacity;
+  config.groups = groups;
+  config.publishers = publishers;
+  return config;
 }
 
 }  // namespace xf::test

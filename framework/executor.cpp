@@ -1,5 +1,5 @@
-// The host executor: CPU operator threads and host kernel blocks over the topic protocol.
-#include "framework/host_executor.hpp"
+// Running a topology: CPU operator threads, and the GPU operators on the device kernel or host blocks.
+#include "framework/executor.hpp"
 
 #include <spdlog/spdlog.h>
 
@@ -9,14 +9,27 @@
 #include <thread>
 
 #include "framework/backoff.hpp"
+#include "framework/latency_histogram.hpp"
 #include "framework/reference_chain.hpp"
 #include "topics/topic.hpp"
 #include "topics/topic_driver.hpp"
+
+#if defined(XF_HAVE_CUDA)
+#include "framework/gpu/cuda_check.hpp"
+#include "framework/gpu/device_run.hpp"
+#include "topics/managed_topic_memory.hpp"
+#endif
 
 namespace xf {
 namespace {
 
 using clock_type = std::chrono::steady_clock;
+
+/// The host clock frames are stamped with at their source (index_slot::born_ns).
+std::uint64_t now_ns() {
+  return static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(clock_type::now().time_since_epoch()).count());
+}
 
 std::uint64_t ns_since(clock_type::time_point start) {
   return static_cast<std::uint64_t>(
@@ -27,18 +40,31 @@ std::uint64_t ns_since(clock_type::time_point start) {
 struct live_counters {
   std::atomic<std::uint64_t> frames_in{0}, bytes_in{0}, frames_out{0}, bytes_out{0};
   std::atomic<std::uint64_t> busy_ns{0}, input_wait_ns{0}, blocked_ns{0};
+  latency_histogram latency;  ///< sinks: source publish → delivery
 };
 
 void add(std::atomic<std::uint64_t>& counter, std::uint64_t value) {
   if (value) counter.fetch_add(value, std::memory_order_relaxed);
 }
 
-class host_run {
+class topology_run {
  public:
-  host_run(const plan& p, const topology_spec& spec, run_control& control)
+  topology_run(const plan& p, const topology_spec& spec, run_control& control)
       : plan_(p), spec_(spec), control_(control), counters_(p.operators.size()) {}
+  ~topology_run() {
+#if defined(XF_HAVE_CUDA)
+    if (device_ && device_->wedged()) {
+      // A hung or faulted kernel still owns the topics' memory: freeing it would wait for the kernel.
+      // Leak it; the caller ends the process (run_stats::device_wedged).
+      (void)new std::vector<topic>(std::move(topics_));
+      (void)memory_.release();
+    }
+#endif
+  }
+  topology_run(const topology_run&) = delete;
+  topology_run& operator=(const topology_run&) = delete;
 
-  run_stats execute(const host_run_options& options);
+  run_stats execute(const run_options& options);
 
  private:
   // ---- set-up ----
@@ -52,6 +78,9 @@ class host_run {
   void map_worker(std::size_t op);
   void sink_worker(std::size_t op);
   void kernel_block();
+  /// Device executor: launches the kernel and watches it until it ends; returns whether it ended well.
+  void run_device_kernel(const kernel_program& program);
+  void collect_device_stats(run_stats& stats);
   void guarded(std::size_t op, const std::function<void()>& body);
 
   /// Runs an operator hook; anything it throws becomes a run_error naming operator, topic and offset.
@@ -71,6 +100,8 @@ class host_run {
       throw;
     } catch (const run_aborted&) {
       throw;
+    } catch (const frame_failed& f) {
+      throw run_error(site(op, topic, offset), frame_failed_reason(f.code));
     } catch (const std::exception& e) {
       throw run_error(site(op, topic, offset), e.what());
     } catch (...) {
@@ -98,15 +129,32 @@ class host_run {
   const plan& plan_;
   const topology_spec& spec_;
   run_control& control_;
-  host_topic_memory memory_;
+  std::unique_ptr<topic_memory> memory_;
   std::vector<topic> topics_;
   std::vector<operator_instance> instances_;
   std::vector<live_counters> counters_;
   std::unique_ptr<reference_chain> references_;
   std::vector<bool> started_;
+#if defined(XF_HAVE_CUDA)
+  std::unique_ptr<device_run> device_;
+#endif
 };
 
-void host_run::make_topics() {
+void topology_run::make_topics() {
+  const bool device = plan_.executor == resolved_executor::device;
+  if (!device) {
+    memory_ = std::make_unique<host_topic_memory>();
+  } else {
+#if defined(XF_HAVE_CUDA)
+    // Never ask for more managed memory than the card has free (HARDWARE.md): the topics' and catalog's
+    // managed memory stays within 90% of it, whatever the policies migrate where.
+    std::size_t free_bytes = 0, total_bytes = 0;
+    XF_CUDA_TRY(cudaMemGetInfo(&free_bytes, &total_bytes));
+    memory_ = std::make_unique<managed_topic_memory>(spec_.runtime.coherence, 0, free_bytes / 10 * 9);
+#else
+    throw run_error(fault_site{}, "the device executor needs a build with CUDA");
+#endif
+  }
   topics_.reserve(plan_.topics.size());
   for (const auto& t : plan_.topics) {
     topic_config config;
@@ -115,15 +163,24 @@ void host_run::make_topics() {
     config.capacity = t.spec->capacity;
     config.groups = static_cast<std::uint32_t>(t.subscribers.size());
     config.publishers = t.publisher_workers;
-    topics_.emplace_back(config, memory_);
+    if (device) {
+      config.publishers_on_gpu = !t.publishers.empty() && plan_.operators[t.publishers[0]].in_kernel;
+      for (std::size_t s : t.subscribers) config.groups_on_gpu.push_back(plan_.operators[s].in_kernel);
+    }
+    try {
+      topics_.emplace_back(config, *memory_);
+    } catch (const std::exception& e) {
+      throw run_error(fault_site{{}, t.spec->name, {}}, std::string("cannot allocate the topic: ") + e.what());
+    }
   }
 }
 
-void host_run::make_operators() {
+void topology_run::make_operators() {
   instances_.resize(plan_.operators.size());
   for (std::size_t i = 0; i < plan_.operators.size(); ++i) {
     const planned_operator& po = plan_.operators[i];
     try {
+      // Kernel operators get their host compute either way: the reference chain replays through it.
       if (po.in_kernel) instances_[i].kernel = po.entry->make_host_kernel(po.spec->params);
       else instances_[i].cpu = po.entry->make_cpu(po.spec->params);
     } catch (const std::exception& e) {
@@ -132,7 +189,7 @@ void host_run::make_operators() {
   }
 }
 
-void host_run::start_operators() {
+void topology_run::start_operators() {
   started_.assign(plan_.operators.size(), false);
   // The chain holds pointers to the instances; it replays sources only once the run is under way, and
   // start_order starts every source before the verify sinks downstream of it.
@@ -165,7 +222,7 @@ void host_run::start_operators() {
   }
 }
 
-void host_run::stop_operators() {
+void topology_run::stop_operators() {
   for (std::size_t i : plan_.start_order) {
     if (!started_.empty() && !started_[i]) continue;
     if (!instances_[i].cpu) continue;
@@ -181,7 +238,7 @@ void host_run::stop_operators() {
   }
 }
 
-void host_run::guarded(std::size_t op, const std::function<void()>& body) {
+void topology_run::guarded(std::size_t op, const std::function<void()>& body) {
   try {
     body();
   } catch (const run_aborted&) {
@@ -193,7 +250,7 @@ void host_run::guarded(std::size_t op, const std::function<void()>& body) {
   }
 }
 
-void host_run::source_worker(std::size_t op) {
+void topology_run::source_worker(std::size_t op) {
   const planned_operator& po = plan_.operators[op];
   const std::size_t out = po.outputs[0];
   const topic_view& v = view(out);
@@ -215,13 +272,13 @@ void host_run::source_worker(std::size_t op) {
     if (f.bytes > v.frame_bytes)
       throw run_error(site(op, out, t.offset), "produced " + std::to_string(f.bytes) + " bytes into a frame of " +
                                                    std::to_string(v.frame_bytes));
-    publish_frame(v, t, f.bytes, t.offset);
+    publish_frame(v, t, f.bytes, t.offset, now_ns());
     count_publish(op, out, f.bytes);
   }
   v.close(end);
 }
 
-void host_run::map_worker(std::size_t op) {
+void topology_run::map_worker(std::size_t op) {
   const planned_operator& po = plan_.operators[op];
   const std::size_t in = po.inputs[0], out = po.outputs[0];
   const std::uint32_t group = po.input_groups[0];
@@ -252,14 +309,14 @@ void host_run::map_worker(std::size_t op) {
     if (fo.bytes > vo.frame_bytes)
       throw run_error(site(op, out, d.offset), "wrote " + std::to_string(fo.bytes) + " bytes into a frame of " +
                                                    std::to_string(vo.frame_bytes));
-    publish_frame(vo, t, fo.bytes, d.slot->tag);
+    publish_frame(vo, t, fo.bytes, d.slot->tag, d.slot->born_ns);
     vi.release(group, d.offset);
     count_publish(op, out, fo.bytes);
   }
   vo.close(vi.end());
 }
 
-void host_run::sink_worker(std::size_t op) {
+void topology_run::sink_worker(std::size_t op) {
   const planned_operator& po = plan_.operators[op];
   const std::size_t in = po.inputs[0];
   const std::uint32_t group = po.input_groups[0];
@@ -274,6 +331,7 @@ void host_run::sink_worker(std::size_t op) {
     if (!d.is_void()) {
       frame_in fi{d.data(vi), d.slot->bytes, element};
       call_hook(op, in, d.offset, [&] { sink->on_frame(d.offset, fi); });
+      if (d.slot->born_ns != 0) counters_[op].latency.record(now_ns() - d.slot->born_ns);
       add(counters_[op].frames_in, 1);
       add(counters_[op].bytes_in, d.slot->bytes);
     }
@@ -286,7 +344,7 @@ void host_run::sink_worker(std::size_t op) {
 /// operator's warps over it (virtual thread ids 0..32·warps-1) and publish at the same offset. Nothing in
 /// a round blocks — an operator whose frame is not ready waits for a later round — so blocks that feed
 /// each other through topics never deadlock, exactly as the GPU kernel's blocks must not.
-void host_run::kernel_block() {
+void topology_run::kernel_block() {
   struct lane {
     std::size_t op;
     std::uint64_t offset;
@@ -341,7 +399,7 @@ void host_run::kernel_block() {
           for (std::uint32_t warp = 0; warp < po.warps; ++warp)
             kernel.run(fi, fo, l.offset, warp * 32, warp * 32 + 32, threads);
         });
-        vo.publish(l.offset, frame, slot.bytes, slot.tag);
+        vo.publish(l.offset, frame, slot.bytes, slot.tag, 0, slot.born_ns);
         add(counters_[l.op].frames_in, 1);
         add(counters_[l.op].bytes_in, slot.bytes);
         count_publish(l.op, out, slot.bytes);
@@ -355,7 +413,7 @@ void host_run::kernel_block() {
   }
 }
 
-run_stats host_run::execute(const host_run_options& options) {
+run_stats topology_run::execute(const run_options& options) {
   const auto start = clock_type::now();
   std::vector<std::thread> threads;
   std::atomic<bool> workers_done{false};
@@ -381,7 +439,8 @@ run_stats host_run::execute(const host_run_options& options) {
         }
       }
     }
-    if (!plan_.kernel_operators.empty())
+    const bool on_device = plan_.executor == resolved_executor::device;
+    if (!plan_.kernel_operators.empty() && !on_device)
       for (std::uint32_t b = 0; b < plan_.blocks; ++b)
         threads.emplace_back([this] { guarded(plan_.kernel_operators.front(), [&] { kernel_block(); }); });
     if (options.on_progress) {
@@ -402,6 +461,10 @@ run_stats host_run::execute(const host_run_options& options) {
         }
       });
     }
+    if (on_device) {
+      XF_EXPECTS(options.kernel != nullptr, "the device executor needs the launcher's kernel_program");
+      run_device_kernel(*options.kernel);
+    }
   } catch (const run_error& e) {
     control_.fail(e);
   } catch (const std::exception& e) {
@@ -414,7 +477,8 @@ run_stats host_run::execute(const host_run_options& options) {
 
   run_stats stats;
   stats.topology = spec_.name;
-  stats.executor = "host (" + plan_.executor_reason + ")";
+  stats.executor = plan_.executor == resolved_executor::device ? "device (" + plan_.executor_reason + ")"
+                                                                 : "host (" + plan_.executor_reason + ")";
   stats.wall_seconds = std::chrono::duration<double>(clock_type::now() - start).count();
   if (auto failure = control_.failure()) {
     stats.status = "failed";
@@ -438,6 +502,9 @@ run_stats host_run::execute(const host_run_options& options) {
     o.busy_ns = c.busy_ns.load();
     o.input_wait_ns = c.input_wait_ns.load();
     o.blocked_ns = c.blocked_ns.load();
+    o.latency_frames = c.latency.count();
+    o.latency_p50_ns = c.latency.percentile(0.50);
+    o.latency_p99_ns = c.latency.percentile(0.99);
     if (i < instances_.size() && instances_[i].cpu) o.counters = instances_[i].cpu->counters();
     stats.operators.push_back(std::move(o));
   }
@@ -453,14 +520,85 @@ run_stats host_run::execute(const host_run_options& options) {
     ts.end_offset = end == no_offset ? 0 : end;
     stats.topics.push_back(std::move(ts));
   }
+  collect_device_stats(stats);
   return stats;
+}
+
+void topology_run::run_device_kernel(const kernel_program& program) {
+#if defined(XF_HAVE_CUDA)
+  std::vector<std::vector<std::byte>> params;
+  for (std::size_t k : plan_.kernel_operators)
+    params.push_back(plan_.operators[k].entry->make_gpu_params(plan_.operators[k].spec->params));
+  device_ = std::make_unique<device_run>(plan_, topics_, params, program, static_cast<managed_topic_memory&>(*memory_));
+  device_->launch();
+  // Watch the kernel until it ends. A failure elsewhere (a CPU operator, an abort) asks it to stop; its
+  // own failures (a failed frame, a CUDA error, a stalled block) fail the run, which unwinds the CPU
+  // threads waiting on its topics.
+  constexpr auto poll_interval = std::chrono::milliseconds(2);
+  bool stop_sent = false;
+  while (true) {
+    const device_run::state state = device_->poll();
+    if (state == device_run::state::finished) break;
+    if (state == device_run::state::failed) {  // the kernel has ended (or is wedged)
+      if (device_->error()) control_.fail(*device_->error());
+      break;
+    }
+    if (control_.aborting() && !stop_sent) {
+      device_->request_stop();
+      stop_sent = true;
+    }
+    std::this_thread::sleep_for(poll_interval);
+  }
+#else
+  (void)program;
+  throw run_error(fault_site{}, "the device executor needs a build with CUDA");
+#endif
+}
+
+void topology_run::collect_device_stats(run_stats& stats) {
+#if defined(XF_HAVE_CUDA)
+  if (!device_) return;
+  stats.device_wedged = device_->wedged();
+  if (device_->wedged()) return;
+  try {
+    const auto counters = device_->counters();
+    for (std::size_t k = 0; k < plan_.kernel_operators.size(); ++k) {
+      const std::size_t i = plan_.kernel_operators[k];
+      operator_stats& o = stats.operators[i];
+      o.frames_in = o.frames_out = counters[k].frames;
+      o.bytes_in = o.bytes_out = counters[k].bytes;
+      topic_stats& out = stats.topics[plan_.operators[i].outputs[0]];
+      out.frames += counters[k].frames;
+      out.bytes += counters[k].bytes;
+    }
+    const block_timing t = device_->timing();
+    kernel_breakdown k;
+    k.subscribe = t.subscribe;
+    k.schedule = t.schedule;
+    k.compute = t.compute;
+    k.publish = t.publish;
+    k.idle = t.idle;
+    k.rounds = t.rounds;
+    k.busy_rounds = t.busy_rounds;
+    k.blocks = plan_.blocks;
+    k.warps_per_block = plan_.warps_per_block;
+    stats.kernel = k;
+  } catch (const std::exception& e) {
+    if (stats.error.empty()) {
+      stats.status = "failed";
+      stats.error = std::string("reading the kernel's counters: ") + e.what();
+    }
+  }
+#else
+  (void)stats;
+#endif
 }
 
 }  // namespace
 
-run_stats run_on_host(const plan& p, const topology_spec& spec, run_control& control,
-                      const host_run_options& options) {
-  host_run run(p, spec, control);
+run_stats run_topology(const plan& p, const topology_spec& spec, run_control& control,
+                       const run_options& options) {
+  topology_run run(p, spec, control);
   return run.execute(options);
 }
 

@@ -5,7 +5,7 @@
 #include <thread>
 
 #include "framework/config/spec_validation.hpp"
-#include "framework/host_executor.hpp"
+#include "framework/executor.hpp"
 #include "framework/plan.hpp"
 #include "framework/topology_builder.hpp"
 #include "framework/units.hpp"
@@ -39,7 +39,7 @@ run_outcome run(topology_spec spec, run_control* external = nullptr) {
   const plan p = make_plan(spec, registry(), options);
   run_control local;
   run_control& control = external ? *external : local;
-  run_outcome out{run_on_host(p, spec, control), control.failure()};
+  run_outcome out{run_topology(p, spec, control), control.failure()};
   return out;
 }
 

@@ -1,0 +1,736 @@
+// The GPU half of the baselines: the operator kernels, RAII wrappers for the CUDA objects, and the five
+// conventional ways of streaming batches CPU→GPU→CPU that xeflow is measured against.
+//
+// Every mode runs the same loop on one issuing thread over S buffer sets ("slots", one stream each), visited
+// round-robin. A batch goes through GPU steps (g: one step of H2D, n kernels, D2H; gc: n steps of H2D,
+// kernel, D2H) with a CPU stage between consecutive steps, then verification. Visiting a slot waits for
+// whatever it is doing (its stream's event, or its host task) and starts the next thing; a slot takes a
+// new batch only once its previous batch is verified, so buffers are never overwritten while in use.
+// What differs between modes is how one GPU step is issued and where the buffers live:
+//   ckc-pageable  S = 1; dataset and output in pageable memory; cudaMemcpyAsync straight from/to it.
+//   ckc-pinned    S = 1; dataset and output pinned (cudaHostAlloc).
+//   ckc-hq        S = --streams; as ckc-pinned, S streams in flight (Hyper-Q).
+//   koum          S = --streams (default 1); dataset and outputs in managed memory; kernels read and
+//                 write it directly, no copies (see "KOUM placement" below for the advice).
+//   graph         S = --streams (default 8); the ckc-hq step captured once per slot as a CUDA graph and
+//                 replayed, the H2D source pointed at the batch's dataset frame before each launch.
+// Batch b of the stream is dataset batch b % P, published in place: no per-batch host write of input.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <deque>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <new>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "apps/baselines/baselines.hpp"
+#include "apps/baselines/host_side.hpp"
+#include "framework/operator.hpp"
+
+namespace xf::baselines {
+namespace {
+
+// ---- checked CUDA calls ------------------------------------------------------------------------------
+
+void cuda_check(cudaError_t err, const char* call, const char* file, int line) {
+  if (err == cudaSuccess) return;
+  throw std::runtime_error(std::string(call) + " failed at " + file + ":" + std::to_string(line) + ": " +
+                           cudaGetErrorName(err) + ": " + cudaGetErrorString(err));
+}
+
+#define XFB_CUDA(call) ::xf::baselines::cuda_check((call), #call, __FILE__, __LINE__)
+// Launch errors (bad configuration, no kernel image for this GPU) surface through cudaGetLastError.
+#define XFB_CHECK_LAUNCH(kernel) ::xf::baselines::cuda_check(cudaGetLastError(), kernel, __FILE__, __LINE__)
+
+// ---- RAII wrappers -------------------------------------------------------------------------------------
+// Destructors ignore errors: they run during unwinding too, and a failed release has no recovery.
+
+class cuda_stream {
+ public:
+  cuda_stream() {
+    // Non-blocking: the slots' streams must not serialise with the legacy default stream.
+    XFB_CUDA(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+  }
+  ~cuda_stream() noexcept {
+    if (stream_ != nullptr) (void)cudaStreamDestroy(stream_);
+  }
+  cuda_stream(const cuda_stream&) = delete;
+  cuda_stream& operator=(const cuda_stream&) = delete;
+  cudaStream_t get() const { return stream_; }
+
+ private:
+  cudaStream_t stream_ = nullptr;
+};
+
+class cuda_event {
+ public:
+  cuda_event() {
+    // Completion markers only: no timestamps, so recording and waiting stay cheap.
+    XFB_CUDA(cudaEventCreateWithFlags(&event_, cudaEventDisableTiming));
+  }
+  ~cuda_event() noexcept {
+    if (event_ != nullptr) (void)cudaEventDestroy(event_);
+  }
+  cuda_event(const cuda_event&) = delete;
+  cuda_event& operator=(const cuda_event&) = delete;
+  cudaEvent_t get() const { return event_; }
+
+ private:
+  cudaEvent_t event_ = nullptr;
+};
+
+enum class memory : std::uint8_t { device, pinned, managed, pageable };
+
+/// Pageable buffers start on a page boundary, as a large malloc does (it maps whole pages), so the
+/// driver's staging of pageable copies sees what an ordinary application gives it.
+constexpr std::size_t page_bytes = 4096;
+
+class buffer {
+ public:
+  buffer() = default;
+  buffer(memory kind, std::size_t bytes) : kind_(kind), bytes_(bytes) {
+    switch (kind) {
+      case memory::device: XFB_CUDA(cudaMalloc(&data_, bytes)); break;
+      case memory::pinned: XFB_CUDA(cudaHostAlloc(&data_, bytes, cudaHostAllocDefault)); break;
+      case memory::managed: XFB_CUDA(cudaMallocManaged(&data_, bytes, cudaMemAttachGlobal)); break;
+      case memory::pageable: data_ = ::operator new(bytes, std::align_val_t{page_bytes}); break;
+    }
+  }
+  ~buffer() noexcept { release(); }
+  buffer(buffer&& other) noexcept
+      : kind_(other.kind_), bytes_(std::exchange(other.bytes_, 0)), data_(std::exchange(other.data_, nullptr)) {}
+  buffer& operator=(buffer&& other) noexcept {
+    if (this != &other) {
+      release();
+      kind_ = other.kind_;
+      bytes_ = std::exchange(other.bytes_, 0);
+      data_ = std::exchange(other.data_, nullptr);
+    }
+    return *this;
+  }
+  buffer(const buffer&) = delete;
+  buffer& operator=(const buffer&) = delete;
+
+  template <class T>
+  T* as() const {
+    return static_cast<T*>(data_);
+  }
+  void* data() const { return data_; }
+  std::size_t bytes() const { return bytes_; }
+
+ private:
+  void release() noexcept {
+    if (data_ == nullptr) return;
+    switch (kind_) {
+      case memory::device:
+      case memory::managed: (void)cudaFree(data_); break;
+      case memory::pinned: (void)cudaFreeHost(data_); break;
+      case memory::pageable: ::operator delete(data_, std::align_val_t{page_bytes}); break;
+    }
+    data_ = nullptr;
+  }
+
+  memory kind_ = memory::device;
+  std::size_t bytes_ = 0;
+  void* data_ = nullptr;
+};
+
+class cuda_graph {
+ public:
+  cuda_graph() = default;
+  explicit cuda_graph(cudaGraph_t graph) : graph_(graph) {}
+  ~cuda_graph() noexcept {
+    if (graph_ != nullptr) (void)cudaGraphDestroy(graph_);
+  }
+  cuda_graph(cuda_graph&& other) noexcept : graph_(std::exchange(other.graph_, nullptr)) {}
+  cuda_graph& operator=(cuda_graph&& other) noexcept {
+    std::swap(graph_, other.graph_);
+    return *this;
+  }
+  cuda_graph(const cuda_graph&) = delete;
+  cuda_graph& operator=(const cuda_graph&) = delete;
+  cudaGraph_t get() const { return graph_; }
+
+ private:
+  cudaGraph_t graph_ = nullptr;
+};
+
+class cuda_graph_exec {
+ public:
+  cuda_graph_exec() = default;
+  explicit cuda_graph_exec(const cuda_graph& graph) { XFB_CUDA(cudaGraphInstantiate(&exec_, graph.get(), 0)); }
+  ~cuda_graph_exec() noexcept {
+    if (exec_ != nullptr) (void)cudaGraphExecDestroy(exec_);
+  }
+  cuda_graph_exec(cuda_graph_exec&& other) noexcept : exec_(std::exchange(other.exec_, nullptr)) {}
+  cuda_graph_exec& operator=(cuda_graph_exec&& other) noexcept {
+    std::swap(exec_, other.exec_);
+    return *this;
+  }
+  cuda_graph_exec(const cuda_graph_exec&) = delete;
+  cuda_graph_exec& operator=(const cuda_graph_exec&) = delete;
+  cudaGraphExec_t get() const { return exec_; }
+
+ private:
+  cudaGraphExec_t exec_ = nullptr;
+};
+
+/// Ends a stream capture left open by an exception, so the stream is usable (and destroyable) again.
+class capture_guard {
+ public:
+  explicit capture_guard(cudaStream_t stream) : stream_(stream) {
+    XFB_CUDA(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+  }
+  ~capture_guard() noexcept {
+    if (stream_ == nullptr) return;
+    cudaGraph_t partial = nullptr;
+    (void)cudaStreamEndCapture(stream_, &partial);
+    if (partial != nullptr) (void)cudaGraphDestroy(partial);
+  }
+  capture_guard(const capture_guard&) = delete;
+  capture_guard& operator=(const capture_guard&) = delete;
+  cuda_graph end() {
+    cudaGraph_t graph = nullptr;
+    const cudaStream_t stream = std::exchange(stream_, nullptr);
+    XFB_CUDA(cudaStreamEndCapture(stream, &graph));
+    return cuda_graph(graph);
+  }
+
+ private:
+  cudaStream_t stream_ = nullptr;
+};
+
+/// Waits for all device work when it goes out of scope: declared after the buffers and slots of a
+/// pipeline, it runs before they are freed, so nothing in flight (after an error) outlives its memory.
+struct device_drain {
+  ~device_drain() noexcept { (void)cudaDeviceSynchronize(); }
+};
+
+// ---- the operator kernel --------------------------------------------------------------------------------
+
+/// One GPU stage: the project's operator compute over the batch, every CUDA thread one virtual thread of
+/// the grid-stride loop (thread_id = global index, thread_count = threads in the grid). The operators are
+/// pure functions of the element, so the frame offset is left 0 on the GPU and on the host alike.
+template <class Op, class T>
+__global__ void map_kernel(const typename Op::params p, const T* in, T* out, std::uint64_t count) {
+  frame_task<T> task;
+  task.in = in;
+  task.out = out;
+  task.count = count;
+  task.offset = 0;
+  task.thread_id = blockIdx.x * blockDim.x + threadIdx.x;
+  task.thread_count = gridDim.x * blockDim.x;
+  Op::template compute<T>(p, task);
+}
+
+struct launch_shape {
+  unsigned grid = 1;
+  unsigned block = 1;
+};
+
+/// Block size from the occupancy calculator for this kernel on this device; grid = enough blocks to fill
+/// every SM once at that occupancy (the grid-stride loop covers the rest), fewer for small batches.
+template <class Op, class T>
+launch_shape plan_launch(std::uint64_t count) {
+  int full_grid = 0, block = 0;
+  XFB_CUDA(cudaOccupancyMaxPotentialBlockSize(&full_grid, &block, map_kernel<Op, T>, 0, 0));
+  const std::uint64_t ublock = static_cast<std::uint64_t>(block);
+  const std::uint64_t needed = (count + ublock - 1) / ublock;
+  launch_shape s;
+  s.block = static_cast<unsigned>(block);
+  s.grid = static_cast<unsigned>(std::max<std::uint64_t>(1, std::min<std::uint64_t>(needed, full_grid)));
+  return s;
+}
+
+/// The configured operator as a launchable GPU stage over one batch.
+template <class T>
+class gpu_stage {
+ public:
+  gpu_stage(const op_config& op, std::uint64_t count) : op_(op), count_(count) {
+    shape_ = op.kind == op_kind::scale ? plan_launch<scale_op, T>(count) : plan_launch<fma_op, T>(count);
+  }
+
+  void launch(const T* in, T* out, cudaStream_t stream) const {
+    if (op_.kind == op_kind::scale) {
+      map_kernel<scale_op, T><<<shape_.grid, shape_.block, 0, stream>>>(op_.scale, in, out, count_);
+      XFB_CHECK_LAUNCH("map_kernel<scale_op>");
+    } else {
+      map_kernel<fma_op, T><<<shape_.grid, shape_.block, 0, stream>>>(op_.fma, in, out, count_);
+      XFB_CHECK_LAUNCH("map_kernel<fma_op>");
+    }
+  }
+
+ private:
+  op_config op_;
+  std::uint64_t count_;
+  launch_shape shape_;
+};
+
+// ---- host workers -----------------------------------------------------------------------------------
+
+/// A fixed set of threads running submitted tasks in order of submission: the verify and CPU-stage
+/// workers. Tasks must not throw (the pipeline wraps them).
+class host_pool {
+ public:
+  explicit host_pool(std::uint32_t threads) {
+    for (std::uint32_t t = 0; t < threads; ++t) threads_.emplace_back([this] { work(); });
+  }
+  ~host_pool() noexcept {
+    {
+      std::lock_guard lock(mutex_);
+      stopping_ = true;
+    }
+    wake_.notify_all();
+    for (auto& t : threads_) t.join();
+  }
+  host_pool(const host_pool&) = delete;
+  host_pool& operator=(const host_pool&) = delete;
+
+  bool empty() const { return threads_.empty(); }
+  void submit(std::function<void()> task) {
+    {
+      std::lock_guard lock(mutex_);
+      tasks_.push_back(std::move(task));
+    }
+    wake_.notify_one();
+  }
+
+ private:
+  void work() {
+    for (;;) {
+      std::function<void()> task;
+      {
+        std::unique_lock lock(mutex_);
+        wake_.wait(lock, [&] { return stopping_ || !tasks_.empty(); });
+        if (tasks_.empty()) return;  // stopping, and everything submitted has run
+        task = std::move(tasks_.front());
+        tasks_.pop_front();
+      }
+      task();
+    }
+  }
+
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  std::deque<std::function<void()>> tasks_;
+  bool stopping_ = false;
+  std::vector<std::thread> threads_;
+};
+
+using clock_type = std::chrono::steady_clock;
+
+// ---- the pipeline ----------------------------------------------------------------------------------------
+
+/// KOUM placement. The dataset and the output buffers are managed memory whose preferred location is the
+/// host (that is where the producer writes and the sink reads them), and the GPU is marked as accessing
+/// them (SetAccessedBy), so it maps the pages and its kernels read and write them in place over the
+/// interconnect: no page faults and no migrations in the timed loop, each batch crossing the link exactly
+/// once each way, as in the copy modes. The buffers are prefetched to the host before the host's first
+/// touch, so every page is populated where it is preferred, and the GPU's mapping is requested once they
+/// are populated (a mapping needs a page to point to), so the first timed pass does not fault either.
+/// What a competent user avoids here: per-batch cudaMemPrefetchAsync to the GPU and back (each costs
+/// unmapping and remapping the pages, and the sink's read of GPU-resident pages would fault them back one
+/// by one), and SetReadMostly on the dataset (the GPU would keep a read-only replica, so a reused dataset
+/// frame would stop crossing the link at all, which measures a cache, not streaming). Intermediate results
+/// of g with n >= 2 never leave the GPU and live in cudaMalloc memory.
+cudaMemLocation host_location() {
+  cudaMemLocation host{};
+  host.type = cudaMemLocationTypeHost;
+  host.id = 0;  // ignored for the host type
+  return host;
+}
+
+void koum_place_on_host(const buffer& b, cudaStream_t stream) {
+  XFB_CUDA(cudaMemAdvise(b.data(), b.bytes(), cudaMemAdviseSetPreferredLocation, host_location()));
+  XFB_CUDA(cudaMemPrefetchAsync(b.data(), b.bytes(), host_location(), 0, stream));
+}
+
+void koum_map_on_device(const buffer& b, int device) {
+  cudaMemLocation gpu{};
+  gpu.type = cudaMemLocationTypeDevice;
+  gpu.id = device;
+  XFB_CUDA(cudaMemAdvise(b.data(), b.bytes(), cudaMemAdviseSetAccessedBy, gpu));
+}
+
+template <class T>
+class pipeline {
+ public:
+  pipeline(const config& cfg, const cudaDeviceProp& prop, std::uint32_t frames)
+      : cfg_(cfg),
+        count_(batch_elements(cfg)),
+        bytes_(cfg.batch_bytes),
+        frames_(frames),
+        steps_(gpu_steps(cfg)),
+        kernels_per_step_(cfg.shape == shape::g ? cfg.stages : 1),
+        stage_(cfg.op, batch_elements(cfg)) {
+    check_memory(prop);
+    dataset_ = buffer(host_memory(), std::size_t{frames} * bytes_);
+    for (std::uint32_t s = 0; s < cfg.streams; ++s) {
+      auto sl = std::make_unique<slot>();
+      sl->host_out = buffer(host_memory(), bytes_);
+      for (std::uint32_t d = 0; d < device_buffers_per_slot(); ++d) sl->dev[d] = buffer(memory::device, bytes_);
+      slots_.push_back(std::move(sl));
+    }
+    if (cfg.mode == mode::koum) {
+      koum_place_on_host(dataset_, slots_[0]->stream.get());
+      for (auto& sl : slots_) koum_place_on_host(sl->host_out, sl->stream.get());
+      for (auto& sl : slots_) XFB_CUDA(cudaStreamSynchronize(sl->stream.get()));
+    }
+    // Touched once here so that no mode pays first-touch page faults on its output buffers in the run.
+    for (auto& sl : slots_) std::memset(sl->host_out.data(), 0, bytes_);
+    fill_dataset(cfg, dataset_.data(), frames);
+    if (cfg.mode == mode::koum) {
+      koum_map_on_device(dataset_, cfg.device);
+      for (auto& sl : slots_) koum_map_on_device(sl->host_out, cfg.device);
+    }
+    checker_ = std::make_unique<batch_checker>(cfg.mode, expected_checksums(cfg, dataset_.data(), frames), bytes_);
+    if (cfg.mode == mode::graph) capture_graphs();
+    verify_pool_ = std::make_unique<host_pool>(cfg.verify_threads);
+    cpu_pool_ = std::make_unique<host_pool>(cfg.cpu_stage_threads);
+  }
+
+  pipeline(const pipeline&) = delete;
+  pipeline& operator=(const pipeline&) = delete;
+
+  const batch_checker& checker() const { return *checker_; }
+
+  /// Streams batches 0 … count−1 through the slots and returns when all are verified. With `latencies`,
+  /// stores each batch's submission-to-verified time in µs at its index.
+  void stream_batches(std::uint64_t count, const char* phase, std::vector<double>* latencies) {
+    run_ = run_state{count, 0, 0, phase, latencies};
+    while (run_.completed < run_.count) {
+      for (auto& sl : slots_) visit(*sl);
+    }
+  }
+
+ private:
+  enum class slot_phase : std::uint8_t { idle, gpu, cpu_stage, verify };
+
+  struct slot {
+    cuda_stream stream;
+    cuda_event done;  ///< recorded after each GPU step
+    buffer dev[2];    ///< ping-pong device buffers
+    buffer host_out;  ///< where D2H lands (koum: where the last kernel writes), and the CPU stage runs
+    // graph mode: the step with the dataset as H2D source (re-pointed per batch) and, for gc, the step
+    // reading host_out. A graph must outlive its exec for the node update to be legal.
+    cuda_graph first_graph, next_graph;
+    cuda_graph_exec first_exec, next_exec;
+    cudaGraphNode_t first_h2d = nullptr;
+    const void* first_src = nullptr;  ///< the H2D source first_exec currently has
+    // The batch in flight; touched by the issuing thread, and by a worker only between submit and the
+    // release of host_busy.
+    slot_phase phase = slot_phase::idle;
+    std::uint64_t batch = 0;
+    std::uint32_t step = 0;
+    clock_type::time_point submitted;
+    clock_type::time_point finished;
+    std::atomic<bool> host_busy{false};
+    std::exception_ptr host_error;
+  };
+
+  struct run_state {
+    std::uint64_t count = 0;
+    std::uint64_t next = 0;
+    std::uint64_t completed = 0;
+    const char* phase = "";
+    std::vector<double>* latencies = nullptr;
+  };
+
+  memory host_memory() const {
+    switch (cfg_.mode) {
+      case mode::ckc_pageable: return memory::pageable;
+      case mode::koum: return memory::managed;
+      default: return memory::pinned;
+    }
+  }
+
+  std::uint32_t device_buffers_per_slot() const {
+    if (cfg_.mode != mode::koum) return 2;  // H2D target and kernel output (ping-pong for n kernels)
+    // koum: the first kernel reads the dataset and the last writes host_out; between them, g with n
+    // kernels keeps its intermediates on the GPU (one buffer for n = 2, ping-pong from n = 3).
+    return cfg_.shape == shape::g ? std::min<std::uint32_t>(cfg_.stages - 1, 2) : 0;
+  }
+
+  /// Refuses to start when the buffers would not fit in the GPU's free memory. Managed buffers count too:
+  /// they are host-preferred, but the driver would move them to the GPU under some access patterns, and
+  /// oversubscribing it would measure eviction instead of streaming.
+  void check_memory(const cudaDeviceProp& prop) const {
+    std::size_t free = 0, total = 0;
+    XFB_CUDA(cudaMemGetInfo(&free, &total));
+    const std::uint64_t device_bytes = std::uint64_t{cfg_.streams} * device_buffers_per_slot() * bytes_;
+    const std::uint64_t managed_bytes =
+        cfg_.mode == mode::koum ? (std::uint64_t{frames_} + cfg_.streams) * bytes_ : 0;
+    if (device_bytes + managed_bytes > free) {
+      throw std::runtime_error(
+          std::string(name_of(cfg_.mode)) + " needs " + std::to_string(device_bytes) + " bytes of device memory" +
+          (managed_bytes ? " and " + std::to_string(managed_bytes) + " bytes of managed memory" : std::string()) +
+          " but " + prop.name + " has " + std::to_string(free) +
+          " bytes free: lower --batch-bytes, --streams or --dataset-frames");
+    }
+  }
+
+  const T* dataset_frame(std::uint64_t batch) const {
+    return dataset_.as<T>() + (batch % frames_) * count_;
+  }
+
+  /// Copy, kernel(s), copy on the slot's stream from `src` (the dataset frame, or host_out for later gc
+  /// steps). Issued directly by the ckc modes and captured once per slot by graph mode.
+  void enqueue_copy_kernels_copy(slot& sl, const T* src) {
+    const cudaStream_t stream = sl.stream.get();
+    T* ping = sl.dev[0].template as<T>();
+    T* pong = sl.dev[1].template as<T>();
+    XFB_CUDA(cudaMemcpyAsync(ping, src, bytes_, cudaMemcpyHostToDevice, stream));
+    for (std::uint32_t k = 0; k < kernels_per_step_; ++k) {
+      stage_.launch(ping, pong, stream);
+      std::swap(ping, pong);  // the output becomes the next kernel's input
+    }
+    XFB_CUDA(cudaMemcpyAsync(sl.host_out.data(), ping, bytes_, cudaMemcpyDeviceToHost, stream));
+  }
+
+  /// Kernel(s) straight on managed memory: `src` (dataset frame or host_out) → … → host_out.
+  void enqueue_managed_kernels(slot& sl, const T* src) {
+    const cudaStream_t stream = sl.stream.get();
+    T* out = sl.host_out.template as<T>();
+    const T* in = src;
+    for (std::uint32_t k = 0; k < kernels_per_step_; ++k) {
+      T* target = k + 1 == kernels_per_step_ ? out : sl.dev[k % 2].template as<T>();
+      stage_.launch(in, target, stream);
+      in = target;
+    }
+  }
+
+  void capture_graphs() {
+    for (auto& sl : slots_) {
+      {
+        capture_guard capture(sl->stream.get());
+        enqueue_copy_kernels_copy(*sl, dataset_frame(0));
+        sl->first_graph = capture.end();
+      }
+      sl->first_exec = cuda_graph_exec(sl->first_graph);
+      sl->first_src = dataset_frame(0);
+      // The H2D copy is the graph's only root (everything else depends on it): the node to re-point.
+      std::size_t roots = 0;
+      XFB_CUDA(cudaGraphGetRootNodes(sl->first_graph.get(), nullptr, &roots));
+      if (roots != 1) throw std::runtime_error("graph capture: expected one root node, found " + std::to_string(roots));
+      XFB_CUDA(cudaGraphGetRootNodes(sl->first_graph.get(), &sl->first_h2d, &roots));
+      cudaGraphNodeType type{};
+      XFB_CUDA(cudaGraphNodeGetType(sl->first_h2d, &type));
+      if (type != cudaGraphNodeTypeMemcpy) throw std::runtime_error("graph capture: the root node is not the H2D copy");
+      if (steps_ > 1) {
+        capture_guard capture(sl->stream.get());
+        enqueue_copy_kernels_copy(*sl, sl->host_out.template as<T>());
+        sl->next_graph = capture.end();
+        sl->next_exec = cuda_graph_exec(sl->next_graph);
+      }
+    }
+  }
+
+  /// Issues GPU step `step` of the slot's batch and records its completion event.
+  void issue_step(slot& sl) {
+    const T* src = sl.step == 0 ? dataset_frame(sl.batch) : sl.host_out.template as<T>();
+    switch (cfg_.mode) {
+      case mode::ckc_pageable:
+      case mode::ckc_pinned:
+      case mode::ckc_hq: enqueue_copy_kernels_copy(sl, src); break;
+      case mode::koum: enqueue_managed_kernels(sl, src); break;
+      case mode::graph:
+        if (sl.step == 0) {
+          // The previous launch of this exec (the slot's previous batch) has completed; updates affect
+          // later launches only in any case.
+          if (src != sl.first_src) {
+            XFB_CUDA(cudaGraphExecMemcpyNodeSetParams1D(sl.first_exec.get(), sl.first_h2d, sl.dev[0].data(), src,
+                                                        bytes_, cudaMemcpyHostToDevice));
+            sl.first_src = src;
+          }
+          XFB_CUDA(cudaGraphLaunch(sl.first_exec.get(), sl.stream.get()));
+        } else {
+          XFB_CUDA(cudaGraphLaunch(sl.next_exec.get(), sl.stream.get()));
+        }
+        break;
+    }
+    XFB_CUDA(cudaEventRecord(sl.done.get(), sl.stream.get()));
+    sl.phase = slot_phase::gpu;
+  }
+
+  void start_batch(slot& sl) {
+    sl.batch = run_.next++;
+    sl.step = 0;
+    sl.submitted = clock_type::now();
+    issue_step(sl);
+  }
+
+  void run_cpu_stage(slot& sl) { apply_host_stage(cfg_.op, cfg_.element, sl.host_out.data(), count_); }
+
+  void verify(slot& sl) { checker_->check(sl.batch, sl.host_out.data(), run_.phase); }
+
+  void finish_batch(slot& sl) {
+    if (run_.latencies != nullptr) {
+      (*run_.latencies)[sl.batch] = std::chrono::duration<double, std::micro>(sl.finished - sl.submitted).count();
+    }
+    ++run_.completed;
+    sl.phase = slot_phase::idle;
+    if (run_.next < run_.count) start_batch(sl);
+  }
+
+  /// Runs `work` on `pool`; the slot is busy until it returns (see wait_host).
+  void hand_off(host_pool& pool, slot& sl, slot_phase phase, void (pipeline::*work)(slot&)) {
+    sl.phase = phase;
+    sl.host_busy.store(true, std::memory_order_relaxed);
+    pool.submit([this, &sl, work] {
+      try {
+        (this->*work)(sl);
+      } catch (...) {
+        sl.host_error = std::current_exception();
+      }
+      sl.finished = clock_type::now();
+      sl.host_busy.store(false, std::memory_order_release);
+      sl.host_busy.notify_one();
+    });
+  }
+
+  void wait_host(slot& sl) {
+    sl.host_busy.wait(true, std::memory_order_acquire);
+    if (sl.host_error) std::rethrow_exception(std::exchange(sl.host_error, nullptr));
+  }
+
+  /// One round-robin visit: waits for what the slot is doing, then starts its next piece of work.
+  void visit(slot& sl) {
+    switch (sl.phase) {
+      case slot_phase::idle:
+        if (run_.next < run_.count) start_batch(sl);
+        return;
+      case slot_phase::gpu:
+        XFB_CUDA(cudaEventSynchronize(sl.done.get()));
+        if (sl.step + 1 < steps_) {
+          if (cpu_pool_->empty()) {
+            run_cpu_stage(sl);
+            ++sl.step;
+            issue_step(sl);
+          } else {
+            hand_off(*cpu_pool_, sl, slot_phase::cpu_stage, &pipeline::run_cpu_stage);
+          }
+        } else if (cfg_.verify == verify_kind::none) {
+          sl.finished = clock_type::now();
+          finish_batch(sl);
+        } else if (verify_pool_->empty()) {
+          verify(sl);
+          sl.finished = clock_type::now();
+          finish_batch(sl);
+        } else {
+          hand_off(*verify_pool_, sl, slot_phase::verify, &pipeline::verify);
+        }
+        return;
+      case slot_phase::cpu_stage:
+        wait_host(sl);
+        ++sl.step;
+        issue_step(sl);
+        return;
+      case slot_phase::verify:
+        wait_host(sl);
+        finish_batch(sl);
+        return;
+    }
+  }
+
+  config cfg_;
+  std::uint64_t count_;
+  std::uint64_t bytes_;
+  std::uint32_t frames_;
+  std::uint32_t steps_;
+  std::uint32_t kernels_per_step_;
+  gpu_stage<T> stage_;
+  std::unique_ptr<batch_checker> checker_;
+  run_state run_;
+  // Destruction runs bottom-up: the workers are joined, then the device drained, before any slot or
+  // buffer is freed.
+  buffer dataset_;
+  std::vector<std::unique_ptr<slot>> slots_;
+  device_drain drain_;
+  std::unique_ptr<host_pool> verify_pool_;
+  std::unique_ptr<host_pool> cpu_pool_;
+};
+
+/// Selects the device and says why not when there is none.
+cudaDeviceProp open_device(const config& cfg) {
+  int count = 0;
+  if (const cudaError_t err = cudaGetDeviceCount(&count); err != cudaSuccess) {
+    throw std::runtime_error(std::string("no usable CUDA device: cudaGetDeviceCount: ") + cudaGetErrorName(err) +
+                             ": " + cudaGetErrorString(err));
+  }
+  if (count == 0) throw std::runtime_error("no usable CUDA device: none found");
+  if (cfg.device < 0 || cfg.device >= count) {
+    throw std::invalid_argument("--device " + std::to_string(cfg.device) + ": there are " + std::to_string(count) +
+                                " CUDA device(s)");
+  }
+  XFB_CUDA(cudaSetDevice(cfg.device));
+  cudaDeviceProp prop{};
+  XFB_CUDA(cudaGetDeviceProperties(&prop, cfg.device));
+  if (cfg.mode == mode::koum) {
+    int concurrent = 0;
+    XFB_CUDA(cudaDeviceGetAttribute(&concurrent, cudaDevAttrConcurrentManagedAccess, cfg.device));
+    // Without it the host may not touch managed memory while any kernel runs, and the advice above is
+    // ignored: KOUM would degenerate into whole-allocation migrations per launch.
+    if (concurrent == 0) {
+      throw std::runtime_error(std::string("koum needs concurrent managed access, which ") + prop.name +
+                               " does not offer on this system");
+    }
+  }
+  return prop;
+}
+
+template <class T>
+result run_typed(const config& cfg) {
+  const cudaDeviceProp prop = open_device(cfg);
+  pipeline<T> pipe(cfg, prop, dataset_frames(cfg));
+
+  pipe.stream_batches(static_cast<std::uint64_t>(cfg.warmup_batches), "warm-up", nullptr);
+  const std::uint64_t batches = timed_batches(cfg);
+  std::vector<double> latencies(batches);
+  const auto start = clock_type::now();
+  pipe.stream_batches(batches, "timed", &latencies);
+  const double seconds = std::chrono::duration<double>(clock_type::now() - start).count();
+
+  result r;
+  r.cfg = cfg;
+  r.device = prop.name;
+  r.dataset_frames = dataset_frames(cfg);
+  r.batches = batches;
+  r.streamed_bytes = batches * cfg.batch_bytes;
+  r.seconds = seconds;
+  r.gbps = seconds > 0 ? static_cast<double>(r.streamed_bytes) / seconds / 1e9 : 0;
+  const latency_summary lat = summarize(latencies);
+  r.latency_p50_us = lat.p50;
+  r.latency_p99_us = lat.p99;
+  r.latency_mean_us = lat.mean;
+  r.latency_max_us = lat.max;
+  r.mismatches = pipe.checker().mismatches();
+  r.mismatch_reports = pipe.checker().reports();
+  return r;
+}
+
+}  // namespace
+
+result run_baseline(const config& requested) {
+  validate(requested);
+  const config cfg = resolve(requested);
+  // The element type stays a template parameter below; validate admits the types instantiated here.
+  switch (cfg.element) {
+    case element_type::u32: return run_typed<std::uint32_t>(cfg);
+    default: throw std::invalid_argument("element type " + std::string(name_of(cfg.element)) + " is not supported");
+  }
+}
+
+}  // namespace xf::baselines

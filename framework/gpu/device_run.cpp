@@ -1,0 +1,276 @@
+// The host side of a virtualised-kernel run: catalog, control words, launch, and the watchdog.
+#include "framework/gpu/device_run.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <sstream>
+
+namespace xf {
+namespace {
+
+/// How often each block refreshes its report (and reads the host's abort word). A millisecond keeps the
+/// PCIe traffic of reports negligible while aborts and the watchdog react well within a second.
+constexpr std::uint32_t report_interval_ns = 1'000'000;
+constexpr std::size_t params_alignment = 16;
+
+std::string_view phase_name(std::uint32_t phase) {
+  switch (phase) {
+    case lane_idle: return "idle";
+    case lane_wait_input: return "waiting for its input frame";
+    case lane_wait_output: return "input ready (waiting for its output slot, or computing)";
+    case lane_done: return "done";
+  }
+  return "?";
+}
+
+template <class T>
+T load_acquire_host(T& word) {
+  return std::atomic_ref<T>(word).load(std::memory_order_acquire);
+}
+
+}  // namespace
+
+device_run::device_run(const plan& p, std::vector<topic>& topics, const std::vector<std::vector<std::byte>>& params,
+                       const kernel_program& program, managed_topic_memory& memory)
+    : plan_(p),
+      topics_(topics),
+      program_(program),
+      blocks_(p.blocks),
+      threads_(p.warps_per_block * 32),
+      watchdog_(p.watchdog_ms),
+      memory_(memory) {
+  const auto op_count = static_cast<std::uint32_t>(p.kernel_operators.size());
+  XF_EXPECTS(op_count >= 1 && op_count <= max_kernel_operators, "1 to 32 kernel operators");
+  XF_EXPECTS(params.size() == op_count, "one params blob per kernel operator");
+
+  auto catalog = [&](std::size_t bytes) {
+    void* ptr = memory_.allocate(bytes, topic_layer::catalog, memory_side::device);
+    catalog_.push_back({ptr, bytes});
+    return ptr;
+  };
+
+  // Parameter arena: each operator's params struct at a 16-byte aligned offset.
+  std::vector<std::uint64_t> params_offsets;
+  std::size_t arena_bytes = 0;
+  for (const auto& blob : params) {
+    params_offsets.push_back(arena_bytes);
+    arena_bytes += (blob.size() + params_alignment - 1) / params_alignment * params_alignment;
+  }
+  auto* arena = static_cast<std::byte*>(catalog(std::max<std::size_t>(arena_bytes, params_alignment)));
+  for (std::uint32_t k = 0; k < op_count; ++k)
+    if (!params[k].empty()) std::memcpy(arena + params_offsets[k], params[k].data(), params[k].size());
+
+  auto* views = static_cast<topic_view*>(catalog(sizeof(topic_view) * topics.size()));
+  for (std::size_t t = 0; t < topics.size(); ++t) views[t] = topics[t].view();
+
+  // Operator table, staging areas and part counters.
+  auto* ops = static_cast<kernel_op*>(catalog(sizeof(kernel_op) * op_count));
+  std::uint64_t scratch_per_block = 0;
+  std::uint32_t first_warp = 0;
+  parts_done_.reserve(op_count);
+  for (std::uint32_t k = 0; k < op_count; ++k) {
+    const planned_operator& po = p.operators[p.kernel_operators[k]];
+    const auto type = program.index_of(*po.entry->gpu_type);
+    if (!type)
+      throw run_error(fault_site{po.spec->name, {}, {}},
+                      "class '" + po.spec->class_name +
+                          "' is registered but not compiled into this launcher's GPU kernel (add its type to "
+                          "the launcher's fused_kernel<...> list)");
+    kernel_op& op = ops[k];
+    op = kernel_op{};
+    op.type = *type;
+    op.element = p.topics[po.inputs[0]].spec->element;
+    op.input = static_cast<std::uint32_t>(po.inputs[0]);
+    op.output = static_cast<std::uint32_t>(po.outputs[0]);
+    op.group = po.input_groups[0];
+    op.first_warp = first_warp;
+    op.warps = po.warps;
+    first_warp += po.warps;
+    op.parts = po.parts;
+    op.stage = po.stage ? 1 : 0;
+    op.params_offset = params_offsets[k];
+    if (po.stage) {
+      op.stage_offset = scratch_per_block;
+      scratch_per_block += (p.topics[po.inputs[0]].spec->frame_bytes + 255) / 256 * 256;
+    }
+    parts_done_.emplace_back(po.parts > 1 ? p.topics[po.inputs[0]].spec->capacity : 0);
+    op.parts_done = parts_done_.back().get();
+  }
+  XF_EXPECTS(first_warp <= p.warps_per_block, "the partition fits the block");
+
+  host_abort_ = pinned_buffer<padded_word>(1);
+  failure_ = pinned_buffer<kernel_failure>(1);
+  reports_ = pinned_buffer<block_report>(blocks_);
+  device_words_ = device_buffer<std::uint32_t>(2);
+  timings_ = device_buffer<block_timing>(blocks_);
+  counters_ = device_buffer<kernel_op_counters>(op_count);
+  scratch_ = device_buffer<std::byte>(scratch_per_block * blocks_);
+  stream_ = std::make_unique<cuda_stream>();
+
+  args_.topics = views;
+  args_.ops = ops;
+  args_.params = arena;
+  args_.op_count = op_count;
+  args_.report_interval_ns = report_interval_ns;
+  args_.host_abort = &host_abort_.get()->value;
+  args_.device_abort = device_words_.get();
+  args_.fail_claim = device_words_.get() + 1;
+  args_.failure = failure_.get();
+  args_.reports = reports_.get();
+  args_.timings = timings_.get();
+  args_.counters = counters_.get();
+  args_.scratch = scratch_.get();
+  args_.scratch_per_block = scratch_per_block;
+
+  // Device-placed topic regions and the catalog's read-only replica go to the GPU before the launch.
+  memory_.settle();
+  last_beat_.assign(blocks_, 0);
+}
+
+device_run::~device_run() {
+  if (wedged_) {
+    // A hung or faulted kernel: freeing would wait for it (or fail). The process is about to end.
+    host_abort_.leak();
+    failure_.leak();
+    reports_.leak();
+    device_words_.leak();
+    timings_.leak();
+    counters_.leak();
+    for (auto& b : parts_done_) b.leak();
+    scratch_.leak();
+    if (stream_) stream_->leak();
+    return;
+  }
+  if (launched_ && !finished_) {
+    request_stop();
+    cuda_ok(cudaStreamSynchronize(stream_->get()));
+  }
+  for (const auto& c : catalog_) memory_.deallocate(c.p, c.bytes, topic_layer::catalog);
+}
+
+void device_run::launch() {
+  program_.launch(args_, blocks_, threads_, stream_->get());
+  launched_ = true;
+  beat_seen_.assign(blocks_, std::chrono::steady_clock::now());
+}
+
+void device_run::request_stop() noexcept {
+  if (host_abort_.get()) std::atomic_ref<std::uint64_t>(host_abort_.get()->value).store(1, std::memory_order_relaxed);
+}
+
+run_error device_run::site_error(std::uint32_t op, std::optional<std::uint64_t> offset,
+                                 const std::string& reason) const {
+  const planned_operator& po = plan_.operators[plan_.kernel_operators.at(op)];
+  return run_error(fault_site{po.spec->name, plan_.topics[po.inputs[0]].spec->name, offset}, reason);
+}
+
+device_run::state device_run::poll() {
+  if (finished_) return error_ ? state::failed : state::finished;
+  // A failure the kernel reported (the kernel then winds down by itself).
+  kernel_failure& f = *failure_.get();
+  if (!error_ && load_acquire_host(f.failed) != 0) {
+    switch (f.kind) {
+      case fault_frame_failed:
+        error_ = site_error(f.op, f.offset, frame_failed_reason(static_cast<std::uint32_t>(f.detail)));
+        break;
+      case fault_bad_bytes:
+        error_ = site_error(f.op, f.offset,
+                            "the input slot announces " + std::to_string(f.detail) +
+                                " bytes, more than the output topic's frame holds");
+        break;
+      default:
+        error_ = site_error(f.op, f.offset, "the kernel reported fault " + std::to_string(f.kind));
+    }
+  }
+  const cudaError_t status = cudaStreamQuery(stream_->get());
+  if (status == cudaSuccess) {
+    finished_ = true;
+    return error_ ? state::failed : state::finished;
+  }
+  if (status != cudaErrorNotReady) {
+    cudaGetLastError();
+    wedged_ = true;
+    finished_ = true;
+    error_ = run_error(fault_site{}, "the GPU kernel failed: " + describe_cuda_error(status) +
+                                         " (the device context is lost; run compute-sanitizer to find the "
+                                         "faulting access)");
+    return state::failed;
+  }
+  // Watchdog: a block whose heartbeat did not move for the whole watchdog period has stopped looping.
+  const auto now = std::chrono::steady_clock::now();
+  std::vector<std::uint32_t> stalled;
+  for (std::uint32_t b = 0; b < blocks_; ++b) {
+    const std::uint64_t beat = load_acquire_host(reports_.get()[b].heartbeat);
+    if (beat == ~std::uint64_t{0}) continue;  // exited
+    if (beat != last_beat_[b]) {
+      last_beat_[b] = beat;
+      beat_seen_[b] = now;
+    } else if (now - beat_seen_[b] > watchdog_) {
+      stalled.push_back(b);
+    }
+  }
+  if (!stalled.empty()) {
+    wedged_ = true;
+    finished_ = true;
+    request_stop();
+    error_ = run_error(fault_site{}, "the GPU kernel stopped making progress: " + std::to_string(stalled.size()) +
+                                         " of " + std::to_string(blocks_) + " blocks showed no heartbeat for " +
+                                         std::to_string(watchdog_.count()) + " ms (runtime.watchdog_ms)\n" +
+                                         describe_blocks(stalled));
+    return state::failed;
+  }
+  return state::running;
+}
+
+std::string device_run::describe_blocks(const std::vector<std::uint32_t>& stalled) const {
+  constexpr std::size_t shown = 8;
+  std::ostringstream out;
+  out << "per-block state at the last heartbeat (stalled blocks" << (stalled.size() > shown ? ", first 8" : "")
+      << "):";
+  for (std::size_t i = 0; i < std::min(shown, stalled.size()); ++i) {
+    const std::uint32_t b = stalled[i];
+    const block_report& r = reports_.get()[b];
+    out << "\n  block " << b << ": " << r.rounds << " rounds";
+    for (std::uint32_t k = 0; k < args_.op_count; ++k) {
+      const planned_operator& po = plan_.operators[plan_.kernel_operators[k]];
+      out << "\n    " << po.spec->name << ": ";
+      const std::uint32_t phase = r.phase[k];
+      if (phase == lane_idle || phase == lane_done) {
+        out << phase_name(phase);
+        continue;
+      }
+      out << "offset " << r.item[k] / po.parts;
+      if (po.parts > 1) out << " part " << r.item[k] % po.parts << "/" << po.parts;
+      out << " of '" << plan_.topics[po.inputs[0]].spec->name << "', " << phase_name(phase);
+    }
+  }
+  return out.str();
+}
+
+std::vector<kernel_op_counters> device_run::counters() const {
+  std::vector<kernel_op_counters> host(args_.op_count);
+  if (finished_ && !wedged_)
+    XF_CUDA_TRY(cudaMemcpy(host.data(), counters_.get(), sizeof(kernel_op_counters) * host.size(),
+                           cudaMemcpyDeviceToHost));
+  return host;
+}
+
+block_timing device_run::timing() const {
+  block_timing sum{};
+  if (!finished_ || wedged_) return sum;
+  std::vector<block_timing> all(blocks_);
+  XF_CUDA_TRY(cudaMemcpy(all.data(), timings_.get(), sizeof(block_timing) * all.size(), cudaMemcpyDeviceToHost));
+  for (const auto& t : all) {
+    sum.subscribe += t.subscribe;
+    sum.schedule += t.schedule;
+    sum.compute += t.compute;
+    sum.publish += t.publish;
+    sum.idle += t.idle;
+    sum.rounds += t.rounds;
+    sum.busy_rounds += t.busy_rounds;
+  }
+  return sum;
+}
+
+}  // namespace xf

@@ -1,0 +1,93 @@
+// The host side of one run of the virtualised kernel: builds the catalog (topic views, operator table,
+// parameter arena) in managed memory, allocates the kernel's control words, launches the kernel once, and
+// watches it — completion, a failure an operator reported, a sticky CUDA error, and a heartbeat watchdog
+// that catches a block that stopped making progress. Plain C++ over the CUDA runtime API.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "framework/errors.hpp"
+#include "framework/gpu/cuda_buffer.hpp"
+#include "framework/gpu/kernel_program.hpp"
+#include "framework/plan.hpp"
+#include "topics/managed_topic_memory.hpp"
+#include "topics/topic.hpp"
+
+namespace xf {
+
+class device_run {
+ public:
+  /// `topics` (indexed like plan.topics) and `memory` must outlive this object; `params[k]` is the
+  /// params struct of the k-th kernel operator as bytes. Throws cuda_error or run_error (an operator
+  /// whose class is not compiled into `program`).
+  device_run(const plan& p, std::vector<topic>& topics, const std::vector<std::vector<std::byte>>& params,
+             const kernel_program& program, managed_topic_memory& memory);
+  ~device_run();
+  device_run(const device_run&) = delete;
+  device_run& operator=(const device_run&) = delete;
+
+  /// Launches the kernel (asynchronous).
+  void launch();
+
+  enum class state { running, finished, failed };
+  /// Checks, without blocking, whether the kernel finished, reported a failure, hit a CUDA error, or has
+  /// a block whose heartbeat stalled for longer than the watchdog; on `failed`, `error()` says why.
+  state poll();
+  const std::optional<run_error>& error() const noexcept { return error_; }
+  /// Asks every block to stop at its next report (a failure elsewhere, or an abort).
+  void request_stop() noexcept;
+  /// True once the kernel can no longer be waited for or freed around (a sticky CUDA error, or a hung
+  /// block): the caller ends the process instead of tearing the device down.
+  bool wedged() const noexcept { return wedged_; }
+
+  /// After `finished`: frames and bytes each kernel operator published, in kernel order.
+  std::vector<kernel_op_counters> counters() const;
+  /// After `finished`: the phase clocks summed over blocks.
+  block_timing timing() const;
+
+ private:
+  std::string describe_blocks(const std::vector<std::uint32_t>& stalled) const;
+  run_error site_error(std::uint32_t op, std::optional<std::uint64_t> offset, const std::string& reason) const;
+
+  const plan& plan_;
+  std::vector<topic>& topics_;
+  const kernel_program& program_;
+  std::uint32_t blocks_ = 0;
+  std::uint32_t threads_ = 0;
+  std::chrono::milliseconds watchdog_;
+
+  // Catalog (managed memory, through the topic memory and its catalog policy).
+  managed_topic_memory& memory_;
+  struct catalog_allocation {
+    void* p;
+    std::size_t bytes;
+  };
+  std::vector<catalog_allocation> catalog_;
+  kernel_args args_{};
+
+  // Control words and per-block state.
+  pinned_buffer<padded_word> host_abort_;
+  pinned_buffer<kernel_failure> failure_;
+  pinned_buffer<block_report> reports_;
+  device_buffer<std::uint32_t> device_words_;  // [0] device_abort, [1] fail_claim
+  device_buffer<block_timing> timings_;
+  device_buffer<kernel_op_counters> counters_;
+  std::vector<device_buffer<std::uint32_t>> parts_done_;
+  device_buffer<std::byte> scratch_;
+  std::unique_ptr<cuda_stream> stream_;
+
+  bool launched_ = false;
+  bool finished_ = false;
+  bool wedged_ = false;
+  std::optional<run_error> error_;
+  std::vector<std::uint64_t> last_beat_;
+  std::vector<std::chrono::steady_clock::time_point> beat_seen_;
+};
+
+}  // namespace xf

@@ -1,0 +1,442 @@
+// The virtualised persistent kernel (the XeFlow paper's §4–§5) fused with the device code of a fixed list
+// of GPU operators. Include it from exactly one `.cu` per executable and name the operators there:
+//
+//   const xf::kernel_program* my_kernel() { return xf::fused_kernel<xf::builtin_gpu_operators, my_op>(); }
+//
+// Compiled by a plain C++ compiler (a build without CUDA), fused_kernel() returns null: GPU operators then
+// run on the host executor. So one source file serves both builds.
+//
+// One launch runs every GPU operator of the topology until end of stream. Each block loops rounds:
+//   1. subscribe — lane k of warp 0 advances operator k's work item: take an item from the operator's
+//      subscriber group, poll its input slot, check that the output slot is free (all non-blocking: an
+//      item that is not ready waits for a later round, so blocks that feed each other never deadlock);
+//   2. schedule — thread 0 builds the work-vector (the operator each warp runs this round);
+//   3. compute — each warp runs its operator over the frame with virtual thread ids (after staging the
+//      input frame into the block's scratch when the plan says so), then fences its writes system-wide;
+//   4. publish — lane k publishes operator k's output at the input's offset and releases the input (for
+//      a frame split into parts, the block finishing the last part does).
+// Blocks never synchronise with each other; all coordination goes through the topics' single-writer words.
+#pragma once
+
+#include "framework/gpu_operator_list.hpp"
+
+#if !defined(__CUDACC__)
+namespace xf {
+class kernel_program;
+template <class... Ops>
+const kernel_program* fused_kernel() {
+  return nullptr;
+}
+}  // namespace xf
+#else
+
+#include <cuda/atomic>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <optional>
+#include <typeindex>
+#include <typeinfo>
+
+#include "framework/gpu/cuda_check.hpp"
+#include "framework/gpu/kernel_program.hpp"
+#include "framework/operator.hpp"
+
+namespace xf {
+namespace kernel_detail {
+
+// ---- the operator list, flattened ---------------------------------------------------------------------
+
+template <class... Lists>
+struct concat;
+template <>
+struct concat<> {
+  using type = gpu_operator_list<>;
+};
+template <class... A>
+struct concat<gpu_operator_list<A...>> {
+  using type = gpu_operator_list<A...>;
+};
+template <class... A, class... B, class... Rest>
+struct concat<gpu_operator_list<A...>, gpu_operator_list<B...>, Rest...> {
+  using type = typename concat<gpu_operator_list<A..., B...>, Rest...>::type;
+};
+template <class T>
+struct as_list {
+  using type = gpu_operator_list<T>;
+};
+template <class... A>
+struct as_list<gpu_operator_list<A...>> {
+  using type = gpu_operator_list<A...>;
+};
+template <class... Items>
+using flatten = typename concat<typename as_list<Items>::type...>::type;
+
+// ---- dispatch: (operator type, element type) → the operator's compute ----------------------------------
+
+struct frame_call {
+  const std::byte* params;
+  const std::byte* in;
+  std::byte* out;
+  std::uint64_t bytes;
+  std::uint64_t offset;
+  std::uint32_t thread_id;
+  std::uint32_t thread_count;
+  std::uint64_t* failure;
+};
+
+template <class Op, class T>
+__device__ void run_typed(const frame_call& c) {
+  typename Op::params p;
+  memcpy(&p, c.params, sizeof p);  // the arena is 16-byte aligned; memcpy keeps any params struct legal
+  frame_task<T> task;
+  task.in = reinterpret_cast<const T*>(c.in);
+  task.out = reinterpret_cast<T*>(c.out);
+  task.count = c.bytes / sizeof(T);
+  task.offset = c.offset;
+  task.thread_id = c.thread_id;
+  task.thread_count = c.thread_count;
+  task.failure = c.failure;
+  Op::compute(p, task);
+}
+
+template <class Op>
+__device__ void run_op(element_type e, const frame_call& c) {
+  switch (e) {
+    case element_type::u8: run_typed<Op, std::uint8_t>(c); break;
+    case element_type::i8: run_typed<Op, std::int8_t>(c); break;
+    case element_type::u16: run_typed<Op, std::uint16_t>(c); break;
+    case element_type::i16: run_typed<Op, std::int16_t>(c); break;
+    case element_type::u32: run_typed<Op, std::uint32_t>(c); break;
+    case element_type::i32: run_typed<Op, std::int32_t>(c); break;
+    case element_type::u64: run_typed<Op, std::uint64_t>(c); break;
+    case element_type::i64: run_typed<Op, std::int64_t>(c); break;
+    case element_type::f32: run_typed<Op, float>(c); break;
+    case element_type::f64: run_typed<Op, double>(c); break;
+  }
+}
+
+template <class... Ops>
+__device__ void dispatch(gpu_operator_list<Ops...>, std::uint32_t type, element_type e, const frame_call& c) {
+  std::uint32_t i = 0;
+  ((type == i++ ? run_op<Ops>(e, c) : void()), ...);
+}
+
+// ---- device helpers ------------------------------------------------------------------------------------
+
+__device__ __forceinline__ std::uint64_t global_ns() {
+  std::uint64_t t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+
+/// Copies `bytes` from `src` (host memory, read over PCIe) to `dst` (device scratch) with 16-byte loads,
+/// `unroll` of them in flight per thread before any store, so the copy waits on PCIe latency once per
+/// `unroll·threads·16` bytes instead of once per element. Both pointers are 16-byte aligned.
+__device__ __forceinline__ void stage_copy(std::byte* dst, const std::byte* src, std::uint64_t bytes,
+                                           std::uint32_t thread, std::uint32_t threads) {
+  constexpr std::uint32_t unroll = 8;
+  const auto* s = reinterpret_cast<const uint4*>(src);
+  auto* d = reinterpret_cast<uint4*>(dst);
+  const std::uint64_t vectors = bytes / sizeof(uint4);
+  const std::uint64_t step = std::uint64_t{threads} * unroll;
+  for (std::uint64_t base = thread; base < vectors; base += step) {
+    uint4 v[unroll];
+#pragma unroll
+    for (std::uint32_t u = 0; u < unroll; ++u) {
+      const std::uint64_t i = base + std::uint64_t{u} * threads;
+      if (i < vectors) v[u] = s[i];
+    }
+#pragma unroll
+    for (std::uint32_t u = 0; u < unroll; ++u) {
+      const std::uint64_t i = base + std::uint64_t{u} * threads;
+      if (i < vectors) d[i] = v[u];
+    }
+  }
+  for (std::uint64_t i = vectors * sizeof(uint4) + thread; i < bytes; i += threads) dst[i] = src[i];
+}
+
+/// One operator's progress in one block, in shared memory. Written by lane k of warp 0 (its owner) in
+/// the subscribe and publish phases; read by every warp in between, after a __syncthreads.
+struct lane_state {
+  std::uint64_t item;  ///< offset·parts + part
+  std::uint32_t phase;  ///< lane_phase
+  std::uint32_t ready;  ///< 1: run this round (the input is published and the output slot is free)
+  std::uint32_t is_void;
+  std::uint32_t misses;  ///< polls that found the input pending (end of stream is checked every few)
+  const std::byte* in;
+  std::byte* out;
+  std::uint64_t bytes;
+  std::uint64_t tag;
+  std::uint64_t born_ns;
+  std::uint64_t failure;  ///< frame_task::fail's word for this round
+};
+
+/// Polls that find an input pending between two reads of the topic's end word (a remote read each).
+constexpr std::uint32_t end_check_interval = 8;
+/// Idle backoff of a block whose lanes all wait: doubles from the first to the last value (ns).
+constexpr std::uint32_t idle_sleep_min_ns = 64;
+constexpr std::uint32_t idle_sleep_max_ns = 2048;
+
+/// Reports the first failure of the run and stops every block.
+__device__ void report_failure(const kernel_args& a, std::uint32_t kind, std::uint32_t op, std::uint64_t offset,
+                               std::uint64_t detail) {
+  cuda::atomic_ref<std::uint32_t, cuda::thread_scope_device> claim(*a.fail_claim);
+  std::uint32_t expected = 0;
+  if (claim.compare_exchange_strong(expected, 1u, cuda::std::memory_order_relaxed)) {
+    a.failure->kind = kind;
+    a.failure->op = op;
+    a.failure->offset = offset;
+    a.failure->detail = detail;
+    store_release(a.failure->failed, std::uint64_t{1});  // the fields above before the flag
+  }
+  cuda::atomic_ref<std::uint32_t, cuda::thread_scope_device>(*a.device_abort).store(1u, cuda::std::memory_order_relaxed);
+}
+
+/// Subscribe step of lane k (thread k of warp 0).
+__device__ void subscribe(const kernel_args& a, std::uint32_t k, lane_state& l, std::byte* block_scratch) {
+  l.ready = 0;
+  if (l.phase == lane_done) return;
+  const kernel_op& op = a.ops[k];
+  const topic_view& vi = a.topics[op.input];
+  const topic_view& vo = a.topics[op.output];
+  if (l.phase == lane_idle) {
+    l.item = vi.take(op.group);
+    l.phase = lane_wait_input;
+    l.misses = 0;
+  }
+  const std::uint64_t offset = l.item / op.parts;
+  if (l.phase == lane_wait_input) {
+    if (load_acquire(vi.slots[vi.slot_of(offset)].seq) != offset + 1) {
+      // Pending, or past the end. The end word is stored after every publish below it, so reading it
+      // after a pending seq is exact; it is read only every few misses (it is a remote load).
+      if (++l.misses % end_check_interval == 0 && offset >= vi.end()) {
+        vo.close(vi.end());
+        l.phase = lane_done;
+      }
+      return;
+    }
+    l.phase = lane_wait_output;
+  }
+  if (!vo.slot_free(offset)) return;  // backpressure: a later round
+  const index_slot& slot = vi.slot(offset);
+  l.is_void = (slot.flags & slot_void) != 0;
+  l.bytes = slot.bytes;
+  l.tag = slot.tag;
+  l.born_ns = slot.born_ns;
+  l.failure = 0;
+  if (!l.is_void && l.bytes > vo.frame_bytes) {
+    report_failure(a, fault_bad_bytes, k, offset, l.bytes);
+    return;
+  }
+  if (!l.is_void) {
+    l.in = vi.frame_data(slot.frame);
+    l.out = vo.frame_data(vo.slot_frame(offset));
+    if (op.stage) l.in = block_scratch + op.stage_offset;  // filled in the compute phase
+  }
+  l.ready = 1;
+}
+
+/// Publish step of lane k: counts the part done; the block finishing a frame's last part publishes the
+/// output at the input's offset and releases the input. A failed frame is reported instead.
+__device__ void publish(const kernel_args& a, std::uint32_t k, lane_state& l) {
+  const kernel_op& op = a.ops[k];
+  const topic_view& vi = a.topics[op.input];
+  const topic_view& vo = a.topics[op.output];
+  const std::uint64_t offset = l.item / op.parts;
+  if (l.failure != 0) {
+    report_failure(a, fault_frame_failed, k, offset, l.failure & 0xffffffffu);
+    return;
+  }
+  bool last = true;
+  if (op.parts > 1) {
+    // acq_rel: this block's (fenced) writes of its part happen before the last finisher's publish.
+    cuda::atomic_ref<std::uint32_t, cuda::thread_scope_device> done(op.parts_done[vi.slot_of(offset)]);
+    last = done.fetch_add(1u, cuda::std::memory_order_acq_rel) + 1 == op.parts;
+    if (last) done.store(0u, cuda::std::memory_order_relaxed);  // before the release below reuses the slot
+  }
+  if (last) {
+    if (l.is_void) {
+      vo.publish_void(offset);
+    } else {
+      vo.publish(offset, vo.slot_frame(offset), l.bytes, l.tag, 0, l.born_ns);
+      cuda::atomic_ref<std::uint64_t, cuda::thread_scope_device> frames(a.counters[k].frames);
+      cuda::atomic_ref<std::uint64_t, cuda::thread_scope_device> bytes(a.counters[k].bytes);
+      frames.fetch_add(1u, cuda::std::memory_order_relaxed);
+      bytes.fetch_add(l.bytes, cuda::std::memory_order_relaxed);
+    }
+    vi.release(op.group, offset);
+  }
+  l.phase = lane_idle;
+  l.ready = 0;
+}
+
+template <class List>
+__global__ void __launch_bounds__(1024, 1) persistent_kernel(kernel_args a) {
+  __shared__ lane_state lanes[max_kernel_operators];
+  __shared__ std::uint32_t warp_op[max_kernel_operators];  // the work-vector: operator per warp, or none
+  __shared__ std::uint32_t stop;
+  __shared__ std::uint32_t any_stage;
+  constexpr std::uint32_t no_op = ~0u;
+
+  const std::uint32_t warp = threadIdx.x / 32;
+  const std::uint32_t lane_id = threadIdx.x % 32;
+  const std::uint32_t warps = blockDim.x / 32;
+  std::byte* block_scratch = a.scratch + std::uint64_t{blockIdx.x} * a.scratch_per_block;
+  block_report& report = a.reports[blockIdx.x];
+
+  if (threadIdx.x < a.op_count) {
+    lanes[threadIdx.x] = lane_state{};
+    lanes[threadIdx.x].phase = lane_idle;
+  }
+  block_timing timing{};  // thread 0's clocks
+  std::uint64_t last_report_ns = 0, heartbeat = 0;
+  std::uint32_t sleep_ns = idle_sleep_min_ns;
+  __syncthreads();
+
+  while (true) {
+    const std::uint64_t t0 = clock64();
+    // 1. subscribe: one leader-warp lane per operator, so their remote polls overlap.
+    if (warp == 0 && lane_id < a.op_count) subscribe(a, lane_id, lanes[lane_id], block_scratch);
+    __syncwarp();
+    const std::uint64_t t1 = clock64();
+    // 2. schedule
+    if (threadIdx.x == 0) {
+      std::uint32_t running = 0, ready = 0, stage = 0;
+      for (std::uint32_t w = 0; w < warps; ++w) warp_op[w] = no_op;
+      for (std::uint32_t k = 0; k < a.op_count; ++k) {
+        if (lanes[k].phase != lane_done) ++running;
+        if (!lanes[k].ready) continue;
+        ++ready;
+        if (lanes[k].is_void) continue;
+        const kernel_op& op = a.ops[k];
+        for (std::uint32_t w = op.first_warp; w < op.first_warp + op.warps; ++w) warp_op[w] = k;
+        stage |= op.stage;
+      }
+      any_stage = stage;
+      bool abort = cuda::atomic_ref<std::uint32_t, cuda::thread_scope_device>(*a.device_abort)
+                       .load(cuda::std::memory_order_relaxed) != 0;
+      ++timing.rounds;
+      const std::uint64_t now = global_ns();
+      if (now - last_report_ns >= a.report_interval_ns) {
+        last_report_ns = now;
+        abort = abort || load_relaxed(*a.host_abort) != 0;
+        report.rounds = timing.rounds;
+        for (std::uint32_t k = 0; k < a.op_count; ++k) {
+          report.item[k] = lanes[k].item;
+          report.phase[k] = lanes[k].phase;
+        }
+        store_release(report.heartbeat, ++heartbeat);
+      }
+      stop = running == 0 || abort;
+      if (ready == 0 && !stop) {
+        __nanosleep(sleep_ns);
+        sleep_ns = sleep_ns * 2 > idle_sleep_max_ns ? idle_sleep_max_ns : sleep_ns * 2;
+      } else {
+        sleep_ns = idle_sleep_min_ns;
+      }
+      if (ready != 0) ++timing.busy_rounds;
+      const std::uint64_t t2 = clock64();
+      timing.subscribe += t1 - t0;
+      if (ready == 0) timing.idle += t2 - t1;
+      else timing.schedule += t2 - t1;
+    }
+    __syncthreads();
+    if (stop) break;
+    const std::uint32_t k = warp_op[warp];
+    if (k == no_op && warp != 0) {
+      // Idle warps only meet the barriers.
+      if (any_stage) __syncthreads();
+      __syncthreads();
+      continue;
+    }
+    const std::uint64_t t3 = clock64();
+    // 3. compute
+    if (k != no_op) {
+      const kernel_op& op = a.ops[k];
+      lane_state& l = lanes[k];
+      const std::uint32_t local = (warp - op.first_warp) * 32 + lane_id;
+      const std::uint32_t local_threads = op.warps * 32;
+      if (any_stage) {
+        if (op.stage) {
+          const std::uint64_t offset = l.item / op.parts;
+          const topic_view& vi = a.topics[op.input];
+          stage_copy(block_scratch + op.stage_offset, vi.frame_data(vi.slot(offset).frame), l.bytes, local,
+                     local_threads);
+        }
+        __syncthreads();
+      }
+      const std::uint32_t part = static_cast<std::uint32_t>(l.item % op.parts);
+      frame_call call{a.params + op.params_offset, l.in,        l.out, l.bytes, l.item / op.parts,
+                      part * local_threads + local, op.parts * local_threads, &l.failure};
+      dispatch(List{}, op.type, op.element, call);
+      __threadfence_system();  // this thread's output writes reach host memory before the publish
+    } else if (any_stage) {
+      __syncthreads();
+    }
+    __syncthreads();
+    const std::uint64_t t4 = clock64();
+    // 4. publish. A failed frame is not published: report_failure set device_abort, so the next round's
+    // schedule stops every warp of every block at the same barrier.
+    if (warp == 0 && lane_id < a.op_count && lanes[lane_id].ready) publish(a, lane_id, lanes[lane_id]);
+    if (threadIdx.x == 0) {
+      timing.compute += t4 - t3;
+      timing.publish += clock64() - t4;
+    }
+  }
+  if (threadIdx.x == 0) {
+    a.timings[blockIdx.x] = timing;
+    report.rounds = timing.rounds;
+    for (std::uint32_t k = 0; k < a.op_count; ++k) report.phase[k] = lanes[k].phase;
+    store_release(report.heartbeat, ~std::uint64_t{0});  // exited: the watchdog stops watching
+  }
+}
+
+// ---- the host side of one fused kernel -----------------------------------------------------------------
+
+template <class List>
+struct type_table;
+template <class... Ops>
+struct type_table<gpu_operator_list<Ops...>> {
+  static std::optional<std::uint32_t> index_of(std::type_index t) {
+    const std::type_index types[] = {std::type_index(typeid(Ops))...};
+    for (std::uint32_t i = 0; i < sizeof...(Ops); ++i)
+      if (types[i] == t) return i;
+    return std::nullopt;
+  }
+};
+
+template <class List>
+class fused_kernel_program final : public kernel_program {
+ public:
+  std::optional<std::uint32_t> index_of(std::type_index op) const override {
+    return type_table<List>::index_of(op);
+  }
+
+  int blocks_per_sm(int threads) const override {
+    int blocks = 0;
+    XF_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, persistent_kernel<List>, threads, 0));
+    return blocks;
+  }
+
+  void launch(const kernel_args& args, std::uint32_t blocks, std::uint32_t threads,
+              cudaStream_t stream) const override {
+    kernel_args copy = args;
+    void* params[] = {&copy};
+    XF_CUDA_TRY(cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(&persistent_kernel<List>), dim3(blocks),
+                                            dim3(threads), params, 0, stream));
+  }
+};
+
+}  // namespace kernel_detail
+
+/// The fused kernel of the given GPU operators (types or gpu_operator_lists), one instance per program.
+template <class... Ops>
+const kernel_program* fused_kernel() {
+  static const kernel_detail::fused_kernel_program<kernel_detail::flatten<Ops...>> program;
+  return &program;
+}
+
+}  // namespace xf
+
+#endif  // __CUDACC__

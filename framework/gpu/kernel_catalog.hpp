@@ -1,0 +1,116 @@
+// What the virtualised kernel reads and writes besides the topics, shared by the host side (device_run.cpp,
+// g++) and the kernel (fused_kernel.cuh, nvcc). Every struct is trivially copyable; each field says which
+// side writes it, which reads it, and where it lives.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <type_traits>
+
+#include "framework/element_type.hpp"
+#include "topics/topic_layout.hpp"
+#include "topics/topic_view.hpp"
+
+namespace xf {
+
+/// A block's warps are at most 32, and every kernel operator has at least one warp in each block.
+inline constexpr std::uint32_t max_kernel_operators = 32;
+
+/// One GPU operator as the kernel sees it. Catalog layer: written by the host before launch, read-only
+/// while the kernel runs (a read-mostly replica on the GPU under the read_mostly catalog policy).
+struct kernel_op {
+  std::uint32_t type;        ///< position of the operator's C++ type in the fused kernel's list
+  element_type element;      ///< element type of its input (and output: GPU maps keep it)
+  std::uint32_t input;       ///< topic index
+  std::uint32_t output;      ///< topic index
+  std::uint32_t group;       ///< its subscriber group on `input`
+  std::uint32_t first_warp;  ///< every block runs it on warps [first_warp, first_warp + warps)
+  std::uint32_t warps;
+  /// A frame is split into `parts` work items (parts > 1 for large frames, so several blocks share one
+  /// frame); part p runs virtual threads [p·warps·32, (p+1)·warps·32) of parts·warps·32.
+  std::uint32_t parts;
+  /// 1: the block first copies the input frame into its scratch with wide loads, all in flight at once,
+  /// so the operator's element loop reads local memory instead of waiting on PCIe per element.
+  std::uint32_t stage;
+  std::uint64_t params_offset;  ///< the operator's params struct in the parameter arena (16-byte aligned)
+  std::uint64_t stage_offset;   ///< this operator's staging area within a block's scratch
+  /// Device memory, [input capacity]: parts finished per input slot; the block finishing the last part
+  /// publishes the output and releases the input, then resets the counter (before the release, so the
+  /// slot's next occupant starts from zero).
+  std::uint32_t* parts_done;
+};
+static_assert(std::is_trivially_copyable_v<kernel_op>);
+
+/// Phases of a lane, for the watchdog's per-block dump.
+enum lane_phase : std::uint32_t {
+  lane_idle = 0,         ///< holds no work item
+  lane_wait_input = 1,   ///< holds an item whose input frame is not published yet
+  lane_wait_output = 2,  ///< input ready; the output slot is still held by a subscriber group
+  lane_done = 3,         ///< its input stream ended
+};
+
+/// A block's state as last reported (pinned host memory; written by the block's leader about every
+/// millisecond with plain remote stores, read by the host watchdog).
+struct alignas(64) block_report {
+  std::uint64_t heartbeat;  ///< incremented at each report; a block whose count stops is stuck
+  std::uint64_t rounds;     ///< rounds run so far
+  std::uint64_t item[max_kernel_operators];   ///< each lane's work item (offset·parts + part)
+  std::uint32_t phase[max_kernel_operators];  ///< each lane's lane_phase
+};
+static_assert(std::is_trivially_copyable_v<block_report>);
+
+/// Kinds of failure the kernel reports.
+enum kernel_fault : std::uint32_t {
+  fault_none = 0,
+  fault_frame_failed = 1,  ///< an operator called frame_task::fail(code)
+  fault_bad_bytes = 2,     ///< an input slot announces more bytes than the output frame holds
+};
+
+/// The first failure of the run. Pinned host memory: written by the one block that won `fail_claim`,
+/// then `failed` is stored with release order; the host reads the rest after an acquire load of it.
+struct alignas(64) kernel_failure {
+  std::uint64_t failed;  ///< 0, then 1
+  std::uint32_t kind;    ///< kernel_fault
+  std::uint32_t op;      ///< kernel operator index
+  std::uint64_t offset;  ///< input offset of the frame
+  std::uint64_t detail;  ///< the operator's code (frame_failed) or the announced bytes (bad_bytes)
+};
+
+/// Per-block phase clocks (SM cycles), summed by the block and written once when it exits (device
+/// memory). Shares of their total are the paper's Fig. 11 round-time breakdown.
+struct block_timing {
+  std::uint64_t subscribe;  ///< lanes take, poll and reserve (the leader warp)
+  std::uint64_t schedule;   ///< the leader builds the work-vector
+  std::uint64_t compute;    ///< warps run operators (staging included)
+  std::uint64_t publish;    ///< fences, publishes and releases
+  std::uint64_t idle;       ///< rounds in which no lane had work (backoff sleeps included)
+  std::uint64_t rounds;
+  std::uint64_t busy_rounds;
+};
+
+/// Per-operator totals (device memory, device-scope atomics once per published frame).
+struct kernel_op_counters {
+  std::uint64_t frames;
+  std::uint64_t bytes;
+};
+
+/// Everything the kernel gets, by value, at launch.
+struct kernel_args {
+  const topic_view* topics;  ///< catalog: [topic count]
+  const kernel_op* ops;      ///< catalog: [op_count]
+  const std::byte* params;   ///< catalog: parameter arena
+  std::uint32_t op_count;
+  std::uint32_t report_interval_ns;  ///< how often a block refreshes its block_report (and reads `abort`)
+  std::uint64_t* host_abort;         ///< pinned host: the host stores non-zero to stop every block
+  std::uint32_t* device_abort;       ///< device: a block that failed stores 1; others stop at their next round
+  std::uint32_t* fail_claim;         ///< device: the first failing block CASes 0 → 1, then fills `failure`
+  kernel_failure* failure;           ///< pinned host
+  block_report* reports;             ///< pinned host: [gridDim.x]
+  block_timing* timings;             ///< device: [gridDim.x]
+  kernel_op_counters* counters;      ///< device: [op_count]
+  std::byte* scratch;                ///< device: [gridDim.x · scratch_per_block]
+  std::uint64_t scratch_per_block;
+};
+static_assert(std::is_trivially_copyable_v<kernel_args>);
+
+}  // namespace xf

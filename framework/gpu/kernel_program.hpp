@@ -1,0 +1,31 @@
+// The compiled virtualised kernel of one executable, as host code sees it. CUDA 13 keeps kernel templates
+// local to their translation unit, so the persistent kernel and the device code of its operators are
+// compiled together in one `.cu` per executable (fused_kernel.cuh): the built-in GPU operators plus a
+// launcher's own, a fixed list with static dispatch. Host code holds it through this interface.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <typeindex>
+
+#include "framework/gpu/kernel_catalog.hpp"
+
+namespace xf {
+
+class kernel_program {
+ public:
+  virtual ~kernel_program() = default;
+  /// The position of a GPU operator type in this kernel's list, or nullopt when it was not compiled in.
+  virtual std::optional<std::uint32_t> index_of(std::type_index op) const = 0;
+  /// Blocks of `threads` threads that fit on one SM at once (the occupancy API, for this kernel).
+  virtual int blocks_per_sm(int threads) const = 0;
+  /// Launches the kernel with `blocks` × `threads` as a cooperative launch, so either every block is
+  /// resident at once or the launch fails (blocks that feed each other must all run). Asynchronous.
+  virtual void launch(const kernel_args& args, std::uint32_t blocks, std::uint32_t threads,
+                      cudaStream_t stream) const = 0;
+};
+
+}  // namespace xf

@@ -1,0 +1,14 @@
+// The built-in GPU operators as a compile-time list: every launcher's fused kernel starts from it
+// (framework/gpu/fused_kernel.cuh). Keep it in step with register_builtin_operators.
+#pragma once
+
+#include "framework/gpu_operator_list.hpp"
+#include "operators/transforms/fma.hpp"
+#include "operators/transforms/pass_through.hpp"
+#include "operators/transforms/scale.hpp"
+
+namespace xf {
+
+using builtin_gpu_operators = gpu_operator_list<scale_op, fma_op, pass_through_op>;
+
+}  // namespace xf
