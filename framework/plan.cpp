@@ -104,7 +104,18 @@ plan make_plan(const topology_spec& spec, const operator_registry& registry, con
                              " warps can be resident at once on this GPU (" + std::to_string(dev.sm_count) +
                              " SMs x " + std::to_string(per_sm) +
                              "); every block of the persistent kernel must run at the same time");
-    p.blocks = spec.runtime.blocks ? spec.runtime.blocks : dev.sm_count * std::min(per_sm, default_blocks_per_sm);
+    // By default no more blocks than there are work items in flight: a block beyond that only holds
+    // offsets that cannot be published yet and polls for them, which costs PCIe reads and no progress.
+    std::uint64_t items_in_flight = 1;
+    for (std::size_t i = 0; i < p.operators.size(); ++i) {
+      if (!p.operators[i].in_kernel) continue;
+      const topic_spec& in = *p.topics[p.operators[i].inputs[0]].spec;
+      const std::uint64_t parts = (in.frame_bytes + kernel_part_bytes - 1) / kernel_part_bytes;
+      items_in_flight = std::max<std::uint64_t>(items_in_flight, std::uint64_t{in.capacity} * parts);
+    }
+    const std::uint32_t full = dev.sm_count * std::min(per_sm, default_blocks_per_sm);
+    p.blocks = spec.runtime.blocks ? spec.runtime.blocks
+                                   : static_cast<std::uint32_t>(std::min<std::uint64_t>(full, items_in_flight));
   } else {
     p.blocks = spec.runtime.blocks ? spec.runtime.blocks : cores;
   }

@@ -164,6 +164,7 @@ struct lane_state {
   std::uint32_t ready;  ///< 1: run this round (the input is published and the output slot is free)
   std::uint32_t is_void;
   std::uint32_t misses;  ///< polls that found the input pending (end of stream is checked every few)
+  std::uint32_t skip;    ///< rounds to wait before polling again (backoff of a lane whose input lags)
   const std::byte* in;
   std::byte* out;
   std::uint64_t bytes;
@@ -174,6 +175,8 @@ struct lane_state {
 
 /// Polls that find an input pending between two reads of the topic's end word (a remote read each).
 constexpr std::uint32_t end_check_interval = 8;
+/// Most rounds a lagging lane lets pass between two polls of its input.
+constexpr std::uint32_t max_poll_skip = 16;
 /// Idle backoff of a block whose lanes all wait: doubles from the first to the last value (ns).
 constexpr std::uint32_t idle_sleep_min_ns = 64;
 constexpr std::uint32_t idle_sleep_max_ns = 2048;
@@ -204,10 +207,19 @@ __device__ void subscribe(const kernel_args& a, std::uint32_t k, lane_state& l, 
     l.item = vi.take(op.group);
     l.phase = lane_wait_input;
     l.misses = 0;
+    l.skip = 0;
   }
   const std::uint64_t offset = l.item / op.parts;
   if (l.phase == lane_wait_input) {
+    if (l.skip != 0) {
+      --l.skip;
+      return;
+    }
     if (load_acquire(vi.slots[vi.slot_of(offset)].seq) != offset + 1) {
+      // Each poll of a host-resident slot is a PCIe read: a lane whose input keeps lagging polls less
+      // often (every 1, 2, 4 … up to max_poll_skip rounds), so idle lanes leave the link to the data.
+      const std::uint32_t exponent = l.misses / 4 < 5 ? l.misses / 4 : 5;
+      l.skip = ((1u << exponent) - 1) < max_poll_skip ? (1u << exponent) - 1 : max_poll_skip;
       // Pending, or past the end. The end word is stored after every publish below it, so reading it
       // after a pending seq is exact; it is read only every few misses (it is a remote load).
       if (++l.misses % end_check_interval == 0 && offset >= vi.end()) {

@@ -108,7 +108,7 @@ TEST_CASE("plan.device_executor_sizes_the_grid_from_occupancy") {
   options.device = fake_gpu();
   const plan p = make_plan(spec, registry(), options);
   CHECK(p.executor == resolved_executor::device);
-  CHECK(p.blocks == 8);  // 4 SMs x min(2 resident, default 4)
+  CHECK(p.blocks == 8);  // 4 SMs x min(2 resident, default 4); capacities (64) allow more
   for (std::size_t k : p.kernel_operators) CHECK(p.operators[k].workers == 8);
   CHECK(p.topics[1].publisher_workers == 8);
   // t0 comes from a CPU source (host memory): staged; t1 and t2 are GPU-to-GPU... except t1 also feeds
@@ -123,6 +123,15 @@ TEST_CASE("plan.device_executor_sizes_the_grid_from_occupancy") {
   CHECK(by_name("g2").stage);
   CHECK_FALSE(by_name("g3").stage);
   CHECK(by_name("g1").parts == 1);
+}
+
+TEST_CASE("plan.device_blocks_are_capped_by_the_work_in_flight") {
+  auto spec = three_gpu_ops(8);
+  spec.runtime.blocks = 0;
+  for (auto& t : spec.topics) t.capacity = 3;
+  plan_options options;
+  options.device = fake_gpu();
+  CHECK(make_plan(spec, registry(), options).blocks == 3);  // more blocks could only poll
 }
 
 TEST_CASE("plan.device_executor_splits_large_frames_into_parts") {
