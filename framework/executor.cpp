@@ -262,7 +262,7 @@ void topology_run::source_worker(std::size_t op) {
     std::uint64_t blocked = 0;
     const publish_ticket t = reserve_claimed(v, topic_name, control_.abort_flag(), &blocked);
     count_blocked(op, out, blocked);
-    frame_out f{t.data, v.frame_bytes, 0, element};
+    frame_out f{t.data, v.frame_bytes, 0, element, t.frame};
     const bool more = call_hook(op, out, t.offset, [&] { return source->produce(t.offset, f); });
     end = t.offset + 1;
     if (!more) {

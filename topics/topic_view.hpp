@@ -65,9 +65,17 @@ struct topic_view {
     if (load_relaxed(slot.seq) != 0 && slot.frame != no_frame) free_frame(slot.frame);
   }
 
-  /// Takes a free frame from the heap. Never fails while each slot holds at most one frame and the heap
+  /// Takes a free frame from the heap, preferably frame hint % heap_frames. Never fails while each slot holds at most one frame and the heap
   /// has `capacity` frames; returns no_frame only if that invariant is broken.
   XF_HOST_DEVICE std::uint32_t alloc_frame(std::uint64_t hint) const {
+    // First choice: frame hint % heap_frames. Publishers pass their offset, and the slot's previous
+    // occupant (offset - capacity) had that frame, freed by reclaim just before: so each offset gets the
+    // same frame every time round, and a source publishing in place finds its bytes still there.
+    {
+      const std::uint32_t preferred = static_cast<std::uint32_t>(hint % heap_frames);
+      const std::uint64_t mask = std::uint64_t{1} << (preferred % 64);
+      if ((fetch_or_acq_rel(heap_bitmap[preferred / 64], mask) & mask) == 0) return preferred;
+    }
     for (std::uint32_t pass = 0; pass < 64; ++pass) {
       for (std::uint32_t i = 0; i < heap_words; ++i) {
         const std::uint32_t w = static_cast<std::uint32_t>((hint / 64 + i) % heap_words);

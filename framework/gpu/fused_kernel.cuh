@@ -12,7 +12,7 @@
 //      item that is not ready waits for a later round, so blocks that feed each other never deadlock);
 //   2. schedule — thread 0 builds the work-vector (the operator each warp runs this round);
 //   3. compute — each warp runs its operator over the frame with virtual thread ids (after staging the
-//      input frame into the block's scratch when the plan says so), then fences its writes system-wide;
+//      input frame into the block's scratch when the plan says so);
 //   4. publish — lane k publishes operator k's output at the input's offset and releases the input (for
 //      a frame split into parts, the block finishing the last part does).
 // Blocks never synchronise with each other; all coordination goes through the topics' single-writer words.
@@ -246,6 +246,14 @@ __device__ void subscribe(const kernel_args& a, std::uint32_t k, lane_state& l, 
     l.out = vo.frame_data(vo.slot_frame(offset));
     if (op.stage) l.in = block_scratch + op.stage_offset;  // filled in the compute phase
   }
+  // The output slot is ours (slot_free) and nobody reads its fields before its seq says offset + 1, so
+  // they are written now, plainly, and ordered before that seq by the publish phase's release fence.
+  index_slot& out_slot = vo.slots[vo.slot_of(offset)];
+  out_slot.frame = l.is_void ? no_frame : vo.slot_frame(offset);
+  out_slot.bytes = l.is_void ? 0 : l.bytes;
+  out_slot.tag = l.is_void ? offset : l.tag;
+  out_slot.flags = l.is_void ? slot_void : 0;
+  out_slot.born_ns = l.born_ns;
   l.ready = 1;
 }
 
@@ -268,16 +276,21 @@ __device__ void publish(const kernel_args& a, std::uint32_t k, lane_state& l) {
     if (last) done.store(0u, cuda::std::memory_order_relaxed);  // before the release below reuses the slot
   }
   if (last) {
-    if (l.is_void) {
-      vo.publish_void(offset);
-    } else {
-      vo.publish(offset, vo.slot_frame(offset), l.bytes, l.tag, 0, l.born_ns);
+    // One system-scope release fence orders everything this frame's publish depends on — the frame's
+    // bytes written by every thread of this block (they reached this thread through the block barrier;
+    // other blocks' parts through the acq_rel counter above), the slot fields written at subscribe, and
+    // this block's reads of the input frame — before both stores below, which can then be relaxed. One
+    // fence per frame instead of one per store: each is a PCIe round trip.
+    cuda::atomic_thread_fence(cuda::std::memory_order_release, cuda::thread_scope_system);
+    store_relaxed(vo.slots[vo.slot_of(offset)].seq, offset + 1);  // publish (topic_view::publish)
+    store_relaxed(vi.released[std::uint64_t{op.group} * vi.capacity + vi.slot_of(offset)],
+                  offset + 1);  // release (topic_view::release)
+    if (!l.is_void) {
       cuda::atomic_ref<std::uint64_t, cuda::thread_scope_device> frames(a.counters[k].frames);
       cuda::atomic_ref<std::uint64_t, cuda::thread_scope_device> bytes(a.counters[k].bytes);
       frames.fetch_add(1u, cuda::std::memory_order_relaxed);
       bytes.fetch_add(l.bytes, cuda::std::memory_order_relaxed);
     }
-    vi.release(op.group, offset);
   }
   l.phase = lane_idle;
   l.ready = 0;
@@ -382,7 +395,6 @@ __global__ void __launch_bounds__(1024, 1) persistent_kernel(kernel_args a) {
       frame_call call{a.params + op.params_offset, l.in,        l.out, l.bytes, l.item / op.parts,
                       part * local_threads + local, op.parts * local_threads, &l.failure};
       dispatch(List{}, op.type, op.element, call);
-      __threadfence_system();  // this thread's output writes reach host memory before the publish
     } else if (any_stage) {
       __syncthreads();
     }
