@@ -116,6 +116,10 @@ class frame_reference {
   /// Writes the expected frame at `offset` into `out` (capacity ≥ the topic's frame size) and returns
   /// true, or returns false when the stream has no frame there (past its end).
   virtual bool expected(std::uint64_t offset, frame_out& out) const = 0;
+  /// P when the stream repeats with period P: the frame at any offset o but the stream's last (which may
+  /// be short) equals the frame at o % P, so a consumer may compute what it needs of each of P frames once
+  /// and reuse it. 0 (the default): not periodic, or not known to be.
+  virtual std::uint64_t period() const { return 0; }
 };
 
 }  // namespace xf

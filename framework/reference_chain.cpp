@@ -14,6 +14,8 @@ std::vector<std::byte>& scratch_for(const void* owner, std::uint64_t bytes) {
   return buffer;
 }
 
+/// Replays a source through its produce() (contract: a function of the offset). Not periodic: a source
+/// that knows its period is its own frame_reference and is used directly.
 class source_reference final : public frame_reference {
  public:
   explicit source_reference(cpu_source* source) : source_(source) {}
@@ -44,6 +46,12 @@ class map_reference final : public frame_reference {
     return true;
   }
 
+  /// The upstream's period. This assumes the map is a function of its input frame's content only, so a
+  /// periodic input gives an output of the same period: true of the built-in maps (scale, fma,
+  /// pass_through). A map that depends on the offset (apps/custom_operator's xor_mask) breaks it, and
+  /// must not be verified by a consumer that trusts period() (verify_sink's checksum mode).
+  std::uint64_t period() const override { return upstream_->period(); }
+
  private:
   const frame_reference* upstream_;
   std::uint64_t input_frame_bytes_;
@@ -67,6 +75,12 @@ reference_chain::reference_chain(const plan& p, const std::vector<operator_insta
     if (po.entry->info.role == operator_role::source) {
       auto* source = dynamic_cast<cpu_source*>(inst.cpu.get());
       if (!source) continue;
+      // A source may replay itself (dataset_source does, to report its period and to keep replays out
+      // of its in-place bookkeeping); otherwise its produce() is the replay.
+      if (const auto* own = dynamic_cast<const frame_reference*>(source)) {
+        by_topic_[out] = own;
+        continue;
+      }
       owned_.push_back(std::make_unique<source_reference>(source));
     } else if (po.entry->info.role == operator_role::map && po.inputs.size() == 1) {
       const frame_reference* upstream = by_topic_[po.inputs[0]];

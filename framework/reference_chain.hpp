@@ -17,6 +17,10 @@ struct operator_instance {
   std::unique_ptr<host_kernel_op> kernel;       ///< GPU operators run by kernel blocks (host executor)
 };
 
+/// The frame_reference of every topic whose chain is replayable. A source's reference is the source itself
+/// when it implements frame_reference (it then replays itself, and may report a period), otherwise a
+/// wrapper calling its produce(); a map's reference replays its upstream's and re-applies the map, and is
+/// periodic when its upstream is (see map_reference::period for the assumption that takes).
 class reference_chain {
  public:
   /// `instances` is indexed like plan.operators and must outlive this object. Sources must have been

@@ -4,6 +4,7 @@
 #include "operators/sinks/file_sink.hpp"
 #include "operators/sinks/null_sink.hpp"
 #include "operators/sinks/verify_sink.hpp"
+#include "operators/sources/dataset_source.hpp"
 #include "operators/sources/file_source.hpp"
 #include "operators/sources/random_source.hpp"
 #include "operators/sources/sequence_source.hpp"
@@ -16,6 +17,7 @@ namespace xf {
 void register_builtin_operators(operator_registry& registry) {
   registry.add<sequence_source>("sequence_source");
   registry.add<random_source>("random_source");
+  registry.add<dataset_source>("dataset_source");
   registry.add<file_source>("file_source");
   registry.add<scale_op>("scale");
   registry.add<fma_op>("fma");

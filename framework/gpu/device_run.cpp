@@ -18,8 +18,9 @@ std::string_view phase_name(std::uint32_t phase) {
   switch (phase) {
     case lane_idle: return "idle";
     case lane_wait_input: return "waiting for its input frame";
-    case lane_wait_output: return "input ready (waiting for its output slot, or computing)";
+    case lane_wait_output: return "input ready, waiting for its output slot";
     case lane_done: return "done";
+    case lane_running: return "running the operator on it";
   }
   return "?";
 }

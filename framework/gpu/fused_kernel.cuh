@@ -333,6 +333,10 @@ __global__ void __launch_bounds__(1024, 1) persistent_kernel(kernel_args a) {
         if (lanes[k].phase != lane_done) ++running;
         if (!lanes[k].ready) continue;
         ++ready;
+        // The item this round runs, in the report: if the operator never returns, the watchdog's dump
+        // names it (two posted stores per frame, against the kilobytes of the frame itself).
+        report.item[k] = lanes[k].item;
+        report.phase[k] = lane_running;
         if (lanes[k].is_void) continue;
         const kernel_op& op = a.ops[k];
         for (std::uint32_t w = op.first_warp; w < op.first_warp + op.warps; ++w) warp_op[w] = k;

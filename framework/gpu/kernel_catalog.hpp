@@ -47,6 +47,7 @@ enum lane_phase : std::uint32_t {
   lane_wait_input = 1,   ///< holds an item whose input frame is not published yet
   lane_wait_output = 2,  ///< input ready; the output slot is still held by a subscriber group
   lane_done = 3,         ///< its input stream ended
+  lane_running = 4,      ///< the operator is running on the item (reported when a round starts it)
 };
 
 /// A block's state as last reported (pinned host memory; written by the block's leader about every

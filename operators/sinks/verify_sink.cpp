@@ -6,8 +6,10 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <stdexcept>
 
 #include "framework/errors.hpp"
+#include "operators/frame_checksum.hpp"
 
 namespace xf {
 
@@ -28,9 +30,23 @@ std::string hex32(std::uint32_t v) {
   return text;
 }
 
+std::string hex64(std::uint64_t v) {
+  char text[sizeof("0x") + 16];
+  std::snprintf(text, sizeof text, "0x%016llx", static_cast<unsigned long long>(v));
+  return text;
+}
+
 constexpr const char* anomaly_names[] = {"lost", "duplicated", "reordered", "corrupt"};
 
+verify_sink::compare_mode parse_mode(const std::string& mode) {
+  if (mode == "exact") return verify_sink::compare_mode::exact;
+  if (mode == "checksum") return verify_sink::compare_mode::checksum;
+  throw std::invalid_argument("verify_sink mode '" + mode + "' is neither exact nor checksum");
+}
+
 }  // namespace
+
+verify_sink::verify_sink(const params& p) : mode_(parse_mode(p.mode)) {}
 
 void verify_sink::on_start(const operator_setup& setup) {
   name_ = setup.name;
@@ -47,6 +63,31 @@ void verify_sink::on_start(const operator_setup& setup) {
         "verified");
   }
   reference_end_ = find_reference_end();
+  if (mode_ == compare_mode::checksum) setup_checksum_cache();
+}
+
+void verify_sink::setup_checksum_cache() {
+  const std::uint64_t period = reference_->period();
+  if (period == 0) return;
+  // The stream's last frame may be short and is never cached, so only offsets below end - 1 use entries.
+  std::uint64_t entries = std::min(period, max_cached_checksums);
+  if (reference_end_) entries = std::min(entries, *reference_end_ > 0 ? *reference_end_ - 1 : 0);
+  if (entries == 0) return;
+  // The period is the chain's claim (map_reference assumes content-only maps): check it once where it
+  // can be checked, so an offset-dependent map falls back to replaying rather than failing good frames.
+  if (!reference_end_ || period + 1 < *reference_end_) {
+    std::vector<std::byte> buffer(frame_bytes_);
+    auto checksum_at = [&](std::uint64_t offset) {
+      frame_out out{buffer.data(), frame_bytes_, 0, element_};
+      if (!reference_->expected(offset, out)) return std::optional<std::uint64_t>{};
+      return std::optional<std::uint64_t>{frame_checksum(out.data, out.bytes)};
+    };
+    const std::optional<std::uint64_t> first = checksum_at(0);
+    if (!first || first != checksum_at(period)) return;
+  }
+  cache_period_ = period;
+  cache_entries_ = entries;
+  cache_ = std::make_unique<cached_checksum[]>(entries);
 }
 
 std::optional<std::uint64_t> verify_sink::find_reference_end() const {
@@ -97,6 +138,10 @@ void verify_sink::on_frame(std::uint64_t offset, const frame_in& in) {
 }
 
 void verify_sink::check_content(thread_state& state, std::uint64_t offset, const frame_in& in) {
+  if (mode_ == compare_mode::checksum) {
+    check_checksum(state, offset, in);
+    return;
+  }
   if (state.expected.size() < frame_bytes_) state.expected.resize(frame_bytes_);
   frame_out want{state.expected.data(), frame_bytes_, 0, element_};
   if (!reference_->expected(offset, want)) {
@@ -117,6 +162,55 @@ void verify_sink::check_content(thread_state& state, std::uint64_t offset, const
              hex32(crc_of(want.data, want.bytes)) + " (" + std::to_string(in.bytes) + " bytes, expected " +
              std::to_string(want.bytes) + "; first difference at byte " + std::to_string(differ - in.data) +
              ")");
+}
+
+void verify_sink::check_checksum(thread_state& state, std::uint64_t offset, const frame_in& in) {
+  const std::uint64_t got = frame_checksum(in.data, in.bytes);
+  const std::optional<expected_sum> want = expected_checksum(state, offset);
+  if (!want) {
+    add_relaxed(state.corrupt, 1);
+    record(corrupt, offset,
+           "offset " + std::to_string(offset) + ": " + std::to_string(in.bytes) + " bytes, checksum " +
+               hex64(got) + ", but the stream ends at offset " +
+               (reference_end_ ? std::to_string(*reference_end_) : std::string("?")));
+    return;
+  }
+  if (want->checksum == got) return;
+  add_relaxed(state.corrupt, 1);
+  record(corrupt, offset,
+         "offset " + std::to_string(offset) + ": checksum " + hex64(got) + " expected " + hex64(want->checksum) +
+             " (" + std::to_string(in.bytes) + " bytes, expected " + std::to_string(want->bytes) + ")");
+}
+
+std::optional<verify_sink::expected_sum> verify_sink::expected_checksum(thread_state& state,
+                                                                         std::uint64_t offset) {
+  // Cacheable: a periodic reference, an entry for o % P, and not the stream's last frame (it may be
+  // short, so it is not a repeat of its dataset frame).
+  const bool cacheable = cache_period_ != 0 && offset % cache_period_ < cache_entries_ &&
+                         (!reference_end_ || offset + 1 < *reference_end_);
+  if (!cacheable) return replay_checksum(state, offset);
+  cached_checksum& entry = cache_[offset % cache_period_];
+  if (entry.state.load(std::memory_order_acquire) == cached_checksum::ready) {
+    return expected_sum{entry.checksum, entry.bytes};
+  }
+  const std::optional<expected_sum> sum = replay_checksum(state, offset);
+  if (!sum) return sum;  // offset < end - 1, so the reference has a frame: unreachable but harmless
+  // One thread publishes the entry; a thread that loses the race (or sees `filling`) has its own sum
+  // already and just uses it.
+  std::uint8_t expected_state = cached_checksum::empty;
+  if (entry.state.compare_exchange_strong(expected_state, cached_checksum::filling, std::memory_order_relaxed)) {
+    entry.checksum = sum->checksum;
+    entry.bytes = sum->bytes;
+    entry.state.store(cached_checksum::ready, std::memory_order_release);
+  }
+  return sum;
+}
+
+std::optional<verify_sink::expected_sum> verify_sink::replay_checksum(thread_state& state, std::uint64_t offset) {
+  if (state.expected.size() < frame_bytes_) state.expected.resize(frame_bytes_);
+  frame_out want{state.expected.data(), frame_bytes_, 0, element_};
+  if (!reference_->expected(offset, want)) return std::nullopt;
+  return expected_sum{frame_checksum(want.data, want.bytes), want.bytes};
 }
 
 void verify_sink::record(anomaly kind, std::uint64_t offset, std::string detail) {

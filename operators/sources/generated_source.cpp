@@ -22,12 +22,16 @@ void generated_source::on_start(const operator_setup& setup) {
 bool generated_source::produce(std::uint64_t offset, frame_out& out) {
   frame_span span;
   if (!geometry_.frame_at(offset, span)) return false;
-  XF_EXPECTS(out.capacity >= span.bytes, "a source's output frame must hold the topic's frame size");
-  const std::uint64_t element_bytes = size_of(element_);
-  content::fill(generator_, element_, out.data, span.bytes / element_bytes, params_.seed,
-                span.first_byte / element_bytes);
-  out.bytes = span.bytes;
+  fill_content(offset, span.bytes, out);
   return true;
+}
+
+void generated_source::fill_content(std::uint64_t content_frame, std::uint64_t bytes, frame_out& out) const {
+  XF_EXPECTS(out.capacity >= bytes, "a source's output frame must hold the topic's frame size");
+  const std::uint64_t element_bytes = size_of(element_);
+  content::fill(generator_, element_, out.data, bytes / element_bytes, params_.seed,
+                content_frame * (geometry_.frame_bytes / element_bytes));
+  out.bytes = bytes;
 }
 
 }  // namespace xf

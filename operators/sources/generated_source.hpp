@@ -1,4 +1,4 @@
-// The base of the generator sources (sequence_source, random_source): a stream of `total_bytes` whose
+// The base of the generator sources (sequence_, random_, dataset_source): a stream of `total_bytes` whose
 // element values come from operators/frame_content.hpp, framed by the output topic's frame size.
 #pragma once
 
@@ -31,6 +31,12 @@ class generated_source : public cpu_source {
   bool produce(std::uint64_t offset, frame_out& out) override;
 
   const stream_geometry& geometry() const noexcept { return geometry_; }
+
+ protected:
+  /// Writes the first `bytes` bytes of the stream's frame `content_frame` (elements from
+  /// content_frame·E on) at out.data and sets out.bytes. Does not check the stream's end: a derived
+  /// source may put another frame's content at an offset (dataset_source repeats frames). Thread-safe.
+  void fill_content(std::uint64_t content_frame, std::uint64_t bytes, frame_out& out) const;
 
  private:
   content::generator generator_;

@@ -108,7 +108,7 @@ TEST_CASE("plan.device_executor_sizes_the_grid_from_occupancy") {
   options.device = fake_gpu();
   const plan p = make_plan(spec, registry(), options);
   CHECK(p.executor == resolved_executor::device);
-  CHECK(p.blocks == 8);  // 4 SMs x min(2 resident, default 4); capacities (64) allow more
+  CHECK(p.blocks == 8);  // 4 SMs x min(2 resident, default 2); capacities (64) allow more
   for (std::size_t k : p.kernel_operators) CHECK(p.operators[k].workers == 8);
   CHECK(p.topics[1].publisher_workers == 8);
   // t0 comes from a CPU source (host memory): staged; t1 and t2 are GPU-to-GPU... except t1 also feeds
