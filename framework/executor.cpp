@@ -17,6 +17,7 @@
 #if defined(XF_HAVE_CUDA)
 #include "framework/gpu/cuda_check.hpp"
 #include "framework/gpu/device_run.hpp"
+#include "framework/gpu/um_counters.hpp"
 #include "topics/managed_topic_memory.hpp"
 #endif
 
@@ -136,6 +137,7 @@ class topology_run {
   std::unique_ptr<reference_chain> references_;
   std::vector<bool> started_;
 #if defined(XF_HAVE_CUDA)
+  std::unique_ptr<um_counters> um_;  // before device_: outlives the kernel's run
   std::unique_ptr<device_run> device_;
 #endif
 };
@@ -148,6 +150,7 @@ void topology_run::make_topics() {
 #if defined(XF_HAVE_CUDA)
     // Never ask for more managed memory than the card has free (HARDWARE.md): the topics' and catalog's
     // managed memory stays within 90% of it, whatever the policies migrate where.
+    um_ = std::make_unique<um_counters>();  // enabled before any managed memory exists
     std::size_t free_bytes = 0, total_bytes = 0;
     XF_CUDA_TRY(cudaMemGetInfo(&free_bytes, &total_bytes));
     memory_ = std::make_unique<managed_topic_memory>(spec_.runtime.coherence, 0, free_bytes / 10 * 9);
@@ -172,6 +175,12 @@ void topology_run::make_topics() {
     } catch (const std::exception& e) {
       throw run_error(fault_site{{}, t.spec->name, {}}, std::string("cannot allocate the topic: ") + e.what());
     }
+#if defined(XF_HAVE_CUDA)
+    if (um_)
+      topics_.back().for_each_region([&](void* p, std::size_t bytes, topic_layer) {
+        um_->add_range(reinterpret_cast<std::uintptr_t>(p), bytes, topics_.size() - 1);
+      });
+#endif
   }
 }
 
@@ -560,6 +569,21 @@ void topology_run::collect_device_stats(run_stats& stats) {
   if (!device_) return;
   stats.device_wedged = device_->wedged();
   if (device_->wedged()) return;
+  if (um_) {
+    if (um_->available()) {
+      const std::vector<um_traffic> traffic = um_->stop(stats.topics.size());
+      for (std::size_t t = 0; t < stats.topics.size(); ++t) {
+        topic_stats& ts = stats.topics[t];
+        ts.um_known = true;
+        ts.gpu_page_faults = traffic[t].gpu_page_faults;
+        ts.cpu_page_faults = traffic[t].cpu_page_faults;
+        ts.bytes_to_device = traffic[t].bytes_to_device;
+        ts.bytes_to_host = traffic[t].bytes_to_host;
+      }
+    } else {
+      stats.um_note = um_->why();
+    }
+  }
   try {
     const auto counters = device_->counters();
     for (std::size_t k = 0; k < plan_.kernel_operators.size(); ++k) {

@@ -67,6 +67,18 @@ std::string format_stats_table(const run_stats& s) {
                 std::to_string(t.frames), fixed(gb(t.bytes), 3), fixed(gb(t.bytes) / wall, 3),
                 fixed(seconds(t.blocked_ns), 3), std::to_string(t.end_offset)});
   out << '\n' << topics.str();
+  bool any_um = false;
+  for (const auto& t : s.topics) any_um = any_um || t.um_known;
+  if (any_um) {
+    text_table um({"topic", "GPU page faults", "CPU page faults", "migrated to GPU", "migrated to CPU"});
+    for (const auto& t : s.topics)
+      if (t.um_known)
+        um.add({t.name, std::to_string(t.gpu_page_faults), std::to_string(t.cpu_page_faults),
+                fixed(gb(t.bytes_to_device), 3) + " GB", fixed(gb(t.bytes_to_host), 3) + " GB"});
+    out << "\nunified memory (CUPTI):\n" << um.str();
+  } else if (!s.um_note.empty()) {
+    out << "\nunified memory: " << s.um_note << '\n';
+  }
   bool any_latency = false;
   for (const auto& o : s.operators) any_latency = any_latency || o.latency_frames > 0;
   if (any_latency) {
@@ -145,8 +157,14 @@ std::string format_stats_json(const run_stats& s) {
     j["bytes"] = t.bytes;
     j["blocked_seconds"] = seconds(t.blocked_ns);
     j["end_offset"] = t.end_offset;
+    if (t.um_known)
+      j["unified_memory"] = {{"gpu_page_faults", t.gpu_page_faults},
+                             {"cpu_page_faults", t.cpu_page_faults},
+                             {"bytes_to_device", t.bytes_to_device},
+                             {"bytes_to_host", t.bytes_to_host}};
     doc["topics"].push_back(std::move(j));
   }
+  if (!s.um_note.empty()) doc["unified_memory_note"] = s.um_note;
   if (s.kernel) {
     const kernel_breakdown& k = *s.kernel;
     doc["kernel"] = {{"blocks", k.blocks},       {"warps_per_block", k.warps_per_block},

@@ -42,6 +42,9 @@ struct topic_stats {
   std::uint64_t frames = 0, bytes = 0;
   std::uint64_t blocked_ns = 0;  ///< publishers waiting for a free slot
   std::uint64_t end_offset = 0;  ///< offsets published (frames and void) when the stream ended
+  /// GPU runs with CUPTI: unified-memory events in the topic's managed memory (page faults, migrations).
+  bool um_known = false;
+  std::uint64_t gpu_page_faults = 0, cpu_page_faults = 0, bytes_to_device = 0, bytes_to_host = 0;
 };
 
 struct run_stats {
@@ -53,6 +56,7 @@ struct run_stats {
   std::vector<operator_stats> operators;
   std::vector<topic_stats> topics;
   std::optional<kernel_breakdown> kernel;
+  std::string um_note;  ///< GPU runs: why unified-memory counters are missing, when they are
   bool device_wedged = false;  ///< see run_topology
 };
 

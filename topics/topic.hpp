@@ -49,6 +49,11 @@ class topic {
   /// Frames published but not yet released by every group: `claim`/end minus the slowest group's cursor
   /// is not tracked; this is the bound the heap enforces (for tests: never exceeds capacity).
   std::uint32_t frames_in_use() const noexcept;
+  /// Calls fn(pointer, bytes, layer) for each memory region the topic allocated (for per-topic counters).
+  template <class Fn>
+  void for_each_region(Fn&& fn) const {
+    for (std::size_t i = 0; i < allocation_count_; ++i) fn(allocations_[i].p, allocations_[i].bytes, allocations_[i].layer);
+  }
 
  private:
   struct allocation {

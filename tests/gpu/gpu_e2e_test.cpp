@@ -84,7 +84,7 @@ TEST_CASE("gpu.device_status") {
   // Always runs: says in the log which GPU the cases below ran on, or why they were skipped.
   if (gpu().usable) MESSAGE("GPU: " << gpu().description);
   else MESSAGE("GPU tests skipped: " << gpu().reason);
-  CHECK(gpu().usable != gpu().reason.size() > 0);
+  CHECK(gpu().usable == gpu().reason.empty());
 }
 
 TEST_CASE("gpu.every_topology_runs_verified_on_the_device" * doctest::skip(no_gpu())) {
