@@ -29,7 +29,7 @@ struct frame_out {
   std::uint64_t bytes = 0;
   element_type element = element_type::u8;
   /// Which frame of the topic's heap this is (stable for the run): a source that publishes in place
-  /// recognises a frame it filled before and leaves its bytes as they are. no_frame_index outside a topic.
+  /// recognises a frame it filled before and leaves its bytes as they are. ~0 outside a topic (a replay).
   std::uint32_t frame_index = ~std::uint32_t{0};
 
   template <class T>

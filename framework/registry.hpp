@@ -58,7 +58,7 @@ void run_gpu_compute(const typename Op::params& p, const frame_in& in, frame_out
     task.thread_id = t;
     Op::compute(p, task);
   }
-  if (failure != 0) throw frame_failed(static_cast<std::uint32_t>(failure));
+  if (failure != 0) throw frame_failed{static_cast<std::uint32_t>(failure)};
 }
 
 template <class Op>

@@ -178,12 +178,13 @@ void verify_sink::check_checksum(thread_state& state, std::uint64_t offset, cons
   if (want->checksum == got) return;
   add_relaxed(state.corrupt, 1);
   record(corrupt, offset,
-         "offset " + std::to_string(offset) + ": checksum " + hex64(got) + " expected " + hex64(want->checksum) +
-             " (" + std::to_string(in.bytes) + " bytes, expected " + std::to_string(want->bytes) + ")");
+         "offset " + std::to_string(offset) + ": checksum " + hex64(got) + " expected " +
+             hex64(want->checksum) + " (" + std::to_string(in.bytes) + " bytes, expected " +
+             std::to_string(want->bytes) + ")");
 }
 
 std::optional<verify_sink::expected_sum> verify_sink::expected_checksum(thread_state& state,
-                                                                         std::uint64_t offset) {
+                                                                        std::uint64_t offset) {
   // Cacheable: a periodic reference, an entry for o % P, and not the stream's last frame (it may be
   // short, so it is not a repeat of its dataset frame).
   const bool cacheable = cache_period_ != 0 && offset % cache_period_ < cache_entries_ &&
@@ -198,7 +199,8 @@ std::optional<verify_sink::expected_sum> verify_sink::expected_checksum(thread_s
   // One thread publishes the entry; a thread that loses the race (or sees `filling`) has its own sum
   // already and just uses it.
   std::uint8_t expected_state = cached_checksum::empty;
-  if (entry.state.compare_exchange_strong(expected_state, cached_checksum::filling, std::memory_order_relaxed)) {
+  if (entry.state.compare_exchange_strong(expected_state, cached_checksum::filling,
+                                          std::memory_order_relaxed)) {
     entry.checksum = sum->checksum;
     entry.bytes = sum->bytes;
     entry.state.store(cached_checksum::ready, std::memory_order_release);
@@ -206,7 +208,8 @@ std::optional<verify_sink::expected_sum> verify_sink::expected_checksum(thread_s
   return sum;
 }
 
-std::optional<verify_sink::expected_sum> verify_sink::replay_checksum(thread_state& state, std::uint64_t offset) {
+std::optional<verify_sink::expected_sum> verify_sink::replay_checksum(thread_state& state,
+                                                                      std::uint64_t offset) {
   if (state.expected.size() < frame_bytes_) state.expected.resize(frame_bytes_);
   frame_out want{state.expected.data(), frame_bytes_, 0, element_};
   if (!reference_->expected(offset, want)) return std::nullopt;

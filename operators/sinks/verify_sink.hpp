@@ -144,8 +144,8 @@ class verify_sink final : public cpu_sink {
   const std::atomic<bool>* interrupted_ = nullptr;  ///< from operator_setup; null outside a run
   // Checksum mode: set at on_start, read-only after (the entries themselves are atomic).
   std::uint64_t cache_period_ = 0;
-  std::uint64_t cache_entries_ = 0;                ///< min(period, reference end, max_cached_checksums)
-  std::unique_ptr<cached_checksum[]> cache_;       ///< [cache_entries_], indexed by offset % cache_period_
+  std::uint64_t cache_entries_ = 0;           ///< min(period, reference end, max_cached_checksums)
+  std::unique_ptr<cached_checksum[]> cache_;  ///< [cache_entries_], indexed by offset % cache_period_
   seen_offsets seen_;
   thread_slots<thread_state> slots_;
   std::atomic<std::uint64_t> lost_{0};

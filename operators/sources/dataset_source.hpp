@@ -27,11 +27,12 @@ struct dataset_stream_params {
 /// (topic_view::alloc_frame), and nothing but its publisher writes a topic frame, so a heap frame keeps the
 /// bytes this source last wrote there. The source remembers, per heap frame (frame_out::frame_index),
 /// which dataset frame and how many bytes of it the frame holds; produce() only sets out.bytes when the
-/// frame already holds what offset o needs, and writes the frame otherwise. With P = capacity (the default)
-/// every heap frame always gets the same dataset frame, so after the first `capacity` frames the source
-/// writes nothing: this is what the benchmark uses, so that every contender (xeflow and the baselines in
-/// apps/baselines, which publish their dataset batches in place too) has the same near-zero source cost and
-/// the measurement is of moving the data, not of generating it.
+/// frame already holds what offset o needs, and writes the frame otherwise. With P = capacity (the
+/// default), or any P dividing it, every heap frame always gets the same dataset frame, so after the first
+/// `capacity` frames the source writes nothing (any other P makes most publishes fills: correct, not
+/// cheap). This is what the benchmark uses, so that every contender (xeflow and the baselines in
+/// apps/baselines, which publish their dataset batches in place too) has the same near-zero source cost
+/// and the measurement is of moving the data, not of generating it.
 ///
 /// Preconditions of in place: the source is its output topic's only publisher (another publisher would
 /// write into heap frames this source thinks it holds; a verify sink downstream would then report corrupt
@@ -51,9 +52,9 @@ class dataset_source final : public generated_source, public frame_reference {
 
   static void describe(operator_schema<params>& s) {
     s.describe(
-        "benchmark source: frame o holds sequence_source's frame o % dataset_frames (same seed), published in "
-        "place (a topic frame that already holds that content is not written again), so the source costs "
-        "almost no CPU per frame");
+        "benchmark source: frame o holds sequence_source's frame o % dataset_frames (same seed), "
+        "published in place (a topic frame that already holds that content is not written again), so the "
+        "source costs almost no CPU per frame");
     s.bytes(&params::total_bytes, "total_bytes",
             "stream length in bytes; a multiple of the element size; the last frame may be short (a prefix "
             "of its dataset frame)",

@@ -12,13 +12,21 @@ using namespace xf::testing;
 TEST_CASE("operators.builtin_registers_every_operator") {
   operator_registry registry;
   register_builtin_operators(registry);
-  CHECK(registry.class_names() == std::vector<std::string>{"file_sink", "file_source", "fma", "null_sink",
-                                                           "pass_through", "random_source", "scale",
-                                                           "sequence_source", "verify_sink"});
+  CHECK(registry.class_names() ==
+        std::vector<std::string>{"dataset_source", "file_sink", "file_source", "fma", "null_sink",
+                                 "pass_through", "random_source", "scale", "sequence_source", "verify_sink"});
   CHECK(registry.find("sequence_source")->info.role == operator_role::source);
   CHECK(registry.find("file_source")->info.find_param("path")->default_value == std::nullopt);
   CHECK(registry.find("verify_sink")->info.needs_reference);
   CHECK(registry.find("verify_sink")->info.role == operator_role::sink);
+  const param_decl* mode = registry.find("verify_sink")->info.find_param("mode");
+  REQUIRE(mode);
+  CHECK(mode->choices == std::vector<std::string>{"exact", "checksum"});
+  CHECK(registry.find("dataset_source")->info.role == operator_role::source);
+  CHECK(registry.find("dataset_source")->info.replayable);
+  const param_decl* dataset_frames = registry.find("dataset_source")->info.find_param("dataset_frames");
+  REQUIRE(dataset_frames);
+  CHECK(dataset_frames->min == 0);
   for (const char* gpu : {"scale", "fma", "pass_through"}) {
     CAPTURE(gpu);
     CHECK(registry.find(gpu)->info.gpu);

@@ -1,13 +1,17 @@
-// Tests of verify_sink against a replayed sequence stream: a clean run from many threads, and each kind of
-// anomaly counted and reported with its offset.
+// Tests of verify_sink against a replayed stream: a clean run from many threads, each kind of anomaly
+// counted and reported with its offset, and checksum mode with and without a periodic reference.
 #include <doctest/doctest.h>
 
 #include <atomic>
+#include <cstdio>
+#include <optional>
 #include <string>
 #include <thread>
 
 #include "framework/errors.hpp"
+#include "operators/frame_checksum.hpp"
 #include "operators/sinks/verify_sink.hpp"
+#include "operators/sources/dataset_source.hpp"
 #include "tests/operators/operator_fixtures.hpp"
 
 using namespace xf;
@@ -230,4 +234,195 @@ TEST_CASE("operators.verify_sink_needs_a_reference") {
     CHECK(e.site().operator_name == "sink");
     CHECK(contains(e.what(), "not replayable"));
   }
+}
+
+// ---- mode: checksum ----------------------------------------------------------------------------------
+
+namespace {
+
+/// Forwards to another reference, counting expected() calls; reports `period` instead of the inner one's
+/// when given (a chain whose period() is wrong, as an offset-dependent map would make it).
+class counting_reference final : public frame_reference {
+ public:
+  explicit counting_reference(const frame_reference& inner,
+                              std::optional<std::uint64_t> period = std::nullopt)
+      : inner_(inner), period_(period) {}
+  bool expected(std::uint64_t offset, frame_out& out) const override {
+    calls.fetch_add(1, std::memory_order_relaxed);
+    return inner_.expected(offset, out);
+  }
+  std::uint64_t period() const override { return period_ ? *period_ : inner_.period(); }
+
+  mutable std::atomic<std::uint64_t> calls{0};
+
+ private:
+  const frame_reference& inner_;
+  std::optional<std::uint64_t> period_;
+};
+
+/// A checksum-mode verify sink over a dataset stream of `frames` frames of P = `period` (the last one
+/// half a frame), or over any reference given.
+struct checksum_fixture {
+  static constexpr std::uint64_t frame_bytes = page_bytes;
+  static constexpr element_type element = element_type::u32;
+  checksum_fixture(std::uint64_t frames, std::uint64_t period, std::uint32_t threads = 1)
+      : total(frames * frame_bytes - frame_bytes / 2),
+        dataset(dataset_stream_params{total, 3, static_cast<std::int64_t>(period)}),
+        counting(dataset),
+        sink(verify_sink::params{"checksum"}) {
+    dataset.on_start(source_setup(frame_bytes, element));
+    sink.on_start(sink_setup(frame_bytes, &counting, element, threads));
+  }
+  std::vector<std::byte> frame(std::uint64_t offset) const {
+    frame_buffer buffer(frame_bytes, element);
+    frame_out out = buffer.out();
+    REQUIRE(dataset.expected(offset, out));
+    return {buffer.data(), buffer.data() + out.bytes};
+  }
+  void feed(std::uint64_t offset, const std::vector<std::byte>& bytes) {
+    sink.on_frame(offset, frame_in{bytes.data(), bytes.size(), element});
+  }
+  void feed(std::uint64_t offset) { feed(offset, frame(offset)); }
+  std::string stop() {
+    try {
+      sink.on_stop();
+    } catch (const run_error& e) {
+      return e.what();
+    }
+    return {};
+  }
+
+  std::uint64_t total;
+  dataset_source dataset;
+  counting_reference counting;
+  verify_sink sink;
+};
+
+}  // namespace
+
+TEST_CASE("operators.verify_sink_mode_parameter") {
+  CHECK(verify_sink(verify_sink::params{}).mode() == verify_sink::compare_mode::exact);
+  CHECK(verify_sink(verify_sink::params{"checksum"}).mode() == verify_sink::compare_mode::checksum);
+  CHECK_THROWS_AS(verify_sink(verify_sink::params{"fast"}), std::invalid_argument);
+  // Exact mode never caches, even over a periodic reference.
+  dataset_source dataset(dataset_stream_params{16 * page_bytes, 1, 4});
+  dataset.on_start(source_setup(page_bytes));
+  verify_sink exact(verify_sink::params{});
+  exact.on_start(sink_setup(page_bytes, &dataset));
+  CHECK(exact.cache_period() == 0);
+}
+
+TEST_CASE("operators.verify_sink_checksum_clean_periodic_stream") {
+  constexpr std::uint64_t frames = 300;
+  constexpr std::uint64_t period = 8;
+  constexpr unsigned threads = 4;
+  checksum_fixture f(frames, period, threads);
+  CHECK(f.sink.cache_period() == period);
+  f.counting.calls = 0;  // on_start's end search and period probe are done
+  std::vector<std::thread> pool;
+  for (unsigned t = 0; t < threads; ++t) {
+    pool.emplace_back([&, t] {
+      for (std::uint64_t o = t; o < frames; o += threads) f.feed(o);
+    });
+  }
+  for (auto& th : pool) th.join();
+  CHECK(f.stop().empty());
+  const operator_counters c = f.sink.counters();
+  CHECK(c.at("frames") == frames);
+  CHECK(c.at("bytes") == f.total);
+  CHECK(c.at("corrupt") == 0);
+  CHECK(c.at("lost") == 0);
+  // Each dataset frame replayed about once (a thread that loses a fill race replays too), plus the last.
+  CHECK(f.counting.calls.load() >= period + 1);
+  CHECK(f.counting.calls.load() <= threads * period + 1);
+}
+
+TEST_CASE("operators.verify_sink_checksum_replays_once_per_dataset_frame") {
+  checksum_fixture f(50, 5);
+  f.counting.calls = 0;
+  for (std::uint64_t o = 0; o < 50; ++o) f.feed(o);
+  CHECK(f.stop().empty());
+  CHECK(f.counting.calls.load() == 5 + 1);  // the dataset frames, and the short last frame
+}
+
+TEST_CASE("operators.verify_sink_checksum_counts_a_corrupt_frame") {
+  checksum_fixture f(40, 4);
+  std::uint64_t bad_checksum = 0;
+  std::uint64_t good_checksum = 0;
+  for (std::uint64_t o = 0; o < 40; ++o) {
+    auto bytes = f.frame(o);
+    // Offset 1 is the first of its dataset frame: the cache must keep the reference's checksum, not the
+    // corrupt frame's, so offset 5 (same dataset frame, intact) passes. Offset 22 hits a cached entry.
+    if (o == 1) bytes[7] ^= std::byte{0x10};
+    if (o == 22) {
+      good_checksum = frame_checksum(bytes.data(), bytes.size());
+      bytes[2000] ^= std::byte{0x01};
+      bad_checksum = frame_checksum(bytes.data(), bytes.size());
+    }
+    f.feed(o, bytes);
+  }
+  const std::string what = f.stop();
+  CHECK(f.sink.counters().at("corrupt") == 2);
+  CHECK(contains(what, "2 corrupt (first at offset 1)"));
+  char expected[128];
+  std::snprintf(expected, sizeof expected, "offset 22: checksum 0x%016llx expected 0x%016llx",
+                static_cast<unsigned long long>(bad_checksum),
+                static_cast<unsigned long long>(good_checksum));
+  CHECK(contains(what, expected));
+  CHECK(contains(what, "offset 1: checksum 0x"));
+}
+
+TEST_CASE("operators.verify_sink_checksum_checks_the_short_last_frame") {
+  // The last frame is a prefix of its dataset frame: it is replayed, never taken from the cache.
+  checksum_fixture f(9, 4);  // offsets 0…8, 8 short (dataset frame 0)
+  for (std::uint64_t o = 0; o < 8; ++o) f.feed(o);
+  f.feed(8, f.frame(0));  // dataset frame 0 whole: right content, wrong length
+  const std::string what = f.stop();
+  CHECK(f.sink.counters().at("corrupt") == 1);
+  CHECK(contains(what, "offset 8: checksum 0x"));
+  CHECK(contains(what, "(4096 bytes, expected 2048)"));
+}
+
+TEST_CASE("operators.verify_sink_checksum_with_a_non_periodic_reference") {
+  sequence_reference reference(20 * page_bytes, page_bytes, element_type::u8, 2);
+  counting_reference counting(reference);
+  verify_sink sink(verify_sink::params{"checksum"});
+  sink.on_start(sink_setup(page_bytes, &counting));
+  CHECK(sink.cache_period() == 0);
+  counting.calls = 0;
+  for (std::uint64_t o = 0; o < 20; ++o) {
+    frame_buffer buffer(page_bytes);
+    frame_out out = buffer.out();
+    REQUIRE(reference.expected(o, out));
+    if (o == 13) buffer.data()[0] ^= std::byte{1};
+    sink.on_frame(o, frame_in{buffer.data(), out.bytes, element_type::u8});
+  }
+  CHECK(counting.calls.load() == 20);  // every frame replayed
+  try {
+    sink.on_stop();
+    FAIL("expected a run_error");
+  } catch (const run_error& e) {
+    CHECK(e.site().offset == 13);
+    CHECK(contains(e.what(), "offset 13: checksum 0x"));
+  }
+  CHECK(sink.counters().at("corrupt") == 1);
+}
+
+TEST_CASE("operators.verify_sink_checksum_distrusts_a_wrong_period") {
+  // A chain claiming period 4 over a stream that does not repeat (an offset-dependent map would do
+  // this): the probe at on_start sees frames 0 and 4 differ, so every frame is replayed and a clean
+  // stream passes. (u32 elements: a u8 sequence repeats every 256 bytes, so its frames really are equal.)
+  sequence_reference reference(30 * page_bytes, page_bytes, element_type::u32, 2);
+  counting_reference lying(reference, 4);
+  verify_sink sink(verify_sink::params{"checksum"});
+  sink.on_start(sink_setup(page_bytes, &lying, element_type::u32));
+  CHECK(sink.cache_period() == 0);
+  for (std::uint64_t o = 0; o < 30; ++o) {
+    frame_buffer buffer(page_bytes, element_type::u32);
+    frame_out out = buffer.out();
+    REQUIRE(reference.expected(o, out));
+    sink.on_frame(o, frame_in{buffer.data(), out.bytes, element_type::u32});
+  }
+  CHECK_NOTHROW(sink.on_stop());
+  CHECK(sink.counters().at("corrupt") == 0);
 }
