@@ -124,8 +124,10 @@ std::vector<um_traffic> um_counters::stop(std::size_t owners) {
     switch (r.kind) {
       case CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_HTOD: t.bytes_to_device += r.value; break;
       case CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_DTOH: t.bytes_to_host += r.value; break;
-      case CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_CPU_PAGE_FAULT_COUNT: t.cpu_page_faults += r.value; break;
-      case CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_GPU_PAGE_FAULT: t.gpu_page_faults += 1; break;
+      // One record per CPU fault (its value is the faulting instruction's address); a GPU fault record's
+      // value is the number of fault groups for its page.
+      case CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_CPU_PAGE_FAULT_COUNT: t.cpu_page_faults += 1; break;
+      case CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_GPU_PAGE_FAULT: t.gpu_page_faults += r.value; break;
       default: break;
     }
   }
