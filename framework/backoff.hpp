@@ -1,6 +1,9 @@
 // Waiting on a word another thread (or the GPU) will change: spin briefly, then yield, then sleep in
 // growing steps, so a full or empty topic costs little CPU on a 2-core machine yet reacts in microseconds
-// on a busy one. Every wait checks an abort flag.
+// on a busy one. Every wait checks an abort flag. The longest sleep bounds how late a waiter notices a
+// free slot: at 30 GB/s of 16 KiB frames a slot frees every ~0.5 µs, and a publisher that slept 200 µs
+// left the GPU waiting (measured on the H100: an in-place source lost a fifth of the stream's rate), so
+// sleeps stop at 50 µs, after ~10 µs of spinning.
 #pragma once
 
 #include <atomic>
@@ -29,9 +32,9 @@ class backoff {
   }
 
  private:
-  static constexpr std::uint32_t kSpins = 64;
+  static constexpr std::uint32_t kSpins = 256;
   static constexpr std::uint32_t kYields = 64;
-  static constexpr std::uint32_t kMaxSleepUs = 200;
+  static constexpr std::uint32_t kMaxSleepUs = 50;
   std::uint32_t step_ = 0;
   std::uint32_t sleep_us_ = 1;
 };
