@@ -14,20 +14,43 @@
 
 namespace xf {
 
-template <class T>
-class device_buffer {
+namespace detail {
+/// Device memory: what bulk data on the GPU lives in (HARDWARE.md: cudaMalloc, never managed memory).
+struct device_memory_kind {
+  static void* allocate(std::size_t bytes) {
+    void* p = nullptr;
+    XF_CUDA_TRY(cudaMalloc(&p, bytes));
+    XF_CUDA_TRY(cudaMemset(p, 0, bytes));
+    return p;
+  }
+  static void release(void* p) noexcept { cuda_ok(cudaFree(p)); }
+};
+/// Pinned host memory mapped into the device's address space (with unified addressing the host pointer
+/// is also the device's): control words the device reads and writes directly over PCIe.
+struct pinned_memory_kind {
+  static void* allocate(std::size_t bytes) {
+    void* p = nullptr;
+    XF_CUDA_TRY(cudaHostAlloc(&p, bytes, cudaHostAllocMapped));
+    std::memset(p, 0, bytes);
+    return p;
+  }
+  static void release(void* p) noexcept { cuda_ok(cudaFreeHost(p)); }
+};
+}  // namespace detail
+
+/// `count` zero-filled objects of trivially copyable T in memory of the given kind.
+template <class T, class Kind>
+class cuda_array {
  public:
-  device_buffer() = default;
-  explicit device_buffer(std::size_t count) : count_(count) {
-    if (count == 0) return;
-    XF_CUDA_TRY(cudaMalloc(reinterpret_cast<void**>(&data_), count * sizeof(T)));
-    XF_CUDA_TRY(cudaMemset(data_, 0, count * sizeof(T)));
+  cuda_array() = default;
+  explicit cuda_array(std::size_t count) : count_(count) {
+    if (count != 0) data_ = static_cast<T*>(Kind::allocate(count * sizeof(T)));
   }
-  ~device_buffer() {
-    if (data_) cuda_ok(cudaFree(data_));
+  ~cuda_array() {
+    if (data_) Kind::release(data_);
   }
-  device_buffer(device_buffer&& o) noexcept : data_(std::exchange(o.data_, nullptr)), count_(o.count_) {}
-  device_buffer& operator=(device_buffer&& o) noexcept {
+  cuda_array(cuda_array&& o) noexcept : data_(std::exchange(o.data_, nullptr)), count_(o.count_) {}
+  cuda_array& operator=(cuda_array&& o) noexcept {
     std::swap(data_, o.data_);
     std::swap(count_, o.count_);
     return *this;
@@ -41,34 +64,10 @@ class device_buffer {
   std::size_t count_ = 0;
 };
 
-/// Zero-filled pinned host memory that the device reads and writes directly over PCIe.
 template <class T>
-class pinned_buffer {
- public:
-  pinned_buffer() = default;
-  explicit pinned_buffer(std::size_t count) : count_(count) {
-    if (count == 0) return;
-    XF_CUDA_TRY(cudaHostAlloc(reinterpret_cast<void**>(&data_), count * sizeof(T), cudaHostAllocMapped));
-    std::memset(static_cast<void*>(data_), 0, count * sizeof(T));
-  }
-  ~pinned_buffer() {
-    if (data_) cuda_ok(cudaFreeHost(data_));
-  }
-  pinned_buffer(pinned_buffer&& o) noexcept : data_(std::exchange(o.data_, nullptr)), count_(o.count_) {}
-  pinned_buffer& operator=(pinned_buffer&& o) noexcept {
-    std::swap(data_, o.data_);
-    std::swap(count_, o.count_);
-    return *this;
-  }
-  /// The host pointer; with unified addressing it is also the device's.
-  T* get() const noexcept { return data_; }
-  std::size_t size() const noexcept { return count_; }
-  void leak() noexcept { data_ = nullptr; }
-
- private:
-  T* data_ = nullptr;
-  std::size_t count_ = 0;
-};
+using device_buffer = cuda_array<T, detail::device_memory_kind>;
+template <class T>
+using pinned_buffer = cuda_array<T, detail::pinned_memory_kind>;
 
 class cuda_stream {
  public:

@@ -11,11 +11,13 @@
 #include <string>
 #include <thread>
 
+#include "tests/support/run_checks.hpp"
 #include "tests/support/subprocess.hpp"
 
 namespace fs = std::filesystem;
 using xf::test::process_result;
 using xf::test::run_process;
+using namespace xf::test;
 
 namespace {
 
@@ -30,37 +32,6 @@ constexpr bool kSanitized = false;
 #else
 constexpr bool kSanitized = false;
 #endif
-
-std::string env(const char* name) {
-  const char* v = std::getenv(name);
-  REQUIRE_MESSAGE(v != nullptr, "environment variable " << name << " is set by meson test");
-  return v;
-}
-fs::path source_root() { return env("XF_SOURCE_ROOT"); }
-std::string xeflow_run() { return env("XF_RUN"); }
-std::string faulty_launcher() { return env("XF_FAULTY_RUN"); }
-
-nlohmann::json parse_json(const process_result& r) {
-  INFO("stdout: " << r.out);
-  INFO("stderr: " << r.err);
-  nlohmann::json doc;
-  REQUIRE_NOTHROW(doc = nlohmann::json::parse(r.out));
-  return doc;
-}
-
-/// Every verify sink in the stats saw frames and no anomaly.
-void check_verified(const nlohmann::json& doc) {
-  int verify_sinks = 0;
-  for (const auto& op : doc["operators"]) {
-    if (op["class"] != "verify_sink") continue;
-    ++verify_sinks;
-    INFO("operator " << op["name"]);
-    const auto& c = op["counters"];
-    CHECK(c["frames"].get<std::uint64_t>() > 0);
-    for (const char* k : {"lost", "duplicated", "reordered", "corrupt"}) CHECK(c[k].get<std::uint64_t>() == 0);
-  }
-  CHECK(verify_sinks > 0);
-}
 
 std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
 
@@ -157,11 +128,6 @@ operators:
   sink: {class: null_sink, threads: 2, inputs: [t1]}
 )";
 
-fs::path write_temp(const std::string& name, const std::string& text) {
-  const fs::path path = fs::temp_directory_path() / ("xeflow-e2e-" + std::to_string(getpid()) + "-" + name);
-  std::ofstream(path) << text;
-  return path;
-}
 }  // namespace
 
 TEST_CASE("e2e.operator_that_throws_ends_the_run_naming_the_site") {

@@ -13,11 +13,13 @@
 #include <unistd.h>
 
 #include "framework/device_probe.hpp"
+#include "tests/support/run_checks.hpp"
 #include "tests/support/subprocess.hpp"
 
 namespace fs = std::filesystem;
 using xf::test::process_result;
 using xf::test::run_process;
+using namespace xf::test;
 
 namespace {
 
@@ -28,23 +30,6 @@ const xf::device_status& gpu() {
 /// Evaluated when the test cases register (before doctest runs): no doctest output from here.
 bool no_gpu() { return !gpu().usable; }
 
-std::string env(const char* name) {
-  const char* v = std::getenv(name);
-  REQUIRE_MESSAGE(v != nullptr, "environment variable " << name << " is set by meson test");
-  return v;
-}
-fs::path source_root() { return env("XF_SOURCE_ROOT"); }
-std::string xeflow_run() { return env("XF_RUN"); }
-std::string faulty_launcher() { return env("XF_FAULTY_RUN"); }
-
-nlohmann::json parse_json(const process_result& r) {
-  INFO("stdout: " << r.out);
-  INFO("stderr: " << r.err);
-  nlohmann::json doc;
-  REQUIRE_NOTHROW(doc = nlohmann::json::parse(r.out));
-  return doc;
-}
-
 /// The run completed on the device executor and every verify sink saw frames and no anomaly.
 void check_verified_on_device(const process_result& r) {
   INFO("stderr: " << r.err);
@@ -53,22 +38,7 @@ void check_verified_on_device(const process_result& r) {
   const auto doc = parse_json(r);
   CHECK(doc["status"] == "completed");
   CHECK(doc["executor"].get<std::string>().rfind("device", 0) == 0);
-  int verify_sinks = 0;
-  for (const auto& op : doc["operators"]) {
-    if (op["class"] != "verify_sink") continue;
-    ++verify_sinks;
-    INFO("operator " << op["name"]);
-    const auto& c = op["counters"];
-    CHECK(c["frames"].get<std::uint64_t>() > 0);
-    for (const char* k : {"lost", "duplicated", "reordered", "corrupt"}) CHECK(c[k].get<std::uint64_t>() == 0);
-  }
-  CHECK(verify_sinks > 0);
-}
-
-fs::path write_temp(const std::string& name, const std::string& text) {
-  const fs::path path = fs::temp_directory_path() / ("xeflow-gpu-" + std::to_string(getpid()) + "-" + name);
-  std::ofstream(path) << text;
-  return path;
+  check_verified(doc);
 }
 
 std::vector<std::string> device_run(const fs::path& topology, std::vector<std::string> extra = {}) {
