@@ -929,7 +929,9 @@ def add_selection_args(p: argparse.ArgumentParser) -> None:
     c.add_argument("--source-class", default="dataset_source",
                    help="xeflow source class (default: dataset_source; sequence_source only for checks on a "
                         "build without it: the verify sink then runs mode exact)")
-    c.add_argument("--inflight", default="16MiB", help="bytes in flight per xeflow topic (default: 16MiB)")
+    c.add_argument("--inflight", default="64MiB",
+                   help="bytes in flight per xeflow topic (default: 64MiB: at 1 MiB frames, 64 frames of 4 parts keep "
+                        "256 blocks busy; 16MiB left 64)")
     c.add_argument("--min-capacity", type=int, default=16, help="least topic capacity in frames (default: 16)")
     c.add_argument("--max-capacity", type=int, default=1024, help="largest topic capacity (default: 1024)")
     c.add_argument("--blocks", type=int, default=0, help="xeflow runtime.blocks (default: 0 = automatic)")
