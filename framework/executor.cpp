@@ -48,6 +48,18 @@ void add(std::atomic<std::uint64_t>& counter, std::uint64_t value) {
   if (value) counter.fetch_add(value, std::memory_order_relaxed);
 }
 
+void fetch_min(std::atomic<std::uint64_t>& word, std::uint64_t value) {
+  std::uint64_t seen = word.load(std::memory_order_relaxed);
+  while (value < seen && !word.compare_exchange_weak(seen, value, std::memory_order_relaxed)) {
+  }
+}
+
+void fetch_max(std::atomic<std::uint64_t>& word, std::uint64_t value) {
+  std::uint64_t seen = word.load(std::memory_order_relaxed);
+  while (value > seen && !word.compare_exchange_weak(seen, value, std::memory_order_relaxed)) {
+  }
+}
+
 class topology_run {
  public:
   topology_run(const plan& p, const topology_spec& spec, run_control& control)
@@ -136,6 +148,9 @@ class topology_run {
   std::vector<live_counters> counters_;
   std::unique_ptr<reference_chain> references_;
   std::vector<bool> started_;
+  // The stream window: the first frame any source published, the last any sink received (host clock ns).
+  std::atomic<std::uint64_t> stream_first_ns_{~std::uint64_t{0}};
+  std::atomic<std::uint64_t> stream_last_ns_{0};
 #if defined(XF_HAVE_CUDA)
   std::unique_ptr<um_counters> um_;  // before device_: outlives the kernel's run
   std::unique_ptr<device_run> device_;
@@ -267,6 +282,7 @@ void topology_run::source_worker(std::size_t op) {
   auto* source = static_cast<cpu_source*>(instances_[op].cpu.get());
   const element_type element = plan_.topics[out].spec->element;
   std::uint64_t end = 0;  // one past the last offset this worker published
+  std::uint64_t first_ns = 0;  // this worker's first publish (the stream window's start)
   while (!control_.draining()) {
     std::uint64_t blocked = 0;
     const publish_ticket t = reserve_claimed(v, topic_name, control_.abort_flag(), &blocked);
@@ -281,10 +297,13 @@ void topology_run::source_worker(std::size_t op) {
     if (f.bytes > v.frame_bytes)
       throw run_error(site(op, out, t.offset), "produced " + std::to_string(f.bytes) + " bytes into a frame of " +
                                                    std::to_string(v.frame_bytes));
-    publish_frame(v, t, f.bytes, t.offset, now_ns());
+    const std::uint64_t born = now_ns();
+    if (first_ns == 0) first_ns = born;
+    publish_frame(v, t, f.bytes, t.offset, born);
     count_publish(op, out, f.bytes);
   }
   v.close(end);
+  if (first_ns != 0) fetch_min(stream_first_ns_, first_ns);
 }
 
 void topology_run::map_worker(std::size_t op) {
@@ -332,6 +351,7 @@ void topology_run::sink_worker(std::size_t op) {
   const topic_view& vi = view(in);
   auto* sink = static_cast<cpu_sink*>(instances_[op].cpu.get());
   const element_type element = plan_.topics[in].spec->element;
+  std::uint64_t last_ns = 0;  // this worker's last delivery (the stream window's end)
   while (true) {
     std::uint64_t waited = 0;
     const delivery d = next_frame(vi, group, control_.abort_flag(), &waited);
@@ -340,12 +360,15 @@ void topology_run::sink_worker(std::size_t op) {
     if (!d.is_void()) {
       frame_in fi{d.data(vi), d.slot->bytes, element};
       call_hook(op, in, d.offset, [&] { sink->on_frame(d.offset, fi); });
-      if (d.slot->born_ns != 0) counters_[op].latency.record(now_ns() - d.slot->born_ns);
+      const std::uint64_t delivered = now_ns();
+      last_ns = delivered;
+      if (d.slot->born_ns != 0) counters_[op].latency.record(delivered - d.slot->born_ns);
       add(counters_[op].frames_in, 1);
       add(counters_[op].bytes_in, d.slot->bytes);
     }
     vi.release(group, d.offset);
   }
+  if (last_ns != 0) fetch_max(stream_last_ns_, last_ns);
 }
 
 /// One host block of the virtualised kernel. Each round, for every kernel operator still running in this
@@ -489,6 +512,8 @@ run_stats topology_run::execute(const run_options& options) {
   stats.executor = plan_.executor == resolved_executor::device ? "device (" + plan_.executor_reason + ")"
                                                                  : "host (" + plan_.executor_reason + ")";
   stats.wall_seconds = std::chrono::duration<double>(clock_type::now() - start).count();
+  const std::uint64_t first = stream_first_ns_.load(), last = stream_last_ns_.load();
+  if (first != ~std::uint64_t{0} && last > first) stats.stream_seconds = static_cast<double>(last - first) / 1e9;
   if (auto failure = control_.failure()) {
     stats.status = "failed";
     stats.error = failure->what();

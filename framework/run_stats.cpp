@@ -49,6 +49,14 @@ std::string format_stats_table(const run_stats& s) {
   const double wall = s.wall_seconds > 0 ? s.wall_seconds : 1e-9;
   out << "topology " << (s.topology.empty() ? "(unnamed)" : s.topology) << ": " << s.status << " in "
       << fixed(s.wall_seconds, 3) << " s (executor: " << s.executor << ")\n";
+  if (s.stream_seconds > 0) {
+    std::uint64_t sink_bytes = 0;
+    for (const auto& o : s.operators)
+      if (o.latency_frames > 0) sink_bytes += o.bytes_in;
+    out << "stream: first publish to last delivery " << fixed(s.stream_seconds, 3) << " s";
+    if (sink_bytes > 0) out << ", " << fixed(gb(sink_bytes) / s.stream_seconds, 3) << " GB/s into the sinks";
+    out << '\n';
+  }
   if (!s.error.empty()) out << "error: " << s.error << '\n';
   text_table ops({"operator", "class", "on", "workers", "frames in", "frames out", "GB in", "GB out", "GB/s",
                   "busy s", "wait-in s", "blocked s"});
@@ -123,6 +131,7 @@ std::string format_stats_json(const run_stats& s) {
   doc["status"] = s.status;
   if (!s.error.empty()) doc["error"] = s.error;
   doc["wall_seconds"] = s.wall_seconds;
+  if (s.stream_seconds > 0) doc["stream_seconds"] = s.stream_seconds;
   doc["operators"] = nlohmann::ordered_json::array();
   for (const auto& o : s.operators) {
     nlohmann::ordered_json j;

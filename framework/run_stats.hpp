@@ -53,6 +53,9 @@ struct run_stats {
   std::string status;  ///< "completed", "interrupted" or "failed"
   std::string error;   ///< the failure, when failed
   double wall_seconds = 0;
+  /// From the first frame a source published to the last a sink received: the stream itself, without
+  /// setting up (topics, kernel launch, references) and tearing down. 0 when no frame reached a sink.
+  double stream_seconds = 0;
   std::vector<operator_stats> operators;
   std::vector<topic_stats> topics;
   std::optional<kernel_breakdown> kernel;
