@@ -33,7 +33,8 @@ device_status probe_device() noexcept {
   // The GPU executor's topics need CPU and GPU to touch managed memory at once, and its persistent
   // kernel needs a cooperative launch (all blocks resident).
   if (!prop.concurrentManagedAccess) {
-    status.reason = std::string(prop.name) + " has no concurrent managed access (concurrentManagedAccess = 0)";
+    status.reason =
+        std::string(prop.name) + " has no concurrent managed access (concurrentManagedAccess = 0)";
     return status;
   }
   if (!prop.cooperativeLaunch) {
@@ -42,10 +43,12 @@ device_status probe_device() noexcept {
   }
   status.sm_count = static_cast<std::uint32_t>(prop.multiProcessorCount);
   char memory[32];
-  std::snprintf(memory, sizeof memory, "%.1f GiB", static_cast<double>(prop.totalGlobalMem) / (1024.0 * 1024 * 1024));
+  std::snprintf(memory, sizeof memory, "%.1f GiB",
+                static_cast<double>(prop.totalGlobalMem) / (1024.0 * 1024 * 1024));
   status.usable = true;
-  status.description = std::string(prop.name) + " (sm_" + std::to_string(prop.major) + std::to_string(prop.minor) +
-                       ", " + std::to_string(prop.multiProcessorCount) + " SMs, " + memory + ")";
+  status.description = std::string(prop.name) + " (sm_" + std::to_string(prop.major) +
+                       std::to_string(prop.minor) + ", " + std::to_string(prop.multiProcessorCount) +
+                       " SMs, " + memory + ")";
 #else
   status.reason = "built without CUDA";
 #endif

@@ -13,7 +13,9 @@ std::string source_pos::str() const {
   return out.str();
 }
 
-std::string diagnostic::str() const { return pos.str() + ": error: " + message; }
+std::string diagnostic::str() const {
+  return pos.str() + ": error: " + message;
+}
 
 namespace {
 std::string join_problems(const std::vector<diagnostic>& problems) {

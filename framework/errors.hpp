@@ -80,8 +80,8 @@ class precondition_error : public std::logic_error {
 }  // namespace xf
 
 /// Throws xf::precondition_error naming the condition, the reason and the place when `cond` is false.
-#define XF_EXPECTS(cond, reason)                                        \
-  do {                                                                  \
+#define XF_EXPECTS(cond, reason)                                                \
+  do {                                                                          \
     if (!(cond)) ::xf::throw_precondition(#cond, (reason), __FILE__, __LINE__); \
   } while (0)
 

@@ -125,7 +125,9 @@ class topology_run {
   fault_site site(std::size_t op, std::size_t topic, std::optional<std::uint64_t> offset) const {
     return fault_site{plan_.operators[op].spec->name, plan_.topics[topic].spec->name, offset};
   }
-  const topic_view& view(std::size_t topic) const { return topics_[topic].view(); }
+  const topic_view& view(std::size_t topic) const {
+    return topics_[topic].view();
+  }
 
   /// Adds a publisher's backpressure wait to its operator and topic.
   void count_blocked(std::size_t op, std::size_t topic, std::uint64_t ns) {
@@ -188,7 +190,8 @@ void topology_run::make_topics() {
     try {
       topics_.emplace_back(config, *memory_);
     } catch (const std::exception& e) {
-      throw run_error(fault_site{{}, t.spec->name, {}}, std::string("cannot allocate the topic: ") + e.what());
+      throw run_error(fault_site{{}, t.spec->name, {}},
+                      std::string("cannot allocate the topic: ") + e.what());
     }
 #if defined(XF_HAVE_CUDA)
     if (um_)
@@ -205,8 +208,10 @@ void topology_run::make_operators() {
     const planned_operator& po = plan_.operators[i];
     try {
       // Kernel operators get their host compute either way: the reference chain replays through it.
-      if (po.in_kernel) instances_[i].kernel = po.entry->make_host_kernel(po.spec->params);
-      else instances_[i].cpu = po.entry->make_cpu(po.spec->params);
+      if (po.in_kernel)
+        instances_[i].kernel = po.entry->make_host_kernel(po.spec->params);
+      else
+        instances_[i].cpu = po.entry->make_cpu(po.spec->params);
     } catch (const std::exception& e) {
       throw run_error(fault_site{po.spec->name, {}, {}}, std::string("cannot create: ") + e.what());
     }
@@ -281,7 +286,7 @@ void topology_run::source_worker(std::size_t op) {
   const std::string& topic_name = plan_.topics[out].spec->name;
   auto* source = static_cast<cpu_source*>(instances_[op].cpu.get());
   const element_type element = plan_.topics[out].spec->element;
-  std::uint64_t end = 0;  // one past the last offset this worker published
+  std::uint64_t end = 0;       // one past the last offset this worker published
   std::uint64_t first_ns = 0;  // this worker's first publish (the stream window's start)
   while (!control_.draining()) {
     std::uint64_t blocked = 0;
@@ -295,8 +300,8 @@ void topology_run::source_worker(std::size_t op) {
       break;
     }
     if (f.bytes > v.frame_bytes)
-      throw run_error(site(op, out, t.offset), "produced " + std::to_string(f.bytes) + " bytes into a frame of " +
-                                                   std::to_string(v.frame_bytes));
+      throw run_error(site(op, out, t.offset), "produced " + std::to_string(f.bytes) +
+                                                   " bytes into a frame of " + std::to_string(v.frame_bytes));
     const std::uint64_t born = now_ns();
     if (first_ns == 0) first_ns = born;
     publish_frame(v, t, f.bytes, t.offset, born);
@@ -335,8 +340,9 @@ void topology_run::map_worker(std::size_t op) {
     frame_out fo{t.data, vo.frame_bytes, d.slot->bytes, out_element};
     call_hook(op, in, d.offset, [&] { map->on_frame(d.offset, fi, fo); });
     if (fo.bytes > vo.frame_bytes)
-      throw run_error(site(op, out, d.offset), "wrote " + std::to_string(fo.bytes) + " bytes into a frame of " +
-                                                   std::to_string(vo.frame_bytes));
+      throw run_error(
+          site(op, out, d.offset),
+          "wrote " + std::to_string(fo.bytes) + " bytes into a frame of " + std::to_string(vo.frame_bytes));
     publish_frame(vo, t, fo.bytes, d.slot->tag, d.slot->born_ns);
     vi.release(group, d.offset);
     count_publish(op, out, fo.bytes);
@@ -422,7 +428,8 @@ void topology_run::kernel_block() {
       } else {
         const std::uint32_t frame = vo.alloc_frame(l.offset);
         if (frame == no_frame)
-          throw run_error(site(l.op, out, l.offset), "frame heap exhausted (broken invariant: one frame per slot)");
+          throw run_error(site(l.op, out, l.offset),
+                          "frame heap exhausted (broken invariant: one frame per slot)");
         frame_in fi{vi.frame_data(slot.frame), slot.bytes, plan_.topics[in].spec->element};
         frame_out fo{vo.frame_data(frame), vo.frame_bytes, slot.bytes, plan_.topics[out].spec->element};
         const host_kernel_op& kernel = *instances_[l.op].kernel;
@@ -440,8 +447,10 @@ void topology_run::kernel_block() {
       l.holding = l.reserved = false;
       progressed = true;
     }
-    if (progressed) idle = backoff{};
-    else idle.pause();
+    if (progressed)
+      idle = backoff{};
+    else
+      idle.pause();
   }
 }
 
@@ -510,10 +519,11 @@ run_stats topology_run::execute(const run_options& options) {
   run_stats stats;
   stats.topology = spec_.name;
   stats.executor = plan_.executor == resolved_executor::device ? "device (" + plan_.executor_reason + ")"
-                                                                 : "host (" + plan_.executor_reason + ")";
+                                                               : "host (" + plan_.executor_reason + ")";
   stats.wall_seconds = std::chrono::duration<double>(clock_type::now() - start).count();
   const std::uint64_t first = stream_first_ns_.load(), last = stream_last_ns_.load();
-  if (first != ~std::uint64_t{0} && last > first) stats.stream_seconds = static_cast<double>(last - first) / 1e9;
+  if (first != ~std::uint64_t{0} && last > first)
+    stats.stream_seconds = static_cast<double>(last - first) / 1e9;
   if (auto failure = control_.failure()) {
     stats.status = "failed";
     stats.error = failure->what();
@@ -563,7 +573,8 @@ void topology_run::run_device_kernel(const kernel_program& program) {
   std::vector<std::vector<std::byte>> params;
   for (std::size_t k : plan_.kernel_operators)
     params.push_back(plan_.operators[k].entry->make_gpu_params(plan_.operators[k].spec->params));
-  device_ = std::make_unique<device_run>(plan_, topics_, params, program, static_cast<managed_topic_memory&>(*memory_));
+  device_ = std::make_unique<device_run>(plan_, topics_, params, program,
+                                         static_cast<managed_topic_memory&>(*memory_));
   device_->launch();
   // Watch the kernel until it ends. A failure elsewhere (a CPU operator, an abort) asks it to stop; its
   // own failures (a failed frame, a CUDA error, a stalled block) fail the run, which unwinds the CPU

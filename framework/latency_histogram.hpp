@@ -11,9 +11,7 @@ namespace xf {
 
 class latency_histogram {
  public:
-  void record(std::uint64_t ns) noexcept {
-    counts_[bucket_of(ns)].fetch_add(1, std::memory_order_relaxed);
-  }
+  void record(std::uint64_t ns) noexcept { counts_[bucket_of(ns)].fetch_add(1, std::memory_order_relaxed); }
   std::uint64_t count() const noexcept {
     std::uint64_t n = 0;
     for (const auto& c : counts_) n += c.load(std::memory_order_relaxed);

@@ -52,7 +52,8 @@ plan make_plan(const topology_spec& spec, const operator_registry& registry, con
     const planned_operator& po = p.operators[i];
     if (!po.in_kernel) continue;
     any_kernel_op = true;
-    if (missing.empty() && dev.compiled_in && (!po.entry->gpu_type || !dev.compiled_in(*po.entry->gpu_type))) {
+    if (missing.empty() && dev.compiled_in &&
+        (!po.entry->gpu_type || !dev.compiled_in(*po.entry->gpu_type))) {
       missing = po.spec->class_name;
       missing_op = i;
     }
@@ -76,7 +77,8 @@ plan make_plan(const topology_spec& spec, const operator_registry& registry, con
   }
   if (options.force_host) {
     p.executor = resolved_executor::host;
-    p.executor_reason = spec.runtime.executor == executor_kind::host ? "runtime.executor: host" : "--host given";
+    p.executor_reason =
+        spec.runtime.executor == executor_kind::host ? "runtime.executor: host" : "--host given";
   } else if (!any_kernel_op) {
     p.executor = resolved_executor::host;
     p.executor_reason = "no GPU operators";
@@ -91,7 +93,8 @@ plan make_plan(const topology_spec& spec, const operator_registry& registry, con
   // Blocks: the host executor's play the kernel's role on CPU threads; the device's must all be resident.
   const std::uint32_t threads_per_block = p.warps_per_block * 32;
   if (p.executor == resolved_executor::device) {
-    const auto per_sm = static_cast<std::uint32_t>(std::max(0, dev.blocks_per_sm(static_cast<int>(threads_per_block))));
+    const auto per_sm =
+        static_cast<std::uint32_t>(std::max(0, dev.blocks_per_sm(static_cast<int>(threads_per_block))));
     const std::uint32_t resident = per_sm * dev.sm_count;
     if (resident == 0)
       throw config_error(spec.position_of("runtime.warps_per_block"),
@@ -114,8 +117,9 @@ plan make_plan(const topology_spec& spec, const operator_registry& registry, con
       items_in_flight = std::max<std::uint64_t>(items_in_flight, std::uint64_t{in.capacity} * parts);
     }
     const std::uint32_t full = dev.sm_count * std::min(per_sm, default_blocks_per_sm);
-    p.blocks = spec.runtime.blocks ? spec.runtime.blocks
-                                   : static_cast<std::uint32_t>(std::min<std::uint64_t>(full, items_in_flight));
+    p.blocks = spec.runtime.blocks
+                   ? spec.runtime.blocks
+                   : static_cast<std::uint32_t>(std::min<std::uint64_t>(full, items_in_flight));
   } else {
     p.blocks = spec.runtime.blocks ? spec.runtime.blocks : cores;
   }
@@ -129,8 +133,9 @@ plan make_plan(const topology_spec& spec, const operator_registry& registry, con
   const auto kernel_ops = static_cast<std::uint32_t>(p.kernel_operators.size());
   if (kernel_ops > p.warps_per_block)
     throw config_error(spec.position_of("runtime.warps_per_block"),
-                       std::to_string(kernel_ops) + " GPU operators need at least " + std::to_string(kernel_ops) +
-                           " warps per block, not " + std::to_string(p.warps_per_block));
+                       std::to_string(kernel_ops) + " GPU operators need at least " +
+                           std::to_string(kernel_ops) + " warps per block, not " +
+                           std::to_string(p.warps_per_block));
   for (std::size_t k = 0; k < p.kernel_operators.size(); ++k) {
     planned_operator& po = p.operators[p.kernel_operators[k]];
     if (spec.runtime.partition == partition_policy::explicit_warps) {
@@ -172,7 +177,8 @@ plan make_plan(const topology_spec& spec, const operator_registry& registry, con
       for (std::size_t s : p.topics[t].subscribers)
         if (--pending_inputs[s] == 0) ready.push_back(s);
   }
-  XF_EXPECTS(p.start_order.size() == p.operators.size(), "the operator graph has a cycle (validate the spec first)");
+  XF_EXPECTS(p.start_order.size() == p.operators.size(),
+             "the operator graph has a cycle (validate the spec first)");
 
   // Device work items: large frames in parts; whole frames read over PCIe staged into block scratch.
   if (p.executor == resolved_executor::device) {
@@ -200,10 +206,11 @@ std::string plan::describe() const {
     out << "\n  " << po.spec->name << " (" << po.spec->class_name << ", " << name_of(po.spec->on) << "): ";
     if (po.in_kernel) {
       out << po.warps << " warps in each of " << po.workers << " blocks";
-      if (executor == resolved_executor::device && po.parts > 1) out << ", frames in " << po.parts << " parts";
+      if (executor == resolved_executor::device && po.parts > 1)
+        out << ", frames in " << po.parts << " parts";
       if (executor == resolved_executor::device && po.stage) out << ", input staged";
-    }
-    else out << po.workers << (po.workers == 1 ? " thread" : " threads");
+    } else
+      out << po.workers << (po.workers == 1 ? " thread" : " threads");
   }
   return out.str();
 }

@@ -26,13 +26,13 @@ struct planned_topic {
 struct planned_operator {
   const operator_spec* spec = nullptr;
   const operator_entry* entry = nullptr;
-  std::vector<std::size_t> inputs;         ///< topic indices
-  std::vector<std::size_t> outputs;        ///< topic indices
-  std::vector<std::uint32_t> input_groups; ///< this operator's group on each input topic
-  bool in_kernel = false;   ///< a GPU operator run by the (virtualised) kernel's blocks
-  std::uint32_t workers = 0;  ///< CPU threads, or kernel blocks for in_kernel operators
-  std::uint32_t warps = 0;    ///< in_kernel: warps per block this operator gets each round
-  std::uint32_t kernel_index = 0;  ///< in_kernel: position among the kernel's operators
+  std::vector<std::size_t> inputs;          ///< topic indices
+  std::vector<std::size_t> outputs;         ///< topic indices
+  std::vector<std::uint32_t> input_groups;  ///< this operator's group on each input topic
+  bool in_kernel = false;                   ///< a GPU operator run by the (virtualised) kernel's blocks
+  std::uint32_t workers = 0;                ///< CPU threads, or kernel blocks for in_kernel operators
+  std::uint32_t warps = 0;                  ///< in_kernel: warps per block this operator gets each round
+  std::uint32_t kernel_index = 0;           ///< in_kernel: position among the kernel's operators
   /// in_kernel on the device: work items per frame (blocks that share one large frame; see kernel_op).
   std::uint32_t parts = 1;
   /// in_kernel on the device: stage the input frame into the block's scratch before computing (it is
@@ -65,8 +65,8 @@ inline constexpr std::uint32_t default_blocks_per_sm = 2;
 
 /// What the machine and the launcher's GPU kernel allow (filled by the launcher; all empty without one).
 struct device_capabilities {
-  bool usable = false;          ///< from probe_device()
-  std::string reason;           ///< why not usable
+  bool usable = false;  ///< from probe_device()
+  std::string reason;   ///< why not usable
   std::uint32_t sm_count = 0;
   /// Blocks of the kernel with `threads` threads that fit on one SM at once; empty: no kernel.
   std::function<int(int threads)> blocks_per_sm;
@@ -75,9 +75,9 @@ struct device_capabilities {
 };
 
 struct plan_options {
-  bool force_host = false;      ///< --host
+  bool force_host = false;  ///< --host
   device_capabilities device;
-  std::uint32_t host_cores = 0; ///< 0: std::thread::hardware_concurrency()
+  std::uint32_t host_cores = 0;  ///< 0: std::thread::hardware_concurrency()
 };
 
 /// Resolves a validated spec. Throws config_error for what only the machine can refuse (executor: device

@@ -32,7 +32,10 @@ class map_reference final : public frame_reference {
  public:
   map_reference(const frame_reference* upstream, std::uint64_t input_frame_bytes, element_type input_element,
                 cpu_map* map, const host_kernel_op* kernel)
-      : upstream_(upstream), input_frame_bytes_(input_frame_bytes), input_element_(input_element), map_(map),
+      : upstream_(upstream),
+        input_frame_bytes_(input_frame_bytes),
+        input_element_(input_element),
+        map_(map),
         kernel_(kernel) {}
 
   bool expected(std::uint64_t offset, frame_out& out) const override {
@@ -41,8 +44,10 @@ class map_reference final : public frame_reference {
     if (!upstream_->expected(offset, upstream_frame)) return false;
     frame_in in{buffer.data(), upstream_frame.bytes, input_element_};
     out.bytes = in.bytes;
-    if (kernel_) kernel_->run(in, out, offset, 0, 1, 1);
-    else map_->on_frame(offset, in, out);
+    if (kernel_)
+      kernel_->run(in, out, offset, 0, 1, 1);
+    else
+      map_->on_frame(offset, in, out);
     return true;
   }
 
@@ -88,7 +93,8 @@ reference_chain::reference_chain(const plan& p, const std::vector<operator_insta
       const topic_spec& in = *p.topics[po.inputs[0]].spec;
       auto* map = dynamic_cast<cpu_map*>(inst.cpu.get());
       if (!map && !inst.kernel) continue;
-      owned_.push_back(std::make_unique<map_reference>(upstream, in.frame_bytes, in.element, map, inst.kernel.get()));
+      owned_.push_back(
+          std::make_unique<map_reference>(upstream, in.frame_bytes, in.element, map, inst.kernel.get()));
     } else {
       continue;
     }

@@ -13,8 +13,8 @@ namespace xf {
 
 /// The run-time objects of one operator, as the executor made them.
 struct operator_instance {
-  std::unique_ptr<cpu_operator> cpu;            ///< operators run on CPU threads
-  std::unique_ptr<host_kernel_op> kernel;       ///< GPU operators run by kernel blocks (host executor)
+  std::unique_ptr<cpu_operator> cpu;       ///< operators run on CPU threads
+  std::unique_ptr<host_kernel_op> kernel;  ///< GPU operators run by kernel blocks (host executor)
 };
 
 /// The frame_reference of every topic whose chain is replayable. A source's reference is the source itself

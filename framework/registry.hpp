@@ -3,12 +3,12 @@
 // `register_builtin_operators` (operators/builtin.hpp); a user's launcher adds its own next to them.
 #pragma once
 
+#include <cstring>
 #include <functional>
 #include <map>
 #include <memory>
-#include <string>
-#include <cstring>
 #include <optional>
+#include <string>
 #include <type_traits>
 #include <typeindex>
 #include <vector>
@@ -62,8 +62,8 @@ void run_gpu_compute(const typename Op::params& p, const frame_in& in, frame_out
 }
 
 template <class Op>
-void run_gpu_compute_any(const typename Op::params& p, const frame_in& in, frame_out& out, std::uint64_t offset,
-                         std::uint32_t begin, std::uint32_t end, std::uint32_t count) {
+void run_gpu_compute_any(const typename Op::params& p, const frame_in& in, frame_out& out,
+                         std::uint64_t offset, std::uint32_t begin, std::uint32_t end, std::uint32_t count) {
   visit_element(in.element, [&](auto zero) {
     run_gpu_compute<Op, decltype(zero)>(p, in, out, offset, begin, end, count);
   });
@@ -141,7 +141,7 @@ class operator_registry {
   }
 
   const operator_entry* find(std::string_view class_name) const;
-  std::vector<std::string> class_names() const;  ///< sorted
+  std::vector<std::string> class_names() const;        ///< sorted
   std::vector<const operator_entry*> entries() const;  ///< sorted by class name
 
  private:

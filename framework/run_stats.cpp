@@ -14,8 +14,12 @@ std::string fixed(double value, int digits) {
   return buffer;
 }
 
-double gb(std::uint64_t bytes) { return static_cast<double>(bytes) / 1e9; }
-double seconds(std::uint64_t ns) { return static_cast<double>(ns) / 1e9; }
+double gb(std::uint64_t bytes) {
+  return static_cast<double>(bytes) / 1e9;
+}
+double seconds(std::uint64_t ns) {
+  return static_cast<double>(ns) / 1e9;
+}
 
 /// A minimal column-aligned table: first column left-aligned, the rest right-aligned.
 class text_table {
@@ -62,11 +66,12 @@ std::string format_stats_table(const run_stats& s) {
                   "busy s", "wait-in s", "blocked s"});
   for (const auto& o : s.operators) {
     const std::uint64_t moved = o.bytes_in ? o.bytes_in : o.bytes_out;
-    ops.add({o.name, o.class_name, o.placement,
-             std::to_string(o.workers) + (o.placement == "gpu" ? "b x " + std::to_string(o.warps) + "w" : "t"),
-             std::to_string(o.frames_in), std::to_string(o.frames_out), fixed(gb(o.bytes_in), 3),
-             fixed(gb(o.bytes_out), 3), fixed(gb(moved) / wall, 3), fixed(seconds(o.busy_ns), 3),
-             fixed(seconds(o.input_wait_ns), 3), fixed(seconds(o.blocked_ns), 3)});
+    ops.add(
+        {o.name, o.class_name, o.placement,
+         std::to_string(o.workers) + (o.placement == "gpu" ? "b x " + std::to_string(o.warps) + "w" : "t"),
+         std::to_string(o.frames_in), std::to_string(o.frames_out), fixed(gb(o.bytes_in), 3),
+         fixed(gb(o.bytes_out), 3), fixed(gb(moved) / wall, 3), fixed(seconds(o.busy_ns), 3),
+         fixed(seconds(o.input_wait_ns), 3), fixed(seconds(o.blocked_ns), 3)});
   }
   out << '\n' << ops.str();
   text_table topics({"topic", "frame", "capacity", "frames", "GB", "GB/s", "blocked s", "end offset"});
@@ -93,24 +98,29 @@ std::string format_stats_table(const run_stats& s) {
     text_table latency({"sink", "frames", "latency p50 us", "latency p99 us"});
     for (const auto& o : s.operators)
       if (o.latency_frames > 0)
-        latency.add({o.name, std::to_string(o.latency_frames), fixed(static_cast<double>(o.latency_p50_ns) / 1e3, 1),
+        latency.add({o.name, std::to_string(o.latency_frames),
+                     fixed(static_cast<double>(o.latency_p50_ns) / 1e3, 1),
                      fixed(static_cast<double>(o.latency_p99_ns) / 1e3, 1)});
     out << '\n' << latency.str();
   }
   if (s.kernel) {
     const kernel_breakdown& k = *s.kernel;
     const double total = static_cast<double>(k.subscribe + k.schedule + k.compute + k.publish + k.idle);
-    auto share = [&](std::uint64_t v) { return fixed(total > 0 ? 100.0 * static_cast<double>(v) / total : 0, 1); };
+    auto share = [&](std::uint64_t v) {
+      return fixed(total > 0 ? 100.0 * static_cast<double>(v) / total : 0, 1);
+    };
     const double busy = static_cast<double>(k.subscribe + k.schedule + k.compute + k.publish);
-    auto busy_share = [&](std::uint64_t v) { return fixed(busy > 0 ? 100.0 * static_cast<double>(v) / busy : 0, 1); };
+    auto busy_share = [&](std::uint64_t v) {
+      return fixed(busy > 0 ? 100.0 * static_cast<double>(v) / busy : 0, 1);
+    };
     text_table phases({"kernel phase", "% of round time", "% of busy rounds' time"});
     phases.add({"subscribe", share(k.subscribe), busy_share(k.subscribe)});
     phases.add({"schedule", share(k.schedule), busy_share(k.schedule)});
     phases.add({"compute", share(k.compute), busy_share(k.compute)});
     phases.add({"publish", share(k.publish), busy_share(k.publish)});
     phases.add({"idle", share(k.idle), "-"});
-    out << "\nkernel: " << k.blocks << " blocks x " << k.warps_per_block << " warps, " << k.rounds << " rounds ("
-        << k.busy_rounds << " with work)\n"
+    out << "\nkernel: " << k.blocks << " blocks x " << k.warps_per_block << " warps, " << k.rounds
+        << " rounds (" << k.busy_rounds << " with work)\n"
         << phases.str();
   }
   bool any_counters = false;
@@ -176,10 +186,14 @@ std::string format_stats_json(const run_stats& s) {
   if (!s.um_note.empty()) doc["unified_memory_note"] = s.um_note;
   if (s.kernel) {
     const kernel_breakdown& k = *s.kernel;
-    doc["kernel"] = {{"blocks", k.blocks},       {"warps_per_block", k.warps_per_block},
-                     {"rounds", k.rounds},       {"busy_rounds", k.busy_rounds},
-                     {"subscribe_cycles", k.subscribe}, {"schedule_cycles", k.schedule},
-                     {"compute_cycles", k.compute},     {"publish_cycles", k.publish},
+    doc["kernel"] = {{"blocks", k.blocks},
+                     {"warps_per_block", k.warps_per_block},
+                     {"rounds", k.rounds},
+                     {"busy_rounds", k.busy_rounds},
+                     {"subscribe_cycles", k.subscribe},
+                     {"schedule_cycles", k.schedule},
+                     {"compute_cycles", k.compute},
+                     {"publish_cycles", k.publish},
                      {"idle_cycles", k.idle}};
   }
   return doc.dump(2);

@@ -13,9 +13,9 @@ namespace xf {
 struct operator_stats {
   std::string name;
   std::string class_name;
-  std::string placement;       ///< "cpu", or "gpu" for kernel operators
-  std::uint32_t workers = 0;   ///< threads, or blocks for kernel operators
-  std::uint32_t warps = 0;     ///< kernel operators: warps per block
+  std::string placement;      ///< "cpu", or "gpu" for kernel operators
+  std::uint32_t workers = 0;  ///< threads, or blocks for kernel operators
+  std::uint32_t warps = 0;    ///< kernel operators: warps per block
   std::uint64_t frames_in = 0, bytes_in = 0;
   std::uint64_t frames_out = 0, bytes_out = 0;
   std::uint64_t busy_ns = 0;        ///< summed over workers: inside the operator's own code
@@ -24,7 +24,7 @@ struct operator_stats {
   /// Sinks: per-frame latency from the source's publish to this sink's delivery.
   std::uint64_t latency_frames = 0;
   std::uint64_t latency_p50_ns = 0, latency_p99_ns = 0;
-  operator_counters counters;       ///< the operator's own end-of-run counters
+  operator_counters counters;  ///< the operator's own end-of-run counters
 };
 
 /// The virtualised kernel's round-time breakdown (the XeFlow paper's Fig. 11): SM cycles summed over
@@ -59,7 +59,7 @@ struct run_stats {
   std::vector<operator_stats> operators;
   std::vector<topic_stats> topics;
   std::optional<kernel_breakdown> kernel;
-  std::string um_note;  ///< GPU runs: why unified-memory counters are missing, when they are
+  std::string um_note;         ///< GPU runs: why unified-memory counters are missing, when they are
   bool device_wedged = false;  ///< see run_topology
 };
 

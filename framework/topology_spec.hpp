@@ -17,10 +17,14 @@ namespace xf {
 /// Where an operator runs. A `gpu` operator runs inside the virtualised kernel, or on the host executor
 /// (CPU threads that play the kernel's role) when there is no GPU or `--host` is given.
 enum class placement : std::uint8_t { cpu, gpu };
-constexpr std::string_view name_of(placement p) { return p == placement::cpu ? "cpu" : "gpu"; }
+constexpr std::string_view name_of(placement p) {
+  return p == placement::cpu ? "cpu" : "gpu";
+}
 
 enum class frame_layout : std::uint8_t { row, columnar };
-constexpr std::string_view name_of(frame_layout l) { return l == frame_layout::row ? "row" : "columnar"; }
+constexpr std::string_view name_of(frame_layout l) {
+  return l == frame_layout::row ? "row" : "columnar";
+}
 
 /// Which executor runs the GPU operators: the device when one is usable, else the host (auto).
 enum class executor_kind : std::uint8_t { automatic, device, host };
@@ -40,9 +44,15 @@ constexpr std::string_view name_of(partition_policy p) {
 enum class catalog_policy : std::uint8_t { naive, read_mostly };
 enum class index_policy : std::uint8_t { naive, placed };
 enum class frames_policy : std::uint8_t { naive, placed };
-constexpr std::string_view name_of(catalog_policy p) { return p == catalog_policy::naive ? "naive" : "read_mostly"; }
-constexpr std::string_view name_of(index_policy p) { return p == index_policy::naive ? "naive" : "placed"; }
-constexpr std::string_view name_of(frames_policy p) { return p == frames_policy::naive ? "naive" : "placed"; }
+constexpr std::string_view name_of(catalog_policy p) {
+  return p == catalog_policy::naive ? "naive" : "read_mostly";
+}
+constexpr std::string_view name_of(index_policy p) {
+  return p == index_policy::naive ? "naive" : "placed";
+}
+constexpr std::string_view name_of(frames_policy p) {
+  return p == frames_policy::naive ? "naive" : "placed";
+}
 
 /// The coherence settings of a run. Defaults: every layer tuned.
 /// - catalog read_mostly: topic views, operator table and parameters get a read-only replica on the GPU.
@@ -103,7 +113,7 @@ struct topology_spec {
   std::vector<topic_spec> topics;        ///< in declaration order
   std::vector<operator_spec> operators;  ///< in declaration order
   runtime_spec runtime;
-  source_map positions;  ///< not part of equality
+  source_map positions;     ///< not part of equality
   std::string source_name;  ///< the file (or "<builder>") the spec came from; not part of equality
 
   const topic_spec* find_topic(std::string_view name) const;

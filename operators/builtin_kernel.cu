@@ -6,6 +6,8 @@
 
 namespace xf {
 
-const kernel_program* builtin_kernel() { return fused_kernel<builtin_gpu_operators>(); }
+const kernel_program* builtin_kernel() {
+  return fused_kernel<builtin_gpu_operators>();
+}
 
 }  // namespace xf

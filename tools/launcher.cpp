@@ -8,8 +8,8 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
-#include <typeindex>
 #include <iostream>
+#include <typeindex>
 
 #include "framework/config/yaml_loader.hpp"
 #include "framework/device_probe.hpp"
@@ -33,8 +33,10 @@ extern "C" void on_sigint(int) {
   // First interrupt: drain (sources stop, in-flight frames finish); second: abort at once.
   const int seen = g_interrupts.fetch_add(1);
   if (g_control) {
-    if (seen == 0) g_control->request_drain();
-    else g_control->request_abort();
+    if (seen == 0)
+      g_control->request_drain();
+    else
+      g_control->request_abort();
   }
 }
 
@@ -45,8 +47,10 @@ void print_operators(const operator_registry& registry) {
               << ")\n    " << info.description << '\n';
     for (const param_decl& p : info.params) {
       std::cout << "    " << p.name << ": " << name_of(p.kind);
-      if (p.default_value) std::cout << " = " << to_string(*p.default_value);
-      else std::cout << " (required)";
+      if (p.default_value)
+        std::cout << " = " << to_string(*p.default_value);
+      else
+        std::cout << " (required)";
       std::cout << "  — " << p.description << '\n';
     }
   }
@@ -69,7 +73,6 @@ class progress_line {
  private:
   bool shown_ = false;
 };
-
 
 /// What the GPU and the launcher's kernel allow, for the planner.
 device_capabilities describe_device(const device_status& device, const kernel_program* kernel) {
@@ -143,8 +146,10 @@ int run_launcher(int argc, char** argv, const std::function<void(operator_regist
     if (!options.force_host) {
       const device_status device = probe_device();
       options.device = describe_device(device, kernel);
-      if (!device.usable) spdlog::info("no usable GPU ({}): GPU operators run on the host executor", device.reason);
-      else spdlog::info("GPU: {}", device.description);
+      if (!device.usable)
+        spdlog::info("no usable GPU ({}): GPU operators run on the host executor", device.reason);
+      else
+        spdlog::info("GPU: {}", device.description);
     }
     p = make_plan(spec, registry, options);
     if (p.executor == resolved_executor::host && !p.kernel_operators.empty() && !options.force_host)
@@ -170,14 +175,17 @@ int run_launcher(int argc, char** argv, const std::function<void(operator_regist
   progress_line progress;
   run_options run_options;
   run_options.kernel = kernel;
-  if (!quiet && isatty(STDERR_FILENO)) run_options.on_progress = [&](const run_progress& r) { progress.show(r); };
+  if (!quiet && isatty(STDERR_FILENO))
+    run_options.on_progress = [&](const run_progress& r) { progress.show(r); };
   const run_stats stats = run_topology(p, spec, control, run_options);
   progress.clear();
   sigaction(SIGINT, &previous, nullptr);
   g_control = nullptr;
 
-  if (stats_format == "json") std::cout << format_stats_json(stats) << std::endl;
-  else std::cout << format_stats_table(stats) << std::flush;
+  if (stats_format == "json")
+    std::cout << format_stats_json(stats) << std::endl;
+  else
+    std::cout << format_stats_table(stats) << std::flush;
   if (stats.status == "failed") {
     spdlog::error("{}", stats.error);
     if (stats.device_wedged) {

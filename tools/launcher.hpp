@@ -16,9 +16,9 @@ namespace xf {
 /// Exit codes of xeflow-run.
 enum exit_code : int {
   exit_ok = 0,
-  exit_run_failed = 1,    ///< an operator failed, a frame was lost/corrupt, or an I/O error
-  exit_config_error = 2,  ///< the topology or the command line is wrong (file:line:column messages)
-  exit_interrupted = 130, ///< SIGINT: the streams were drained and the stats printed
+  exit_run_failed = 1,     ///< an operator failed, a frame was lost/corrupt, or an I/O error
+  exit_config_error = 2,   ///< the topology or the command line is wrong (file:line:column messages)
+  exit_interrupted = 130,  ///< SIGINT: the streams were drained and the stats printed
 };
 
 class kernel_program;

@@ -3,4 +3,6 @@
 #include "operators/builtin_kernel.hpp"
 #include "tools/launcher.hpp"
 
-int main(int argc, char** argv) { return xf::run_launcher(argc, argv, {}, xf::builtin_kernel()); }
+int main(int argc, char** argv) {
+  return xf::run_launcher(argc, argv, {}, xf::builtin_kernel());
+}

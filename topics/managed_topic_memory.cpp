@@ -14,7 +14,9 @@ namespace {
 
 constexpr std::size_t page_bytes = 4096;
 
-std::size_t round_up(std::size_t bytes) { return (bytes == 0 ? 1 : bytes + page_bytes - 1) / page_bytes * page_bytes; }
+std::size_t round_up(std::size_t bytes) {
+  return (bytes == 0 ? 1 : bytes + page_bytes - 1) / page_bytes * page_bytes;
+}
 
 cudaMemLocation location_of(memory_side side, int device) {
   cudaMemLocation where{};
@@ -35,9 +37,12 @@ managed_topic_memory::managed_topic_memory(coherence_spec policy, int device, st
 
 bool managed_topic_memory::placed(topic_layer layer) const noexcept {
   switch (layer) {
-    case topic_layer::catalog: return policy_.catalog == catalog_policy::read_mostly;
-    case topic_layer::index: return policy_.index == index_policy::placed;
-    case topic_layer::frames: return policy_.frames == frames_policy::placed;
+    case topic_layer::catalog:
+      return policy_.catalog == catalog_policy::read_mostly;
+    case topic_layer::index:
+      return policy_.index == index_policy::placed;
+    case topic_layer::frames:
+      return policy_.frames == frames_policy::placed;
   }
   return false;
 }
@@ -71,7 +76,8 @@ void managed_topic_memory::place(void* p, std::size_t bytes, topic_layer layer, 
   const std::size_t rounded = round_up(bytes);
   if (layer == topic_layer::catalog) {
     // Read by both sides, written by the host before the run: a read-only replica on each.
-    XF_CUDA_TRY(cudaMemAdvise(p, rounded, cudaMemAdviseSetReadMostly, location_of(memory_side::device, device_)));
+    XF_CUDA_TRY(
+        cudaMemAdvise(p, rounded, cudaMemAdviseSetReadMostly, location_of(memory_side::device, device_)));
     std::lock_guard lock(mutex_);
     device_regions_.push_back({p, rounded});  // settle() makes the GPU's replica
     return;

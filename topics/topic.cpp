@@ -10,7 +10,7 @@ namespace xf {
 namespace {
 // slots, released, publisher words, end word, cursors, bitmap, frames.
 constexpr std::size_t kMaxAllocations = 8;
-}
+}  // namespace
 
 topic::topic(topic_config config, topic_memory& memory)
     : config_(std::move(config)),
@@ -43,9 +43,11 @@ topic::topic(topic_config config, topic_memory& memory)
     const memory_side shared = all_gpu ? memory_side::device : memory_side::host;
     const memory_side publisher = config_.publishers_on_gpu ? memory_side::device : memory_side::host;
 
-    view_.slots = static_cast<index_slot*>(take(sizeof(index_slot) * config_.capacity, topic_layer::index, shared));
-    view_.released = static_cast<std::uint64_t*>(take(
-        sizeof(std::uint64_t) * std::uint64_t{config_.groups} * config_.capacity, topic_layer::index, shared));
+    view_.slots =
+        static_cast<index_slot*>(take(sizeof(index_slot) * config_.capacity, topic_layer::index, shared));
+    view_.released = static_cast<std::uint64_t*>(
+        take(sizeof(std::uint64_t) * std::uint64_t{config_.groups} * config_.capacity, topic_layer::index,
+             shared));
     auto* control = static_cast<padded_word*>(take(sizeof(padded_word) * 3, topic_layer::index, publisher));
     view_.claim = control + 0;
     view_.closed = control + 1;
@@ -59,7 +61,8 @@ topic::topic(topic_config config, topic_memory& memory)
         take(frame_alignment_bytes * config_.groups, topic_layer::index, memory_side::host));
     view_.heap_bitmap =
         static_cast<std::uint64_t*>(take(sizeof(std::uint64_t) * heap_words, topic_layer::frames, publisher));
-    view_.frames = static_cast<std::byte*>(take(config_.frame_bytes * heap_frames, topic_layer::frames, shared));
+    view_.frames =
+        static_cast<std::byte*>(take(config_.frame_bytes * heap_frames, topic_layer::frames, shared));
     for (std::uint32_t g = 0; g < config_.groups; ++g)
       if (group_on_gpu(g))
         memory_->place(view_.group_cursor + std::uint64_t{g} * view_.cursor_stride, frame_alignment_bytes,

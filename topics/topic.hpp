@@ -27,9 +27,9 @@ struct topic_config {
 
 /// Host-side counters of a topic, updated by the executors (relaxed: read for stats).
 struct topic_counters {
-  std::atomic<std::uint64_t> frames{0};            ///< frames published (void slots excluded)
-  std::atomic<std::uint64_t> bytes{0};             ///< valid bytes published
-  std::atomic<std::uint64_t> blocked_ns{0};        ///< publishers waiting for a free slot (backpressure)
+  std::atomic<std::uint64_t> frames{0};      ///< frames published (void slots excluded)
+  std::atomic<std::uint64_t> bytes{0};       ///< valid bytes published
+  std::atomic<std::uint64_t> blocked_ns{0};  ///< publishers waiting for a free slot (backpressure)
 };
 
 class topic {
@@ -52,7 +52,8 @@ class topic {
   /// Calls fn(pointer, bytes, layer) for each memory region the topic allocated (for per-topic counters).
   template <class Fn>
   void for_each_region(Fn&& fn) const {
-    for (std::size_t i = 0; i < allocation_count_; ++i) fn(allocations_[i].p, allocations_[i].bytes, allocations_[i].layer);
+    for (std::size_t i = 0; i < allocation_count_; ++i)
+      fn(allocations_[i].p, allocations_[i].bytes, allocations_[i].layer);
   }
 
  private:
@@ -62,7 +63,9 @@ class topic {
     topic_layer layer;
   };
   void* take(std::size_t bytes, topic_layer layer, memory_side side);
-  bool group_on_gpu(std::uint32_t g) const { return g < config_.groups_on_gpu.size() && config_.groups_on_gpu[g]; }
+  bool group_on_gpu(std::uint32_t g) const {
+    return g < config_.groups_on_gpu.size() && config_.groups_on_gpu[g];
+  }
 
   topic_config config_;
   topic_memory* memory_;

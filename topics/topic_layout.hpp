@@ -34,11 +34,11 @@ enum slot_flags : std::uint32_t {
 /// One offset-index entry. The publisher of offset o fills frame/bytes/tag/flags, then stores
 /// seq = o + 1 with release order; a subscriber that loads seq == o + 1 with acquire order sees the rest.
 struct alignas(64) index_slot {
-  std::uint64_t seq;    ///< offset + 1 of the frame published here; 0: never used
-  std::uint64_t bytes;  ///< valid bytes of the frame
-  std::uint64_t tag;    ///< the source offset this frame descends from (end-to-end sequence check)
-  std::uint32_t frame;  ///< frame index in the heap, or no_frame for a void slot
-  std::uint32_t flags;  ///< slot_flags
+  std::uint64_t seq;      ///< offset + 1 of the frame published here; 0: never used
+  std::uint64_t bytes;    ///< valid bytes of the frame
+  std::uint64_t tag;      ///< the source offset this frame descends from (end-to-end sequence check)
+  std::uint32_t frame;    ///< frame index in the heap, or no_frame for a void slot
+  std::uint32_t flags;    ///< slot_flags
   std::uint64_t born_ns;  ///< when the source published the frame this one descends from (host steady clock)
   std::uint64_t reserved[3];
 };

@@ -16,6 +16,8 @@ void* host_topic_memory::allocate(std::size_t bytes, topic_layer, memory_side) {
   return p;
 }
 
-void host_topic_memory::deallocate(void* p, std::size_t, topic_layer) noexcept { std::free(p); }
+void host_topic_memory::deallocate(void* p, std::size_t, topic_layer) noexcept {
+  std::free(p);
+}
 
 }  // namespace xf

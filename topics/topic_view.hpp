@@ -25,7 +25,7 @@ struct topic_view {
   std::uint32_t groups;      ///< subscriber groups
   std::uint32_t publishers;  ///< publisher workers that will each close once
   std::uint32_t heap_frames;
-  std::uint32_t heap_words;  ///< 64-bit words of the heap bitmap
+  std::uint32_t heap_words;     ///< 64-bit words of the heap bitmap
   std::uint32_t cursor_stride;  ///< padded words from one group's cursor to the next (a page apart)
 
   index_slot* slots;           ///< [capacity]
@@ -41,7 +41,9 @@ struct topic_view {
   // ---- publisher side -------------------------------------------------------------------------------
 
   /// Claims the next offset for a source publisher (relaxed: the slot protocol orders the data).
-  XF_HOST_DEVICE std::uint64_t claim_offset() const { return fetch_add_relaxed(claim->value, std::uint64_t{1}); }
+  XF_HOST_DEVICE std::uint64_t claim_offset() const {
+    return fetch_add_relaxed(claim->value, std::uint64_t{1});
+  }
 
   XF_HOST_DEVICE std::uint32_t slot_of(std::uint64_t offset) const {
     return static_cast<std::uint32_t>(offset % capacity);
@@ -65,8 +67,8 @@ struct topic_view {
     if (load_relaxed(slot.seq) != 0 && slot.frame != no_frame) free_frame(slot.frame);
   }
 
-  /// Takes a free frame from the heap, preferably frame hint % heap_frames. Never fails while each slot holds at most one frame and the heap
-  /// has `capacity` frames; returns no_frame only if that invariant is broken.
+  /// Takes a free frame from the heap, preferably frame hint % heap_frames. Never fails while each slot holds
+  /// at most one frame and the heap has `capacity` frames; returns no_frame only if that invariant is broken.
   XF_HOST_DEVICE std::uint32_t alloc_frame(std::uint64_t hint) const {
     // First choice: frame hint % heap_frames. Publishers pass their offset, and the slot's previous
     // occupant (offset - capacity) had that frame, freed by reclaim just before: so each offset gets the
@@ -98,7 +100,9 @@ struct topic_view {
     fetch_and_release(heap_bitmap[frame / 64], ~(std::uint64_t{1} << (frame % 64)));
   }
 
-  XF_HOST_DEVICE std::byte* frame_data(std::uint32_t frame) const { return frames + std::uint64_t{frame} * frame_bytes; }
+  XF_HOST_DEVICE std::byte* frame_data(std::uint32_t frame) const {
+    return frames + std::uint64_t{frame} * frame_bytes;
+  }
 
   /// The frame a slot-indexed publisher writes for `offset`: frame slot_of(offset). A topic whose only
   /// publisher is a 1:1 map (validation enforces it for maps) needs no heap: the slot's previous frame is
@@ -108,8 +112,8 @@ struct topic_view {
 
   /// Makes `frame` (bytes valid) visible at `offset`. Release: the frame's contents and the slot's fields
   /// are visible to whoever acquires seq == offset + 1.
-  XF_HOST_DEVICE void publish(std::uint64_t offset, std::uint32_t frame, std::uint64_t bytes, std::uint64_t tag,
-                              std::uint32_t flags = 0, std::uint64_t born_ns = 0) const {
+  XF_HOST_DEVICE void publish(std::uint64_t offset, std::uint32_t frame, std::uint64_t bytes,
+                              std::uint64_t tag, std::uint32_t flags = 0, std::uint64_t born_ns = 0) const {
     index_slot& slot = slots[slot_of(offset)];
     slot.frame = frame;
     slot.bytes = bytes;
@@ -120,7 +124,9 @@ struct topic_view {
   }
 
   /// Publishes "no frame at offset" (after reclaim): subscribers release it without seeing data.
-  XF_HOST_DEVICE void publish_void(std::uint64_t offset) const { publish(offset, no_frame, 0, offset, slot_void); }
+  XF_HOST_DEVICE void publish_void(std::uint64_t offset) const {
+    publish(offset, no_frame, 0, offset, slot_void);
+  }
 
   /// A publisher worker is done; `end` is one past the last offset it published (0 if none). When the
   /// last worker closes, the end of stream becomes max(end) over workers. Every offset below it has been

@@ -103,15 +103,25 @@ class buffer {
   buffer() = default;
   buffer(memory kind, std::size_t bytes) : kind_(kind), bytes_(bytes) {
     switch (kind) {
-      case memory::device: XFB_CUDA(cudaMalloc(&data_, bytes)); break;
-      case memory::pinned: XFB_CUDA(cudaHostAlloc(&data_, bytes, cudaHostAllocDefault)); break;
-      case memory::managed: XFB_CUDA(cudaMallocManaged(&data_, bytes, cudaMemAttachGlobal)); break;
-      case memory::pageable: data_ = ::operator new(bytes, std::align_val_t{page_bytes}); break;
+      case memory::device:
+        XFB_CUDA(cudaMalloc(&data_, bytes));
+        break;
+      case memory::pinned:
+        XFB_CUDA(cudaHostAlloc(&data_, bytes, cudaHostAllocDefault));
+        break;
+      case memory::managed:
+        XFB_CUDA(cudaMallocManaged(&data_, bytes, cudaMemAttachGlobal));
+        break;
+      case memory::pageable:
+        data_ = ::operator new (bytes, std::align_val_t{page_bytes});
+        break;
     }
   }
   ~buffer() noexcept { release(); }
   buffer(buffer&& other) noexcept
-      : kind_(other.kind_), bytes_(std::exchange(other.bytes_, 0)), data_(std::exchange(other.data_, nullptr)) {}
+      : kind_(other.kind_),
+        bytes_(std::exchange(other.bytes_, 0)),
+        data_(std::exchange(other.data_, nullptr)) {}
   buffer& operator=(buffer&& other) noexcept {
     if (this != &other) {
       release();
@@ -136,9 +146,15 @@ class buffer {
     if (data_ == nullptr) return;
     switch (kind_) {
       case memory::device:
-      case memory::managed: (void)cudaFree(data_); break;
-      case memory::pinned: (void)cudaFreeHost(data_); break;
-      case memory::pageable: ::operator delete(data_, std::align_val_t{page_bytes}); break;
+      case memory::managed:
+        (void)cudaFree(data_);
+        break;
+      case memory::pinned:
+        (void)cudaFreeHost(data_);
+        break;
+      case memory::pageable:
+        ::operator delete (data_, std::align_val_t{page_bytes});
+        break;
     }
     data_ = nullptr;
   }
@@ -171,7 +187,9 @@ class cuda_graph {
 class cuda_graph_exec {
  public:
   cuda_graph_exec() = default;
-  explicit cuda_graph_exec(const cuda_graph& graph) { XFB_CUDA(cudaGraphInstantiate(&exec_, graph.get(), 0)); }
+  explicit cuda_graph_exec(const cuda_graph& graph) {
+    XFB_CUDA(cudaGraphInstantiate(&exec_, graph.get(), 0));
+  }
   ~cuda_graph_exec() noexcept {
     if (exec_ != nullptr) (void)cudaGraphExecDestroy(exec_);
   }
@@ -381,7 +399,8 @@ class pipeline {
     for (std::uint32_t s = 0; s < cfg.streams; ++s) {
       auto sl = std::make_unique<slot>();
       sl->host_out = buffer(host_memory(), bytes_);
-      for (std::uint32_t d = 0; d < device_buffers_per_slot(); ++d) sl->dev[d] = buffer(memory::device, bytes_);
+      for (std::uint32_t d = 0; d < device_buffers_per_slot(); ++d)
+        sl->dev[d] = buffer(memory::device, bytes_);
       slots_.push_back(std::move(sl));
     }
     if (cfg.mode == mode::koum) {
@@ -396,7 +415,8 @@ class pipeline {
       koum_map_on_device(dataset_, cfg.device);
       for (auto& sl : slots_) koum_map_on_device(sl->host_out, cfg.device);
     }
-    checker_ = std::make_unique<batch_checker>(cfg.mode, expected_checksums(cfg, dataset_.data(), frames), bytes_);
+    checker_ =
+        std::make_unique<batch_checker>(cfg.mode, expected_checksums(cfg, dataset_.data(), frames), bytes_);
     if (cfg.mode == mode::graph) capture_graphs();
     verify_pool_ = std::make_unique<host_pool>(cfg.verify_threads);
     cpu_pool_ = std::make_unique<host_pool>(cfg.cpu_stage_threads);
@@ -451,9 +471,12 @@ class pipeline {
 
   memory host_memory() const {
     switch (cfg_.mode) {
-      case mode::ckc_pageable: return memory::pageable;
-      case mode::koum: return memory::managed;
-      default: return memory::pinned;
+      case mode::ckc_pageable:
+        return memory::pageable;
+      case mode::koum:
+        return memory::managed;
+      default:
+        return memory::pinned;
     }
   }
 
@@ -474,17 +497,17 @@ class pipeline {
     const std::uint64_t managed_bytes =
         cfg_.mode == mode::koum ? (std::uint64_t{frames_} + cfg_.streams) * bytes_ : 0;
     if (device_bytes + managed_bytes > free) {
-      throw std::runtime_error(
-          std::string(name_of(cfg_.mode)) + " needs " + std::to_string(device_bytes) + " bytes of device memory" +
-          (managed_bytes ? " and " + std::to_string(managed_bytes) + " bytes of managed memory" : std::string()) +
-          " but " + prop.name + " has " + std::to_string(free) +
-          " bytes free: lower --batch-bytes, --streams or --dataset-frames");
+      throw std::runtime_error(std::string(name_of(cfg_.mode)) + " needs " + std::to_string(device_bytes) +
+                               " bytes of device memory" +
+                               (managed_bytes
+                                    ? " and " + std::to_string(managed_bytes) + " bytes of managed memory"
+                                    : std::string()) +
+                               " but " + prop.name + " has " + std::to_string(free) +
+                               " bytes free: lower --batch-bytes, --streams or --dataset-frames");
     }
   }
 
-  const T* dataset_frame(std::uint64_t batch) const {
-    return dataset_.as<T>() + (batch % frames_) * count_;
-  }
+  const T* dataset_frame(std::uint64_t batch) const { return dataset_.as<T>() + (batch % frames_) * count_; }
 
   /// Copy, kernel(s), copy on the slot's stream from `src` (the dataset frame, or host_out for later gc
   /// steps). Issued directly by the ckc modes and captured once per slot by graph mode.
@@ -524,11 +547,13 @@ class pipeline {
       // The H2D copy is the graph's only root (everything else depends on it): the node to re-point.
       std::size_t roots = 0;
       XFB_CUDA(cudaGraphGetRootNodes(sl->first_graph.get(), nullptr, &roots));
-      if (roots != 1) throw std::runtime_error("graph capture: expected one root node, found " + std::to_string(roots));
+      if (roots != 1)
+        throw std::runtime_error("graph capture: expected one root node, found " + std::to_string(roots));
       XFB_CUDA(cudaGraphGetRootNodes(sl->first_graph.get(), &sl->first_h2d, &roots));
       cudaGraphNodeType type{};
       XFB_CUDA(cudaGraphNodeGetType(sl->first_h2d, &type));
-      if (type != cudaGraphNodeTypeMemcpy) throw std::runtime_error("graph capture: the root node is not the H2D copy");
+      if (type != cudaGraphNodeTypeMemcpy)
+        throw std::runtime_error("graph capture: the root node is not the H2D copy");
       if (steps_ > 1) {
         capture_guard capture(sl->stream.get());
         enqueue_copy_kernels_copy(*sl, sl->host_out.template as<T>());
@@ -544,15 +569,19 @@ class pipeline {
     switch (cfg_.mode) {
       case mode::ckc_pageable:
       case mode::ckc_pinned:
-      case mode::ckc_hq: enqueue_copy_kernels_copy(sl, src); break;
-      case mode::koum: enqueue_managed_kernels(sl, src); break;
+      case mode::ckc_hq:
+        enqueue_copy_kernels_copy(sl, src);
+        break;
+      case mode::koum:
+        enqueue_managed_kernels(sl, src);
+        break;
       case mode::graph:
         if (sl.step == 0) {
           // The previous launch of this exec (the slot's previous batch) has completed; updates affect
           // later launches only in any case.
           if (src != sl.first_src) {
-            XFB_CUDA(cudaGraphExecMemcpyNodeSetParams1D(sl.first_exec.get(), sl.first_h2d, sl.dev[0].data(), src,
-                                                        bytes_, cudaMemcpyHostToDevice));
+            XFB_CUDA(cudaGraphExecMemcpyNodeSetParams1D(sl.first_exec.get(), sl.first_h2d, sl.dev[0].data(),
+                                                        src, bytes_, cudaMemcpyHostToDevice));
             sl.first_src = src;
           }
           XFB_CUDA(cudaGraphLaunch(sl.first_exec.get(), sl.stream.get()));
@@ -578,7 +607,8 @@ class pipeline {
 
   void finish_batch(slot& sl) {
     if (run_.latencies != nullptr) {
-      (*run_.latencies)[sl.batch] = std::chrono::duration<double, std::micro>(sl.finished - sl.submitted).count();
+      (*run_.latencies)[sl.batch] =
+          std::chrono::duration<double, std::micro>(sl.finished - sl.submitted).count();
     }
     ++run_.completed;
     sl.phase = slot_phase::idle;
@@ -667,13 +697,13 @@ class pipeline {
 cudaDeviceProp open_device(const config& cfg) {
   int count = 0;
   if (const cudaError_t err = cudaGetDeviceCount(&count); err != cudaSuccess) {
-    throw std::runtime_error(std::string("no usable CUDA device: cudaGetDeviceCount: ") + cudaGetErrorName(err) +
-                             ": " + cudaGetErrorString(err));
+    throw std::runtime_error(std::string("no usable CUDA device: cudaGetDeviceCount: ") +
+                             cudaGetErrorName(err) + ": " + cudaGetErrorString(err));
   }
   if (count == 0) throw std::runtime_error("no usable CUDA device: none found");
   if (cfg.device < 0 || cfg.device >= count) {
-    throw std::invalid_argument("--device " + std::to_string(cfg.device) + ": there are " + std::to_string(count) +
-                                " CUDA device(s)");
+    throw std::invalid_argument("--device " + std::to_string(cfg.device) + ": there are " +
+                                std::to_string(count) + " CUDA device(s)");
   }
   XFB_CUDA(cudaSetDevice(cfg.device));
   cudaDeviceProp prop{};
@@ -728,8 +758,10 @@ result run_baseline(const config& requested) {
   const config cfg = resolve(requested);
   // The element type stays a template parameter below; validate admits the types instantiated here.
   switch (cfg.element) {
-    case element_type::u32: return run_typed<std::uint32_t>(cfg);
-    default: throw std::invalid_argument("element type " + std::string(name_of(cfg.element)) + " is not supported");
+    case element_type::u32:
+      return run_typed<std::uint32_t>(cfg);
+    default:
+      throw std::invalid_argument("element type " + std::string(name_of(cfg.element)) + " is not supported");
   }
 }
 

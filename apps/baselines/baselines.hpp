@@ -74,7 +74,7 @@ struct result {
   double latency_p99_us = 0;
   double latency_mean_us = 0;
   double latency_max_us = 0;
-  std::uint64_t mismatches = 0;  ///< timed and warm-up batches whose checksum differed
+  std::uint64_t mismatches = 0;               ///< timed and warm-up batches whose checksum differed
   std::vector<std::string> mismatch_reports;  ///< the first few, each naming mode, batch and both checksums
 };
 

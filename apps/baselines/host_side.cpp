@@ -20,23 +20,37 @@ namespace xf::baselines {
 
 std::string_view name_of(mode m) {
   switch (m) {
-    case mode::ckc_pageable: return "ckc-pageable";
-    case mode::ckc_pinned: return "ckc-pinned";
-    case mode::ckc_hq: return "ckc-hq";
-    case mode::koum: return "koum";
-    case mode::graph: return "graph";
+    case mode::ckc_pageable:
+      return "ckc-pageable";
+    case mode::ckc_pinned:
+      return "ckc-pinned";
+    case mode::ckc_hq:
+      return "ckc-hq";
+    case mode::koum:
+      return "koum";
+    case mode::graph:
+      return "graph";
   }
   return "?";
 }
-std::string_view name_of(shape s) { return s == shape::g ? "g" : "gc"; }
-std::string_view name_of(op_kind o) { return o == op_kind::scale ? "scale" : "fma"; }
-std::string_view name_of(verify_kind v) { return v == verify_kind::checksum ? "checksum" : "none"; }
+std::string_view name_of(shape s) {
+  return s == shape::g ? "g" : "gc";
+}
+std::string_view name_of(op_kind o) {
+  return o == op_kind::scale ? "scale" : "fma";
+}
+std::string_view name_of(verify_kind v) {
+  return v == verify_kind::checksum ? "checksum" : "none";
+}
 
 std::uint32_t default_streams(mode m) {
   switch (m) {
-    case mode::ckc_hq: return 4;
-    case mode::graph: return 8;
-    default: return 1;
+    case mode::ckc_hq:
+      return 4;
+    case mode::graph:
+      return 8;
+    default:
+      return 1;
   }
 }
 
@@ -113,7 +127,8 @@ void validate(const config& cfg) {
   if (single && cfg.streams > 1)
     fail(std::string(name_of(cfg.mode)) + " uses one stream by definition; use ckc-hq for --streams " +
          std::to_string(cfg.streams));
-  if (cfg.mode == mode::ckc_hq && cfg.streams == 1) fail("ckc-hq needs --streams >= 2 (ckc-pinned is one stream)");
+  if (cfg.mode == mode::ckc_hq && cfg.streams == 1)
+    fail("ckc-hq needs --streams >= 2 (ckc-pinned is one stream)");
   if (cfg.op.kind == op_kind::fma &&
       (cfg.op.fma.iterations < fma_op::min_iterations || cfg.op.fma.iterations > fma_op::max_iterations))
     fail("--iterations must be " + std::to_string(fma_op::min_iterations) + ".." +
@@ -135,13 +150,19 @@ config resolve(const config& cfg) {
   return r;
 }
 
-std::uint64_t batch_elements(const config& cfg) { return cfg.batch_bytes / size_of(cfg.element); }
-std::uint64_t timed_batches(const config& cfg) { return cfg.total_bytes / cfg.batch_bytes; }
+std::uint64_t batch_elements(const config& cfg) {
+  return cfg.batch_bytes / size_of(cfg.element);
+}
+std::uint64_t timed_batches(const config& cfg) {
+  return cfg.total_bytes / cfg.batch_bytes;
+}
 std::uint32_t dataset_frames(const config& cfg) {
   return static_cast<std::uint32_t>(
       std::max<std::uint64_t>(1, std::min<std::uint64_t>(cfg.dataset_frames, timed_batches(cfg))));
 }
-std::uint32_t gpu_steps(const config& cfg) { return cfg.shape == shape::g ? 1 : cfg.stages; }
+std::uint32_t gpu_steps(const config& cfg) {
+  return cfg.shape == shape::g ? 1 : cfg.stages;
+}
 std::uint32_t host_applications(const config& cfg) {
   return cfg.shape == shape::g ? cfg.stages : 2 * cfg.stages - 1;
 }
@@ -196,9 +217,9 @@ bool batch_checker::check(std::uint64_t batch, const void* out, const char* phas
   mismatches_.fetch_add(1, std::memory_order_relaxed);
   std::lock_guard lock(reports_mutex_);
   if (reports_.size() < max_reports) {
-    reports_.push_back("mode " + std::string(name_of(mode_)) + ": " + phase + " batch " + std::to_string(batch) +
-                       " (dataset batch " + std::to_string(p) + "): output checksum " + hex(got) +
-                       ", expected " + hex(expected_[p]));
+    reports_.push_back("mode " + std::string(name_of(mode_)) + ": " + phase + " batch " +
+                       std::to_string(batch) + " (dataset batch " + std::to_string(p) +
+                       "): output checksum " + hex(got) + ", expected " + hex(expected_[p]));
   }
   return false;
 }
@@ -282,8 +303,8 @@ std::string describe(const config& cfg) {
     d += "(iterations=" + std::to_string(cfg.op.fma.iterations) + ", a=" + std::to_string(cfg.op.fma.a) +
          ", b=" + std::to_string(cfg.op.fma.b) + ")";
   }
-  return d + " shape " + std::string(name_of(cfg.shape)) + " stages " + std::to_string(cfg.stages) + " seed " +
-         std::to_string(cfg.seed);
+  return d + " shape " + std::string(name_of(cfg.shape)) + " stages " + std::to_string(cfg.stages) +
+         " seed " + std::to_string(cfg.seed);
 }
 
 void check_case(self_check_state& st, const config& cfg) {
@@ -303,8 +324,10 @@ void check_case(self_check_state& st, const config& cfg) {
     std::vector<std::uint32_t> batch(dataset.begin() + p * count, dataset.begin() + (p + 1) * count);
     apply_host_stage(cfg.op, cfg.element, batch.data(), count);
     bool same = true;
-    for (std::uint64_t i = 0; i < count; ++i) same = same && batch[i] == plain_apply(cfg.op, dataset[p * count + i]);
-    st.expect(same, what + ": CPU stage on dataset batch " + std::to_string(p) + " differs from the plain op");
+    for (std::uint64_t i = 0; i < count; ++i)
+      same = same && batch[i] == plain_apply(cfg.op, dataset[p * count + i]);
+    st.expect(same,
+              what + ": CPU stage on dataset batch " + std::to_string(p) + " differs from the plain op");
   }
 
   const auto expected = expected_checksums(cfg, dataset.data(), frames);
@@ -323,7 +346,8 @@ void check_case(self_check_state& st, const config& cfg) {
   auto corrupt = outputs[frames - 1];
   corrupt[count / 2] ^= 1u << 7;
   const std::uint64_t bad_batch = 2 * std::uint64_t{frames} - 1;
-  st.expect(!checker.check(bad_batch, corrupt.data(), "self-check"), what + ": checker accepted a flipped bit");
+  st.expect(!checker.check(bad_batch, corrupt.data(), "self-check"),
+            what + ": checker accepted a flipped bit");
   const auto reports = checker.reports();
   st.expect(checker.mismatches() == 1 && reports.size() == 1 &&
                 reports[0].find("batch " + std::to_string(bad_batch)) != std::string::npos,
@@ -377,9 +401,11 @@ int run_self_check(std::ostream& out) {
     st.expect(timed_batches(cfg) == 3 && dataset_frames(cfg) == 3, "dataset frames clamp to the batch count");
     cfg.shape = shape::gc;
     cfg.stages = 3;
-    st.expect(gpu_steps(cfg) == 3 && host_applications(cfg) == 5, "gc with 3 stages: 3 GPU steps, 5 applications");
+    st.expect(gpu_steps(cfg) == 3 && host_applications(cfg) == 5,
+              "gc with 3 stages: 3 GPU steps, 5 applications");
     cfg.shape = shape::g;
-    st.expect(gpu_steps(cfg) == 1 && host_applications(cfg) == 3, "g with 3 stages: 1 GPU step, 3 applications");
+    st.expect(gpu_steps(cfg) == 1 && host_applications(cfg) == 3,
+              "g with 3 stages: 1 GPU step, 3 applications");
     auto rejects = [](config c) {
       try {
         validate(c);

@@ -72,14 +72,14 @@ nlohmann::json to_json(const result& r) {
 void print_table(const result& r) {
   const config& c = r.cfg;
   std::printf("%-13s %7s %5s %6s %5s %10s %10s %8s %9s %8s %10s %10s %10s  %s\n", "mode", "streams", "shape",
-              "stages", "op", "batch", "total", "batches", "seconds", "GB/s", "p50_us", "p99_us", "mismatches",
-              "device");
+              "stages", "op", "batch", "total", "batches", "seconds", "GB/s", "p50_us", "p99_us",
+              "mismatches", "device");
   std::printf("%-13s %7u %5s %6u %5s %10s %10s %8llu %9.4f %8.3f %10.1f %10.1f %10llu  %s\n",
-              std::string(name_of(c.mode)).c_str(), c.streams, std::string(name_of(c.shape)).c_str(), c.stages,
-              std::string(name_of(c.op.kind)).c_str(), xf::format_bytes(c.batch_bytes).c_str(),
-              xf::format_bytes(r.streamed_bytes).c_str(), static_cast<unsigned long long>(r.batches), r.seconds,
-              r.gbps, r.latency_p50_us, r.latency_p99_us, static_cast<unsigned long long>(r.mismatches),
-              r.device.c_str());
+              std::string(name_of(c.mode)).c_str(), c.streams, std::string(name_of(c.shape)).c_str(),
+              c.stages, std::string(name_of(c.op.kind)).c_str(), xf::format_bytes(c.batch_bytes).c_str(),
+              xf::format_bytes(r.streamed_bytes).c_str(), static_cast<unsigned long long>(r.batches),
+              r.seconds, r.gbps, r.latency_p50_us, r.latency_p99_us,
+              static_cast<unsigned long long>(r.mismatches), r.device.c_str());
 }
 
 }  // namespace
@@ -108,9 +108,10 @@ int main(int argc, char** argv) {
   app.add_option("--mode", mode_name,
                  "ckc-pageable | ckc-pinned | ckc-hq (S streams) | koum (managed memory) | graph (S streams)")
       ->check(CLI::IsMember(modes));
-  app.add_option("--streams", cfg.streams,
-                 "buffer sets / streams in flight (default: 4 for ckc-hq, 8 for graph, 1 for koum; ckc-pageable "
-                 "and ckc-pinned use 1)")
+  app.add_option(
+         "--streams", cfg.streams,
+         "buffer sets / streams in flight (default: 4 for ckc-hq, 8 for graph, 1 for koum; ckc-pageable "
+         "and ckc-pinned use 1)")
       ->check(CLI::Range(1u, max_streams))
       ->default_str("mode default");
   app.add_option("--shape", shape_name, "g = C(G)nC (n kernels between one H2D and one D2H); gc = C(GC)n")
@@ -130,9 +131,10 @@ int main(int argc, char** argv) {
   app.add_option("--seed", cfg.seed, "sequence content: element i of the stream is seed + i");
   app.add_option("--verify", verify_name, "checksum (every output batch) or none (diagnosis only)")
       ->check(CLI::IsMember(verifies));
-  app.add_option("--verify-threads", cfg.verify_threads,
-                 "worker threads verifying output batches; 0 = on the issuing thread (modes with one buffer set "
-                 "always verify there)");
+  app.add_option(
+      "--verify-threads", cfg.verify_threads,
+      "worker threads verifying output batches; 0 = on the issuing thread (modes with one buffer set "
+      "always verify there)");
   app.add_option("--cpu-stage-threads", cfg.cpu_stage_threads,
                  "worker threads running gc's CPU stages; 0 = on the issuing thread");
   app.add_option("--warmup-batches", cfg.warmup_batches,
@@ -184,7 +186,8 @@ int main(int argc, char** argv) {
     print_table(r);
   }
   if (r.mismatches != 0) {
-    std::cerr << "xeflow-baseline: error: " << r.mismatches << " output batch(es) did not match the expected checksum\n";
+    std::cerr << "xeflow-baseline: error: " << r.mismatches
+              << " output batch(es) did not match the expected checksum\n";
     for (const auto& report : r.mismatch_reports) std::cerr << "  " << report << "\n";
     return exit_failed;
   }

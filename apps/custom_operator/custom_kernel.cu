@@ -6,6 +6,8 @@
 
 namespace example {
 
-const xf::kernel_program* custom_kernel() { return xf::fused_kernel<xf::builtin_gpu_operators, clamp_op>(); }
+const xf::kernel_program* custom_kernel() {
+  return xf::fused_kernel<xf::builtin_gpu_operators, clamp_op>();
+}
 
 }  // namespace example

@@ -469,7 +469,8 @@ class spec_reader {
       return;
     }
     const std::string context = "runtime.coherence: ";
-    for (const auto& [key, field] : accepted(coherence.value, coherence_keys, "in runtime.coherence", "key")) {
+    for (const auto& [key, field] :
+         accepted(coherence.value, coherence_keys, "in runtime.coherence", "key")) {
       record("runtime.coherence." + key, *field);
       if (key == "catalog") {
         if (auto i = choice(*field, context, key, {"naive", "read_mostly"}))

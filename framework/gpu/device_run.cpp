@@ -16,11 +16,16 @@ constexpr std::size_t params_alignment = 16;
 
 std::string_view phase_name(std::uint32_t phase) {
   switch (phase) {
-    case lane_idle: return "idle";
-    case lane_wait_input: return "waiting for its input frame";
-    case lane_wait_output: return "input ready, waiting for its output slot";
-    case lane_done: return "done";
-    case lane_running: return "running the operator on it";
+    case lane_idle:
+      return "idle";
+    case lane_wait_input:
+      return "waiting for its input frame";
+    case lane_wait_output:
+      return "input ready, waiting for its output slot";
+    case lane_done:
+      return "done";
+    case lane_running:
+      return "running the operator on it";
   }
   return "?";
 }
@@ -32,8 +37,9 @@ T load_acquire_host(T& word) {
 
 }  // namespace
 
-device_run::device_run(const plan& p, std::vector<topic>& topics, const std::vector<std::vector<std::byte>>& params,
-                       const kernel_program& program, managed_topic_memory& memory)
+device_run::device_run(const plan& p, std::vector<topic>& topics,
+                       const std::vector<std::vector<std::byte>>& params, const kernel_program& program,
+                       managed_topic_memory& memory)
     : plan_(p),
       topics_(topics),
       program_(program),
@@ -157,7 +163,8 @@ void device_run::launch() {
 }
 
 void device_run::request_stop() noexcept {
-  if (host_abort_.get()) std::atomic_ref<std::uint64_t>(host_abort_.get()->value).store(1, std::memory_order_relaxed);
+  if (host_abort_.get())
+    std::atomic_ref<std::uint64_t>(host_abort_.get()->value).store(1, std::memory_order_relaxed);
 }
 
 run_error device_run::site_error(std::uint32_t op, std::optional<std::uint64_t> offset,
@@ -215,10 +222,11 @@ device_run::state device_run::poll() {
     wedged_ = true;
     finished_ = true;
     request_stop();
-    error_ = run_error(fault_site{}, "the GPU kernel stopped making progress: " + std::to_string(stalled.size()) +
-                                         " of " + std::to_string(blocks_) + " blocks showed no heartbeat for " +
-                                         std::to_string(watchdog_.count()) + " ms (runtime.watchdog_ms)\n" +
-                                         describe_blocks(stalled));
+    error_ =
+        run_error(fault_site{}, "the GPU kernel stopped making progress: " + std::to_string(stalled.size()) +
+                                    " of " + std::to_string(blocks_) + " blocks showed no heartbeat for " +
+                                    std::to_string(watchdog_.count()) + " ms (runtime.watchdog_ms)\n" +
+                                    describe_blocks(stalled));
     return state::failed;
   }
   return state::running;
@@ -227,8 +235,8 @@ device_run::state device_run::poll() {
 std::string device_run::describe_blocks(const std::vector<std::uint32_t>& stalled) const {
   constexpr std::size_t shown = 8;
   std::ostringstream out;
-  out << "per-block state at the last heartbeat (stalled blocks" << (stalled.size() > shown ? ", first 8" : "")
-      << "):";
+  out << "per-block state at the last heartbeat (stalled blocks"
+      << (stalled.size() > shown ? ", first 8" : "") << "):";
   for (std::size_t i = 0; i < std::min(shown, stalled.size()); ++i) {
     const std::uint32_t b = stalled[i];
     const block_report& r = reports_.get()[b];
@@ -261,7 +269,8 @@ block_timing device_run::timing() const {
   block_timing sum{};
   if (!finished_ || wedged_) return sum;
   std::vector<block_timing> all(blocks_);
-  XF_CUDA_TRY(cudaMemcpy(all.data(), timings_.get(), sizeof(block_timing) * all.size(), cudaMemcpyDeviceToHost));
+  XF_CUDA_TRY(
+      cudaMemcpy(all.data(), timings_.get(), sizeof(block_timing) * all.size(), cudaMemcpyDeviceToHost));
   for (const auto& t : all) {
     sum.subscribe += t.subscribe;
     sum.schedule += t.schedule;

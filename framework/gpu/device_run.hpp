@@ -53,7 +53,8 @@ class device_run {
 
  private:
   std::string describe_blocks(const std::vector<std::uint32_t>& stalled) const;
-  run_error site_error(std::uint32_t op, std::optional<std::uint64_t> offset, const std::string& reason) const;
+  run_error site_error(std::uint32_t op, std::optional<std::uint64_t> offset,
+                       const std::string& reason) const;
 
   const plan& plan_;
   std::vector<topic>& topics_;

@@ -30,8 +30,8 @@ const kernel_program* fused_kernel() {
 }  // namespace xf
 #else
 
-#include <cuda/atomic>
 #include <cuda_runtime.h>
+#include <cuda/atomic>
 
 #include <cstdint>
 #include <optional>
@@ -103,16 +103,36 @@ __device__ void run_typed(const frame_call& c) {
 template <class Op>
 __device__ void run_op(element_type e, const frame_call& c) {
   switch (e) {
-    case element_type::u8: run_typed<Op, std::uint8_t>(c); break;
-    case element_type::i8: run_typed<Op, std::int8_t>(c); break;
-    case element_type::u16: run_typed<Op, std::uint16_t>(c); break;
-    case element_type::i16: run_typed<Op, std::int16_t>(c); break;
-    case element_type::u32: run_typed<Op, std::uint32_t>(c); break;
-    case element_type::i32: run_typed<Op, std::int32_t>(c); break;
-    case element_type::u64: run_typed<Op, std::uint64_t>(c); break;
-    case element_type::i64: run_typed<Op, std::int64_t>(c); break;
-    case element_type::f32: run_typed<Op, float>(c); break;
-    case element_type::f64: run_typed<Op, double>(c); break;
+    case element_type::u8:
+      run_typed<Op, std::uint8_t>(c);
+      break;
+    case element_type::i8:
+      run_typed<Op, std::int8_t>(c);
+      break;
+    case element_type::u16:
+      run_typed<Op, std::uint16_t>(c);
+      break;
+    case element_type::i16:
+      run_typed<Op, std::int16_t>(c);
+      break;
+    case element_type::u32:
+      run_typed<Op, std::uint32_t>(c);
+      break;
+    case element_type::i32:
+      run_typed<Op, std::int32_t>(c);
+      break;
+    case element_type::u64:
+      run_typed<Op, std::uint64_t>(c);
+      break;
+    case element_type::i64:
+      run_typed<Op, std::int64_t>(c);
+      break;
+    case element_type::f32:
+      run_typed<Op, float>(c);
+      break;
+    case element_type::f64:
+      run_typed<Op, double>(c);
+      break;
   }
 }
 
@@ -159,7 +179,7 @@ __device__ __forceinline__ void stage_copy(std::byte* dst, const std::byte* src,
 /// One operator's progress in one block, in shared memory. Written by lane k of warp 0 (its owner) in
 /// the subscribe and publish phases; read by every warp in between, after a __syncthreads.
 struct lane_state {
-  std::uint64_t item;  ///< offset·parts + part
+  std::uint64_t item;   ///< offset·parts + part
   std::uint32_t phase;  ///< lane_phase
   std::uint32_t ready;  ///< 1: run this round (the input is published and the output slot is free)
   std::uint32_t is_void;
@@ -182,8 +202,8 @@ constexpr std::uint32_t idle_sleep_min_ns = 64;
 constexpr std::uint32_t idle_sleep_max_ns = 2048;
 
 /// Reports the first failure of the run and stops every block.
-__device__ void report_failure(const kernel_args& a, std::uint32_t kind, std::uint32_t op, std::uint64_t offset,
-                               std::uint64_t detail) {
+__device__ void report_failure(const kernel_args& a, std::uint32_t kind, std::uint32_t op,
+                               std::uint64_t offset, std::uint64_t detail) {
   cuda::atomic_ref<std::uint32_t, cuda::thread_scope_device> claim(*a.fail_claim);
   std::uint32_t expected = 0;
   if (claim.compare_exchange_strong(expected, 1u, cuda::std::memory_order_relaxed)) {
@@ -193,7 +213,8 @@ __device__ void report_failure(const kernel_args& a, std::uint32_t kind, std::ui
     a.failure->detail = detail;
     store_release(a.failure->failed, std::uint64_t{1});  // the fields above before the flag
   }
-  cuda::atomic_ref<std::uint32_t, cuda::thread_scope_device>(*a.device_abort).store(1u, cuda::std::memory_order_relaxed);
+  cuda::atomic_ref<std::uint32_t, cuda::thread_scope_device>(*a.device_abort)
+      .store(1u, cuda::std::memory_order_relaxed);
 }
 
 /// Subscribe step of lane k (thread k of warp 0).
@@ -367,8 +388,10 @@ __global__ void __launch_bounds__(1024, 1) persistent_kernel(kernel_args a) {
       if (ready != 0) ++timing.busy_rounds;
       const std::uint64_t t2 = clock64();
       timing.subscribe += t1 - t0;
-      if (ready == 0) timing.idle += t2 - t1;
-      else timing.schedule += t2 - t1;
+      if (ready == 0)
+        timing.idle += t2 - t1;
+      else
+        timing.schedule += t2 - t1;
     }
     __syncthreads();
     if (stop) break;
@@ -396,8 +419,14 @@ __global__ void __launch_bounds__(1024, 1) persistent_kernel(kernel_args a) {
         __syncthreads();
       }
       const std::uint32_t part = static_cast<std::uint32_t>(l.item % op.parts);
-      frame_call call{a.params + op.params_offset, l.in,        l.out, l.bytes, l.item / op.parts,
-                      part * local_threads + local, op.parts * local_threads, &l.failure};
+      frame_call call{a.params + op.params_offset,
+                      l.in,
+                      l.out,
+                      l.bytes,
+                      l.item / op.parts,
+                      part * local_threads + local,
+                      op.parts * local_threads,
+                      &l.failure};
       dispatch(List{}, op.type, op.element, call);
     } else if (any_stage) {
       __syncthreads();
@@ -451,8 +480,8 @@ class fused_kernel_program final : public kernel_program {
               cudaStream_t stream) const override {
     kernel_args copy = args;
     void* params[] = {&copy};
-    XF_CUDA_TRY(cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(&persistent_kernel<List>), dim3(blocks),
-                                            dim3(threads), params, 0, stream));
+    XF_CUDA_TRY(cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(&persistent_kernel<List>),
+                                            dim3(blocks), dim3(threads), params, 0, stream));
   }
 };
 

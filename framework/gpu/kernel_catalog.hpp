@@ -103,13 +103,13 @@ struct kernel_args {
   std::uint32_t op_count;
   std::uint32_t report_interval_ns;  ///< how often a block refreshes its block_report (and reads `abort`)
   std::uint64_t* host_abort;         ///< pinned host: the host stores non-zero to stop every block
-  std::uint32_t* device_abort;       ///< device: a block that failed stores 1; others stop at their next round
-  std::uint32_t* fail_claim;         ///< device: the first failing block CASes 0 → 1, then fills `failure`
-  kernel_failure* failure;           ///< pinned host
-  block_report* reports;             ///< pinned host: [gridDim.x]
-  block_timing* timings;             ///< device: [gridDim.x]
-  kernel_op_counters* counters;      ///< device: [op_count]
-  std::byte* scratch;                ///< device: [gridDim.x · scratch_per_block]
+  std::uint32_t* device_abort;   ///< device: a block that failed stores 1; others stop at their next round
+  std::uint32_t* fail_claim;     ///< device: the first failing block CASes 0 → 1, then fills `failure`
+  kernel_failure* failure;       ///< pinned host
+  block_report* reports;         ///< pinned host: [gridDim.x]
+  block_timing* timings;         ///< device: [gridDim.x]
+  kernel_op_counters* counters;  ///< device: [op_count]
+  std::byte* scratch;            ///< device: [gridDim.x · scratch_per_block]
   std::uint64_t scratch_per_block;
 };
 static_assert(std::is_trivially_copyable_v<kernel_args>);

@@ -122,13 +122,22 @@ std::vector<um_traffic> um_counters::stop(std::size_t owners) {
       owner = std::prev(it)->owner;
     um_traffic& t = traffic[owner];
     switch (r.kind) {
-      case CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_HTOD: t.bytes_to_device += r.value; break;
-      case CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_DTOH: t.bytes_to_host += r.value; break;
+      case CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_HTOD:
+        t.bytes_to_device += r.value;
+        break;
+      case CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_DTOH:
+        t.bytes_to_host += r.value;
+        break;
       // One record per CPU fault (its value is the faulting instruction's address); a GPU fault record's
       // value is the number of fault groups for its page.
-      case CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_CPU_PAGE_FAULT_COUNT: t.cpu_page_faults += 1; break;
-      case CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_GPU_PAGE_FAULT: t.gpu_page_faults += r.value; break;
-      default: break;
+      case CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_CPU_PAGE_FAULT_COUNT:
+        t.cpu_page_faults += 1;
+        break;
+      case CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_GPU_PAGE_FAULT:
+        t.gpu_page_faults += r.value;
+        break;
+      default:
+        break;
     }
   }
   return traffic;
@@ -139,7 +148,9 @@ std::vector<um_traffic> um_counters::stop(std::size_t owners) {
 um_counters::um_counters() : why_("built without CUPTI") {}
 um_counters::~um_counters() = default;
 void um_counters::add_range(std::uintptr_t, std::uint64_t, std::size_t) {}
-std::vector<um_traffic> um_counters::stop(std::size_t owners) { return std::vector<um_traffic>(owners + 1); }
+std::vector<um_traffic> um_counters::stop(std::size_t owners) {
+  return std::vector<um_traffic>(owners + 1);
+}
 
 #endif
 

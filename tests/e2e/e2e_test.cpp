@@ -33,7 +33,9 @@ constexpr bool kSanitized = false;
 constexpr bool kSanitized = false;
 #endif
 
-std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
+std::string first_line(const std::string& text) {
+  return text.substr(0, text.find('\n'));
+}
 
 }  // namespace
 
@@ -59,8 +61,8 @@ TEST_CASE("e2e.every_topology_runs_verified_in_host_mode") {
 
 TEST_CASE("e2e.pingpong_streams_a_gibibyte_verified") {
   // The README's demo as is (1 GiB); sanitized builds stream a quarter of it to stay quick.
-  std::vector<std::string> args{xeflow_run(), (source_root() / "topologies/pingpong.yaml").string(), "--host",
-                                "-q", "--stats", "json"};
+  std::vector<std::string> args{
+      xeflow_run(), (source_root() / "topologies/pingpong.yaml").string(), "--host", "-q", "--stats", "json"};
   if (kSanitized) args.insert(args.end(), {"--set", "operators.source.params.total_bytes=256MiB"});
   const auto r = run_process(args, std::chrono::minutes(10));
   REQUIRE_FALSE(r.timed_out);
@@ -102,7 +104,8 @@ TEST_CASE("e2e.bad_corpus_exits_2_with_position") {
 }
 
 TEST_CASE("e2e.validate_list_and_usage") {
-  const auto ok = run_process({xeflow_run(), (source_root() / "topologies/pingpong.yaml").string(), "--validate"});
+  const auto ok =
+      run_process({xeflow_run(), (source_root() / "topologies/pingpong.yaml").string(), "--validate"});
   CHECK(ok.exit_code == 0);
   CHECK(ok.out.find("ok") != std::string::npos);
   const auto list = run_process({xeflow_run(), "--list-operators"});
@@ -132,7 +135,8 @@ operators:
 
 TEST_CASE("e2e.operator_that_throws_ends_the_run_naming_the_site") {
   const fs::path topology = write_temp("faulty.yaml", kFaultTopology);
-  const auto r = run_process({faulty_launcher(), topology.string(), "--host", "-q"}, std::chrono::seconds(60));
+  const auto r =
+      run_process({faulty_launcher(), topology.string(), "--host", "-q"}, std::chrono::seconds(60));
   fs::remove(topology);
   INFO(r.err);
   REQUIRE_FALSE(r.timed_out);
@@ -166,8 +170,9 @@ operators:
 }
 
 TEST_CASE("e2e.sigint_drains_and_reports") {
-  xf::test::child_process child({xeflow_run(), (source_root() / "topologies/pingpong.yaml").string(), "--host",
-                                 "-q", "--stats", "json", "--set", "operators.source.params.total_bytes=1TiB"});
+  xf::test::child_process child({xeflow_run(), (source_root() / "topologies/pingpong.yaml").string(),
+                                 "--host", "-q", "--stats", "json", "--set",
+                                 "operators.source.params.total_bytes=1TiB"});
   std::this_thread::sleep_for(std::chrono::milliseconds(kSanitized ? 3000 : 1500));
   child.signal(SIGINT);
   const auto r = child.wait(std::chrono::seconds(60));

@@ -44,8 +44,9 @@ struct corrupt_at_op {
   template <class T>
   XF_HOST_DEVICE static void compute(const params& p, const frame_task<T>& task) {
     for (std::uint64_t i = task.thread_id; i < task.count; i += task.thread_count)
-      task.out[i] = (i == 0 && task.thread_count > 1 && task.offset == static_cast<std::uint64_t>(p.at)) ? static_cast<T>(task.in[i] + 1)
-                                                                                 : task.in[i];
+      task.out[i] = (i == 0 && task.thread_count > 1 && task.offset == static_cast<std::uint64_t>(p.at))
+                        ? static_cast<T>(task.in[i] + 1)
+                        : task.in[i];
   }
 };
 

@@ -4,13 +4,13 @@
 // sides of a topic. Every case needs a GPU and is skipped (and counted as skipped) without one.
 #include <doctest/doctest.h>
 
+#include <unistd.h>
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
-#include <unistd.h>
 
 #include "framework/device_probe.hpp"
 #include "tests/support/run_checks.hpp"
@@ -28,7 +28,9 @@ const xf::device_status& gpu() {
   return status;
 }
 /// Evaluated when the test cases register (before doctest runs): no doctest output from here.
-bool no_gpu() { return !gpu().usable; }
+bool no_gpu() {
+  return !gpu().usable;
+}
 
 /// The run completed on the device executor and every verify sink saw frames and no anomaly.
 void check_verified_on_device(const process_result& r) {
@@ -42,8 +44,8 @@ void check_verified_on_device(const process_result& r) {
 }
 
 std::vector<std::string> device_run(const fs::path& topology, std::vector<std::string> extra = {}) {
-  std::vector<std::string> args{xeflow_run(), topology.string(), "-q", "--stats", "json", "--set",
-                                "runtime.executor=device"};
+  std::vector<std::string> args{xeflow_run(), topology.string(),        "-q", "--stats", "json",
+                                "--set",      "runtime.executor=device"};
   for (auto& e : extra) args.push_back(std::move(e));
   return args;
 }
@@ -52,8 +54,10 @@ std::vector<std::string> device_run(const fs::path& topology, std::vector<std::s
 
 TEST_CASE("gpu.device_status") {
   // Always runs: says in the log which GPU the cases below ran on, or why they were skipped.
-  if (gpu().usable) MESSAGE("GPU: " << gpu().description);
-  else MESSAGE("GPU tests skipped: " << gpu().reason);
+  if (gpu().usable)
+    MESSAGE("GPU: " << gpu().description);
+  else
+    MESSAGE("GPU tests skipped: " << gpu().reason);
   CHECK(gpu().usable == gpu().reason.empty());
 }
 
@@ -66,8 +70,9 @@ TEST_CASE("gpu.every_topology_runs_verified_on_the_device" * doctest::skip(no_gp
   for (const auto& file : files) {
     SUBCASE(file.filename().string().c_str()) {
       INFO(file);
-      check_verified_on_device(run_process(
-          device_run(file, {"--set", "operators.source.params.total_bytes=256MiB"}), std::chrono::minutes(2)));
+      check_verified_on_device(
+          run_process(device_run(file, {"--set", "operators.source.params.total_bytes=256MiB"}),
+                      std::chrono::minutes(2)));
     }
   }
 }
@@ -86,13 +91,13 @@ TEST_CASE("gpu.every_coherence_policy_is_correct" * doctest::skip(no_gpu())) {
   for (const auto& s : settings) {
     const std::string name = std::string(s[0]) + "/" + s[1] + "/" + s[2];
     SUBCASE(name.c_str()) {
-      check_verified_on_device(run_process(
-          device_run(source_root() / "topologies/c_g2c.yaml",
-                     {"--set", std::string("runtime.coherence.catalog=") + s[0], "--set",
-                      std::string("runtime.coherence.index=") + s[1], "--set",
-                      std::string("runtime.coherence.frames=") + s[2], "--set",
-                      "operators.source.params.total_bytes=64MiB"}),
-          std::chrono::minutes(3)));
+      check_verified_on_device(
+          run_process(device_run(source_root() / "topologies/c_g2c.yaml",
+                                 {"--set", std::string("runtime.coherence.catalog=") + s[0], "--set",
+                                  std::string("runtime.coherence.index=") + s[1], "--set",
+                                  std::string("runtime.coherence.frames=") + s[2], "--set",
+                                  "operators.source.params.total_bytes=64MiB"}),
+                      std::chrono::minutes(3)));
     }
   }
 }
@@ -100,14 +105,14 @@ TEST_CASE("gpu.every_coherence_policy_is_correct" * doctest::skip(no_gpu())) {
 TEST_CASE("gpu.large_frames_are_split_over_blocks" * doctest::skip(no_gpu())) {
   for (const char* frame : {"1MiB", "4MiB"}) {
     SUBCASE(frame) {
-      check_verified_on_device(run_process(
-          device_run(source_root() / "topologies/c_g3c.yaml",
-                     {"--set", std::string("topics.t0.frame_size=") + frame, "--set",
-                      std::string("topics.t1.frame_size=") + frame, "--set",
-                      std::string("topics.t2.frame_size=") + frame, "--set",
-                      std::string("topics.t3.frame_size=") + frame, "--set",
-                      "operators.source.params.total_bytes=1000MiB"}),
-          std::chrono::minutes(2)));
+      check_verified_on_device(
+          run_process(device_run(source_root() / "topologies/c_g3c.yaml",
+                                 {"--set", std::string("topics.t0.frame_size=") + frame, "--set",
+                                  std::string("topics.t1.frame_size=") + frame, "--set",
+                                  std::string("topics.t2.frame_size=") + frame, "--set",
+                                  std::string("topics.t3.frame_size=") + frame, "--set",
+                                  "operators.source.params.total_bytes=1000MiB"}),
+                      std::chrono::minutes(2)));
     }
   }
 }
@@ -119,9 +124,11 @@ std::string fault_topology(const std::string& op_class, const std::string& extra
   t1: {frame_size: 16KiB, capacity: 16}
 operators:
   source: {class: sequence_source, threads: 2, outputs: [t0], params: {total_bytes: 64GiB}}
-  boom: {class: )" + op_class + R"(, on: gpu, inputs: [t0], outputs: [t1], params: {at: 300}}
+  boom: {class: )" +
+         op_class + R"(, on: gpu, inputs: [t0], outputs: [t1], params: {at: 300}}
   sink: {class: null_sink, inputs: [t1]}
-runtime: {executor: device)" + extra_runtime + "}\n";
+runtime: {executor: device)" +
+         extra_runtime + "}\n";
 }
 }  // namespace
 
@@ -171,8 +178,8 @@ operators:
 runtime: {executor: device}
 )";
   const fs::path topology = write_temp("corrupt.yaml", yaml);
-  const auto r = run_process({faulty_launcher(), topology.string(), "-q", "--stats", "json"},
-                             std::chrono::seconds(60));
+  const auto r =
+      run_process({faulty_launcher(), topology.string(), "-q", "--stats", "json"}, std::chrono::seconds(60));
   fs::remove(topology);
   INFO(r.err);
   CHECK(r.exit_code == 1);
@@ -191,13 +198,15 @@ TEST_CASE("gpu.topic_protocol_with_the_gpu_on_both_sides" * doctest::skip(no_gpu
     SUBCASE(std::to_string(capacity).c_str()) {
       std::string yaml = "topics:\n";
       for (int t = 0; t <= 4; ++t)
-        yaml += "  t" + std::to_string(t) + ": {frame_size: 4KiB, capacity: " + std::to_string(capacity) + "}\n";
-      yaml += "operators:\n  source: {class: dataset_source, threads: 4, outputs: [t0], params: {total_bytes: " +
-              std::to_string(frames * 4096) + "}}\n";
+        yaml +=
+            "  t" + std::to_string(t) + ": {frame_size: 4KiB, capacity: " + std::to_string(capacity) + "}\n";
+      yaml +=
+          "operators:\n  source: {class: dataset_source, threads: 4, outputs: [t0], params: {total_bytes: " +
+          std::to_string(frames * 4096) + "}}\n";
       const char* ops[] = {"scale", "fma", "pass_through", "scale"};
       for (int g = 1; g <= 4; ++g)
-        yaml += "  g" + std::to_string(g) + ": {class: " + ops[g - 1] + ", on: gpu, inputs: [t" + std::to_string(g - 1) +
-                "], outputs: [t" + std::to_string(g) + "]}\n";
+        yaml += "  g" + std::to_string(g) + ": {class: " + ops[g - 1] + ", on: gpu, inputs: [t" +
+                std::to_string(g - 1) + "], outputs: [t" + std::to_string(g) + "]}\n";
       yaml += "  verify: {class: verify_sink, threads: 6, inputs: [t4], params: {mode: checksum}}\n";
       const fs::path topology = write_temp("stress.yaml", yaml);
       const auto r = run_process(device_run(topology), std::chrono::minutes(5));

@@ -23,9 +23,15 @@ inline std::string env(const char* name) {
   REQUIRE_MESSAGE(v != nullptr, "environment variable " << name << " is set by meson test");
   return v;
 }
-inline std::filesystem::path source_root() { return env("XF_SOURCE_ROOT"); }
-inline std::string xeflow_run() { return env("XF_RUN"); }
-inline std::string faulty_launcher() { return env("XF_FAULTY_RUN"); }
+inline std::filesystem::path source_root() {
+  return env("XF_SOURCE_ROOT");
+}
+inline std::string xeflow_run() {
+  return env("XF_RUN");
+}
+inline std::string faulty_launcher() {
+  return env("XF_FAULTY_RUN");
+}
 
 /// The run's `--stats json` output.
 inline nlohmann::json parse_json(const process_result& r) {
@@ -45,7 +51,8 @@ inline void check_verified(const nlohmann::json& doc) {
     INFO("operator " << op["name"]);
     const auto& c = op["counters"];
     CHECK(c["frames"].get<std::uint64_t>() > 0);
-    for (const char* k : {"lost", "duplicated", "reordered", "corrupt"}) CHECK(c[k].get<std::uint64_t>() == 0);
+    for (const char* k : {"lost", "duplicated", "reordered", "corrupt"})
+      CHECK(c[k].get<std::uint64_t>() == 0);
   }
   CHECK(verify_sinks > 0);
 }
