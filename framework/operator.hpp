@@ -80,14 +80,17 @@ class cpu_sink : public cpu_operator {
   virtual void on_frame(std::uint64_t offset, const frame_in& in) = 0;
 };
 
-/// One GPU operator's work on one frame, as seen by one virtual thread. `thread_id` runs over
-/// 0..thread_count-1 across the warps the round gave this operator; compute must cover the frame for any
+/// One GPU operator's work on one frame — or on one part of it: the GPU executor splits large frames
+/// into contiguous parts that different blocks run at once — as seen by one virtual thread. `in` and
+/// `out` point at element `first` of the frame and hold `count` elements; `thread_id` runs over
+/// 0..thread_count-1 across the warps the round gave this work; compute must cover the elements for any
 /// thread_count (grid-stride over elements) and must not use CUDA's own thread ids.
 template <class T>
 struct frame_task {
   const T* in = nullptr;
   T* out = nullptr;
   std::uint64_t count = 0;  ///< valid elements in `in` (and to write in `out`)
+  std::uint64_t first = 0;  ///< index within the frame of in[0] and out[0] (0 unless the frame is in parts)
   std::uint64_t offset = 0;
   std::uint32_t thread_id = 0;
   std::uint32_t thread_count = 1;

@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "framework/errors.hpp"
+#include "framework/gpu/kernel_catalog.hpp"
 
 namespace xf {
 
@@ -180,7 +181,7 @@ plan make_plan(const topology_spec& spec, const operator_registry& registry, con
   XF_EXPECTS(p.start_order.size() == p.operators.size(),
              "the operator graph has a cycle (validate the spec first)");
 
-  // Device work items: large frames in parts; whole frames read over PCIe staged into block scratch.
+  // Device work items: large frames in parts; inputs read over PCIe staged into block scratch.
   if (p.executor == resolved_executor::device) {
     auto on_gpu = [&](std::size_t op) { return p.operators[op].in_kernel; };
     for (std::size_t k : p.kernel_operators) {
@@ -190,7 +191,27 @@ plan make_plan(const topology_spec& spec, const operator_registry& registry, con
       po.parts = static_cast<std::uint32_t>((frame + kernel_part_bytes - 1) / kernel_part_bytes);
       bool in_device_memory = std::all_of(in.publishers.begin(), in.publishers.end(), on_gpu) &&
                               std::all_of(in.subscribers.begin(), in.subscribers.end(), on_gpu);
-      po.stage = po.parts == 1 && !in_device_memory;
+      po.stage = !in_device_memory;
+    }
+    // Items per round: enough whole frames for kernel_round_bytes, a divisor of the operator's warps (so
+    // every item gets the same warps), and over all blocks at most a quarter of what the input topic
+    // holds in flight. Items the blocks hold are offsets the publisher has to be ahead of: measured on the
+    // H100 (16 KiB frames, 264 blocks), two items per block streamed 39.2 GB/s with capacity 4096 and
+    // 24.5 with capacity 1024, where one item streamed 36. One leader-warp lane per item:
+    // max_block_items in all, at least one per operator.
+    std::uint32_t lanes_left = max_block_items;
+    for (std::size_t n = 0; n < p.kernel_operators.size(); ++n) {
+      planned_operator& po = p.operators[p.kernel_operators[n]];
+      const topic_spec& in = *p.topics[po.inputs[0]].spec;
+      const auto ops_after = static_cast<std::uint32_t>(p.kernel_operators.size() - n - 1);
+      std::uint64_t want = po.parts > 1 ? 1 : (kernel_round_bytes + in.frame_bytes - 1) / in.frame_bytes;
+      want = std::min<std::uint64_t>(want, std::uint64_t{in.capacity} / (4 * std::uint64_t{p.blocks}));
+      want = std::min<std::uint64_t>(want, lanes_left - ops_after);
+      std::uint32_t items = 1;
+      for (std::uint32_t d = 1; d <= po.warps; ++d)
+        if (po.warps % d == 0 && d <= want) items = d;
+      po.items = items;
+      lanes_left -= items;
     }
   }
   return p;
@@ -208,6 +229,8 @@ std::string plan::describe() const {
       out << po.warps << " warps in each of " << po.workers << " blocks";
       if (executor == resolved_executor::device && po.parts > 1)
         out << ", frames in " << po.parts << " parts";
+      if (executor == resolved_executor::device && po.items > 1)
+        out << ", " << po.items << " frames per round";
       if (executor == resolved_executor::device && po.stage) out << ", input staged";
     } else
       out << po.workers << (po.workers == 1 ? " thread" : " threads");

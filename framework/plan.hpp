@@ -35,9 +35,12 @@ struct planned_operator {
   std::uint32_t kernel_index = 0;           ///< in_kernel: position among the kernel's operators
   /// in_kernel on the device: work items per frame (blocks that share one large frame; see kernel_op).
   std::uint32_t parts = 1;
-  /// in_kernel on the device: stage the input frame into the block's scratch before computing (it is
-  /// read over PCIe, and whole in one block).
+  /// in_kernel on the device: stage the input (the frame, or the block's part of it) into the block's
+  /// scratch before computing (it is read over PCIe).
   bool stage = false;
+  /// in_kernel on the device: work items each block holds and runs per round, each on warps/items warps
+  /// (small frames several per round, so they share its polls, barrier and fence; see kernel_op).
+  std::uint32_t items = 1;
 };
 
 struct plan {
@@ -58,6 +61,9 @@ struct plan {
 /// Frames larger than this are split into parts that several blocks work on at once (HARDWARE.md: one
 /// block per 1–4 MiB frame left the link under-used; 128–512 KiB chunks reached its ceiling).
 inline constexpr std::uint64_t kernel_part_bytes = 256 * 1024;
+/// Bytes a block aims to move per operator and round: frames smaller than this are taken several per
+/// round (at most one per warp, and no more in all blocks than the input topic has in flight).
+inline constexpr std::uint64_t kernel_round_bytes = 64 * 1024;
 /// Default kernel blocks per SM when runtime.blocks is 0 (fewer when occupancy allows fewer). Measured on
 /// the H100 (pingpong, capacity 1024, 8 warps per block): 2 per SM streamed 35.1 GB/s at 16 KiB frames
 /// and 22.9 at 4 KiB, 4 per SM 20.9 and 7.1 — more blocks mostly add polling over PCIe.

@@ -7,14 +7,15 @@
 // run on the host executor. So one source file serves both builds.
 //
 // One launch runs every GPU operator of the topology until end of stream. Each block loops rounds:
-//   1. subscribe — lane k of warp 0 advances operator k's work item: take an item from the operator's
-//      subscriber group, poll its input slot, check that the output slot is free (all non-blocking: an
-//      item that is not ready waits for a later round, so blocks that feed each other never deadlock);
-//   2. schedule — thread 0 builds the work-vector (the operator each warp runs this round);
+//   1. subscribe — each lane of warp 0 advances one work item (an operator holds one or more per block:
+//      small frames share a round's fixed costs): take an item from the operator's subscriber group, poll
+//      its input slot, check that the output slot is free (all non-blocking: an item that is not ready
+//      waits for a later round, so blocks that feed each other never deadlock);
+//   2. schedule — thread 0 builds the work-vector (the work item each warp runs this round);
 //   3. compute — each warp runs its operator over the frame with virtual thread ids (after staging the
 //      input frame into the block's scratch when the plan says so);
-//   4. publish — lane k publishes operator k's output at the input's offset and releases the input (for
-//      a frame split into parts, the block finishing the last part does).
+//   4. publish — warp 0 fences once, then each lane publishes its item's output at the input's offset
+//      and releases the input (for a frame split into parts, the block finishing the last part does).
 // Blocks never synchronise with each other; all coordination goes through the topics' single-writer words.
 #pragma once
 
@@ -79,6 +80,7 @@ struct frame_call {
   const std::byte* in;
   std::byte* out;
   std::uint64_t bytes;
+  std::uint64_t first_byte;  ///< of the part within the frame
   std::uint64_t offset;
   std::uint32_t thread_id;
   std::uint32_t thread_count;
@@ -93,6 +95,7 @@ __device__ void run_typed(const frame_call& c) {
   task.in = reinterpret_cast<const T*>(c.in);
   task.out = reinterpret_cast<T*>(c.out);
   task.count = c.bytes / sizeof(T);
+  task.first = c.first_byte / sizeof(T);
   task.offset = c.offset;
   task.thread_id = c.thread_id;
   task.thread_count = c.thread_count;
@@ -176,18 +179,23 @@ __device__ __forceinline__ void stage_copy(std::byte* dst, const std::byte* src,
   for (std::uint64_t i = vectors * sizeof(uint4) + thread; i < bytes; i += threads) dst[i] = src[i];
 }
 
-/// One operator's progress in one block, in shared memory. Written by lane k of warp 0 (its owner) in
+/// One work item's progress in one block, in shared memory. Written by its lane of warp 0 (the owner) in
 /// the subscribe and publish phases; read by every warp in between, after a __syncthreads.
 struct lane_state {
+  std::uint32_t op;     ///< the kernel operator this lane serves
+  std::uint32_t index;  ///< which of the operator's items per round (its warps and staging area)
   std::uint64_t item;   ///< offset·parts + part
   std::uint32_t phase;  ///< lane_phase
   std::uint32_t ready;  ///< 1: run this round (the input is published and the output slot is free)
   std::uint32_t is_void;
   std::uint32_t misses;  ///< polls that found the input pending (end of stream is checked every few)
   std::uint32_t skip;    ///< rounds to wait before polling again (backoff of a lane whose input lags)
+  const std::byte* src;  ///< the item's input bytes in the topic (staged into `in` when op.stage)
   const std::byte* in;
   std::byte* out;
-  std::uint64_t bytes;
+  std::uint64_t bytes;       ///< the frame's
+  std::uint64_t first;       ///< the item's first byte within the frame
+  std::uint64_t item_bytes;  ///< the item's bytes (0 for a part past a short frame's end)
   std::uint64_t tag;
   std::uint64_t born_ns;
   std::uint64_t failure;  ///< frame_task::fail's word for this round
@@ -195,11 +203,8 @@ struct lane_state {
 
 /// Polls that find an input pending between two reads of the topic's end word (a remote read each).
 constexpr std::uint32_t end_check_interval = 8;
-/// Most rounds a lagging lane lets pass between two polls of its input.
-constexpr std::uint32_t max_poll_skip = 16;
-/// Idle backoff of a block whose lanes all wait: doubles from the first to the last value (ns).
+/// Idle backoff of a block whose lanes all wait: doubles from this value to kernel_args::idle_sleep_max_ns.
 constexpr std::uint32_t idle_sleep_min_ns = 64;
-constexpr std::uint32_t idle_sleep_max_ns = 2048;
 
 /// Reports the first failure of the run and stops every block.
 __device__ void report_failure(const kernel_args& a, std::uint32_t kind, std::uint32_t op,
@@ -217,11 +222,14 @@ __device__ void report_failure(const kernel_args& a, std::uint32_t kind, std::ui
       .store(1u, cuda::std::memory_order_relaxed);
 }
 
-/// Subscribe step of lane k (thread k of warp 0).
-__device__ void subscribe(const kernel_args& a, std::uint32_t k, lane_state& l, std::byte* block_scratch) {
+/// Subscribe step of one lane of warp 0 (one work item of operator l.op). `ops_closed[k]` counts the
+/// block's lanes of operator k that saw the end of its input: the last one closes the output, so each
+/// block closes each output once, as the topic's publisher count expects.
+__device__ void subscribe(const kernel_args& a, lane_state& l, std::byte* block_scratch,
+                          std::uint32_t* ops_closed) {
   l.ready = 0;
   if (l.phase == lane_done) return;
-  const kernel_op& op = a.ops[k];
+  const kernel_op& op = a.ops[l.op];
   const topic_view& vi = a.topics[op.input];
   const topic_view& vo = a.topics[op.output];
   if (l.phase == lane_idle) {
@@ -238,14 +246,14 @@ __device__ void subscribe(const kernel_args& a, std::uint32_t k, lane_state& l, 
     }
     if (load_acquire(vi.slots[vi.slot_of(offset)].seq) != offset + 1) {
       // Each poll of a host-resident slot is a PCIe read: a lane whose input keeps lagging polls less
-      // often (every 1, 2, 4 … up to max_poll_skip rounds), so idle lanes leave the link to the data.
+      // often (every 1, 2, 4 … up to poll_skip_max rounds), so idle lanes leave the link to the data.
       const std::uint32_t exponent = l.misses / 4 < 5 ? l.misses / 4 : 5;
-      l.skip = ((1u << exponent) - 1) < max_poll_skip ? (1u << exponent) - 1 : max_poll_skip;
+      l.skip = ((1u << exponent) - 1) < a.poll_skip_max ? (1u << exponent) - 1 : a.poll_skip_max;
       // Pending, or past the end. The end word is stored after every publish below it, so reading it
       // after a pending seq is exact; it is read only every few misses (it is a remote load).
       if (++l.misses % end_check_interval == 0 && offset >= vi.end()) {
-        vo.close(vi.end());
         l.phase = lane_done;
+        if (atomicAdd(&ops_closed[l.op], 1u) + 1 == op.items) vo.close(vi.end());
       }
       return;
     }
@@ -259,13 +267,18 @@ __device__ void subscribe(const kernel_args& a, std::uint32_t k, lane_state& l, 
   l.born_ns = slot.born_ns;
   l.failure = 0;
   if (!l.is_void && l.bytes > vo.frame_bytes) {
-    report_failure(a, fault_bad_bytes, k, offset, l.bytes);
+    report_failure(a, fault_bad_bytes, l.op, offset, l.bytes);
     return;
   }
+  l.item_bytes = 0;
   if (!l.is_void) {
-    l.in = vi.frame_data(slot.frame);
-    l.out = vo.frame_data(vo.slot_frame(offset));
-    if (op.stage) l.in = block_scratch + op.stage_offset;  // filled in the compute phase
+    l.first = (l.item % op.parts) * op.part_bytes;
+    l.item_bytes =
+        l.bytes > l.first ? (l.bytes - l.first < op.part_bytes ? l.bytes - l.first : op.part_bytes) : 0;
+    l.src = vi.frame_data(slot.frame) + l.first;
+    l.in =
+        op.stage ? block_scratch + op.stage_offset + l.index * op.stage_stride : l.src;  // staged at compute
+    l.out = vo.frame_data(vo.slot_frame(offset)) + l.first;
   }
   // The output slot is ours (slot_free) and nobody reads its fields before its seq says offset + 1, so
   // they are written now, plainly, and ordered before that seq by the publish phase's release fence.
@@ -278,52 +291,64 @@ __device__ void subscribe(const kernel_args& a, std::uint32_t k, lane_state& l, 
   l.ready = 1;
 }
 
-/// Publish step of lane k: counts the part done; the block finishing a frame's last part publishes the
-/// output at the input's offset and releases the input. A failed frame is reported instead.
-__device__ void publish(const kernel_args& a, std::uint32_t k, lane_state& l) {
-  const kernel_op& op = a.ops[k];
-  const topic_view& vi = a.topics[op.input];
-  const topic_view& vo = a.topics[op.output];
-  const std::uint64_t offset = l.item / op.parts;
-  if (l.failure != 0) {
-    report_failure(a, fault_frame_failed, k, offset, l.failure & 0xffffffffu);
-    return;
+/// Publish step, run by all of warp 0 together (lane s owns work item s): each ready lane counts its
+/// part done; lanes finishing a frame publish the output at the input's offset and release the input.
+/// A failed frame is reported instead.
+__device__ void publish(const kernel_args& a, lane_state* lanes, std::uint32_t lane_id) {
+  lane_state* l = lane_id < a.item_count && lanes[lane_id].ready ? &lanes[lane_id] : nullptr;
+  bool last = false;
+  std::uint64_t offset = 0;
+  if (l != nullptr) {
+    const kernel_op& op = a.ops[l->op];
+    const topic_view& vi = a.topics[op.input];
+    offset = l->item / op.parts;
+    if (l->failure != 0) {
+      report_failure(a, fault_frame_failed, l->op, offset, l->failure & 0xffffffffu);
+    } else {
+      last = true;
+      if (op.parts > 1) {
+        // acq_rel: this block's (fenced) writes of its part happen before the last finisher's publish.
+        cuda::atomic_ref<std::uint32_t, cuda::thread_scope_device> done(op.parts_done[vi.slot_of(offset)]);
+        last = done.fetch_add(1u, cuda::std::memory_order_acq_rel) + 1 == op.parts;
+        if (last) done.store(0u, cuda::std::memory_order_relaxed);  // before the release below reuses it
+      }
+    }
   }
-  bool last = true;
-  if (op.parts > 1) {
-    // acq_rel: this block's (fenced) writes of its part happen before the last finisher's publish.
-    cuda::atomic_ref<std::uint32_t, cuda::thread_scope_device> done(op.parts_done[vi.slot_of(offset)]);
-    last = done.fetch_add(1u, cuda::std::memory_order_acq_rel) + 1 == op.parts;
-    if (last) done.store(0u, cuda::std::memory_order_relaxed);  // before the release below reuses the slot
-  }
-  if (last) {
-    // One system-scope release fence orders everything this frame's publish depends on — the frame's
-    // bytes written by every thread of this block (they reached this thread through the block barrier;
-    // other blocks' parts through the acq_rel counter above), the slot fields written at subscribe, and
-    // this block's reads of the input frame — before both stores below, which can then be relaxed. One
-    // fence per frame instead of one per store: each is a PCIe round trip.
+  // One system-scope release fence, executed once by the whole warp, orders everything this round's
+  // publishes depend on — the frames' bytes written by every thread of this block (they reached warp 0
+  // through the block barrier; other blocks' parts through the acq_rel counter above), the slot fields
+  // written at subscribe, and this block's reads of the input frames — before the stores below, which
+  // can then be relaxed. One fence per round instead of one per store: each is a PCIe round trip.
+  if (__any_sync(0xffffffffu, last))
     cuda::atomic_thread_fence(cuda::std::memory_order_release, cuda::thread_scope_system);
+  if (last) {
+    const kernel_op& op = a.ops[l->op];
+    const topic_view& vi = a.topics[op.input];
+    const topic_view& vo = a.topics[op.output];
     store_relaxed(vo.slots[vo.slot_of(offset)].seq, offset + 1);  // publish (topic_view::publish)
     store_relaxed(vi.released[std::uint64_t{op.group} * vi.capacity + vi.slot_of(offset)],
                   offset + 1);  // release (topic_view::release)
-    if (!l.is_void) {
-      cuda::atomic_ref<std::uint64_t, cuda::thread_scope_device> frames(a.counters[k].frames);
-      cuda::atomic_ref<std::uint64_t, cuda::thread_scope_device> bytes(a.counters[k].bytes);
+    if (!l->is_void) {
+      cuda::atomic_ref<std::uint64_t, cuda::thread_scope_device> frames(a.counters[l->op].frames);
+      cuda::atomic_ref<std::uint64_t, cuda::thread_scope_device> bytes(a.counters[l->op].bytes);
       frames.fetch_add(1u, cuda::std::memory_order_relaxed);
-      bytes.fetch_add(l.bytes, cuda::std::memory_order_relaxed);
+      bytes.fetch_add(l->bytes, cuda::std::memory_order_relaxed);
     }
   }
-  l.phase = lane_idle;
-  l.ready = 0;
+  if (l != nullptr && l->failure == 0) {
+    l->phase = lane_idle;
+    l->ready = 0;
+  }
 }
 
 template <class List>
 __global__ void __launch_bounds__(1024, 1) persistent_kernel(kernel_args a) {
-  __shared__ lane_state lanes[max_kernel_operators];
-  __shared__ std::uint32_t warp_op[max_kernel_operators];  // the work-vector: operator per warp, or none
+  __shared__ lane_state lanes[max_block_items];
+  __shared__ std::uint32_t ops_closed[max_kernel_operators];
+  __shared__ std::uint32_t warp_item[max_kernel_operators];  // the work-vector: item (lane) per warp, or none
   __shared__ std::uint32_t stop;
   __shared__ std::uint32_t any_stage;
-  constexpr std::uint32_t no_op = ~0u;
+  constexpr std::uint32_t no_item = ~0u;
 
   const std::uint32_t warp = threadIdx.x / 32;
   const std::uint32_t lane_id = threadIdx.x % 32;
@@ -331,10 +356,17 @@ __global__ void __launch_bounds__(1024, 1) persistent_kernel(kernel_args a) {
   std::byte* block_scratch = a.scratch + std::uint64_t{blockIdx.x} * a.scratch_per_block;
   block_report& report = a.reports[blockIdx.x];
 
-  if (threadIdx.x < a.op_count) {
-    lanes[threadIdx.x] = lane_state{};
-    lanes[threadIdx.x].phase = lane_idle;
+  if (threadIdx.x < a.item_count) {
+    lane_state l{};
+    for (std::uint32_t k = 0; k < a.op_count; ++k)
+      if (threadIdx.x >= a.ops[k].first_item && threadIdx.x < a.ops[k].first_item + a.ops[k].items) {
+        l.op = k;
+        l.index = threadIdx.x - a.ops[k].first_item;
+      }
+    l.phase = lane_idle;
+    lanes[threadIdx.x] = l;
   }
+  if (threadIdx.x < max_kernel_operators) ops_closed[threadIdx.x] = 0;
   block_timing timing{};  // thread 0's clocks
   std::uint64_t last_report_ns = 0, heartbeat = 0;
   std::uint32_t sleep_ns = idle_sleep_min_ns;
@@ -342,25 +374,27 @@ __global__ void __launch_bounds__(1024, 1) persistent_kernel(kernel_args a) {
 
   while (true) {
     const std::uint64_t t0 = clock64();
-    // 1. subscribe: one leader-warp lane per operator, so their remote polls overlap.
-    if (warp == 0 && lane_id < a.op_count) subscribe(a, lane_id, lanes[lane_id], block_scratch);
+    // 1. subscribe: one leader-warp lane per work item, so their remote polls overlap.
+    if (warp == 0 && lane_id < a.item_count) subscribe(a, lanes[lane_id], block_scratch, ops_closed);
     __syncwarp();
     const std::uint64_t t1 = clock64();
     // 2. schedule
     if (threadIdx.x == 0) {
       std::uint32_t running = 0, ready = 0, stage = 0;
-      for (std::uint32_t w = 0; w < warps; ++w) warp_op[w] = no_op;
-      for (std::uint32_t k = 0; k < a.op_count; ++k) {
-        if (lanes[k].phase != lane_done) ++running;
-        if (!lanes[k].ready) continue;
+      for (std::uint32_t w = 0; w < warps; ++w) warp_item[w] = no_item;
+      for (std::uint32_t s = 0; s < a.item_count; ++s) {
+        const lane_state& l = lanes[s];
+        if (l.phase != lane_done) ++running;
+        if (!l.ready) continue;
         ++ready;
         // The item this round runs, in the report: if the operator never returns, the watchdog's dump
         // names it (two posted stores per frame, against the kilobytes of the frame itself).
-        report.item[k] = lanes[k].item;
-        report.phase[k] = lane_running;
-        if (lanes[k].is_void) continue;
-        const kernel_op& op = a.ops[k];
-        for (std::uint32_t w = op.first_warp; w < op.first_warp + op.warps; ++w) warp_op[w] = k;
+        report.item[s] = l.item;
+        report.phase[s] = lane_running;
+        if (l.item_bytes == 0) continue;  // void, or a part past a short frame's end: nothing to compute
+        const kernel_op& op = a.ops[l.op];
+        const std::uint32_t first = op.first_warp + l.index * op.item_warps;
+        for (std::uint32_t w = first; w < first + op.item_warps; ++w) warp_item[w] = s;
         stage |= op.stage;
       }
       any_stage = stage;
@@ -372,16 +406,16 @@ __global__ void __launch_bounds__(1024, 1) persistent_kernel(kernel_args a) {
         last_report_ns = now;
         abort = abort || load_relaxed(*a.host_abort) != 0;
         report.rounds = timing.rounds;
-        for (std::uint32_t k = 0; k < a.op_count; ++k) {
-          report.item[k] = lanes[k].item;
-          report.phase[k] = lanes[k].phase;
+        for (std::uint32_t s = 0; s < a.item_count; ++s) {
+          report.item[s] = lanes[s].item;
+          report.phase[s] = lanes[s].phase;
         }
         store_release(report.heartbeat, ++heartbeat);
       }
       stop = running == 0 || abort;
       if (ready == 0 && !stop) {
         __nanosleep(sleep_ns);
-        sleep_ns = sleep_ns * 2 > idle_sleep_max_ns ? idle_sleep_max_ns : sleep_ns * 2;
+        sleep_ns = sleep_ns * 2 > a.idle_sleep_max_ns ? a.idle_sleep_max_ns : sleep_ns * 2;
       } else {
         sleep_ns = idle_sleep_min_ns;
       }
@@ -395,8 +429,8 @@ __global__ void __launch_bounds__(1024, 1) persistent_kernel(kernel_args a) {
     }
     __syncthreads();
     if (stop) break;
-    const std::uint32_t k = warp_op[warp];
-    if (k == no_op && warp != 0) {
+    const std::uint32_t s = warp_item[warp];
+    if (s == no_item && warp != 0) {
       // Idle warps only meet the barriers.
       if (any_stage) __syncthreads();
       __syncthreads();
@@ -404,29 +438,17 @@ __global__ void __launch_bounds__(1024, 1) persistent_kernel(kernel_args a) {
     }
     const std::uint64_t t3 = clock64();
     // 3. compute
-    if (k != no_op) {
-      const kernel_op& op = a.ops[k];
-      lane_state& l = lanes[k];
-      const std::uint32_t local = (warp - op.first_warp) * 32 + lane_id;
-      const std::uint32_t local_threads = op.warps * 32;
+    if (s != no_item) {
+      lane_state& l = lanes[s];
+      const kernel_op& op = a.ops[l.op];
+      const std::uint32_t local = (warp - op.first_warp - l.index * op.item_warps) * 32 + lane_id;
+      const std::uint32_t local_threads = op.item_warps * 32;
       if (any_stage) {
-        if (op.stage) {
-          const std::uint64_t offset = l.item / op.parts;
-          const topic_view& vi = a.topics[op.input];
-          stage_copy(block_scratch + op.stage_offset, vi.frame_data(vi.slot(offset).frame), l.bytes, local,
-                     local_threads);
-        }
+        if (op.stage) stage_copy(const_cast<std::byte*>(l.in), l.src, l.item_bytes, local, local_threads);
         __syncthreads();
       }
-      const std::uint32_t part = static_cast<std::uint32_t>(l.item % op.parts);
-      frame_call call{a.params + op.params_offset,
-                      l.in,
-                      l.out,
-                      l.bytes,
-                      l.item / op.parts,
-                      part * local_threads + local,
-                      op.parts * local_threads,
-                      &l.failure};
+      frame_call call{a.params + op.params_offset, l.in,  l.out,         l.item_bytes, l.first,
+                      l.item / op.parts,           local, local_threads, &l.failure};
       dispatch(List{}, op.type, op.element, call);
     } else if (any_stage) {
       __syncthreads();
@@ -435,7 +457,7 @@ __global__ void __launch_bounds__(1024, 1) persistent_kernel(kernel_args a) {
     const std::uint64_t t4 = clock64();
     // 4. publish. A failed frame is not published: report_failure set device_abort, so the next round's
     // schedule stops every warp of every block at the same barrier.
-    if (warp == 0 && lane_id < a.op_count && lanes[lane_id].ready) publish(a, lane_id, lanes[lane_id]);
+    if (warp == 0) publish(a, lanes, lane_id);
     if (threadIdx.x == 0) {
       timing.compute += t4 - t3;
       timing.publish += clock64() - t4;
@@ -444,7 +466,7 @@ __global__ void __launch_bounds__(1024, 1) persistent_kernel(kernel_args a) {
   if (threadIdx.x == 0) {
     a.timings[blockIdx.x] = timing;
     report.rounds = timing.rounds;
-    for (std::uint32_t k = 0; k < a.op_count; ++k) report.phase[k] = lanes[k].phase;
+    for (std::uint32_t s = 0; s < a.item_count; ++s) report.phase[s] = lanes[s].phase;
     store_release(report.heartbeat, ~std::uint64_t{0});  // exited: the watchdog stops watching
   }
 }

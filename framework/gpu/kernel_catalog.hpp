@@ -15,6 +15,8 @@ namespace xf {
 
 /// A block's warps are at most 32, and every kernel operator has at least one warp in each block.
 inline constexpr std::uint32_t max_kernel_operators = 32;
+/// Work items a block holds at once over all its operators: one per lane of its leader warp.
+inline constexpr std::uint32_t max_block_items = 32;
 
 /// One GPU operator as the kernel sees it. Catalog layer: written by the host before launch, read-only
 /// while the kernel runs (a read-mostly replica on the GPU under the read_mostly catalog policy).
@@ -26,14 +28,22 @@ struct kernel_op {
   std::uint32_t group;       ///< its subscriber group on `input`
   std::uint32_t first_warp;  ///< every block runs it on warps [first_warp, first_warp + warps)
   std::uint32_t warps;
+  /// Work items each block holds and runs per round (several small frames per round share its fixed
+  /// costs: the polls, the barrier, the fence). Item j runs on warps [first_warp + j·item_warps,
+  /// first_warp + (j+1)·item_warps); the leader warp's lane first_item + j subscribes and publishes it.
+  std::uint32_t items;
+  std::uint32_t item_warps;
+  std::uint32_t first_item;
   /// A frame is split into `parts` work items (parts > 1 for large frames, so several blocks share one
-  /// frame); part p runs virtual threads [p·warps·32, (p+1)·warps·32) of parts·warps·32.
+  /// frame); part p is the frame's bytes [p·part_bytes, (p+1)·part_bytes).
   std::uint32_t parts;
-  /// 1: the block first copies the input frame into its scratch with wide loads, all in flight at once,
-  /// so the operator's element loop reads local memory instead of waiting on PCIe per element.
+  std::uint64_t part_bytes;
+  /// 1: the block first copies its part of the input frame into its scratch with wide loads, all in
+  /// flight at once, so the operator's element loop reads local memory instead of waiting on PCIe.
   std::uint32_t stage;
   std::uint64_t params_offset;  ///< the operator's params struct in the parameter arena (16-byte aligned)
-  std::uint64_t stage_offset;   ///< this operator's staging area within a block's scratch
+  std::uint64_t stage_offset;   ///< this operator's staging areas within a block's scratch (one per item)
+  std::uint64_t stage_stride;   ///< bytes from one item's staging area to the next
   /// Device memory, [input capacity]: parts finished per input slot; the block finishing the last part
   /// publishes the output and releases the input, then resets the counter (before the release, so the
   /// slot's next occupant starts from zero).
@@ -53,10 +63,10 @@ enum lane_phase : std::uint32_t {
 /// A block's state as last reported (pinned host memory; written by the block's leader about every
 /// millisecond with plain remote stores, read by the host watchdog).
 struct alignas(64) block_report {
-  std::uint64_t heartbeat;  ///< incremented at each report; a block whose count stops is stuck
-  std::uint64_t rounds;     ///< rounds run so far
-  std::uint64_t item[max_kernel_operators];   ///< each lane's work item (offset·parts + part)
-  std::uint32_t phase[max_kernel_operators];  ///< each lane's lane_phase
+  std::uint64_t heartbeat;               ///< incremented at each report; a block whose count stops is stuck
+  std::uint64_t rounds;                  ///< rounds run so far
+  std::uint64_t item[max_block_items];   ///< each lane's work item (offset·parts + part)
+  std::uint32_t phase[max_block_items];  ///< each lane's lane_phase
 };
 static_assert(std::is_trivially_copyable_v<block_report>);
 
@@ -111,6 +121,9 @@ struct kernel_args {
   kernel_op_counters* counters;  ///< device: [op_count]
   std::byte* scratch;            ///< device: [gridDim.x · scratch_per_block]
   std::uint64_t scratch_per_block;
+  std::uint32_t item_count;     ///< work items per block over all operators (lanes of the leader warp in use)
+  std::uint32_t poll_skip_max;  ///< most rounds a lane whose input lags lets pass between two polls
+  std::uint32_t idle_sleep_max_ns;  ///< longest sleep of a block with nothing to run (doubling from 64 ns)
 };
 static_assert(std::is_trivially_copyable_v<kernel_args>);
 

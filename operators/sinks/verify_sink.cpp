@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstring>
 #include <stdexcept>
+#include <thread>
 
 #include "framework/errors.hpp"
 #include "operators/frame_checksum.hpp"
@@ -63,10 +64,10 @@ void verify_sink::on_start(const operator_setup& setup) {
         "verified");
   }
   reference_end_ = find_reference_end();
-  if (mode_ == compare_mode::checksum) setup_checksum_cache();
+  if (mode_ == compare_mode::checksum) setup_checksum_cache(std::max<std::uint32_t>(1, setup.threads));
 }
 
-void verify_sink::setup_checksum_cache() {
+void verify_sink::setup_checksum_cache(std::uint32_t threads) {
   const std::uint64_t period = reference_->period();
   if (period == 0) return;
   // The stream's last frame may be short and is never cached, so only offsets below end - 1 use entries.
@@ -88,6 +89,30 @@ void verify_sink::setup_checksum_cache() {
   cache_period_ = period;
   cache_entries_ = entries;
   cache_ = std::make_unique<cached_checksum[]>(entries);
+  if (entries * frame_bytes_ > eager_cache_bytes) return;
+  // Replay the period now, before any frame arrives: a compute-heavy chain (FMA-64 over 4 MiB frames)
+  // would otherwise slow the first pass of the stream and hold back the whole pipeline.
+  std::vector<std::thread> fillers;
+  const auto count = static_cast<std::uint32_t>(std::min<std::uint64_t>(threads, entries));
+  std::vector<std::optional<std::string>> errors(count);
+  for (std::uint32_t t = 0; t < count; ++t)
+    fillers.emplace_back([this, t, count, &errors] {
+      try {
+        thread_state state;
+        for (std::uint64_t o = t; o < cache_entries_; o += count) {
+          const std::optional<expected_sum> sum = replay_checksum(state, o);
+          if (!sum) continue;  // below the reference's end: not reached
+          cache_[o].checksum = sum->checksum;
+          cache_[o].bytes = sum->bytes;
+          cache_[o].state.store(cached_checksum::ready, std::memory_order_release);
+        }
+      } catch (const std::exception& e) {
+        errors[t] = e.what();
+      }
+    });
+  for (auto& f : fillers) f.join();
+  for (const auto& e : errors)
+    if (e) throw run_error({name_, topic_, std::nullopt}, "replaying the expected frames failed: " + *e);
 }
 
 std::optional<std::uint64_t> verify_sink::find_reference_end() const {

@@ -73,6 +73,9 @@ class verify_sink final : public cpu_sink {
   /// Checksums cached at most, in checksum mode (16 bytes each): a larger period caches its first
   /// max_cached_checksums frames and replays the others.
   static constexpr std::uint64_t max_cached_checksums = std::uint64_t{1} << 20;
+  /// The cache is filled at start (on the sink's thread count) when that replays at most this many bytes,
+  /// so the stream pays only for comparing; beyond it, entries fill as frames arrive.
+  static constexpr std::uint64_t eager_cache_bytes = std::uint64_t{1} << 30;
 
   /// Throws std::invalid_argument when params.mode is neither "exact" nor "checksum" (the schema's
   /// choices keep a topology from getting there).
@@ -126,7 +129,7 @@ class verify_sink final : public cpu_sink {
   };
 
   std::optional<std::uint64_t> find_reference_end() const;
-  void setup_checksum_cache();
+  void setup_checksum_cache(std::uint32_t threads);
   void check_content(thread_state& state, std::uint64_t offset, const frame_in& in);
   void check_checksum(thread_state& state, std::uint64_t offset, const frame_in& in);
   /// The reference's checksum at `offset` (cached when the offset is cacheable), nullopt past its end.

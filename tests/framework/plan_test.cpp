@@ -144,7 +144,58 @@ TEST_CASE("plan.device_executor_splits_large_frames_into_parts") {
   const planned_operator& g1 = p.operators[p.kernel_operators[1]];  // g3 is declared first
   REQUIRE(g1.spec->name == "g1");
   CHECK(g1.parts == 16);
-  CHECK_FALSE(g1.stage);
+  CHECK(g1.stage);  // each block stages its 256 KiB part (t0 is in host memory)
+}
+
+TEST_CASE("plan.device_items_per_round_follow_frame_size_warps_and_capacity") {
+  // One GPU operator with all 8 warps, 8 blocks (4 SMs x 2).
+  auto one_op = [](std::uint64_t frame_bytes, std::uint32_t capacity) {
+    topology_builder b("items");
+    b.topic("t0").frame_bytes(frame_bytes).capacity(capacity);
+    b.topic("t1").frame_bytes(frame_bytes).capacity(capacity);
+    b.link({}, op("source", "sequence_source"), {"t0"});
+    b.link({"t0"}, op("g1", "scale").on(placement::gpu), {"t1"});
+    b.link({"t1"}, op("sink", "null_sink"), {});
+    b.runtime().warps_per_block(8);
+    auto spec = b.build();
+    validate_topology(spec, registry());
+    plan_options options;
+    options.device = fake_gpu();
+    const plan p = make_plan(spec, registry(), options);
+    REQUIRE(p.blocks == 8);
+    return p.operators[p.kernel_operators[0]].items;
+  };
+  CHECK(one_op(4096, 1024) == 8);         // 64 KiB per round wants 16; one per warp at most
+  CHECK(one_op(16384, 1024) == 4);        // 64 KiB per round
+  CHECK(one_op(16384, 96) == 2);          // 8 blocks x items <= 96 / 4: 3, and a divisor of 8 warps
+  CHECK(one_op(16384, 16) == 1);          // the topic holds too little in flight for more
+  CHECK(one_op(64 * 1024, 1024) == 1);    // a whole round's worth already
+  CHECK(one_op(4096 * 1024, 1024) == 1);  // frames in parts: one part per item
+}
+
+TEST_CASE("plan.device_items_share_the_leader_warp") {
+  // 32 warps, 4 GPU operators of 4 KiB frames: each wants 8 items (one per warp), 32 lanes in all.
+  topology_builder b("lanes");
+  for (const char* t : {"t0", "t1", "t2", "t3", "t4"}) b.topic(t).frame_bytes(4096).capacity(4096);
+  b.link({}, op("source", "sequence_source"), {"t0"});
+  b.link({"t0"}, op("g1", "scale").on(placement::gpu), {"t1"});
+  b.link({"t1"}, op("g2", "scale").on(placement::gpu), {"t2"});
+  b.link({"t2"}, op("g3", "scale").on(placement::gpu), {"t3"});
+  b.link({"t3"}, op("g4", "scale").on(placement::gpu), {"t4"});
+  b.link({"t4"}, op("sink", "null_sink"), {});
+  b.runtime().warps_per_block(32);
+  auto spec = b.build();
+  validate_topology(spec, registry());
+  plan_options options;
+  options.device = fake_gpu();
+  const plan p = make_plan(spec, registry(), options);
+  std::uint32_t lanes = 0;
+  for (std::size_t k : p.kernel_operators) {
+    CHECK(p.operators[k].items >= 1);
+    CHECK(p.operators[k].warps % p.operators[k].items == 0);
+    lanes += p.operators[k].items;
+  }
+  CHECK(lanes <= 32);
 }
 
 TEST_CASE("plan.device_blocks_beyond_residency_are_refused") {

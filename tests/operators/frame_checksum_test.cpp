@@ -28,7 +28,8 @@ TEST_CASE("frame_checksum equals its scalar definition at every length and align
     for (std::size_t n : {0, 1, 7, 8, 9, 63, 64, 65, 127, 128, 129, 1000, 4096, 16384, 65536}) {
       CAPTURE(shift);
       CAPTURE(n);
-      CHECK(xf::frame_checksum(bytes.data() + shift, n) == xf::frame_checksum_scalar(bytes.data() + shift, n));
+      CHECK(xf::frame_checksum(bytes.data() + shift, n) ==
+            xf::frame_checksum_scalar(bytes.data() + shift, n));
     }
 }
 
