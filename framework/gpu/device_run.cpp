@@ -5,12 +5,13 @@
 #include <atomic>
 #include <cstring>
 #include <sstream>
+#include <thread>
 
 namespace xf {
 namespace {
 
-/// How often each block refreshes its report (and reads the host's abort word). A millisecond keeps the
-/// PCIe traffic of reports negligible while aborts and the watchdog react well within a second.
+/// How often each block stores its heartbeat (and reads the host's abort word). A millisecond keeps the
+/// PCIe traffic of heartbeats negligible while aborts and the watchdog react well within a second.
 constexpr std::uint32_t report_interval_ns = 1'000'000;
 /// Most rounds a lane whose input lags lets pass between two polls of it (each poll is a PCIe read), and
 /// the longest sleep of a block with nothing to run. Measured on the H100 (4 KiB frames, 4 source
@@ -19,6 +20,8 @@ constexpr std::uint32_t report_interval_ns = 1'000'000;
 constexpr std::uint32_t poll_skip_max = 4;
 constexpr std::uint32_t idle_sleep_max_ns = 1024;
 constexpr std::size_t params_alignment = 16;
+/// How long the watchdog waits for its copy of the lane snapshots before dumping without them.
+constexpr auto snapshot_copy_timeout = std::chrono::seconds(2);
 
 std::string_view phase_name(std::uint32_t phase) {
   switch (phase) {
@@ -123,12 +126,15 @@ device_run::device_run(const plan& p, std::vector<topic>& topics,
 
   host_abort_ = pinned_buffer<padded_word>(1);
   failure_ = pinned_buffer<kernel_failure>(1);
-  reports_ = pinned_buffer<block_report>(blocks_);
+  heartbeats_ = pinned_buffer<block_heartbeat>(blocks_);
+  snapshots_ = device_buffer<lane_snapshot>(blocks_);
+  snapshot_copy_ = pinned_buffer<lane_snapshot>(blocks_);
   device_words_ = device_buffer<std::uint32_t>(2);
   timings_ = device_buffer<block_timing>(blocks_);
   counters_ = device_buffer<kernel_op_counters>(op_count);
   scratch_ = device_buffer<std::byte>(scratch_per_block * blocks_);
   stream_ = std::make_unique<cuda_stream>();
+  side_stream_ = std::make_unique<cuda_stream>();
 
   args_.topics = views;
   args_.ops = ops;
@@ -139,7 +145,8 @@ device_run::device_run(const plan& p, std::vector<topic>& topics,
   args_.device_abort = device_words_.get();
   args_.fail_claim = device_words_.get() + 1;
   args_.failure = failure_.get();
-  args_.reports = reports_.get();
+  args_.heartbeats = heartbeats_.get();
+  args_.snapshots = snapshots_.get();
   args_.timings = timings_.get();
   args_.counters = counters_.get();
   args_.scratch = scratch_.get();
@@ -158,13 +165,16 @@ device_run::~device_run() {
     // A hung or faulted kernel: freeing would wait for it (or fail). The process is about to end.
     host_abort_.leak();
     failure_.leak();
-    reports_.leak();
+    heartbeats_.leak();
+    snapshots_.leak();
+    snapshot_copy_.leak();
     device_words_.leak();
     timings_.leak();
     counters_.leak();
     for (auto& b : parts_done_) b.leak();
     scratch_.leak();
     if (stream_) stream_->leak();
+    if (side_stream_) side_stream_->leak();
     return;
   }
   if (launched_ && !finished_) {
@@ -227,7 +237,7 @@ device_run::state device_run::poll() {
   const auto now = std::chrono::steady_clock::now();
   std::vector<std::uint32_t> stalled;
   for (std::uint32_t b = 0; b < blocks_; ++b) {
-    const std::uint64_t beat = load_acquire_host(reports_.get()[b].heartbeat);
+    const std::uint64_t beat = load_acquire_host(heartbeats_.get()[b].beat);
     if (beat == ~std::uint64_t{0}) continue;  // exited
     if (beat != last_beat_[b]) {
       last_beat_[b] = beat;
@@ -250,14 +260,45 @@ device_run::state device_run::poll() {
   return state::running;
 }
 
-std::string device_run::describe_blocks(const std::vector<std::uint32_t>& stalled) const {
+const lane_snapshot* device_run::read_snapshots(std::string& why_not) {
+  // The kernel's stream is busy for good; the copy engines serve a second stream beside it.
+  const cudaError_t copy = cudaMemcpyAsync(snapshot_copy_.get(), snapshots_.get(),
+                                           sizeof(lane_snapshot) * blocks_, cudaMemcpyDeviceToHost,
+                                           side_stream_->get());
+  if (copy != cudaSuccess) {
+    why_not = describe_cuda_error(copy);
+    return nullptr;
+  }
+  const auto deadline = std::chrono::steady_clock::now() + snapshot_copy_timeout;
+  while (true) {
+    const cudaError_t status = cudaStreamQuery(side_stream_->get());
+    if (status == cudaSuccess) return snapshot_copy_.get();
+    if (status != cudaErrorNotReady) {
+      why_not = describe_cuda_error(status);
+      return nullptr;
+    }
+    if (std::chrono::steady_clock::now() > deadline) {
+      why_not = "the copy from device memory did not finish";
+      return nullptr;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+}
+
+std::string device_run::describe_blocks(const std::vector<std::uint32_t>& stalled) {
   constexpr std::size_t shown = 8;
+  std::string why_not;
+  const lane_snapshot* snapshots = read_snapshots(why_not);
   std::ostringstream out;
-  out << "per-block state at the last heartbeat (stalled blocks"
-      << (stalled.size() > shown ? ", first 8" : "") << "):";
+  out << "per-block state (stalled blocks" << (stalled.size() > shown ? ", first 8" : "") << "):";
+  if (snapshots == nullptr) out << " work items unknown: " << why_not;
   for (std::size_t i = 0; i < std::min(shown, stalled.size()); ++i) {
     const std::uint32_t b = stalled[i];
-    const block_report& r = reports_.get()[b];
+    if (snapshots == nullptr) {
+      out << "\n  block " << b << ": " << heartbeats_.get()[b].rounds << " rounds at its last heartbeat";
+      continue;
+    }
+    const lane_snapshot& r = snapshots[b];
     out << "\n  block " << b << ": " << r.rounds << " rounds";
     std::uint32_t lane = 0;
     for (std::uint32_t k = 0; k < args_.op_count; ++k) {

@@ -52,7 +52,9 @@ class device_run {
   block_timing timing() const;
 
  private:
-  std::string describe_blocks(const std::vector<std::uint32_t>& stalled) const;
+  std::string describe_blocks(const std::vector<std::uint32_t>& stalled);
+  /// The blocks' lane snapshots, copied on the side stream while the kernel still runs (hung), or why not.
+  const lane_snapshot* read_snapshots(std::string& why_not);
   run_error site_error(std::uint32_t op, std::optional<std::uint64_t> offset,
                        const std::string& reason) const;
 
@@ -75,13 +77,16 @@ class device_run {
   // Control words and per-block state.
   pinned_buffer<padded_word> host_abort_;
   pinned_buffer<kernel_failure> failure_;
-  pinned_buffer<block_report> reports_;
+  pinned_buffer<block_heartbeat> heartbeats_;
+  device_buffer<lane_snapshot> snapshots_;
+  pinned_buffer<lane_snapshot> snapshot_copy_;  // the watchdog's copy of snapshots_
   device_buffer<std::uint32_t> device_words_;  // [0] device_abort, [1] fail_claim
   device_buffer<block_timing> timings_;
   device_buffer<kernel_op_counters> counters_;
   std::vector<device_buffer<std::uint32_t>> parts_done_;
   device_buffer<std::byte> scratch_;
   std::unique_ptr<cuda_stream> stream_;
+  std::unique_ptr<cuda_stream> side_stream_;  // the watchdog's copies, beside the kernel's stream
 
   bool launched_ = false;
   bool finished_ = false;

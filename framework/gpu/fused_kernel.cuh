@@ -179,6 +179,13 @@ __device__ __forceinline__ void stage_copy(std::byte* dst, const std::byte* src,
   for (std::uint64_t i = vectors * sizeof(uint4) + thread; i < bytes; i += threads) dst[i] = src[i];
 }
 
+/// A relaxed device-scope store: emitted where it stands (a plain store may be deferred or merged),
+/// without a fence.
+template <class T>
+__device__ __forceinline__ void device_store(T& word, T value) {
+  cuda::atomic_ref<T, cuda::thread_scope_device>(word).store(value, cuda::std::memory_order_relaxed);
+}
+
 /// One work item's progress in one block, in shared memory. Written by its lane of warp 0 (the owner) in
 /// the subscribe and publish phases; read by every warp in between, after a __syncthreads.
 struct lane_state {
@@ -354,7 +361,8 @@ __global__ void __launch_bounds__(1024, 1) persistent_kernel(kernel_args a) {
   const std::uint32_t lane_id = threadIdx.x % 32;
   const std::uint32_t warps = blockDim.x / 32;
   std::byte* block_scratch = a.scratch + std::uint64_t{blockIdx.x} * a.scratch_per_block;
-  block_report& report = a.reports[blockIdx.x];
+  block_heartbeat& heartbeat_word = a.heartbeats[blockIdx.x];
+  lane_snapshot& snapshot = a.snapshots[blockIdx.x];
 
   if (threadIdx.x < a.item_count) {
     lane_state l{};
@@ -375,7 +383,14 @@ __global__ void __launch_bounds__(1024, 1) persistent_kernel(kernel_args a) {
   while (true) {
     const std::uint64_t t0 = clock64();
     // 1. subscribe: one leader-warp lane per work item, so their remote polls overlap.
-    if (warp == 0 && lane_id < a.item_count) subscribe(a, lanes[lane_id], block_scratch, ops_closed);
+    if (warp == 0 && lane_id < a.item_count) {
+      lane_state& l = lanes[lane_id];
+      subscribe(a, l, block_scratch, ops_closed);
+      // The lane's item in the block's snapshot: if its operator never returns, the watchdog's dump names
+      // the frame (device memory: one coalesced store per round, nothing over PCIe).
+      device_store(snapshot.item[lane_id], l.item);
+      device_store(snapshot.phase[lane_id], l.ready ? std::uint32_t{lane_running} : l.phase);
+    }
     __syncwarp();
     const std::uint64_t t1 = clock64();
     // 2. schedule
@@ -387,10 +402,6 @@ __global__ void __launch_bounds__(1024, 1) persistent_kernel(kernel_args a) {
         if (l.phase != lane_done) ++running;
         if (!l.ready) continue;
         ++ready;
-        // The item this round runs, in the report: if the operator never returns, the watchdog's dump
-        // names it (two posted stores per frame, against the kilobytes of the frame itself).
-        report.item[s] = l.item;
-        report.phase[s] = lane_running;
         if (l.item_bytes == 0) continue;  // void, or a part past a short frame's end: nothing to compute
         const kernel_op& op = a.ops[l.op];
         const std::uint32_t first = op.first_warp + l.index * op.item_warps;
@@ -401,16 +412,14 @@ __global__ void __launch_bounds__(1024, 1) persistent_kernel(kernel_args a) {
       bool abort = cuda::atomic_ref<std::uint32_t, cuda::thread_scope_device>(*a.device_abort)
                        .load(cuda::std::memory_order_relaxed) != 0;
       ++timing.rounds;
+      device_store(snapshot.rounds, timing.rounds);
       const std::uint64_t now = global_ns();
       if (now - last_report_ns >= a.report_interval_ns) {
         last_report_ns = now;
         abort = abort || load_relaxed(*a.host_abort) != 0;
-        report.rounds = timing.rounds;
-        for (std::uint32_t s = 0; s < a.item_count; ++s) {
-          report.item[s] = lanes[s].item;
-          report.phase[s] = lanes[s].phase;
-        }
-        store_release(report.heartbeat, ++heartbeat);
+        // Relaxed: the watchdog only needs the count to move; a release here would be a system fence.
+        store_relaxed(heartbeat_word.rounds, timing.rounds);
+        store_relaxed(heartbeat_word.beat, ++heartbeat);
       }
       stop = running == 0 || abort;
       if (ready == 0 && !stop) {
@@ -465,9 +474,8 @@ __global__ void __launch_bounds__(1024, 1) persistent_kernel(kernel_args a) {
   }
   if (threadIdx.x == 0) {
     a.timings[blockIdx.x] = timing;
-    report.rounds = timing.rounds;
-    for (std::uint32_t s = 0; s < a.item_count; ++s) report.phase[s] = lanes[s].phase;
-    store_release(report.heartbeat, ~std::uint64_t{0});  // exited: the watchdog stops watching
+    store_relaxed(heartbeat_word.rounds, timing.rounds);
+    store_relaxed(heartbeat_word.beat, ~std::uint64_t{0});  // exited: the watchdog stops watching
   }
 }
 

@@ -57,18 +57,29 @@ enum lane_phase : std::uint32_t {
   lane_wait_input = 1,   ///< holds an item whose input frame is not published yet
   lane_wait_output = 2,  ///< input ready; the output slot is still held by a subscriber group
   lane_done = 3,         ///< its input stream ended
-  lane_running = 4,      ///< the operator is running on the item (reported when a round starts it)
+  lane_running = 4,      ///< the operator is running on the item (recorded when a round starts it)
 };
 
-/// A block's state as last reported (pinned host memory; written by the block's leader about every
-/// millisecond with plain remote stores, read by the host watchdog).
-struct alignas(64) block_report {
-  std::uint64_t heartbeat;               ///< incremented at each report; a block whose count stops is stuck
-  std::uint64_t rounds;                  ///< rounds run so far
-  std::uint64_t item[max_block_items];   ///< each lane's work item (offset·parts + part)
-  std::uint32_t phase[max_block_items];  ///< each lane's lane_phase
+/// A block's heartbeat, in pinned host memory: the block's leader stores it about every millisecond with
+/// relaxed remote stores and no fence, and the host watchdog reads it. (A system-scope fence per report
+/// waited until every write the block had in flight over PCIe had landed: up to 16% of round time at
+/// 16 KiB frames on the H100.)
+struct alignas(64) block_heartbeat {
+  std::uint64_t beat;    ///< incremented at each report; ~0 once the block exited
+  std::uint64_t rounds;  ///< rounds run so far, as of the last report
 };
-static_assert(std::is_trivially_copyable_v<block_report>);
+static_assert(std::is_trivially_copyable_v<block_heartbeat>);
+
+/// A block's work items as of its latest round, in device memory, so keeping it current costs the hot
+/// path no PCIe traffic: each leader-warp lane stores its own at the end of subscribe, thread 0 the round
+/// count. The watchdog copies it out on a stream of its own when the block's heartbeat stalls, so its
+/// dump names the frame a stuck operator is running.
+struct lane_snapshot {
+  std::uint64_t rounds;
+  std::uint64_t item[max_block_items];   ///< each lane's work item (offset·parts + part)
+  std::uint32_t phase[max_block_items];  ///< each lane's lane_phase (lane_running: this round runs it)
+};
+static_assert(std::is_trivially_copyable_v<lane_snapshot>);
 
 /// Kinds of failure the kernel reports.
 enum kernel_fault : std::uint32_t {
@@ -111,12 +122,13 @@ struct kernel_args {
   const kernel_op* ops;      ///< catalog: [op_count]
   const std::byte* params;   ///< catalog: parameter arena
   std::uint32_t op_count;
-  std::uint32_t report_interval_ns;  ///< how often a block refreshes its block_report (and reads `abort`)
+  std::uint32_t report_interval_ns;  ///< how often a block stores its heartbeat (and reads `host_abort`)
   std::uint64_t* host_abort;         ///< pinned host: the host stores non-zero to stop every block
   std::uint32_t* device_abort;   ///< device: a block that failed stores 1; others stop at their next round
   std::uint32_t* fail_claim;     ///< device: the first failing block CASes 0 → 1, then fills `failure`
   kernel_failure* failure;       ///< pinned host
-  block_report* reports;         ///< pinned host: [gridDim.x]
+  block_heartbeat* heartbeats;   ///< pinned host: [gridDim.x]
+  lane_snapshot* snapshots;      ///< device: [gridDim.x]
   block_timing* timings;         ///< device: [gridDim.x]
   kernel_op_counters* counters;  ///< device: [op_count]
   std::byte* scratch;            ///< device: [gridDim.x · scratch_per_block]
