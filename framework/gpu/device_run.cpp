@@ -10,8 +10,8 @@
 namespace xf {
 namespace {
 
-/// How often each block stores its heartbeat (and reads the host's abort word). A millisecond keeps the
-/// PCIe traffic of heartbeats negligible while aborts and the watchdog react well within a second.
+/// How often each block stores its heartbeat. A millisecond keeps the PCIe traffic of heartbeats negligible
+/// while the watchdog reacts well within a second.
 constexpr std::uint32_t report_interval_ns = 1'000'000;
 /// Most rounds a lane whose input lags lets pass between two polls of it (each poll is a PCIe read), and
 /// the longest sleep of a block with nothing to run. Measured on the H100 (4 KiB frames, 4 source
@@ -124,7 +124,8 @@ device_run::device_run(const plan& p, std::vector<topic>& topics,
   XF_EXPECTS(first_warp <= p.warps_per_block, "the partition fits the block");
   XF_EXPECTS(item_count <= max_block_items, "one leader-warp lane per work item");
 
-  host_abort_ = pinned_buffer<padded_word>(1);
+  stop_word_ = pinned_buffer<std::uint32_t>(1);
+  *stop_word_.get() = 1;
   failure_ = pinned_buffer<kernel_failure>(1);
   heartbeats_ = pinned_buffer<block_heartbeat>(blocks_);
   snapshots_ = device_buffer<lane_snapshot>(blocks_);
@@ -141,7 +142,6 @@ device_run::device_run(const plan& p, std::vector<topic>& topics,
   args_.params = arena;
   args_.op_count = op_count;
   args_.report_interval_ns = report_interval_ns;
-  args_.host_abort = &host_abort_.get()->value;
   args_.device_abort = device_words_.get();
   args_.fail_claim = device_words_.get() + 1;
   args_.failure = failure_.get();
@@ -163,7 +163,7 @@ device_run::device_run(const plan& p, std::vector<topic>& topics,
 device_run::~device_run() {
   if (wedged_) {
     // A hung or faulted kernel: freeing would wait for it (or fail). The process is about to end.
-    host_abort_.leak();
+    stop_word_.leak();
     failure_.leak();
     heartbeats_.leak();
     snapshots_.leak();
@@ -191,8 +191,11 @@ void device_run::launch() {
 }
 
 void device_run::request_stop() noexcept {
-  if (host_abort_.get())
-    std::atomic_ref<std::uint64_t>(host_abort_.get()->value).store(1, std::memory_order_relaxed);
+  if (stop_requested_ || !side_stream_) return;
+  stop_requested_ = true;
+  // Not a memset: that may run as a kernel, which would wait for this one to end.
+  cuda_ok(cudaMemcpyAsync(device_words_.get(), stop_word_.get(), sizeof(std::uint32_t), cudaMemcpyHostToDevice,
+                          side_stream_->get()));
 }
 
 run_error device_run::site_error(std::uint32_t op, std::optional<std::uint64_t> offset,

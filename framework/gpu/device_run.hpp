@@ -40,7 +40,7 @@ class device_run {
   /// a block whose heartbeat stalled for longer than the watchdog; on `failed`, `error()` says why.
   state poll();
   const std::optional<run_error>& error() const noexcept { return error_; }
-  /// Asks every block to stop at its next report (a failure elsewhere, or an abort).
+  /// Asks every block to stop at its next round (a failure elsewhere, or an abort).
   void request_stop() noexcept;
   /// True once the kernel can no longer be waited for or freed around (a sticky CUDA error, or a hung
   /// block): the caller ends the process instead of tearing the device down.
@@ -75,7 +75,7 @@ class device_run {
   kernel_args args_{};
 
   // Control words and per-block state.
-  pinned_buffer<padded_word> host_abort_;
+  pinned_buffer<std::uint32_t> stop_word_;  // holds 1: the source of request_stop's copy
   pinned_buffer<kernel_failure> failure_;
   pinned_buffer<block_heartbeat> heartbeats_;
   device_buffer<lane_snapshot> snapshots_;
@@ -86,9 +86,10 @@ class device_run {
   std::vector<device_buffer<std::uint32_t>> parts_done_;
   device_buffer<std::byte> scratch_;
   std::unique_ptr<cuda_stream> stream_;
-  std::unique_ptr<cuda_stream> side_stream_;  // the watchdog's copies, beside the kernel's stream
+  std::unique_ptr<cuda_stream> side_stream_;  // stop requests and the watchdog's copies, beside the kernel
 
   bool launched_ = false;
+  bool stop_requested_ = false;
   bool finished_ = false;
   bool wedged_ = false;
   std::optional<run_error> error_;

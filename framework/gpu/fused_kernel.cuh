@@ -409,14 +409,14 @@ __global__ void __launch_bounds__(1024, 1) persistent_kernel(kernel_args a) {
         stage |= op.stage;
       }
       any_stage = stage;
-      bool abort = cuda::atomic_ref<std::uint32_t, cuda::thread_scope_device>(*a.device_abort)
-                       .load(cuda::std::memory_order_relaxed) != 0;
+      // A failed block or the host (through the copy engines) asks every block to stop.
+      const bool abort = cuda::atomic_ref<std::uint32_t, cuda::thread_scope_device>(*a.device_abort)
+                             .load(cuda::std::memory_order_relaxed) != 0;
       ++timing.rounds;
       device_store(snapshot.rounds, timing.rounds);
       const std::uint64_t now = global_ns();
       if (now - last_report_ns >= a.report_interval_ns) {
         last_report_ns = now;
-        abort = abort || load_relaxed(*a.host_abort) != 0;
         // Relaxed: the watchdog only needs the count to move; a release here would be a system fence.
         store_relaxed(heartbeat_word.rounds, timing.rounds);
         store_relaxed(heartbeat_word.beat, ++heartbeat);

@@ -156,6 +156,29 @@ TEST_CASE("gpu.hung_block_is_caught_by_the_watchdog" * doctest::skip(no_gpu())) 
   CHECK(r.seconds < 20);
 }
 
+TEST_CASE("gpu.cpu_failure_stops_the_running_kernel" * doctest::skip(no_gpu())) {
+  // The kernel would wait for t0's end forever: only the host's stop request (copied into device memory
+  // beside the running kernel) can end it.
+  const fs::path topology = write_temp("cpu_fail.yaml", R"(topics:
+  t0: {frame_size: 16KiB, capacity: 16}
+  t1: {frame_size: 16KiB, capacity: 16}
+  t2: {frame_size: 16KiB, capacity: 16}
+operators:
+  source: {class: sequence_source, threads: 2, outputs: [t0], params: {total_bytes: 64GiB}}
+  gpu: {class: scale, on: gpu, inputs: [t0], outputs: [t1], params: {factor: 3}}
+  boom: {class: throw_at, inputs: [t1], outputs: [t2], params: {at: 300}}
+  sink: {class: null_sink, inputs: [t2]}
+runtime: {executor: device}
+)");
+  const auto r = run_process({faulty_launcher(), topology.string(), "-q"}, std::chrono::seconds(60));
+  fs::remove(topology);
+  INFO(r.err);
+  REQUIRE_FALSE(r.timed_out);
+  CHECK(r.exit_code == 1);
+  CHECK(r.err.find("deliberate failure at offset 300") != std::string::npos);
+  CHECK(r.seconds < 20);
+}
+
 TEST_CASE("gpu.illegal_address_is_reported_and_the_process_exits" * doctest::skip(no_gpu())) {
   const fs::path topology = write_temp("wild.yaml", fault_topology("wild_write_at"));
   const auto r = run_process({faulty_launcher(), topology.string(), "-q"}, std::chrono::seconds(60));
