@@ -181,7 +181,8 @@ plan make_plan(const topology_spec& spec, const operator_registry& registry, con
   XF_EXPECTS(p.start_order.size() == p.operators.size(),
              "the operator graph has a cycle (validate the spec first)");
 
-  // Device work items: large frames in parts; inputs read over PCIe staged into block scratch.
+  // Device work items: large frames in parts; inputs read and outputs written over PCIe staged in block
+  // scratch.
   if (p.executor == resolved_executor::device) {
     auto on_gpu = [&](std::size_t op) { return p.operators[op].in_kernel; };
     for (std::size_t k : p.kernel_operators) {
@@ -189,9 +190,12 @@ plan make_plan(const topology_spec& spec, const operator_registry& registry, con
       const planned_topic& in = p.topics[po.inputs[0]];
       const std::uint64_t frame = in.spec->frame_bytes;
       po.parts = static_cast<std::uint32_t>((frame + kernel_part_bytes - 1) / kernel_part_bytes);
-      bool in_device_memory = std::all_of(in.publishers.begin(), in.publishers.end(), on_gpu) &&
-                              std::all_of(in.subscribers.begin(), in.subscribers.end(), on_gpu);
-      po.stage = !in_device_memory;
+      auto in_device_memory = [&](const planned_topic& t) {
+        return std::all_of(t.publishers.begin(), t.publishers.end(), on_gpu) &&
+               std::all_of(t.subscribers.begin(), t.subscribers.end(), on_gpu);
+      };
+      po.stage = !in_device_memory(in);
+      po.stage_output = !in_device_memory(p.topics[po.outputs[0]]);
     }
     // Items per round: enough whole frames for kernel_round_bytes, a divisor of the operator's warps (so
     // every item gets the same warps), and over all blocks at most a quarter of what the input topic
@@ -232,6 +236,7 @@ std::string plan::describe() const {
       if (executor == resolved_executor::device && po.items > 1)
         out << ", " << po.items << " frames per round";
       if (executor == resolved_executor::device && po.stage) out << ", input staged";
+      if (executor == resolved_executor::device && po.stage_output) out << ", output staged";
     } else
       out << po.workers << (po.workers == 1 ? " thread" : " threads");
   }

@@ -38,6 +38,9 @@ struct planned_operator {
   /// in_kernel on the device: stage the input (the frame, or the block's part of it) into the block's
   /// scratch before computing (it is read over PCIe).
   bool stage = false;
+  /// in_kernel on the device: compute into the block's scratch, then copy the result out to the output
+  /// topic with wide stores, all in flight at once (it is written over PCIe).
+  bool stage_output = false;
   /// in_kernel on the device: work items each block holds and runs per round, each on warps/items warps
   /// (small frames several per round, so they share its polls, barrier and fence; see kernel_op).
   std::uint32_t items = 1;

@@ -112,10 +112,15 @@ device_run::device_run(const plan& p, std::vector<topic>& topics,
     const std::uint64_t frame_bytes = p.topics[po.inputs[0]].spec->frame_bytes;
     op.part_bytes = po.parts > 1 ? kernel_part_bytes : frame_bytes;
     op.stage = po.stage ? 1 : 0;
+    op.stage_output = po.stage_output ? 1 : 0;
     op.params_offset = params_offsets[k];
+    op.stage_stride = (op.part_bytes + 255) / 256 * 256;
     if (po.stage) {
       op.stage_offset = scratch_per_block;
-      op.stage_stride = (op.part_bytes + 255) / 256 * 256;
+      scratch_per_block += op.stage_stride * po.items;
+    }
+    if (po.stage_output) {
+      op.stage_output_offset = scratch_per_block;
       scratch_per_block += op.stage_stride * po.items;
     }
     parts_done_.emplace_back(po.parts > 1 ? p.topics[po.inputs[0]].spec->capacity : 0);

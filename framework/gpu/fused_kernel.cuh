@@ -153,9 +153,10 @@ __device__ __forceinline__ std::uint64_t global_ns() {
   return t;
 }
 
-/// Copies `bytes` from `src` (host memory, read over PCIe) to `dst` (device scratch) with 16-byte loads,
-/// `unroll` of them in flight per thread before any store, so the copy waits on PCIe latency once per
-/// `unroll·threads·16` bytes instead of once per element. Both pointers are 16-byte aligned.
+/// Copies `bytes` between a topic's frame in host memory and a block's scratch (either way) with 16-byte
+/// accesses, `unroll` loads in flight per thread before any store: a staged input waits on PCIe latency
+/// once per `unroll·threads·16` bytes instead of once per element, and a staged output crosses PCIe in
+/// 512-byte warp stores instead of the operator's element-sized ones. Both pointers are 16-byte aligned.
 __device__ __forceinline__ void stage_copy(std::byte* dst, const std::byte* src, std::uint64_t bytes,
                                            std::uint32_t thread, std::uint32_t threads) {
   constexpr std::uint32_t unroll = 8;
@@ -199,7 +200,8 @@ struct lane_state {
   std::uint32_t skip;    ///< rounds to wait before polling again (backoff of a lane whose input lags)
   const std::byte* src;  ///< the item's input bytes in the topic (staged into `in` when op.stage)
   const std::byte* in;
-  std::byte* out;
+  std::byte* out;  ///< where the operator writes (the staging area when op.stage_output)
+  std::byte* dst;  ///< the item's output bytes in the topic
   std::uint64_t bytes;       ///< the frame's
   std::uint64_t first;       ///< the item's first byte within the frame
   std::uint64_t item_bytes;  ///< the item's bytes (0 for a part past a short frame's end)
@@ -207,6 +209,10 @@ struct lane_state {
   std::uint64_t born_ns;
   std::uint64_t failure;  ///< frame_task::fail's word for this round
 };
+
+/// The schedule's `any_stage` bits: some item of the round stages its input / its output.
+constexpr std::uint32_t stage_input_bit = 1;
+constexpr std::uint32_t stage_output_bit = 2;
 
 /// Polls that find an input pending between two reads of the topic's end word (a remote read each).
 constexpr std::uint32_t end_check_interval = 8;
@@ -285,7 +291,8 @@ __device__ void subscribe(const kernel_args& a, lane_state& l, std::byte* block_
     l.src = vi.frame_data(slot.frame) + l.first;
     l.in =
         op.stage ? block_scratch + op.stage_offset + l.index * op.stage_stride : l.src;  // staged at compute
-    l.out = vo.frame_data(vo.slot_frame(offset)) + l.first;
+    l.dst = vo.frame_data(vo.slot_frame(offset)) + l.first;
+    l.out = op.stage_output ? block_scratch + op.stage_output_offset + l.index * op.stage_stride : l.dst;
   }
   // The output slot is ours (slot_free) and nobody reads its fields before its seq says offset + 1, so
   // they are written now, plainly, and ordered before that seq by the publish phase's release fence.
@@ -382,6 +389,16 @@ __global__ void __launch_bounds__(1024, 1) persistent_kernel(kernel_args a) {
 
   while (true) {
     const std::uint64_t t0 = clock64();
+    // Thread 0's reads for the schedule phase, issued now so that their latency (an L2 round trip behind
+    // the frames' traffic) passes while the subscribe's polls wait on PCIe. A failed block or the host
+    // (through the copy engines) asks every block to stop.
+    std::uint32_t abort_word = 0;
+    std::uint64_t now = 0;
+    if (threadIdx.x == 0) {
+      abort_word = cuda::atomic_ref<std::uint32_t, cuda::thread_scope_device>(*a.device_abort)
+                       .load(cuda::std::memory_order_relaxed);
+      now = global_ns();
+    }
     // 1. subscribe: one leader-warp lane per work item, so their remote polls overlap.
     if (warp == 0 && lane_id < a.item_count) {
       lane_state& l = lanes[lane_id];
@@ -406,15 +423,12 @@ __global__ void __launch_bounds__(1024, 1) persistent_kernel(kernel_args a) {
         const kernel_op& op = a.ops[l.op];
         const std::uint32_t first = op.first_warp + l.index * op.item_warps;
         for (std::uint32_t w = first; w < first + op.item_warps; ++w) warp_item[w] = s;
-        stage |= op.stage;
+        stage |= (op.stage ? stage_input_bit : 0u) | (op.stage_output ? stage_output_bit : 0u);
       }
       any_stage = stage;
-      // A failed block or the host (through the copy engines) asks every block to stop.
-      const bool abort = cuda::atomic_ref<std::uint32_t, cuda::thread_scope_device>(*a.device_abort)
-                             .load(cuda::std::memory_order_relaxed) != 0;
+      const bool abort = abort_word != 0;
       ++timing.rounds;
       device_store(snapshot.rounds, timing.rounds);
-      const std::uint64_t now = global_ns();
       if (now - last_report_ns >= a.report_interval_ns) {
         last_report_ns = now;
         // Relaxed: the watchdog only needs the count to move; a release here would be a system fence.
@@ -441,7 +455,8 @@ __global__ void __launch_bounds__(1024, 1) persistent_kernel(kernel_args a) {
     const std::uint32_t s = warp_item[warp];
     if (s == no_item && warp != 0) {
       // Idle warps only meet the barriers.
-      if (any_stage) __syncthreads();
+      if (any_stage & stage_input_bit) __syncthreads();
+      if (any_stage & stage_output_bit) __syncthreads();
       __syncthreads();
       continue;
     }
@@ -452,15 +467,20 @@ __global__ void __launch_bounds__(1024, 1) persistent_kernel(kernel_args a) {
       const kernel_op& op = a.ops[l.op];
       const std::uint32_t local = (warp - op.first_warp - l.index * op.item_warps) * 32 + lane_id;
       const std::uint32_t local_threads = op.item_warps * 32;
-      if (any_stage) {
+      if (any_stage & stage_input_bit) {
         if (op.stage) stage_copy(const_cast<std::byte*>(l.in), l.src, l.item_bytes, local, local_threads);
         __syncthreads();
       }
       frame_call call{a.params + op.params_offset, l.in,  l.out,         l.item_bytes, l.first,
                       l.item / op.parts,           local, local_threads, &l.failure};
       dispatch(List{}, op.type, op.element, call);
-    } else if (any_stage) {
-      __syncthreads();
+      if (any_stage & stage_output_bit) {
+        __syncthreads();  // the operator's threads may have written any of the item's bytes
+        if (op.stage_output) stage_copy(l.dst, l.out, l.item_bytes, local, local_threads);
+      }
+    } else {
+      if (any_stage & stage_input_bit) __syncthreads();
+      if (any_stage & stage_output_bit) __syncthreads();
     }
     __syncthreads();
     const std::uint64_t t4 = clock64();

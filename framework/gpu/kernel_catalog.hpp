@@ -41,8 +41,12 @@ struct kernel_op {
   /// 1: the block first copies its part of the input frame into its scratch with wide loads, all in
   /// flight at once, so the operator's element loop reads local memory instead of waiting on PCIe.
   std::uint32_t stage;
+  /// 1: the operator writes into the block's scratch, and the item's warps then copy the result to the
+  /// output topic with wide stores (the operator's own stores are element-sized, each a PCIe write).
+  std::uint32_t stage_output;
   std::uint64_t params_offset;  ///< the operator's params struct in the parameter arena (16-byte aligned)
   std::uint64_t stage_offset;   ///< this operator's staging areas within a block's scratch (one per item)
+  std::uint64_t stage_output_offset;  ///< this operator's output staging areas (one per item)
   std::uint64_t stage_stride;   ///< bytes from one item's staging area to the next
   /// Device memory, [input capacity]: parts finished per input slot; the block finishing the last part
   /// publishes the output and releases the input, then resets the counter (before the release, so the

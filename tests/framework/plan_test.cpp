@@ -122,6 +122,10 @@ TEST_CASE("plan.device_executor_sizes_the_grid_from_occupancy") {
   CHECK(by_name("g1").stage);
   CHECK(by_name("g2").stage);
   CHECK_FALSE(by_name("g3").stage);
+  // Outputs: t1 (read by the CPU tap) and t3 (the CPU sink) are in host memory; t2 is GPU-only.
+  CHECK(by_name("g1").stage_output);
+  CHECK_FALSE(by_name("g2").stage_output);
+  CHECK(by_name("g3").stage_output);
   CHECK(by_name("g1").parts == 1);
 }
 
