@@ -988,7 +988,7 @@ def add_selection_args(p: argparse.ArgumentParser) -> None:
     c.add_argument("--dataset-frames", type=int, default=64,
                    help="P, distinct pre-filled frames of the source (default: 64; reduced to gcd(P, capacity) "
                         "where P does not divide the capacity, for every contender of that point)")
-    c.add_argument("--verify-threads", type=int, default=8, help="k, verification threads (default: 8)")
+    c.add_argument("--verify-threads", type=int, default=12, help="k, verification threads (default: 12)")
     c.add_argument("--cpu-stage-threads", type=int, default=4, help="c, threads of each CPU stage of C(GC)n "
                                                                      "(default: 4)")
     c.add_argument("--source-threads", type=int, default=4,
