@@ -89,6 +89,10 @@ void verify_sink::setup_checksum_cache(std::uint32_t threads) {
   cache_period_ = period;
   cache_entries_ = entries;
   cache_ = std::make_unique<cached_checksum[]>(entries);
+  if (reference_end_ && *reference_end_ > 0) {
+    thread_state state;
+    last_sum_ = replay_checksum(state, *reference_end_ - 1);
+  }
   if (entries * frame_bytes_ > eager_cache_bytes) return;
   // Replay the period now, before any frame arrives: a compute-heavy chain (FMA-64 over 4 MiB frames)
   // would otherwise slow the first pass of the stream and hold back the whole pipeline.
@@ -214,7 +218,10 @@ std::optional<verify_sink::expected_sum> verify_sink::expected_checksum(thread_s
   // short, so it is not a repeat of its dataset frame).
   const bool cacheable = cache_period_ != 0 && offset % cache_period_ < cache_entries_ &&
                          (!reference_end_ || offset + 1 < *reference_end_);
-  if (!cacheable) return replay_checksum(state, offset);
+  if (!cacheable) {
+    if (last_sum_ && offset + 1 == *reference_end_) return last_sum_;
+    return replay_checksum(state, offset);
+  }
   cached_checksum& entry = cache_[offset % cache_period_];
   if (entry.state.load(std::memory_order_acquire) == cached_checksum::ready) {
     return expected_sum{entry.checksum, entry.bytes};
