@@ -38,6 +38,7 @@ import re
 import shlex
 import signal
 import socket
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -448,6 +449,8 @@ ABLATION_SLOWDOWN = {"all-naive": 20.0, "+catalog": 15.0, "+index": 4.0, "+frame
 #: Seconds a process costs besides streaming: CUDA context, allocations, dataset fill, warm-up, teardown
 #: (0.34–0.52 s for every contender on the H100, 2026-11-22).
 PROCESS_OVERHEAD_S = 0.5
+# xeflow-ceiling takes ~45 s on the H100 machine (9 measurements x 3 runs of 8 GiB).
+CEILING_TIMEOUT_S = 300
 
 
 def expected_gbps(point: Point) -> float:
@@ -1135,6 +1138,9 @@ def cmd_run(args: argparse.Namespace) -> int:
             print(f"stream_bench: warning: {tool} is not there or not executable (points using it will fail)",
                   file=sys.stderr)
 
+    if args.ceiling == "on" and todo:
+        run_ceiling(cfg, args)
+
     path = os.path.join(cfg.out, f"sweep-{args.tag}.json")
     suffix = 2
     while os.path.exists(path):
@@ -1189,6 +1195,35 @@ def cmd_run(args: argparse.Namespace) -> int:
     if doc["not_run"]:
         print("run the same command again with --skip-done pointing at this directory to finish them")
     return 0
+
+
+def ceiling_tool(cfg: SweepConfig) -> str:
+    return os.path.join(cfg.build, "bench", "link_ceiling", "xeflow-ceiling")
+
+
+def run_ceiling(cfg: SweepConfig, args: argparse.Namespace) -> None:
+    """Measures the link ceilings on this machine (xeflow-ceiling) into OUT/ceiling-<tag>.json, so the report
+    can set each contender against what the machine allows in the same run. A failure only warns."""
+    tool = ceiling_tool(cfg)
+    if not os.access(tool, os.X_OK):
+        print(f"stream_bench: warning: {tool} is not there (a build without CUDA?): no ceilings measured",
+              file=sys.stderr)
+        return
+    out = os.path.join(cfg.out, f"ceiling-{args.tag}.json")
+    cmd = [tool, "--json", out]
+    if args.commit:
+        cmd += ["--commit", args.commit]
+    print("link ceilings: " + " ".join(cmd), flush=True)
+    try:
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=CEILING_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        print(f"stream_bench: warning: xeflow-ceiling ran past {CEILING_TIMEOUT_S} s: no ceilings measured",
+              file=sys.stderr)
+        return
+    print(done.stdout.rstrip(), flush=True)
+    if done.returncode != 0:
+        print(f"stream_bench: warning: xeflow-ceiling exited {done.returncode}: {done.stderr.strip()[-400:]}",
+              file=sys.stderr)
 
 
 def dry_run(points: list[Point], cfg: SweepConfig, args: argparse.Namespace, skipped: list[str]) -> int:
@@ -1346,6 +1381,42 @@ def load_results(directory: str) -> tuple[list[dict], list[dict], list[dict], li
     ablation = [r for r in chosen.values() if r.get("kind") == "ablation"]
     latency = [r for r in chosen.values() if r.get("kind") == "latency"]
     return metas, main, ablation, latency
+
+
+def load_ceilings(directory: str) -> dict[str, list[dict]]:
+    """The link ceilings of every ceiling*.json under `directory` (recursive): measurement name -> one entry
+    per file ({gbps, file, device, date}), in file order."""
+    found: dict[str, list[dict]] = {}
+    for path in sorted(glob.glob(os.path.join(directory, "**", "ceiling*.json"), recursive=True)):
+        try:
+            with open(path, encoding="utf-8") as f:
+                doc = json.load(f)
+        except (OSError, json.JSONDecodeError) as e:
+            print(f"warning: skipping {path}: {e}", file=sys.stderr)
+            continue
+        for r in doc.get("results") or []:
+            if r.get("name") and r.get("gbps") is not None:
+                found.setdefault(r["name"], []).append(
+                    {"gbps": r["gbps"], "file": os.path.relpath(path, directory), "device": doc.get("device"),
+                     "date": doc.get("date")})
+    return found
+
+
+def ceiling_gbps(ceilings: dict[str, list[dict]], name: str) -> float | None:
+    """The median over the files of one ceiling measurement, or None."""
+    values = sorted(e["gbps"] for e in ceilings.get(name, []))
+    return statistics.median(values) if values else None
+
+
+def print_ceilings(ceilings: dict[str, list[dict]]) -> None:
+    """Prints the link ceilings measured beside the sweep."""
+    if not ceilings:
+        print("\nLink ceilings: none measured (bench/link_ceiling; `run --ceiling on`)")
+        return
+    files = sorted({e["file"] for entries in ceilings.values() for e in entries})
+    print(f"\nLink ceilings on the same machine (xeflow-ceiling; GB/s, one column per run: {', '.join(files)})")
+    for name, entries in ceilings.items():
+        print(f"  {name:<28}" + "".join(f"{e['gbps']:>9.2f}" for e in entries))
 
 
 def xeflow_gbps(record: dict, metric: str) -> float | None:
@@ -1613,9 +1684,12 @@ def print_ablation(rows: list[dict]) -> None:
               f"{'  ' + str(r['error'])[:80] if r['error'] else ''}")
 
 
-def check_targets(res: Results) -> list[dict]:
+def check_targets(res: Results, ceilings: dict[str, list[dict]] | None = None) -> list[dict]:
     """The issue's targets on the headline pipeline C(G)1C scale (and C(G)nC at 16 KiB for the drop),
-    each with PASS, FAIL or MISSING and the measured values."""
+    each with PASS, FAIL or MISSING and the measured values. With the link ceilings, the 39 GB/s lines
+    also say what the machine allowed, and a line per size sets xeflow against the zero-copy ceiling."""
+    zero_copy = ceiling_gbps(ceilings or {}, "zero-copy")
+    copy_engines = ceiling_gbps(ceilings or {}, "copy-engines")
     shape, n, op = "g", 1, "scale"
     targets: list[dict] = []
 
@@ -1637,7 +1711,15 @@ def check_targets(res: Results) -> list[dict]:
         (f"{LABELS[best]} {best_g:.2f} GB/s)" if best else "no baseline result)"))
     for size in (64 * KiB, 256 * KiB, MiB, 4 * MiB):
         g = xf(size)
-        add(f"C(G)1C scale {format_size(size)} >= 39 GB/s", None if g is None else g >= 39, f"{fmt_num(g)} GB/s")
+        bound = ""
+        if zero_copy is not None:
+            bound = f"; bare zero-copy kernel on the same machine {zero_copy:.2f}, copy engines both ways {fmt_num(copy_engines)}"
+        add(f"C(G)1C scale {format_size(size)} >= 39 GB/s", None if g is None else g >= 39,
+            f"{fmt_num(g)} GB/s{bound}")
+        if zero_copy is not None:
+            add(f"C(G)1C scale {format_size(size)} >= 95% of a bare zero-copy kernel (same machine)",
+                None if g is None else g >= 0.95 * zero_copy,
+                f"{fmt_num(None if g is None else 100 * g / zero_copy)}% ({fmt_num(g)} of {zero_copy:.2f} GB/s)")
         best, best_g = res.best_baseline(shape, n, op, size)
         add(f"C(G)1C scale {format_size(size)} >= best baseline",
             None if g is None or best_g is None else g >= best_g,
@@ -1861,7 +1943,9 @@ def cmd_report(args: argparse.Namespace) -> int:
     print_ablation(abl)
     lat = latency_rows(res)
     print_latency(lat)
-    targets = check_targets(res)
+    ceilings = load_ceilings(args.results)
+    print_ceilings(ceilings)
+    targets = check_targets(res, ceilings)
     print_targets(targets, res.metric)
     if failed:
         print(f"\n{len(failed)} point(s) failed or timed out:")
@@ -1871,7 +1955,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     try:
         os.makedirs(out_dir, exist_ok=True)
         summary = {"meta": meta, "sweep_metas": metas, "xeflow_metric": res.metric, "rows": rows,
-                   "ablation": abl, "latency": lat, "breakdown": brk, "targets": targets,
+                   "ablation": abl, "latency": lat, "breakdown": brk, "targets": targets, "ceilings": ceilings,
                    "failed": [{"key": r["key"], "status": r.get("status"), "error": r.get("error")} for r in failed],
                    "notes": NOTES}
         write_json_atomic(os.path.join(out_dir, "summary.json"), summary)
@@ -1901,6 +1985,9 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("--out", default="", help="output directory (default: bench/results; for --dry-run a new "
                                                "temporary directory, for the generated topologies)")
     run.add_argument("--tag", default="", help="name of this run's file, sweep-<tag>.json (default: UTC time)")
+    run.add_argument("--ceiling", choices=["on", "off"], default="on",
+                     help="first measure the link ceilings on this machine with xeflow-ceiling, into "
+                          "OUT/ceiling-<tag>.json (default: on; ~45 s)")
     run.add_argument("--commit", default="", help="commit to record when `git rev-parse HEAD` cannot tell")
     run.add_argument("--dry-run", action="store_true",
                      help="print the commands (writing the generated topologies under OUT/topologies) instead "
