@@ -1349,19 +1349,24 @@ def cmd_plan(args: argparse.Namespace) -> int:
 # ---------------------------------------------------------------------------------------------------------
 
 
+def json_files(directory: str, pattern: str) -> Iterable[tuple[str, dict]]:
+    """(path, document) of every JSON file matching `pattern` under `directory` (recursive, sorted); an
+    unreadable one is skipped with a warning."""
+    for path in sorted(glob.glob(os.path.join(directory, "**", pattern), recursive=True)):
+        try:
+            with open(path, encoding="utf-8") as f:
+                yield path, json.load(f)
+        except (OSError, json.JSONDecodeError) as e:
+            print(f"warning: skipping {path}: {e}", file=sys.stderr)
+
+
 def load_results(directory: str) -> tuple[list[dict], list[dict], list[dict], list[dict]]:
     """Metas, main, ablation and latency records of every sweep-*.json under `directory` (recursive).
 
     A point measured more than once keeps its latest record with status ok (else its latest record)."""
     metas: list[dict] = []
     chosen: dict[str, dict] = {}
-    for path in sorted(glob.glob(os.path.join(directory, "**", "sweep-*.json"), recursive=True)):
-        try:
-            with open(path, encoding="utf-8") as f:
-                doc = json.load(f)
-        except (OSError, json.JSONDecodeError) as e:
-            print(f"warning: skipping {path}: {e}", file=sys.stderr)
-            continue
+    for path, doc in json_files(directory, "sweep-*.json"):
         meta = dict(doc.get("meta") or {})
         meta["file"] = os.path.relpath(path, directory)
         metas.append(meta)
@@ -1387,13 +1392,7 @@ def load_ceilings(directory: str) -> dict[str, list[dict]]:
     """The link ceilings of every ceiling*.json under `directory` (recursive): measurement name -> one entry
     per file ({gbps, file, device, date}), in file order."""
     found: dict[str, list[dict]] = {}
-    for path in sorted(glob.glob(os.path.join(directory, "**", "ceiling*.json"), recursive=True)):
-        try:
-            with open(path, encoding="utf-8") as f:
-                doc = json.load(f)
-        except (OSError, json.JSONDecodeError) as e:
-            print(f"warning: skipping {path}: {e}", file=sys.stderr)
-            continue
+    for path, doc in json_files(directory, "ceiling*.json"):
         for r in doc.get("results") or []:
             if r.get("name") and r.get("gbps") is not None:
                 found.setdefault(r["name"], []).append(
