@@ -38,6 +38,7 @@
 
 #include "apps/baselines/baselines.hpp"
 #include "apps/baselines/host_side.hpp"
+#include "framework/gpu/cuda_buffer.hpp"
 #include "framework/operator.hpp"
 
 namespace xf::baselines {
@@ -57,40 +58,6 @@ void cuda_check(cudaError_t err, const char* call, const char* file, int line) {
 
 // ---- RAII wrappers -------------------------------------------------------------------------------------
 // Destructors ignore errors: they run during unwinding too, and a failed release has no recovery.
-
-class cuda_stream {
- public:
-  cuda_stream() {
-    // Non-blocking: the slots' streams must not serialise with the legacy default stream.
-    XFB_CUDA(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
-  }
-  ~cuda_stream() noexcept {
-    if (stream_ != nullptr) (void)cudaStreamDestroy(stream_);
-  }
-  cuda_stream(const cuda_stream&) = delete;
-  cuda_stream& operator=(const cuda_stream&) = delete;
-  cudaStream_t get() const { return stream_; }
-
- private:
-  cudaStream_t stream_ = nullptr;
-};
-
-class cuda_event {
- public:
-  cuda_event() {
-    // Completion markers only: no timestamps, so recording and waiting stay cheap.
-    XFB_CUDA(cudaEventCreateWithFlags(&event_, cudaEventDisableTiming));
-  }
-  ~cuda_event() noexcept {
-    if (event_ != nullptr) (void)cudaEventDestroy(event_);
-  }
-  cuda_event(const cuda_event&) = delete;
-  cuda_event& operator=(const cuda_event&) = delete;
-  cudaEvent_t get() const { return event_; }
-
- private:
-  cudaEvent_t event_ = nullptr;
-};
 
 enum class memory : std::uint8_t { device, pinned, managed, pageable };
 

@@ -38,6 +38,7 @@
 #include <utility>
 #include <vector>
 
+#include "framework/gpu/cuda_buffer.hpp"
 #include "framework/units.hpp"
 
 namespace {
@@ -101,29 +102,8 @@ class device_buffer {
   void* data_ = nullptr;
 };
 
-class cuda_stream {
- public:
-  cuda_stream() { XFC_CUDA(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking)); }
-  ~cuda_stream() noexcept { (void)cudaStreamDestroy(stream_); }
-  cuda_stream(const cuda_stream&) = delete;
-  cuda_stream& operator=(const cuda_stream&) = delete;
-  cudaStream_t get() const { return stream_; }
-
- private:
-  cudaStream_t stream_ = nullptr;
-};
-
-class cuda_event {  // with timing: every event here brackets a measured interval
- public:
-  cuda_event() { XFC_CUDA(cudaEventCreate(&event_)); }
-  ~cuda_event() noexcept { (void)cudaEventDestroy(event_); }
-  cuda_event(const cuda_event&) = delete;
-  cuda_event& operator=(const cuda_event&) = delete;
-  cudaEvent_t get() const { return event_; }
-
- private:
-  cudaEvent_t event_ = nullptr;
-};
+using xf::cuda_event;  // every one here brackets a measured interval: created with timing
+using xf::cuda_stream;
 
 /// Declared after the buffers a kernel uses: waits for the device before they are freed (after an error).
 struct device_drain {
@@ -272,7 +252,7 @@ class zero_copy_rig {
   pinned_buffer in_, out_;
   device_buffer sink_;
   cuda_stream stream_;
-  cuda_event start_, end_;
+  cuda_event start_{true}, end_{true};  // timed
   int grid_blocks_[3] = {};
   device_drain drain_;  // last member: destroyed first, so no kernel outlives the buffers
 };
@@ -320,7 +300,7 @@ class copy_rig {
   device_buffer dev_in_, dev_out_;
   std::uint64_t chunk_;
   cuda_stream h2d_, d2h_;
-  cuda_event start_, h2d_end_, d2h_end_;
+  cuda_event start_{true}, h2d_end_{true}, d2h_end_{true};  // timed
   device_drain drain_;
 };
 

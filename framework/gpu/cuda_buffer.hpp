@@ -1,5 +1,5 @@
 // Move-only owners of CUDA memory (STYLE.md §3–4): device memory (cudaMalloc), pinned host memory mapped
-// into the device's address space (cudaHostAlloc), and a stream. Destructors never throw; leak() gives
+// into the device's address space (cudaHostAlloc), a stream and an event. Destructors never throw; leak() gives
 // the memory up on purpose when the device context is wedged (a hung or faulted kernel), where a free
 // would block or fail.
 #pragma once
@@ -82,6 +82,24 @@ class cuda_stream {
 
  private:
   cudaStream_t stream_ = nullptr;
+};
+
+/// An event: a completion marker (no timestamps: recording and waiting stay cheap), or with `timing` one
+/// end of an interval measured with cudaEventElapsedTime.
+class cuda_event {
+ public:
+  explicit cuda_event(bool timing = false) {
+    XF_CUDA_TRY(cudaEventCreateWithFlags(&event_, timing ? cudaEventDefault : cudaEventDisableTiming));
+  }
+  ~cuda_event() {
+    if (event_) cuda_ok(cudaEventDestroy(event_));
+  }
+  cuda_event(const cuda_event&) = delete;
+  cuda_event& operator=(const cuda_event&) = delete;
+  cudaEvent_t get() const noexcept { return event_; }
+
+ private:
+  cudaEvent_t event_ = nullptr;
 };
 
 }  // namespace xf
