@@ -11,6 +11,7 @@
 #include "framework/backoff.hpp"
 #include "framework/latency_histogram.hpp"
 #include "framework/reference_chain.hpp"
+#include "framework/units.hpp"
 #include "topics/topic.hpp"
 #include "topics/topic_driver.hpp"
 
@@ -170,7 +171,20 @@ void topology_run::make_topics() {
     um_ = std::make_unique<um_counters>();  // enabled before any managed memory exists
     std::size_t free_bytes = 0, total_bytes = 0;
     XF_CUDA_TRY(cudaMemGetInfo(&free_bytes, &total_bytes));
-    memory_ = std::make_unique<managed_topic_memory>(spec_.runtime.coherence, 0, free_bytes / 10 * 9);
+    // The copy engines' device replicas (cudaMalloc) come out of the same 90% first.
+    std::uint64_t budget = free_bytes / 10 * 9;
+    for (const auto& t : plan_.topics) {
+      if (!t.dma) continue;
+      const std::uint64_t replica = t.spec->frame_bytes * t.spec->capacity;
+      if (replica > budget)
+        throw run_error(fault_site{{}, t.spec->name, {}},
+                        "the device replica of the topic's frames (" + format_bytes(replica) +
+                            ", copied by the copy engines) does not fit in the GPU's free memory (" +
+                            format_bytes(budget) + " left of 90% of " + format_bytes(free_bytes) +
+                            " free): lower its capacity or frame size, or set its transfer to mapped");
+      budget -= replica;
+    }
+    memory_ = std::make_unique<managed_topic_memory>(spec_.runtime.coherence, 0, budget);
 #else
     throw run_error(fault_site{}, "the device executor needs a build with CUDA");
 #endif
@@ -186,6 +200,7 @@ void topology_run::make_topics() {
     if (device) {
       config.publishers_on_gpu = !t.publishers.empty() && plan_.operators[t.publishers[0]].in_kernel;
       for (std::size_t s : t.subscribers) config.groups_on_gpu.push_back(plan_.operators[s].in_kernel);
+      config.copy_engines = t.dma;
     }
     try {
       topics_.emplace_back(config, *memory_);
@@ -630,6 +645,12 @@ void topology_run::collect_device_stats(run_stats& stats) {
       topic_stats& out = stats.topics[plan_.operators[i].outputs[0]];
       out.frames += counters[k].frames;
       out.bytes += counters[k].bytes;
+    }
+    for (const auto& b : device_->bridged()) {
+      topic_stats& ts = stats.topics[b.topic];
+      ts.copied_to = b.to_device ? "device" : "host";
+      ts.copies = b.counters.copies;
+      ts.copied_bytes = b.counters.bytes;
     }
     const block_timing t = device_->timing();
     kernel_breakdown k;

@@ -185,14 +185,31 @@ plan make_plan(const topology_spec& spec, const operator_registry& registry, con
   // scratch.
   if (p.executor == resolved_executor::device) {
     auto on_gpu = [&](std::size_t op) { return p.operators[op].in_kernel; };
+    // Topics the copy engines carry across PCIe: every publisher on one side and some subscriber group on
+    // the other, frames placed by the coherence policy (the `naive` frames layer is the ablation's
+    // baseline: plain managed memory, nothing else), and transfer dma or auto with large frames.
+    for (planned_topic& t : p.topics) {
+      if (t.publishers.empty()) continue;
+      const bool gpu_publishers = std::all_of(t.publishers.begin(), t.publishers.end(), on_gpu);
+      const bool cpu_publishers = std::none_of(t.publishers.begin(), t.publishers.end(), on_gpu);
+      const bool crosses = gpu_publishers ? !std::all_of(t.subscribers.begin(), t.subscribers.end(), on_gpu)
+                                          : std::any_of(t.subscribers.begin(), t.subscribers.end(), on_gpu);
+      const transfer_mode mode = t.spec->transfer;
+      t.dma = (gpu_publishers || cpu_publishers) && crosses &&
+              spec.runtime.coherence.frames == frames_policy::placed &&
+              (mode == transfer_mode::dma ||
+               (mode == transfer_mode::automatic && t.spec->frame_bytes >= dma_auto_min_frame_bytes));
+      t.dma_to_device = t.dma && cpu_publishers;
+    }
     for (std::size_t k : p.kernel_operators) {
       planned_operator& po = p.operators[k];
       const planned_topic& in = p.topics[po.inputs[0]];
       const std::uint64_t frame = in.spec->frame_bytes;
       po.parts = static_cast<std::uint32_t>((frame + kernel_part_bytes - 1) / kernel_part_bytes);
+      // Where the kernel finds the frames: device memory for GPU-only topics and the copy engines' replica.
       auto in_device_memory = [&](const planned_topic& t) {
-        return std::all_of(t.publishers.begin(), t.publishers.end(), on_gpu) &&
-               std::all_of(t.subscribers.begin(), t.subscribers.end(), on_gpu);
+        return t.dma || (std::all_of(t.publishers.begin(), t.publishers.end(), on_gpu) &&
+                         std::all_of(t.subscribers.begin(), t.subscribers.end(), on_gpu));
       };
       po.stage = !in_device_memory(in);
       po.stage_output = !in_device_memory(p.topics[po.outputs[0]]);
@@ -240,6 +257,10 @@ std::string plan::describe() const {
     } else
       out << po.workers << (po.workers == 1 ? " thread" : " threads");
   }
+  for (const planned_topic& t : topics)
+    if (t.dma)
+      out << "\n  topic " << t.spec->name << ": frames copied to the "
+          << (t.dma_to_device ? "device" : "host") << " by the copy engines";
   return out.str();
 }
 

@@ -21,6 +21,13 @@ struct planned_topic {
   std::vector<std::size_t> publishers;   ///< operator indices
   std::vector<std::size_t> subscribers;  ///< operator indices; subscriber i is group i
   std::uint32_t publisher_workers = 0;   ///< threads/blocks that publish (each closes once)
+  /// Device executor: the copy engines move this topic's frames across PCIe (transfer_mode::dma, or auto
+  /// with large frames): it crosses between CPU and GPU operators and the kernel works on a replica of its
+  /// frames in device memory (framework/gpu/copy_bridge.hpp).
+  bool dma = false;
+  /// With `dma`: true when its publishers are CPU operators (frames go to the device), false when they
+  /// are GPU operators (frames go to the host).
+  bool dma_to_device = false;
 };
 
 struct planned_operator {
@@ -67,6 +74,9 @@ inline constexpr std::uint64_t kernel_part_bytes = 256 * 1024;
 /// Bytes a block aims to move per operator and round: frames smaller than this are taken several per
 /// round (at most one per warp, and no more in all blocks than the input topic has in flight).
 inline constexpr std::uint64_t kernel_round_bytes = 64 * 1024;
+/// `transfer: auto` moves frames of at least this size with the copy engines (transfer_mode::dma) and
+/// smaller ones by the kernel's own loads and stores over PCIe (mapped).
+inline constexpr std::uint64_t dma_auto_min_frame_bytes = 256 * 1024;
 /// Default kernel blocks per SM when runtime.blocks is 0 (fewer when occupancy allows fewer). Measured on
 /// the H100 (pingpong, capacity 1024, 8 warps per block): 2 per SM streamed 35.1 GB/s at 16 KiB frames
 /// and 22.9 at 4 KiB, 4 per SM 20.9 and 7.1 — more blocks mostly add polling over PCIe.

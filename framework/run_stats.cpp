@@ -80,6 +80,16 @@ std::string format_stats_table(const run_stats& s) {
                 std::to_string(t.frames), fixed(gb(t.bytes), 3), fixed(gb(t.bytes) / wall, 3),
                 fixed(seconds(t.blocked_ns), 3), std::to_string(t.end_offset)});
   out << '\n' << topics.str();
+  bool any_copied = false;
+  for (const auto& t : s.topics) any_copied = any_copied || !t.copied_to.empty();
+  if (any_copied) {
+    text_table copied({"topic", "copied to", "copies", "GB copied", "KiB per copy"});
+    for (const auto& t : s.topics)
+      if (!t.copied_to.empty())
+        copied.add({t.name, t.copied_to, std::to_string(t.copies), fixed(gb(t.copied_bytes), 3),
+                    fixed(t.copies ? static_cast<double>(t.copied_bytes) / 1024.0 / t.copies : 0.0, 1)});
+    out << "\ncopy engines:\n" << copied.str();
+  }
   bool any_um = false;
   for (const auto& t : s.topics) any_um = any_um || t.um_known;
   if (any_um) {
@@ -176,6 +186,8 @@ std::string format_stats_json(const run_stats& s) {
     j["bytes"] = t.bytes;
     j["blocked_seconds"] = seconds(t.blocked_ns);
     j["end_offset"] = t.end_offset;
+    if (!t.copied_to.empty())
+      j["copy_engines"] = {{"to", t.copied_to}, {"copies", t.copies}, {"bytes", t.copied_bytes}};
     if (t.um_known)
       j["unified_memory"] = {{"gpu_page_faults", t.gpu_page_faults},
                              {"cpu_page_faults", t.cpu_page_faults},

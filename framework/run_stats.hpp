@@ -45,6 +45,9 @@ struct topic_stats {
   /// GPU runs with CUPTI: unified-memory events in the topic's managed memory (page faults, migrations).
   bool um_known = false;
   std::uint64_t gpu_page_faults = 0, cpu_page_faults = 0, bytes_to_device = 0, bytes_to_host = 0;
+  /// GPU runs: the copy engines carried the frames (transfer dma): to "device" or "host"; empty otherwise.
+  std::string copied_to;
+  std::uint64_t copies = 0, copied_bytes = 0;
 };
 
 struct run_stats {

@@ -65,6 +65,11 @@ topic_builder& topic_builder::layout(frame_layout l) {
   return *this;
 }
 
+topic_builder& topic_builder::transfer(transfer_mode t) {
+  spec().transfer = t;
+  return *this;
+}
+
 runtime_builder& runtime_builder::executor(executor_kind e) {
   spec_->executor = e;
   return *this;

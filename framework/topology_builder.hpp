@@ -46,6 +46,7 @@ class topic_builder {
   topic_builder& capacity(std::uint32_t frames);
   topic_builder& element(element_type type);
   topic_builder& layout(frame_layout l);
+  topic_builder& transfer(transfer_mode t);
 
  private:
   topic_spec& spec() { return (*topics_)[index_]; }

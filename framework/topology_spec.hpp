@@ -26,6 +26,18 @@ constexpr std::string_view name_of(frame_layout l) {
   return l == frame_layout::row ? "row" : "columnar";
 }
 
+/// How a topic's frames cross PCIe between CPU and GPU operators on the GPU executor (DESIGN.md §6):
+/// - mapped: the kernel reads and writes the frames in host memory directly (zero-copy); no copy, the
+///   lowest latency, but one pass over host memory reading and writing tops out near 40 GB/s;
+/// - dma: the frames get a replica in device memory and the copy engines move them (copy_bridge.hpp),
+///   both directions at once, with no kernel launch and no per-frame synchronisation;
+/// - auto: dma for frames of at least `dma_auto_min_frame_bytes` (plan.hpp), mapped below.
+/// Topics that stay on one side ignore it.
+enum class transfer_mode : std::uint8_t { automatic, mapped, dma };
+constexpr std::string_view name_of(transfer_mode t) {
+  return t == transfer_mode::automatic ? "auto" : t == transfer_mode::mapped ? "mapped" : "dma";
+}
+
 /// Which executor runs the GPU operators: the device when one is usable, else the host (auto).
 enum class executor_kind : std::uint8_t { automatic, device, host };
 constexpr std::string_view name_of(executor_kind e) {
@@ -77,6 +89,7 @@ struct topic_spec {
   std::uint32_t capacity = 64;            ///< frames in flight (offset-index slots)
   element_type element = element_type::u32;
   frame_layout layout = frame_layout::row;
+  transfer_mode transfer = transfer_mode::automatic;
   friend bool operator==(const topic_spec&, const topic_spec&) = default;
 };
 

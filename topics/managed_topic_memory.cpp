@@ -49,6 +49,15 @@ bool managed_topic_memory::placed(topic_layer layer) const noexcept {
 
 void* managed_topic_memory::allocate(std::size_t bytes, topic_layer layer, memory_side side) {
   const std::size_t rounded = round_up(bytes);
+  if (side == memory_side::pinned_host) {
+    // Not managed memory: no page of it ever moves, so it takes nothing from the device's budget.
+    void* p = nullptr;
+    XF_CUDA_TRY(cudaHostAlloc(&p, rounded, cudaHostAllocPortable));
+    std::memset(p, 0, rounded);
+    std::lock_guard lock(mutex_);
+    pinned_regions_.push_back(p);
+    return p;
+  }
   {
     std::lock_guard lock(mutex_);
     if (in_use_ + rounded > budget_)
@@ -72,7 +81,7 @@ void* managed_topic_memory::allocate(std::size_t bytes, topic_layer layer, memor
 }
 
 void managed_topic_memory::place(void* p, std::size_t bytes, topic_layer layer, memory_side side) {
-  if (!placed(layer)) return;
+  if (!placed(layer) || side == memory_side::pinned_host) return;
   const std::size_t rounded = round_up(bytes);
   if (layer == topic_layer::catalog) {
     // Read by both sides, written by the host before the run: a read-only replica on each.
@@ -100,6 +109,13 @@ void managed_topic_memory::settle() {
 
 void managed_topic_memory::deallocate(void* p, std::size_t bytes, topic_layer) noexcept {
   const std::size_t rounded = round_up(bytes);
+  {
+    std::lock_guard lock(mutex_);
+    if (std::erase(pinned_regions_, p) != 0) {
+      cuda_ok(cudaFreeHost(p));
+      return;
+    }
+  }
   {
     std::lock_guard lock(mutex_);
     std::erase_if(device_regions_, [&](const region& r) {

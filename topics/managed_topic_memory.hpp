@@ -46,6 +46,7 @@ class managed_topic_memory final : public topic_memory {
   coherence_spec policy_;
   int device_;
   std::vector<region> device_regions_;  ///< placed on the device: prefetched there by settle()
+  std::vector<void*> pinned_regions_;   ///< memory_side::pinned_host: page-locked, not managed
   std::uint64_t budget_;
   std::uint64_t in_use_ = 0;
   std::mutex mutex_;

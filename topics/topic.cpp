@@ -61,8 +61,8 @@ topic::topic(topic_config config, topic_memory& memory)
         take(frame_alignment_bytes * config_.groups, topic_layer::index, memory_side::host));
     view_.heap_bitmap =
         static_cast<std::uint64_t*>(take(sizeof(std::uint64_t) * heap_words, topic_layer::frames, publisher));
-    view_.frames =
-        static_cast<std::byte*>(take(config_.frame_bytes * heap_frames, topic_layer::frames, shared));
+    view_.frames = static_cast<std::byte*>(take(config_.frame_bytes * heap_frames, topic_layer::frames,
+                                                config_.copy_engines ? memory_side::pinned_host : shared));
     for (std::uint32_t g = 0; g < config_.groups; ++g)
       if (group_on_gpu(g))
         memory_->place(view_.group_cursor + std::uint64_t{g} * view_.cursor_stride, frame_alignment_bytes,

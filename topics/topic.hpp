@@ -23,6 +23,9 @@ struct topic_config {
   /// (topic.cpp). Empty `groups_on_gpu` means every group is on the host.
   bool publishers_on_gpu = false;
   std::vector<bool> groups_on_gpu;
+  /// The copy engines move the frames across PCIe (copy_bridge.hpp): they live in page-locked host
+  /// memory, and the GPU works on a replica of its own.
+  bool copy_engines = false;
 };
 
 /// Host-side counters of a topic, updated by the executors (relaxed: read for stats).

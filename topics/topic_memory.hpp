@@ -11,7 +11,10 @@ enum class topic_layer : unsigned char { catalog, index, frames };
 
 /// Which processor a region of a topic belongs with: the side that writes it when the other side only
 /// reads it, the side that read-modify-writes it, or the device when nothing on the host touches it.
-enum class memory_side : unsigned char { host, device };
+///
+/// `pinned_host`: frames the copy engines move (copy_bridge.hpp): page-locked host memory, which the copy
+/// engines read and write at full speed; the host uses it directly and the GPU only through the copies.
+enum class memory_side : unsigned char { host, device, pinned_host };
 
 /// Allocates zero-filled, 4 KiB-aligned memory for one layer of a topic. `side` says where the region
 /// belongs (topic.cpp decides it from who writes and reads); an implementation with a coherence policy

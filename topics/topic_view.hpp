@@ -37,6 +37,10 @@ struct topic_view {
   padded_word* end_offset;     ///< the end of stream, no_offset until every publisher closed
   std::uint64_t* heap_bitmap;  ///< [heap_words]: bit i set = frame i in use
   std::byte* frames;           ///< [heap_frames * frame_bytes]
+  /// Null, except in the GPU kernel's view of a topic the copy engines carry (copy_bridge.hpp): the seq
+  /// words the kernel polls or publishes instead of slots[].seq — [capacity], one per slot — while `frames`
+  /// there points at the frames' replica in device memory. The bridge carries each publish across.
+  std::uint64_t* bridge_seq;
 
   // ---- publisher side -------------------------------------------------------------------------------
 
@@ -110,6 +114,12 @@ struct topic_view {
   /// this way, without touching the bitmap.
   XF_HOST_DEVICE std::uint32_t slot_frame(std::uint64_t offset) const { return slot_of(offset); }
 
+  /// The word whose value offset + 1 publishes `offset`: the slot's seq, or in the kernel's view of a
+  /// bridged topic the bridge's.
+  XF_HOST_DEVICE std::uint64_t& seq_word(std::uint64_t offset) const {
+    return bridge_seq != nullptr ? bridge_seq[slot_of(offset)] : slots[slot_of(offset)].seq;
+  }
+
   /// Makes `frame` (bytes valid) visible at `offset`. Release: the frame's contents and the slot's fields
   /// are visible to whoever acquires seq == offset + 1.
   XF_HOST_DEVICE void publish(std::uint64_t offset, std::uint32_t frame, std::uint64_t bytes,
@@ -120,7 +130,7 @@ struct topic_view {
     slot.tag = tag;
     slot.flags = flags;
     slot.born_ns = born_ns;
-    store_release(slot.seq, offset + 1);
+    store_release(seq_word(offset), offset + 1);
   }
 
   /// Publishes "no frame at offset" (after reclaim): subscribers release it without seeing data.
@@ -150,7 +160,7 @@ struct topic_view {
   /// Is `offset` published (ready), not yet (pending), or beyond the end of stream (ended)? seq is read
   /// before end_offset: end is stored after every publish below it, so pending-then-ended is exact.
   XF_HOST_DEVICE poll_result poll(std::uint64_t offset) const {
-    if (load_acquire(slots[slot_of(offset)].seq) == offset + 1) return poll_result::ready;
+    if (load_acquire(seq_word(offset)) == offset + 1) return poll_result::ready;
     if (offset >= load_acquire(end_offset->value)) return poll_result::ended;
     return poll_result::pending;
   }

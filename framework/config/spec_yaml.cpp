@@ -57,6 +57,7 @@ std::string to_yaml(const topology_spec& spec) {
     out << YAML::Key << "capacity" << YAML::Value << t.capacity;
     out << YAML::Key << "element" << YAML::Value << std::string(name_of(t.element));
     out << YAML::Key << "layout" << YAML::Value << std::string(name_of(t.layout));
+    out << YAML::Key << "transfer" << YAML::Value << std::string(name_of(t.transfer));
     out << YAML::EndMap;
   }
   out << YAML::EndMap;

@@ -156,7 +156,7 @@ std::string first_at(const source_pos& first, const source_pos& here) {
 }
 
 const std::vector<std::string> top_keys{"name", "topics", "operators", "runtime"};
-const std::vector<std::string> topic_keys{"frame_size", "capacity", "element", "layout"};
+const std::vector<std::string> topic_keys{"frame_size", "capacity", "element", "layout", "transfer"};
 const std::vector<std::string> operator_keys{"class",   "on",    "inputs", "outputs",
                                              "threads", "warps", "params"};
 const std::vector<std::string> runtime_keys{"executor",  "blocks",    "warps_per_block",
@@ -309,6 +309,10 @@ class spec_reader {
           } else if (key == "layout") {
             if (auto i = choice(*field, context, key, {"row", "columnar"}))
               topic.layout = *i == 0 ? frame_layout::row : frame_layout::columnar;
+          } else if (key == "transfer") {
+            constexpr transfer_mode modes[] = {transfer_mode::automatic, transfer_mode::mapped,
+                                               transfer_mode::dma};
+            if (auto i = choice(*field, context, key, {"auto", "mapped", "dma"})) topic.transfer = modes[*i];
           }
         }
       } else if (entry.value.type != yaml_node::kind::null) {

@@ -77,8 +77,14 @@ device_run::device_run(const plan& p, std::vector<topic>& topics,
   for (std::uint32_t k = 0; k < op_count; ++k)
     if (!params[k].empty()) std::memcpy(arena + params_offsets[k], params[k].data(), params[k].size());
 
+  // The copy engines' bridge: the kernel sees each dma topic's device replica and the bridge's seq words.
+  std::vector<copy_bridge::route> routes;
+  for (std::size_t t = 0; t < p.topics.size(); ++t)
+    if (p.topics[t].dma) routes.push_back({t, p.topics[t].dma_to_device});
+  bridge_ = std::make_unique<copy_bridge>(topics, std::move(routes));
   auto* views = static_cast<topic_view*>(catalog(sizeof(topic_view) * topics.size()));
-  for (std::size_t t = 0; t < topics.size(); ++t) views[t] = topics[t].view();
+  for (std::size_t t = 0; t < topics.size(); ++t)
+    views[t] = bridge_->routes(t) ? bridge_->kernel_view(t) : topics[t].view();
 
   // Operator table, staging areas and part counters.
   auto* ops = static_cast<kernel_op*>(catalog(sizeof(kernel_op) * op_count));
@@ -180,27 +186,32 @@ device_run::~device_run() {
     scratch_.leak();
     if (stream_) stream_->leak();
     if (side_stream_) side_stream_->leak();
+    if (bridge_) bridge_->leak();
     return;
   }
   if (launched_ && !finished_) {
     request_stop();
     cuda_ok(cudaStreamSynchronize(stream_->get()));
   }
+  if (bridge_) bridge_->stop();
   for (const auto& c : catalog_) memory_.deallocate(c.p, c.bytes, topic_layer::catalog);
 }
 
 void device_run::launch() {
   program_.launch(args_, blocks_, threads_, stream_->get());
   launched_ = true;
+  bridge_->start();
   beat_seen_.assign(blocks_, std::chrono::steady_clock::now());
 }
 
 void device_run::request_stop() noexcept {
   if (stop_requested_ || !side_stream_) return;
   stop_requested_ = true;
+  // The bridge waits for frames nobody will publish any more: it ends with the run.
+  if (bridge_) bridge_->stop();
   // Not a memset: that may run as a kernel, which would wait for this one to end.
-  cuda_ok(cudaMemcpyAsync(device_words_.get(), stop_word_.get(), sizeof(std::uint32_t), cudaMemcpyHostToDevice,
-                          side_stream_->get()));
+  cuda_ok(cudaMemcpyAsync(device_words_.get(), stop_word_.get(), sizeof(std::uint32_t),
+                          cudaMemcpyHostToDevice, side_stream_->get()));
 }
 
 run_error device_run::site_error(std::uint32_t op, std::optional<std::uint64_t> offset,
@@ -227,8 +238,17 @@ device_run::state device_run::poll() {
         error_ = site_error(f.op, f.offset, "the kernel reported fault " + std::to_string(f.kind));
     }
   }
-  const cudaError_t status = cudaStreamQuery(stream_->get());
+  // A bridge that failed stops the kernel like a failed frame does.
+  if (!error_ && bridge_->finished() && bridge_->error()) {
+    error_ = bridge_->error();
+    request_stop();
+  }
+  const cudaError_t status = kernel_done_ ? cudaSuccess : cudaStreamQuery(stream_->get());
   if (status == cudaSuccess) {
+    kernel_done_ = true;
+    // The kernel has published its last frame; the bridge may still be copying the last ones out.
+    if (!error_ && !bridge_->finished()) return state::running;
+    if (!error_ && bridge_->error()) error_ = bridge_->error();
     finished_ = true;
     return error_ ? state::failed : state::finished;
   }
@@ -270,9 +290,9 @@ device_run::state device_run::poll() {
 
 const lane_snapshot* device_run::read_snapshots(std::string& why_not) {
   // The kernel's stream is busy for good; the copy engines serve a second stream beside it.
-  const cudaError_t copy = cudaMemcpyAsync(snapshot_copy_.get(), snapshots_.get(),
-                                           sizeof(lane_snapshot) * blocks_, cudaMemcpyDeviceToHost,
-                                           side_stream_->get());
+  const cudaError_t copy =
+      cudaMemcpyAsync(snapshot_copy_.get(), snapshots_.get(), sizeof(lane_snapshot) * blocks_,
+                      cudaMemcpyDeviceToHost, side_stream_->get());
   if (copy != cudaSuccess) {
     why_not = describe_cuda_error(copy);
     return nullptr;
@@ -327,6 +347,14 @@ std::string device_run::describe_blocks(const std::vector<std::uint32_t>& stalle
     }
   }
   return out.str();
+}
+
+std::vector<device_run::bridged_topic> device_run::bridged() const {
+  std::vector<bridged_topic> out;
+  const std::vector<bridge_counters> counters = bridge_->counters();
+  for (std::size_t i = 0; i < counters.size(); ++i)
+    out.push_back({bridge_->routes()[i].topic, bridge_->routes()[i].to_device, counters[i]});
+  return out;
 }
 
 std::vector<kernel_op_counters> device_run::counters() const {

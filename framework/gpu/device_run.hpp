@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "framework/errors.hpp"
+#include "framework/gpu/copy_bridge.hpp"
 #include "framework/gpu/cuda_buffer.hpp"
 #include "framework/gpu/kernel_program.hpp"
 #include "framework/plan.hpp"
@@ -32,12 +33,13 @@ class device_run {
   device_run(const device_run&) = delete;
   device_run& operator=(const device_run&) = delete;
 
-  /// Launches the kernel (asynchronous).
+  /// Launches the kernel (asynchronous) and starts the copy engines' bridge of the `dma` topics.
   void launch();
 
   enum class state { running, finished, failed };
-  /// Checks, without blocking, whether the kernel finished, reported a failure, hit a CUDA error, or has
-  /// a block whose heartbeat stalled for longer than the watchdog; on `failed`, `error()` says why.
+  /// Checks, without blocking, whether the run finished (the kernel ended and the bridge carried every
+  /// frame across), the kernel reported a failure, hit a CUDA error, or has a block whose heartbeat
+  /// stalled for longer than the watchdog, or the bridge failed; on `failed`, `error()` says why.
   state poll();
   const std::optional<run_error>& error() const noexcept { return error_; }
   /// Asks every block to stop at its next round (a failure elsewhere, or an abort).
@@ -50,6 +52,13 @@ class device_run {
   std::vector<kernel_op_counters> counters() const;
   /// After `finished`: the phase clocks summed over blocks.
   block_timing timing() const;
+  /// What the copy engines carried, per bridged topic (topic index, direction, counters).
+  struct bridged_topic {
+    std::size_t topic;
+    bool to_device;
+    bridge_counters counters;
+  };
+  std::vector<bridged_topic> bridged() const;
 
  private:
   std::string describe_blocks(const std::vector<std::uint32_t>& stalled);
@@ -80,16 +89,18 @@ class device_run {
   pinned_buffer<block_heartbeat> heartbeats_;
   device_buffer<lane_snapshot> snapshots_;
   pinned_buffer<lane_snapshot> snapshot_copy_;  // the watchdog's copy of snapshots_
-  device_buffer<std::uint32_t> device_words_;  // [0] device_abort, [1] fail_claim
+  device_buffer<std::uint32_t> device_words_;   // [0] device_abort, [1] fail_claim
   device_buffer<block_timing> timings_;
   device_buffer<kernel_op_counters> counters_;
   std::vector<device_buffer<std::uint32_t>> parts_done_;
   device_buffer<std::byte> scratch_;
   std::unique_ptr<cuda_stream> stream_;
   std::unique_ptr<cuda_stream> side_stream_;  // stop requests and the watchdog's copies, beside the kernel
+  std::unique_ptr<copy_bridge> bridge_;       // the dma topics' frames and publishes across PCIe
 
   bool launched_ = false;
   bool stop_requested_ = false;
+  bool kernel_done_ = false;
   bool finished_ = false;
   bool wedged_ = false;
   std::optional<run_error> error_;

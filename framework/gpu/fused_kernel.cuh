@@ -257,7 +257,7 @@ __device__ void subscribe(const kernel_args& a, lane_state& l, std::byte* block_
       --l.skip;
       return;
     }
-    if (load_acquire(vi.slots[vi.slot_of(offset)].seq) != offset + 1) {
+    if (load_acquire(vi.seq_word(offset)) != offset + 1) {
       // Each poll of a host-resident slot is a PCIe read: a lane whose input keeps lagging polls less
       // often (every 1, 2, 4 … up to poll_skip_max rounds), so idle lanes leave the link to the data.
       const std::uint32_t exponent = l.misses / 4 < 5 ? l.misses / 4 : 5;
@@ -339,7 +339,7 @@ __device__ void publish(const kernel_args& a, lane_state* lanes, std::uint32_t l
     const kernel_op& op = a.ops[l->op];
     const topic_view& vi = a.topics[op.input];
     const topic_view& vo = a.topics[op.output];
-    store_relaxed(vo.slots[vo.slot_of(offset)].seq, offset + 1);  // publish (topic_view::publish)
+    store_relaxed(vo.seq_word(offset), offset + 1);  // publish (topic_view::publish)
     store_relaxed(vi.released[std::uint64_t{op.group} * vi.capacity + vi.slot_of(offset)],
                   offset + 1);  // release (topic_view::release)
     if (!l->is_void) {

@@ -92,7 +92,9 @@ topology_spec fanout_builder() {
 
 topology_spec c_g2c_builder() {
   topology_builder b("c_g2c");
-  for (const char* t : {"t0", "t1", "t2"}) b.topic(t);
+  b.topic("t0").transfer(transfer_mode::dma);
+  b.topic("t1");
+  b.topic("t2").transfer(transfer_mode::mapped);
   b.link({}, op("source", "sequence_source").threads(2).param("total_bytes", "1GiB").param("seed", 1),
          {"t0"});
   b.link({"t0"}, op("g1", "scale").on(placement::gpu).param("factor", 3), {"t1"});
@@ -201,6 +203,15 @@ TEST_CASE("config.good_corpus_matches_the_builder") {
   }
 }
 
+TEST_CASE("config.loader_reads_each_topics_transfer") {
+  const topology_spec spec = load_topology_file((source_root() / "tests/config/good/c_g2c.yaml").string(),
+                                                test::config_registry());
+  REQUIRE(spec.topics.size() == 3);
+  CHECK(spec.topics[0].transfer == transfer_mode::dma);
+  CHECK(spec.topics[1].transfer == transfer_mode::automatic);
+  CHECK(spec.topics[2].transfer == transfer_mode::mapped);
+}
+
 TEST_CASE("config.loader_records_positions") {
   const topology_spec spec = load_topology_file((source_root() / "tests/config/good/pingpong.yaml").string(),
                                                 test::config_registry());
@@ -249,8 +260,8 @@ TEST_CASE("config.to_yaml_is_canonical") {
   validate_topology(spec, test::config_registry());
   CHECK(to_yaml(spec) == R"(name: pingpong
 topics:
-  c2g: {frame_size: 64KiB, capacity: 64, element: u32, layout: row}
-  g2c: {frame_size: 64KiB, capacity: 64, element: u32, layout: row}
+  c2g: {frame_size: 64KiB, capacity: 64, element: u32, layout: row, transfer: auto}
+  g2c: {frame_size: 64KiB, capacity: 64, element: u32, layout: row, transfer: auto}
 operators:
   source:
     class: sequence_source

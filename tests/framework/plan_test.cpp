@@ -142,6 +142,7 @@ TEST_CASE("plan.device_executor_splits_large_frames_into_parts") {
   auto spec = three_gpu_ops(8);
   spec.topics[0].frame_bytes = 4 * 1024 * 1024;
   spec.topics[1].frame_bytes = 4 * 1024 * 1024;
+  spec.topics[0].transfer = transfer_mode::mapped;  // the kernel reads t0 in host memory
   plan_options options;
   options.device = fake_gpu();
   const plan p = make_plan(spec, registry(), options);
@@ -149,6 +150,72 @@ TEST_CASE("plan.device_executor_splits_large_frames_into_parts") {
   REQUIRE(g1.spec->name == "g1");
   CHECK(g1.parts == 16);
   CHECK(g1.stage);  // each block stages its 256 KiB part (t0 is in host memory)
+}
+
+TEST_CASE("plan.copy_engines_carry_large_frames_across_pcie") {
+  plan_options options;
+  options.device = fake_gpu();
+  auto topic = [](const plan& p, const std::string& name) -> const planned_topic& {
+    for (const auto& t : p.topics)
+      if (t.spec->name == name) return t;
+    FAIL("no topic " << name);
+    return p.topics.front();
+  };
+  auto op_named = [](const plan& p, const std::string& name) -> const planned_operator& {
+    for (const auto& po : p.operators)
+      if (po.spec->name == name) return po;
+    FAIL("no operator " << name);
+    return p.operators.front();
+  };
+  auto spec = three_gpu_ops(8);
+  for (auto& t : spec.topics) t.frame_bytes = dma_auto_min_frame_bytes;
+
+  SUBCASE("auto: every topic that crosses PCIe, in its direction; GPU-only topics stay on the device") {
+    const plan p = make_plan(spec, registry(), options);
+    CHECK(topic(p, "t0").dma);  // CPU source -> g1
+    CHECK(topic(p, "t0").dma_to_device);
+    CHECK(topic(p, "t1").dma);  // g1 -> g2 and the CPU tap
+    CHECK_FALSE(topic(p, "t1").dma_to_device);
+    CHECK_FALSE(topic(p, "t2").dma);  // g2 -> g3
+    CHECK(topic(p, "t3").dma);        // g3 -> CPU sink
+    CHECK_FALSE(topic(p, "t3").dma_to_device);
+    // The kernel works on device replicas: nothing is staged.
+    for (const char* name : {"g1", "g2", "g3"}) {
+      CHECK_FALSE(op_named(p, name).stage);
+      CHECK_FALSE(op_named(p, name).stage_output);
+    }
+    CHECK(p.describe().find("topic t0: frames copied to the device by the copy engines") !=
+          std::string::npos);
+    CHECK(p.describe().find("topic t3: frames copied to the host by the copy engines") != std::string::npos);
+  }
+  SUBCASE("auto below the threshold: mapped") {
+    for (auto& t : spec.topics) t.frame_bytes = dma_auto_min_frame_bytes / 2;
+    const plan p = make_plan(spec, registry(), options);
+    for (const auto& t : p.topics) CHECK_FALSE(t.dma);
+    CHECK(op_named(p, "g1").stage);
+  }
+  SUBCASE("dma and mapped are obeyed at any frame size") {
+    for (auto& t : spec.topics) t.frame_bytes = 16 * 1024;
+    spec.topics[0].transfer = transfer_mode::dma;
+    spec.topics[3].frame_bytes = 4 * 1024 * 1024;
+    spec.topics[3].transfer = transfer_mode::mapped;
+    const plan p = make_plan(spec, registry(), options);
+    CHECK(topic(p, "t0").dma);
+    CHECK_FALSE(topic(p, "t3").dma);
+    CHECK_FALSE(op_named(p, "g1").stage);
+    CHECK(op_named(p, "g3").stage_output);
+  }
+  SUBCASE("the naive frames layer (the ablation's baseline) never uses the copy engines") {
+    spec.runtime.coherence.frames = frames_policy::naive;
+    spec.topics[0].transfer = transfer_mode::dma;
+    const plan p = make_plan(spec, registry(), options);
+    for (const auto& t : p.topics) CHECK_FALSE(t.dma);
+  }
+  SUBCASE("the host executor has nothing to copy") {
+    const plan p = make_plan(spec, registry(), plan_options{});
+    REQUIRE(p.executor == resolved_executor::host);
+    for (const auto& t : p.topics) CHECK_FALSE(t.dma);
+  }
 }
 
 TEST_CASE("plan.device_items_per_round_follow_frame_size_warps_and_capacity") {

@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -103,17 +104,80 @@ TEST_CASE("gpu.every_coherence_policy_is_correct" * doctest::skip(no_gpu())) {
 }
 
 TEST_CASE("gpu.large_frames_are_split_over_blocks" * doctest::skip(no_gpu())) {
-  for (const char* frame : {"1MiB", "4MiB"}) {
-    SUBCASE(frame) {
-      check_verified_on_device(
-          run_process(device_run(source_root() / "topologies/c_g3c.yaml",
-                                 {"--set", std::string("topics.t0.frame_size=") + frame, "--set",
-                                  std::string("topics.t1.frame_size=") + frame, "--set",
-                                  std::string("topics.t2.frame_size=") + frame, "--set",
-                                  std::string("topics.t3.frame_size=") + frame, "--set",
-                                  "operators.source.params.total_bytes=1000MiB"}),
-                      std::chrono::minutes(2)));
+  // Both ways across PCIe: the kernel reading and writing host memory (mapped), and the copy engines.
+  for (const char* transfer : {"mapped", "dma"})
+    for (const char* frame : {"1MiB", "4MiB"}) {
+      const std::string name = std::string(frame) + " " + transfer;
+      SUBCASE(name.c_str()) {
+        std::vector<std::string> sets;
+        for (const char* t : {"t0", "t1", "t2", "t3"}) {
+          sets.insert(sets.end(), {"--set", std::string("topics.") + t + ".frame_size=" + frame});
+          sets.insert(sets.end(), {"--set", std::string("topics.") + t + ".transfer=" + transfer});
+        }
+        sets.insert(sets.end(), {"--set", "operators.source.params.total_bytes=1000MiB"});
+        check_verified_on_device(
+            run_process(device_run(source_root() / "topologies/c_g3c.yaml", sets), std::chrono::minutes(2)));
+      }
     }
+}
+
+namespace {
+/// Runs `topology` on the device with every topic's transfer set to dma (and `extra`), checks it verified,
+/// and that the copy engines carried each topic that crosses PCIe the expected way.
+void check_copied(const fs::path& topology, const std::vector<std::string>& topics,
+                  const std::map<std::string, std::string>& copied_to, std::vector<std::string> extra) {
+  for (const auto& t : topics) extra.insert(extra.end(), {"--set", "topics." + t + ".transfer=dma"});
+  const auto r = run_process(device_run(topology, extra), std::chrono::minutes(2));
+  check_verified_on_device(r);
+  const auto doc = parse_json(r);
+  for (const auto& t : doc["topics"]) {
+    const std::string name = t["name"];
+    INFO("topic " << name);
+    const auto want = copied_to.find(name);
+    if (want == copied_to.end()) {
+      CHECK_FALSE(t.contains("copy_engines"));
+      continue;
+    }
+    REQUIRE(t.contains("copy_engines"));
+    CHECK(t["copy_engines"]["to"] == want->second);
+    // Every byte of the stream crossed, in copies that grew past one frame when the bridge fell behind.
+    CHECK(t["copy_engines"]["bytes"].get<std::uint64_t>() >= t["bytes"].get<std::uint64_t>());
+    CHECK(t["copy_engines"]["copies"].get<std::uint64_t>() > 0);
+  }
+}
+}  // namespace
+
+TEST_CASE("gpu.copy_engines_carry_frames_both_ways" * doctest::skip(no_gpu())) {
+  SUBCASE("small frames, a short last frame") {
+    check_copied(source_root() / "topologies/pingpong.yaml", {"c2g", "g2c"},
+                 {{"c2g", "device"}, {"g2c", "host"}},
+                 {"--set", "operators.source.params.total_bytes=536891392"});  // 512 MiB + 20 KiB
+  }
+  SUBCASE("several groups on a copied topic, on both sides") {
+    check_copied(source_root() / "topologies/fanout.yaml", {"raw", "scaled", "fused"},
+                 {{"raw", "device"}, {"scaled", "host"}, {"fused", "host"}}, {});
+  }
+  SUBCASE("every stage crosses PCIe (C(GC)3), 256 KiB frames") {
+    std::vector<std::string> sets{"--set", "operators.source.params.total_bytes=600MiB"};
+    for (const char* t : {"t0", "t1", "t2", "t3", "t4", "t5"})
+      sets.insert(sets.end(), {"--set", std::string("topics.") + t + ".frame_size=256KiB"});
+    check_copied(source_root() / "topologies/c_gc3.yaml", {},
+                 {{"t0", "device"},
+                  {"t1", "host"},
+                  {"t2", "device"},
+                  {"t3", "host"},
+                  {"t4", "device"},
+                  {"t5", "host"}},
+                 sets);
+  }
+  SUBCASE("1 MiB frames in parts, capacity 3: the slot ring wraps constantly") {
+    std::vector<std::string> sets{"--set",
+                                  "operators.source.params.total_bytes=314576896"};  // 300 MiB + 4 KiB
+    for (const char* t : {"t0", "t1", "t2", "t3", "t4"}) {
+      sets.insert(sets.end(), {"--set", std::string("topics.") + t + ".frame_size=1MiB"});
+      sets.insert(sets.end(), {"--set", std::string("topics.") + t + ".capacity=3"});
+    }
+    check_copied(source_root() / "topologies/c_g4c.yaml", {}, {{"t0", "device"}, {"t4", "host"}}, sets);
   }
 }
 
@@ -158,25 +222,29 @@ TEST_CASE("gpu.hung_block_is_caught_by_the_watchdog" * doctest::skip(no_gpu())) 
 
 TEST_CASE("gpu.cpu_failure_stops_the_running_kernel" * doctest::skip(no_gpu())) {
   // The kernel would wait for t0's end forever: only the host's stop request (copied into device memory
-  // beside the running kernel) can end it.
-  const fs::path topology = write_temp("cpu_fail.yaml", R"(topics:
-  t0: {frame_size: 16KiB, capacity: 16}
-  t1: {frame_size: 16KiB, capacity: 16}
-  t2: {frame_size: 16KiB, capacity: 16}
-operators:
+  // beside the running kernel) can end it — and the copy engines' bridge with it, which would wait too.
+  for (const char* transfer : {"mapped", "dma"}) {
+    SUBCASE(transfer) {
+      std::string yaml = "topics:\n";
+      for (const char* t : {"t0", "t1", "t2"})
+        yaml += std::string("  ") + t + ": {frame_size: 16KiB, capacity: 16, transfer: " + transfer + "}\n";
+      yaml += R"(operators:
   source: {class: sequence_source, threads: 2, outputs: [t0], params: {total_bytes: 64GiB}}
   gpu: {class: scale, on: gpu, inputs: [t0], outputs: [t1], params: {factor: 3}}
   boom: {class: throw_at, inputs: [t1], outputs: [t2], params: {at: 300}}
   sink: {class: null_sink, inputs: [t2]}
 runtime: {executor: device}
-)");
-  const auto r = run_process({faulty_launcher(), topology.string(), "-q"}, std::chrono::seconds(60));
-  fs::remove(topology);
-  INFO(r.err);
-  REQUIRE_FALSE(r.timed_out);
-  CHECK(r.exit_code == 1);
-  CHECK(r.err.find("deliberate failure at offset 300") != std::string::npos);
-  CHECK(r.seconds < 20);
+)";
+      const fs::path topology = write_temp("cpu_fail.yaml", yaml);
+      const auto r = run_process({faulty_launcher(), topology.string(), "-q"}, std::chrono::seconds(60));
+      fs::remove(topology);
+      INFO(r.err);
+      REQUIRE_FALSE(r.timed_out);
+      CHECK(r.exit_code == 1);
+      CHECK(r.err.find("deliberate failure at offset 300") != std::string::npos);
+      CHECK(r.seconds < 20);
+    }
+  }
 }
 
 TEST_CASE("gpu.illegal_address_is_reported_and_the_process_exits" * doctest::skip(no_gpu())) {

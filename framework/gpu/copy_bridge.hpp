@@ -1,0 +1,100 @@
+// The copy engines' path across PCIe for topics the plan marks `dma` (transfer: dma, or auto with large
+// frames). Zero-copy — the kernel reading and writing host memory in one pass — tops out near 40 GB/s on
+// the H100 machine, while its two copy engines move ~47 GB/s both ways at once (HARDWARE.md, DESIGN.md §6).
+//
+// A bridged topic keeps its host replica exactly as before (CPU publishers and subscribers use it
+// unchanged) and gets a replica of its frames in device memory, where the kernel reads or writes at HBM
+// speed. One host thread moves frames between the two with cudaMemcpyAsync, a stream per topic so both
+// directions run at once, and carries each publish across without a kernel launch:
+//  - to the device (CPU publishers, GPU subscribers): a run of consecutive published frames is copied in
+//    one go, then the run's seq words from pinned staging into device memory on the same stream: the
+//    stream orders the flag after the data (BigKernel's trick), so the kernel polls a word in its own
+//    memory and never reads host memory for a frame;
+//  - to the host (GPU publishers, CPU subscribers): the kernel writes the device replica and publishes
+//    into pinned seq words; the thread copies each run out and publishes it in the host index once the
+//    copy's event has completed.
+// A run is every published offset in a row whose heap frames are consecutive, up to max_run_bytes: the
+// more the bridge falls behind, the larger its copies, so per-copy costs never set the pace. The topic's
+// slot protocol already guarantees that no replica frame is overwritten while anyone still reads it: a
+// slot is reused only after every group released its previous frame, and a GPU group releases only
+// after the bridge delivered it (and a CPU group only after the bridge published it).
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "framework/errors.hpp"
+#include "framework/gpu/cuda_buffer.hpp"
+#include "topics/topic.hpp"
+
+namespace xf {
+
+/// What one bridged topic moved (relaxed: read for stats).
+struct bridge_counters {
+  std::uint64_t copies = 0;  ///< cudaMemcpyAsync calls for frames
+  std::uint64_t bytes = 0;   ///< frame bytes copied
+  std::uint64_t frames = 0;  ///< offsets carried across (void ones included)
+};
+
+class copy_bridge {
+ public:
+  struct route {
+    std::size_t topic;  ///< index into the topics given to the constructor
+    bool to_device;     ///< CPU publishers → GPU subscribers; else GPU publishers → CPU subscribers
+  };
+
+  /// Allocates each routed topic's device replica (cudaMalloc: capacity × frame bytes), seq words and
+  /// stream. `topics` must outlive the bridge. Throws cuda_error.
+  copy_bridge(const std::vector<topic>& topics, std::vector<route> routes);
+  ~copy_bridge();
+  copy_bridge(const copy_bridge&) = delete;
+  copy_bridge& operator=(const copy_bridge&) = delete;
+
+  /// Device memory the bridge needs for these topics (their replicas), to budget before allocating.
+  static std::uint64_t device_bytes(const topic_config& config) {
+    return config.frame_bytes * config.capacity;
+  }
+
+  /// The view the kernel gets of `topic`: frames in the device replica, seq words the bridge's.
+  /// `topic` must be routed.
+  topic_view kernel_view(std::size_t topic) const;
+  bool routes(std::size_t topic) const;
+
+  /// Starts the thread. It ends by itself once every routed topic's stream ended and was carried across.
+  void start();
+  /// Ends the thread now (a failed or aborted run) and joins it.
+  void stop() noexcept;
+  /// True once the thread ended, by itself or by stop(), or failed.
+  bool finished() const noexcept { return finished_.load(std::memory_order_acquire); }
+  /// A CUDA call of the thread failed: which topic, which offset, what CUDA said.
+  std::optional<run_error> error() const;
+  /// Copies and bytes per route, in route order.
+  std::vector<bridge_counters> counters() const;
+  const std::vector<route>& routes() const noexcept { return routes_; }
+  /// Gives the device memory and streams up without freeing them (a wedged context).
+  void leak() noexcept;
+
+ private:
+  struct lane;
+  void loop();
+  bool step_to_device(lane& l);
+  bool step_to_host(lane& l);
+
+  const std::vector<topic>& topics_;
+  std::vector<route> routes_;
+  std::vector<std::unique_ptr<lane>> lanes_;
+  std::thread thread_;
+  std::atomic<bool> stop_{false};
+  std::atomic<bool> finished_{false};
+  mutable std::mutex error_mutex_;
+  std::optional<run_error> error_;
+};
+
+}  // namespace xf
