@@ -75,8 +75,12 @@ inline constexpr std::uint64_t kernel_part_bytes = 256 * 1024;
 /// round (at most one per warp, and no more in all blocks than the input topic has in flight).
 inline constexpr std::uint64_t kernel_round_bytes = 64 * 1024;
 /// `transfer: auto` moves frames of at least this size with the copy engines (transfer_mode::dma) and
-/// smaller ones by the kernel's own loads and stores over PCIe (mapped).
-inline constexpr std::uint64_t dma_auto_min_frame_bytes = 256 * 1024;
+/// smaller ones by the kernel's own loads and stores over PCIe (mapped). Measured on the H100 (C(G)1C
+/// scale, 4 GiB, 2026-11-23), mapped / dma GB/s: 64 KiB 38.0 / 28–34, 256 KiB 38.7 / 37.6–38.7, 1 MiB
+/// 38.3 / 38.0–38.7, 4 MiB 37.2 / 40.6–40.9 (one run of four at 32): copies of small runs pay per-copy
+/// costs the kernel's own stores do not, large frames gain the copy engines' both-ways rate, and the
+/// kernel then computes on device memory.
+inline constexpr std::uint64_t dma_auto_min_frame_bytes = 1024 * 1024;
 /// Default kernel blocks per SM when runtime.blocks is 0 (fewer when occupancy allows fewer). Measured on
 /// the H100 (pingpong, capacity 1024, 8 warps per block): 2 per SM streamed 35.1 GB/s at 16 KiB frames
 /// and 22.9 at 4 KiB, 4 per SM 20.9 and 7.1 — more blocks mostly add polling over PCIe.

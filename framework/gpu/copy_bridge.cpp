@@ -2,6 +2,9 @@
 #include "framework/gpu/copy_bridge.hpp"
 
 #include <algorithm>
+#include <chrono>
+#include <cstddef>
+#include <cstring>
 #include <deque>
 
 #include "framework/system_atomic.hpp"
@@ -10,8 +13,18 @@ namespace xf {
 namespace {
 
 /// Largest copy the bridge issues: a run stops growing here so the first frames of a long backlog are
-/// not held back behind the last (at ~25 GB/s per direction, 2 MiB takes ~80 µs on the link).
-constexpr std::uint64_t max_run_bytes = 2 * 1024 * 1024;
+/// not held back behind the last (4 MiB takes ~80 µs on the link).
+constexpr std::uint64_t max_run_bytes = 4 * 1024 * 1024;
+/// A run smaller than this waits while it still grows: each run costs the engines a fixed few µs besides
+/// its bytes (its slots' and seq words' copies, the gap between copies), which 64 KiB-frame runs issued
+/// as soon as they were published paid ~13 times per MiB (measured on the H100: 24.5 GB/s against 39.7
+/// for 4 MiB copies). A run that stopped growing goes at once, so a slow stream's frames are not held.
+constexpr std::uint64_t min_run_bytes = 1024 * 1024;
+/// How long a run below min_run_bytes that stopped growing still waits for more (a 64 KiB frame is
+/// published every ~1.6 µs at 40 GB/s: one look finds the run unchanged too often).
+constexpr auto run_linger = std::chrono::microseconds(5);
+/// Streams per bridged topic, used in turn: one run's small copies overlap another's frames.
+constexpr std::size_t streams_per_route = 4;
 /// Copies a to-host route has in flight at once (each waits for its event before its frames are published).
 constexpr std::size_t max_copies_in_flight = 64;
 /// The thread's wait when no route moved: spin, then yield, then short sleeps. It serves a stream running
@@ -25,14 +38,29 @@ constexpr auto idle_sleep = std::chrono::microseconds(10);
 struct copy_bridge::lane {
   std::size_t topic = 0;
   bool to_device = false;
-  topic_view host{};                        ///< the topic's own view: its host replica and index
-  device_buffer<std::byte> frames;          ///< the device replica, frame for frame
+  topic_view host{};                       ///< the topic's own view: its host replica and index
+  std::vector<std::uint32_t> host_groups;  ///< to the host: the subscriber groups on the CPU
+  device_buffer<std::byte> frames;         ///< the device replica, frame for frame
+  device_buffer<index_slot> slots;         ///< the device replica of the offset-index slots
+  /// The slots on their way (the host's index is managed memory, which the copy engines do not stream
+  /// from: a copy from or to it is staged by the driver): copied here by the thread, then by the engines.
+  pinned_buffer<index_slot> slot_staging;
   device_buffer<std::uint64_t> device_seq;  ///< to the device: the seq words the kernel polls
-  /// To the device: the values copied into device_seq (offset + 1 per slot); to the host: the seq words the
-  /// kernel publishes.
+  device_buffer<padded_word> device_end;    ///< to the device: the end of stream the kernel reads
+  /// To the device: the values copied into device_seq (offset + 1 per slot), then the end at [capacity];
+  /// to the host: the seq words the kernel publishes.
   pinned_buffer<std::uint64_t> pinned_seq;
-  cuda_stream stream;
-  std::vector<cuda_event> events;  ///< to the host: one per copy in flight, used round-robin
+  /// To the host: the release words the kernel reads (CPU groups' rows copied in by the bridge, GPU
+  /// groups' rows written by the kernel), and the staging of the copied values.
+  device_buffer<std::uint64_t> device_released;
+  pinned_buffer<std::uint64_t> released_staging;
+  std::vector<cuda_stream> streams = std::vector<cuda_stream>(streams_per_route);  ///< runs go in turn
+  std::size_t next_stream = 0;
+  cuda_stream release_stream;  ///< to the host: the releases, beside the frames' copies
+  std::vector<cuda_event>
+      events;  ///< to the host: one per copy in flight (round-robin); to the device: one per stream
+  std::uint64_t seen = 0;  ///< the run's length at the last look (a run that grows may wait)
+  std::chrono::steady_clock::time_point seen_since;  ///< when the run last grew
   struct copy_in_flight {
     std::uint64_t first;
     std::uint64_t count;
@@ -40,37 +68,11 @@ struct copy_bridge::lane {
   };
   std::deque<copy_in_flight> in_flight;
   std::size_t next_event = 0;
-  std::uint64_t next = 0;  ///< the first offset not carried across yet
+  std::uint64_t next = 0;       ///< the first offset not carried across yet
+  std::uint64_t delivered = 0;  ///< to the host: offsets published in the host index
+  std::uint64_t released = 0;   ///< to the host: offsets whose release the device has been told of
   bool done = false;
   std::atomic<std::uint64_t> copies{0}, bytes{0}, carried{0};
-
-  /// The run of offsets from `next` that one copy can carry: published (by `published`), all void or all
-  /// with consecutive heap frames, not past the slot ring's wrap (so its seq words are contiguous), at
-  /// most max_run_bytes. Returns the count; sets the first frame and the bytes to copy.
-  template <class Published>
-  std::uint64_t gather(Published&& published, std::uint32_t& first_frame, std::uint64_t& copy_bytes) const {
-    std::uint64_t count = 0;
-    bool void_run = false;
-    copy_bytes = 0;
-    while (true) {
-      const std::uint64_t o = next + count;
-      if (!published(o)) break;
-      const index_slot& slot = host.slots[host.slot_of(o)];
-      const bool is_void = (slot.flags & slot_void) != 0 || slot.frame == no_frame;
-      if (count == 0) {
-        void_run = is_void;
-        first_frame = slot.frame;
-      } else if (is_void != void_run || (!is_void && slot.frame != first_frame + count)) {
-        break;
-      }
-      // A frame announcing more than it holds is the kernel's to report (fault_bad_bytes); copy what fits.
-      if (!is_void) copy_bytes = count * host.frame_bytes + std::min(slot.bytes, host.frame_bytes);
-      ++count;
-      if (host.slot_of(o + 1) == 0) break;
-      if (!is_void && (count + 1) * host.frame_bytes > max_run_bytes) break;
-    }
-    return count;
-  }
 };
 
 copy_bridge::copy_bridge(const std::vector<topic>& topics, std::vector<route> routes)
@@ -78,14 +80,26 @@ copy_bridge::copy_bridge(const std::vector<topic>& topics, std::vector<route> ro
   for (const route& r : routes_) {
     auto l = std::make_unique<lane>();
     const topic& t = topics_.at(r.topic);
+    const std::uint32_t capacity = t.config().capacity;
     l->topic = r.topic;
     l->to_device = r.to_device;
     l->host = t.view();
     l->frames = device_buffer<std::byte>(device_bytes(t.config()));
-    l->pinned_seq = pinned_buffer<std::uint64_t>(t.config().capacity);
+    l->slots = device_buffer<index_slot>(capacity);
+    l->slot_staging = pinned_buffer<index_slot>(capacity);
     if (r.to_device) {
-      l->device_seq = device_buffer<std::uint64_t>(t.config().capacity);
+      l->device_seq = device_buffer<std::uint64_t>(capacity);
+      l->device_end = device_buffer<padded_word>(1);
+      l->pinned_seq = pinned_buffer<std::uint64_t>(capacity + 1);
+      l->events = std::vector<cuda_event>(streams_per_route);  // to order the end after every stream
+      const padded_word open{no_offset, {}};
+      XF_CUDA_TRY(cudaMemcpy(l->device_end.get(), &open, sizeof open, cudaMemcpyHostToDevice));
     } else {
+      l->pinned_seq = pinned_buffer<std::uint64_t>(capacity);
+      for (std::uint32_t g = 0; g < t.config().groups; ++g)
+        if (g >= t.config().groups_on_gpu.size() || !t.config().groups_on_gpu[g]) l->host_groups.push_back(g);
+      l->device_released = device_buffer<std::uint64_t>(std::uint64_t{t.config().groups} * capacity);
+      l->released_staging = pinned_buffer<std::uint64_t>(std::uint64_t{t.config().groups} * capacity);
       l->events = std::vector<cuda_event>(max_copies_in_flight);
     }
     lanes_.push_back(std::move(l));
@@ -105,7 +119,14 @@ topic_view copy_bridge::kernel_view(std::size_t topic) const {
     if (l->topic == topic) {
       topic_view v = l->host;
       v.frames = l->frames.get();
-      v.bridge_seq = l->to_device ? l->device_seq.get() : l->pinned_seq.get();
+      v.slots = l->slots.get();
+      if (l->to_device) {
+        v.bridge_seq = l->device_seq.get();
+        v.end_offset = l->device_end.get();
+      } else {
+        v.bridge_seq = l->pinned_seq.get();
+        v.released = l->device_released.get();
+      }
       return v;
     }
   XF_EXPECTS(false, "kernel_view of a topic the bridge carries");
@@ -129,9 +150,14 @@ void copy_bridge::leak() noexcept {
   stop();
   for (auto& l : lanes_) {
     l->frames.leak();
+    l->slots.leak();
     l->device_seq.leak();
+    l->device_end.leak();
     l->pinned_seq.leak();
-    l->stream.leak();
+    l->device_released.leak();
+    l->released_staging.leak();
+    l->release_stream.leak();
+    for (auto& st : l->streams) st.leak();
   }
 }
 
@@ -183,31 +209,79 @@ void copy_bridge::loop() {
   finished_.store(true, std::memory_order_release);
 }
 
+bool copy_bridge::run_ready(lane& l, std::uint64_t count, std::uint64_t bytes) {
+  if (bytes < min_run_bytes) {
+    const auto now = std::chrono::steady_clock::now();
+    if (count != l.seen) {  // still growing: look again before copying
+      l.seen = count;
+      l.seen_since = now;
+      return false;
+    }
+    if (now - l.seen_since < run_linger) return false;
+  }
+  l.seen = 0;
+  return true;
+}
+
 bool copy_bridge::step_to_device(lane& l) {
   const topic_view& v = l.host;
+  // The run: published offsets from `next`, all void or with consecutive heap frames, not past the slot
+  // ring's wrap (its slots and seq words are then contiguous), at most max_run_bytes.
+  std::uint64_t count = 0, copy_bytes = 0;
   std::uint32_t first_frame = no_frame;
-  std::uint64_t copy_bytes = 0;
-  const std::uint64_t count =
-      l.gather([&](std::uint64_t o) { return load_acquire(v.slots[v.slot_of(o)].seq) == o + 1; }, first_frame,
-               copy_bytes);
+  bool void_run = false;
+  while (true) {
+    const std::uint64_t o = l.next + count;
+    const index_slot& slot = v.slots[v.slot_of(o)];
+    if (load_acquire(v.slots[v.slot_of(o)].seq) != o + 1) break;
+    const bool is_void = (slot.flags & slot_void) != 0 || slot.frame == no_frame;
+    if (count == 0) {
+      void_run = is_void;
+      first_frame = slot.frame;
+    } else if (is_void != void_run || (!is_void && slot.frame != first_frame + count)) {
+      break;
+    }
+    // A frame announcing more than it holds is the kernel's to report (fault_bad_bytes); copy what fits.
+    if (!is_void) copy_bytes = count * v.frame_bytes + std::min(slot.bytes, v.frame_bytes);
+    ++count;
+    if (v.slot_of(o + 1) == 0) break;
+    if (!is_void && (count + 1) * v.frame_bytes > max_run_bytes) break;
+  }
   if (count == 0) {
     // Nothing published at `next`: the end word is stored after every publish below it, so a pending
-    // offset at or past it is beyond the stream.
+    // offset at or past it is beyond the stream. The device learns the end after the last seq word of
+    // every stream.
     const std::uint64_t end = v.end();
-    if (end != no_offset && l.next >= end) l.done = true;
+    if (end != no_offset && l.next >= end) {
+      cudaStream_t last = l.streams[0].get();
+      for (std::size_t i = 1; i < l.streams.size(); ++i) {
+        XF_CUDA_TRY(cudaEventRecord(l.events[i].get(), l.streams[i].get()));
+        XF_CUDA_TRY(cudaStreamWaitEvent(last, l.events[i].get(), 0));
+      }
+      l.pinned_seq.get()[v.capacity] = end;
+      XF_CUDA_TRY(cudaMemcpyAsync(&l.device_end.get()->value, l.pinned_seq.get() + v.capacity,
+                                  sizeof(std::uint64_t), cudaMemcpyHostToDevice, last));
+      l.done = true;
+    }
     return false;
   }
+  if (!run_ready(l, count, count * v.frame_bytes)) return true;
+  cudaStream_t stream = l.streams[l.next_stream].get();
+  l.next_stream = (l.next_stream + 1) % l.streams.size();
   const std::uint64_t at = std::uint64_t{first_frame} * v.frame_bytes;
   if (copy_bytes != 0)
-    XF_CUDA_TRY(cudaMemcpyAsync(l.frames.get() + at, v.frames + at, copy_bytes, cudaMemcpyHostToDevice,
-                                l.stream.get()));
-  // The flag after the data: the same stream starts this copy once the frames' copy has completed. A
+    XF_CUDA_TRY(
+        cudaMemcpyAsync(l.frames.get() + at, v.frames + at, copy_bytes, cudaMemcpyHostToDevice, stream));
+  const std::uint32_t first_slot = v.slot_of(l.next);
+  std::memcpy(l.slot_staging.get() + first_slot, v.slots + first_slot, count * sizeof(index_slot));
+  XF_CUDA_TRY(cudaMemcpyAsync(l.slots.get() + first_slot, l.slot_staging.get() + first_slot,
+                              count * sizeof(index_slot), cudaMemcpyHostToDevice, stream));
+  // The flag after the data: the same stream starts this copy once the copies above have completed. A
   // staging word is rewritten only for offset + capacity, which its publisher publishes only after the
   // GPU released `offset`, i.e. after the kernel read the word this copy writes.
-  const std::uint32_t first_slot = v.slot_of(l.next);
   for (std::uint64_t k = 0; k < count; ++k) l.pinned_seq.get()[first_slot + k] = l.next + k + 1;
   XF_CUDA_TRY(cudaMemcpyAsync(l.device_seq.get() + first_slot, l.pinned_seq.get() + first_slot,
-                              count * sizeof(std::uint64_t), cudaMemcpyHostToDevice, l.stream.get()));
+                              count * sizeof(std::uint64_t), cudaMemcpyHostToDevice, stream));
   l.next += count;
   l.copies.fetch_add(copy_bytes != 0 ? 1 : 0, std::memory_order_relaxed);
   l.bytes.fetch_add(copy_bytes, std::memory_order_relaxed);
@@ -224,34 +298,83 @@ bool copy_bridge::step_to_host(lane& l) {
     const cudaError_t status = cudaEventQuery(l.events[c.event].get());
     if (status == cudaErrorNotReady) break;
     XF_CUDA_TRY(status);
-    for (std::uint64_t k = 0; k < c.count; ++k)
-      store_release(v.slots[v.slot_of(c.first + k)].seq, c.first + k + 1);
+    for (std::uint64_t k = 0; k < c.count; ++k) {
+      const std::uint32_t s = v.slot_of(c.first + k);
+      index_slot& slot = v.slots[s];
+      const index_slot& copied = l.slot_staging.get()[s];
+      slot.bytes = copied.bytes;
+      slot.tag = copied.tag;
+      slot.frame = copied.frame;
+      slot.flags = copied.flags;
+      slot.born_ns = copied.born_ns;
+      store_release(slot.seq, c.first + k + 1);
+    }
+    l.delivered = c.first + c.count;
     l.in_flight.pop_front();
     progress = true;
   }
+  progress |= mirror_releases(l);
   if (l.in_flight.size() == l.events.size()) return progress;
-  std::uint32_t first_frame = no_frame;
-  std::uint64_t copy_bytes = 0;
-  // The kernel fills the slot's fields, fences, then stores its seq word: acquiring that word shows them.
-  const std::uint64_t count =
-      l.gather([&](std::uint64_t o) { return load_acquire(l.pinned_seq.get()[v.slot_of(o)]) == o + 1; },
-               first_frame, copy_bytes);
+  // The run: offsets the kernel published from `next` (it fills the slot and frame, fences, then stores
+  // its seq word), not past the wrap; the kernel's frame for an offset is its slot, so runs are
+  // contiguous. Whole frames are copied: the bytes are in device memory, where the bridge cannot look.
+  std::uint64_t count = 0;
+  while (load_acquire(l.pinned_seq.get()[v.slot_of(l.next + count)]) == l.next + count + 1) {
+    ++count;
+    if (v.slot_of(l.next + count) == 0 || (count + 1) * v.frame_bytes > max_run_bytes) break;
+  }
   if (count == 0) {
     const std::uint64_t end = v.end();
     if (end != no_offset && l.next >= end && l.in_flight.empty()) l.done = true;
     return progress;
   }
-  const std::uint64_t at = std::uint64_t{first_frame} * v.frame_bytes;
-  if (copy_bytes != 0)
-    XF_CUDA_TRY(cudaMemcpyAsync(v.frames + at, l.frames.get() + at, copy_bytes, cudaMemcpyDeviceToHost,
-                                l.stream.get()));
-  XF_CUDA_TRY(cudaEventRecord(l.events[l.next_event].get(), l.stream.get()));
+  if (!run_ready(l, count, count * v.frame_bytes)) return true;
+  cudaStream_t stream = l.streams[l.next_stream].get();
+  l.next_stream = (l.next_stream + 1) % l.streams.size();
+  const std::uint32_t first_slot = v.slot_of(l.next);
+  const std::uint64_t at = std::uint64_t{first_slot} * v.frame_bytes;
+  const std::uint64_t copy_bytes = count * v.frame_bytes;
+  XF_CUDA_TRY(
+      cudaMemcpyAsync(v.frames + at, l.frames.get() + at, copy_bytes, cudaMemcpyDeviceToHost, stream));
+  // The slots, into staging: the thread fills the host's slots from there once the event completed.
+  XF_CUDA_TRY(cudaMemcpyAsync(l.slot_staging.get() + first_slot, l.slots.get() + first_slot,
+                              count * sizeof(index_slot), cudaMemcpyDeviceToHost, stream));
+  XF_CUDA_TRY(cudaEventRecord(l.events[l.next_event].get(), stream));
   l.in_flight.push_back({l.next, count, l.next_event});
   l.next_event = (l.next_event + 1) % l.events.size();
   l.next += count;
-  l.copies.fetch_add(copy_bytes != 0 ? 1 : 0, std::memory_order_relaxed);
+  l.copies.fetch_add(1, std::memory_order_relaxed);
   l.bytes.fetch_add(copy_bytes, std::memory_order_relaxed);
   l.carried.fetch_add(count, std::memory_order_relaxed);
+  return true;
+}
+
+bool copy_bridge::mirror_releases(lane& l) {
+  // Offsets every CPU group has released, from `released` up to what the host index has (not past the
+  // wrap): their release words go to the device, where the kernel checks them before reusing a slot. A
+  // staging word is rewritten only for offset + capacity, which the kernel publishes only after it read
+  // the word this copy writes.
+  const topic_view& v = l.host;
+  std::uint64_t count = 0;
+  while (l.released + count < l.delivered) {
+    const std::uint64_t o = l.released + count;
+    bool all = true;
+    for (std::uint32_t g : l.host_groups)
+      all = all && load_acquire(v.released[std::uint64_t{g} * v.capacity + v.slot_of(o)]) == o + 1;
+    if (!all) break;
+    ++count;
+    if (v.slot_of(o + 1) == 0) break;
+  }
+  if (count == 0) return false;
+  const std::uint32_t first_slot = v.slot_of(l.released);
+  for (std::uint32_t g : l.host_groups) {
+    const std::uint64_t row = std::uint64_t{g} * v.capacity + first_slot;
+    for (std::uint64_t k = 0; k < count; ++k) l.released_staging.get()[row + k] = l.released + k + 1;
+    XF_CUDA_TRY(cudaMemcpyAsync(l.device_released.get() + row, l.released_staging.get() + row,
+                                count * sizeof(std::uint64_t), cudaMemcpyHostToDevice,
+                                l.release_stream.get()));
+  }
+  l.released += count;
   return true;
 }
 
