@@ -161,7 +161,7 @@ TEST_CASE("gpu.copy_engines_carry_frames_both_ways" * doctest::skip(no_gpu())) {
     std::vector<std::string> sets{"--set", "operators.source.params.total_bytes=600MiB"};
     for (const char* t : {"t0", "t1", "t2", "t3", "t4", "t5"})
       sets.insert(sets.end(), {"--set", std::string("topics.") + t + ".frame_size=256KiB"});
-    check_copied(source_root() / "topologies/c_gc3.yaml", {},
+    check_copied(source_root() / "topologies/c_gc3.yaml", {"t0", "t1", "t2", "t3", "t4", "t5"},
                  {{"t0", "device"},
                   {"t1", "host"},
                   {"t2", "device"},
@@ -170,7 +170,7 @@ TEST_CASE("gpu.copy_engines_carry_frames_both_ways" * doctest::skip(no_gpu())) {
                   {"t5", "host"}},
                  sets);
   }
-  SUBCASE("1 MiB frames in parts, capacity 3: the slot ring wraps constantly") {
+  SUBCASE("1 MiB frames in parts (transfer auto), capacity 3: the slot ring wraps constantly") {
     std::vector<std::string> sets{"--set",
                                   "operators.source.params.total_bytes=314576896"};  // 300 MiB + 4 KiB
     for (const char* t : {"t0", "t1", "t2", "t3", "t4"}) {
