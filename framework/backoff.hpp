@@ -6,6 +6,7 @@
 // sleeps stop at 50 µs, after ~10 µs of spinning.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -15,28 +16,37 @@
 
 namespace xf {
 
+/// How a waiter backs off: `spins` pause instructions, then `yields` yields, then sleeps doubling from
+/// `first_sleep_us` to `max_sleep_us`. The default is the operators' (above).
+struct backoff_policy {
+  std::uint32_t spins = 256;
+  std::uint32_t yields = 64;
+  std::uint32_t first_sleep_us = 1;
+  std::uint32_t max_sleep_us = 50;
+};
+
 class backoff {
  public:
+  explicit backoff(backoff_policy policy = {}) : policy_(policy), sleep_us_(policy.first_sleep_us) {}
+
   void pause() {
-    if (step_ < kSpins) {
+    if (step_ < policy_.spins) {
 #if defined(__x86_64__) || defined(__i386__)
       __builtin_ia32_pause();
 #endif
-    } else if (step_ < kSpins + kYields) {
+    } else if (step_ < policy_.spins + policy_.yields) {
       std::this_thread::yield();
     } else {
       std::this_thread::sleep_for(std::chrono::microseconds(sleep_us_));
-      if (sleep_us_ < kMaxSleepUs) sleep_us_ *= 2;
+      if (sleep_us_ < policy_.max_sleep_us) sleep_us_ = std::min(2 * sleep_us_, policy_.max_sleep_us);
     }
     ++step_;
   }
 
  private:
-  static constexpr std::uint32_t kSpins = 256;
-  static constexpr std::uint32_t kYields = 64;
-  static constexpr std::uint32_t kMaxSleepUs = 50;
+  backoff_policy policy_;
   std::uint32_t step_ = 0;
-  std::uint32_t sleep_us_ = 1;
+  std::uint32_t sleep_us_;
 };
 
 /// Waits until `ready()` returns true; throws run_aborted once `abort` is set. Returns the nanoseconds

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <deque>
 
+#include "framework/backoff.hpp"
 #include "framework/system_atomic.hpp"
 
 namespace xf {
@@ -27,11 +28,9 @@ constexpr auto run_linger = std::chrono::microseconds(5);
 constexpr std::size_t streams_per_route = 4;
 /// Copies a to-host route has in flight at once (each waits for its event before its frames are published).
 constexpr std::size_t max_copies_in_flight = 64;
-/// The thread's wait when no route moved: spin, then yield, then short sleeps. It serves a stream running
-/// at tens of GB/s (a 64 KiB frame every ~2 µs), so it spins long before it sleeps, and never sleeps long.
-constexpr std::uint32_t spin_rounds = 4096;
-constexpr std::uint32_t yield_rounds = 4096;
-constexpr auto idle_sleep = std::chrono::microseconds(10);
+/// The thread's wait when no route moved: it serves a stream running at tens of GB/s (a 64 KiB frame every
+/// ~2 µs), so it spins long before it sleeps, and never sleeps long.
+constexpr backoff_policy idle_wait{.spins = 4096, .yields = 4096, .first_sleep_us = 10, .max_sleep_us = 10};
 
 }  // namespace
 
@@ -177,7 +176,7 @@ std::vector<bridge_counters> copy_bridge::counters() const {
 void copy_bridge::loop() {
   lane* current = nullptr;
   try {
-    std::uint32_t idle = 0;
+    backoff wait(idle_wait);
     while (!stop_.load(std::memory_order_relaxed)) {
       bool progress = false, all_done = true;
       for (auto& l : lanes_) {
@@ -187,17 +186,10 @@ void copy_bridge::loop() {
         all_done = all_done && l->done;
       }
       if (all_done) break;
-      if (progress) {
-        idle = 0;
-      } else if (++idle < spin_rounds) {
-#if defined(__x86_64__) || defined(__i386__)
-        __builtin_ia32_pause();
-#endif
-      } else if (idle < spin_rounds + yield_rounds) {
-        std::this_thread::yield();
-      } else {
-        std::this_thread::sleep_for(idle_sleep);
-      }
+      if (progress)
+        wait = backoff(idle_wait);
+      else
+        wait.pause();
     }
   } catch (const std::exception& e) {
     std::lock_guard lock(error_mutex_);
