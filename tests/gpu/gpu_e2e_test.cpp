@@ -280,6 +280,34 @@ runtime: {executor: device}
     if (op["name"] == "verify") CHECK(op["counters"]["corrupt"].get<std::uint64_t>() == 1);
 }
 
+TEST_CASE("gpu.compute_sanitizer_memcheck_is_clean" * doctest::skip(no_gpu())) {
+  const char* tool = std::getenv("XF_COMPUTE_SANITIZER");
+  if (tool == nullptr || *tool == '\0') {
+    MESSAGE("memcheck skipped: compute-sanitizer was not found when the build was configured");
+    return;
+  }
+  // Bounded runs through C(G)2C, both ways across PCIe: the kernel's own loads and stores (16 KiB frames)
+  // and the copy engines (1 MiB). Memcheck slows every access, so the streams are small and few blocks
+  // poll; the watchdog allows for the slowdown.
+  for (const char* frame : {"16KiB", "1MiB"}) {
+    SUBCASE(frame) {
+      std::vector<std::string> args{tool, "--tool", "memcheck", "--error-exitcode", "9"};
+      args.insert(args.end(), {xeflow_run(), (source_root() / "topologies/c_g2c.yaml").string(), "-q"});
+      for (const char* set : {"runtime.executor=device", "runtime.blocks=8", "runtime.watchdog_ms=120000",
+                              "operators.source.params.total_bytes=16MiB"})
+        args.insert(args.end(), {"--set", set});
+      for (const char* t : {"t0", "t1", "t2"})
+        args.insert(args.end(), {"--set", std::string("topics.") + t + ".frame_size=" + frame});
+      const auto r = run_process(args, std::chrono::minutes(5));
+      INFO("stdout: " << r.out);
+      INFO("stderr: " << r.err);
+      REQUIRE_FALSE(r.timed_out);
+      CHECK(r.exit_code == 0);
+      CHECK((r.out + r.err).find("ERROR SUMMARY: 0 errors") != std::string::npos);
+    }
+  }
+}
+
 TEST_CASE("gpu.topic_protocol_with_the_gpu_on_both_sides" * doctest::skip(no_gpu())) {
   // C(G)4C with 4 KiB frames: t1..t3 are published and subscribed by kernel blocks. Small capacities make
   // every slot turn over constantly; at capacity 1024 over 10^7 frames stream through. The source
