@@ -19,7 +19,8 @@ constexpr std::uint64_t max_run_bytes = 4 * 1024 * 1024;
 /// A run smaller than this waits while it still grows: each run costs the engines a fixed few µs besides
 /// its bytes (its slots' and seq words' copies, the gap between copies), which 64 KiB-frame runs issued
 /// as soon as they were published paid ~13 times per MiB (measured on the H100: 24.5 GB/s against 39.7
-/// for 4 MiB copies). A run that stopped growing goes at once, so a slow stream's frames are not held.
+/// for 4 MiB copies). A run that stopped growing goes after run_linger, so a slow stream's frames are
+/// held only that long.
 constexpr std::uint64_t min_run_bytes = 1024 * 1024;
 /// How long a run below min_run_bytes that stopped growing still waits for more (a 64 KiB frame is
 /// published every ~1.6 µs at 40 GB/s: one look finds the run unchanged too often).
@@ -224,8 +225,8 @@ bool copy_bridge::step_to_device(lane& l) {
   bool void_run = false;
   while (true) {
     const std::uint64_t o = l.next + count;
-    const index_slot& slot = v.slots[v.slot_of(o)];
-    if (load_acquire(v.slots[v.slot_of(o)].seq) != o + 1) break;
+    index_slot& slot = v.slots[v.slot_of(o)];
+    if (load_acquire(slot.seq) != o + 1) break;
     const bool is_void = (slot.flags & slot_void) != 0 || slot.frame == no_frame;
     if (count == 0) {
       void_run = is_void;
