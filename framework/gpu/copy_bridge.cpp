@@ -33,6 +33,29 @@ constexpr std::size_t max_copies_in_flight = 64;
 /// ~2 µs), so it spins long before it sleeps, and never sleeps long.
 constexpr backoff_policy idle_wait{.spins = 4096, .yields = 4096, .first_sleep_us = 10, .max_sleep_us = 10};
 
+/// When a batch that grows between looks goes — a run of frames to copy, a row of releases to mirror: at
+/// once when it reached `min_bytes` or cannot grow, else once it has not grown for run_linger. Each batch
+/// costs a few µs of CUDA calls and engine gaps besides its bytes; one per frame was the bridge's pace at
+/// 64 KiB frames, so small batches wait for company, but never longer than the linger.
+struct batch_gate {
+  std::uint64_t seen = 0;  ///< the batch's length at the last look
+  std::chrono::steady_clock::time_point since;  ///< when it last grew
+
+  bool ready(std::uint64_t count, std::uint64_t bytes, std::uint64_t min_bytes, bool can_grow) {
+    if (bytes < min_bytes && can_grow) {
+      const auto now = std::chrono::steady_clock::now();
+      if (count != seen) {  // still growing: look again before it goes
+        seen = count;
+        since = now;
+        return false;
+      }
+      if (now - since < run_linger) return false;
+    }
+    seen = 0;
+    return true;
+  }
+};
+
 }  // namespace
 
 struct copy_bridge::lane {
@@ -59,8 +82,21 @@ struct copy_bridge::lane {
   cuda_stream release_stream;  ///< to the host: the releases, beside the frames' copies
   std::vector<cuda_event>
       events;  ///< to the host: one per copy in flight (round-robin); to the device: one per stream
-  std::uint64_t seen = 0;  ///< the run's length at the last look (a run that grows may wait)
-  std::chrono::steady_clock::time_point seen_since;  ///< when the run last grew
+  /// The run being gathered from `next`, kept between looks: a published offset's slot does not change
+  /// before the bridge carried it, so each look only reads the offsets published since the last.
+  struct run_scan {
+    std::uint64_t count = 0;
+    std::uint64_t copy_bytes = 0;  ///< to the device: the frame bytes to copy (a short last frame counts short)
+    std::uint32_t first_frame = no_frame;
+    bool void_run = false;
+    bool closed = false;  ///< it cannot grow: the ring wraps, max_run_bytes, or the next frame breaks it
+  };
+  run_scan scan;
+  batch_gate run_gate;
+  std::uint64_t release_scan = 0;  ///< to the host: offsets past `released` every CPU group released
+  bool release_closed = false;     ///< the release row reached the ring's wrap
+  batch_gate release_gate;
+  std::uint64_t min_batch_bytes = 0;  ///< min_run_bytes, or a quarter of the ring if that is less
   struct copy_in_flight {
     std::uint64_t first;
     std::uint64_t count;
@@ -84,6 +120,7 @@ copy_bridge::copy_bridge(const std::vector<topic>& topics, std::vector<route> ro
     l->topic = r.topic;
     l->to_device = r.to_device;
     l->host = t.view();
+    l->min_batch_bytes = std::min(min_run_bytes, t.config().frame_bytes * capacity / 4);
     l->frames = device_buffer<std::byte>(device_bytes(t.config()));
     l->slots = device_buffer<index_slot>(capacity);
     l->slot_staging = pinned_buffer<index_slot>(capacity);
@@ -202,44 +239,30 @@ void copy_bridge::loop() {
   finished_.store(true, std::memory_order_release);
 }
 
-bool copy_bridge::run_ready(lane& l, std::uint64_t count, std::uint64_t bytes) {
-  if (bytes < min_run_bytes) {
-    const auto now = std::chrono::steady_clock::now();
-    if (count != l.seen) {  // still growing: look again before copying
-      l.seen = count;
-      l.seen_since = now;
-      return false;
-    }
-    if (now - l.seen_since < run_linger) return false;
-  }
-  l.seen = 0;
-  return true;
-}
-
 bool copy_bridge::step_to_device(lane& l) {
   const topic_view& v = l.host;
   // The run: published offsets from `next`, all void or with consecutive heap frames, not past the slot
   // ring's wrap (its slots and seq words are then contiguous), at most max_run_bytes.
-  std::uint64_t count = 0, copy_bytes = 0;
-  std::uint32_t first_frame = no_frame;
-  bool void_run = false;
-  while (true) {
-    const std::uint64_t o = l.next + count;
+  lane::run_scan& r = l.scan;
+  while (!r.closed) {
+    const std::uint64_t o = l.next + r.count;
     index_slot& slot = v.slots[v.slot_of(o)];
     if (load_acquire(slot.seq) != o + 1) break;
     const bool is_void = (slot.flags & slot_void) != 0 || slot.frame == no_frame;
-    if (count == 0) {
-      void_run = is_void;
-      first_frame = slot.frame;
-    } else if (is_void != void_run || (!is_void && slot.frame != first_frame + count)) {
+    if (r.count == 0) {
+      r.void_run = is_void;
+      r.first_frame = slot.frame;
+    } else if (is_void != r.void_run || (!is_void && slot.frame != r.first_frame + r.count)) {
+      r.closed = true;
       break;
     }
     // A frame announcing more than it holds is the kernel's to report (fault_bad_bytes); copy what fits.
-    if (!is_void) copy_bytes = count * v.frame_bytes + std::min(slot.bytes, v.frame_bytes);
-    ++count;
-    if (v.slot_of(o + 1) == 0) break;
-    if (!is_void && (count + 1) * v.frame_bytes > max_run_bytes) break;
+    if (!is_void) r.copy_bytes = r.count * v.frame_bytes + std::min(slot.bytes, v.frame_bytes);
+    ++r.count;
+    r.closed = v.slot_of(o + 1) == 0 || (!is_void && (r.count + 1) * v.frame_bytes > max_run_bytes);
   }
+  const std::uint64_t count = r.count, copy_bytes = r.copy_bytes;
+  const std::uint32_t first_frame = r.first_frame;
   if (count == 0) {
     // Nothing published at `next`: the end word is stored after every publish below it, so a pending
     // offset at or past it is beyond the stream. The device learns the end after the last seq word of
@@ -258,7 +281,8 @@ bool copy_bridge::step_to_device(lane& l) {
     }
     return false;
   }
-  if (!run_ready(l, count, count * v.frame_bytes)) return true;
+  if (!l.run_gate.ready(count, count * v.frame_bytes, l.min_batch_bytes, !r.closed)) return true;
+  r = {};
   cudaStream_t stream = l.streams[l.next_stream].get();
   l.next_stream = (l.next_stream + 1) % l.streams.size();
   const std::uint64_t at = std::uint64_t{first_frame} * v.frame_bytes;
@@ -311,17 +335,19 @@ bool copy_bridge::step_to_host(lane& l) {
   // The run: offsets the kernel published from `next` (it fills the slot and frame, fences, then stores
   // its seq word), not past the wrap; the kernel's frame for an offset is its slot, so runs are
   // contiguous. Whole frames are copied: the bytes are in device memory, where the bridge cannot look.
-  std::uint64_t count = 0;
-  while (load_acquire(l.pinned_seq.get()[v.slot_of(l.next + count)]) == l.next + count + 1) {
-    ++count;
-    if (v.slot_of(l.next + count) == 0 || (count + 1) * v.frame_bytes > max_run_bytes) break;
+  lane::run_scan& r = l.scan;
+  while (!r.closed && load_acquire(l.pinned_seq.get()[v.slot_of(l.next + r.count)]) == l.next + r.count + 1) {
+    ++r.count;
+    r.closed = v.slot_of(l.next + r.count) == 0 || (r.count + 1) * v.frame_bytes > max_run_bytes;
   }
+  const std::uint64_t count = r.count;
   if (count == 0) {
     const std::uint64_t end = v.end();
     if (end != no_offset && l.next >= end && l.in_flight.empty()) l.done = true;
     return progress;
   }
-  if (!run_ready(l, count, count * v.frame_bytes)) return true;
+  if (!l.run_gate.ready(count, count * v.frame_bytes, l.min_batch_bytes, !r.closed)) return true;
+  r = {};
   cudaStream_t stream = l.streams[l.next_stream].get();
   l.next_stream = (l.next_stream + 1) % l.streams.size();
   const std::uint32_t first_slot = v.slot_of(l.next);
@@ -346,19 +372,21 @@ bool copy_bridge::mirror_releases(lane& l) {
   // Offsets every CPU group has released, from `released` up to what the host index has (not past the
   // wrap): their release words go to the device, where the kernel checks them before reusing a slot. A
   // staging word is rewritten only for offset + capacity, which the kernel publishes only after it read
-  // the word this copy writes.
+  // the word this copy writes. Gathered like runs: one small copy per release was a CUDA call per frame.
   const topic_view& v = l.host;
-  std::uint64_t count = 0;
-  while (l.released + count < l.delivered) {
-    const std::uint64_t o = l.released + count;
+  while (!l.release_closed && l.released + l.release_scan < l.delivered) {
+    const std::uint64_t o = l.released + l.release_scan;
     bool all = true;
     for (std::uint32_t g : l.host_groups)
       all = all && load_acquire(v.released[std::uint64_t{g} * v.capacity + v.slot_of(o)]) == o + 1;
     if (!all) break;
-    ++count;
-    if (v.slot_of(o + 1) == 0) break;
+    ++l.release_scan;
+    l.release_closed = v.slot_of(o + 1) == 0;
   }
-  if (count == 0) return false;
+  const std::uint64_t count = l.release_scan;
+  if (count == 0 ||
+      !l.release_gate.ready(count, count * v.frame_bytes, l.min_batch_bytes, !l.release_closed))
+    return false;
   const std::uint32_t first_slot = v.slot_of(l.released);
   for (std::uint32_t g : l.host_groups) {
     const std::uint64_t row = std::uint64_t{g} * v.capacity + first_slot;
@@ -368,6 +396,8 @@ bool copy_bridge::mirror_releases(lane& l) {
                                 l.release_stream.get()));
   }
   l.released += count;
+  l.release_scan = 0;
+  l.release_closed = false;
   return true;
 }
 

@@ -91,10 +91,6 @@ class copy_bridge {
   bool step_to_device(lane& l);
   bool step_to_host(lane& l);
   bool mirror_releases(lane& l);
-  /// Whether a run of `count` offsets (`bytes` of frames) is copied now: it is at least min_run_bytes,
-  /// or it has not grown for run_linger (a run that cannot grow — at the ring's wrap, before a frame
-  /// break — waits that long too). Otherwise it waits for a later look.
-  static bool run_ready(lane& l, std::uint64_t count, std::uint64_t bytes);
 
   const std::vector<topic>& topics_;
   std::vector<route> routes_;
