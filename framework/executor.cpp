@@ -651,6 +651,8 @@ void topology_run::collect_device_stats(run_stats& stats) {
       ts.copied_to = b.to_device ? "device" : "host";
       ts.copies = b.counters.copies;
       ts.copied_bytes = b.counters.bytes;
+      ts.copy_cuda_calls = b.counters.cuda_calls;
+      ts.copy_busy_ns = b.counters.busy_ns;
     }
     const block_timing t = device_->timing();
     kernel_breakdown k;

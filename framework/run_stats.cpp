@@ -83,11 +83,13 @@ std::string format_stats_table(const run_stats& s) {
   bool any_copied = false;
   for (const auto& t : s.topics) any_copied = any_copied || !t.copied_to.empty();
   if (any_copied) {
-    text_table copied({"topic", "copied to", "copies", "GB copied", "KiB per copy"});
+    text_table copied(
+        {"topic", "copied to", "copies", "GB copied", "KiB per copy", "CUDA calls", "bridge busy s"});
     for (const auto& t : s.topics)
       if (!t.copied_to.empty())
         copied.add({t.name, t.copied_to, std::to_string(t.copies), fixed(gb(t.copied_bytes), 3),
-                    fixed(t.copies ? static_cast<double>(t.copied_bytes) / 1024.0 / t.copies : 0.0, 1)});
+                    fixed(t.copies ? static_cast<double>(t.copied_bytes) / 1024.0 / t.copies : 0.0, 1),
+                    std::to_string(t.copy_cuda_calls), fixed(seconds(t.copy_busy_ns), 3)});
     out << "\ncopy engines:\n" << copied.str();
   }
   bool any_um = false;
@@ -187,7 +189,11 @@ std::string format_stats_json(const run_stats& s) {
     j["blocked_seconds"] = seconds(t.blocked_ns);
     j["end_offset"] = t.end_offset;
     if (!t.copied_to.empty())
-      j["copy_engines"] = {{"to", t.copied_to}, {"copies", t.copies}, {"bytes", t.copied_bytes}};
+      j["copy_engines"] = {{"to", t.copied_to},
+                           {"copies", t.copies},
+                           {"bytes", t.copied_bytes},
+                           {"cuda_calls", t.copy_cuda_calls},
+                           {"bridge_busy_seconds", seconds(t.copy_busy_ns)}};
     if (t.um_known)
       j["unified_memory"] = {{"gpu_page_faults", t.gpu_page_faults},
                              {"cpu_page_faults", t.cpu_page_faults},

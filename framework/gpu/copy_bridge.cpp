@@ -108,7 +108,13 @@ struct copy_bridge::lane {
   std::uint64_t delivered = 0;  ///< to the host: offsets published in the host index
   std::uint64_t released = 0;   ///< to the host: offsets whose release the device has been told of
   bool done = false;
-  std::atomic<std::uint64_t> copies{0}, bytes{0}, carried{0};
+  std::atomic<std::uint64_t> copies{0}, bytes{0}, carried{0}, cuda_calls{0}, busy_ns{0};
+  bool worked = false;  ///< this look issued CUDA work or published (for busy_ns)
+  /// Counts a CUDA call of this look (the counters are read for stats only: relaxed).
+  void called(std::uint64_t n = 1) {
+    cuda_calls.fetch_add(n, std::memory_order_relaxed);
+    worked = true;
+  }
 };
 
 copy_bridge::copy_bridge(const std::vector<topic>& topics, std::vector<route> routes)
@@ -207,7 +213,8 @@ std::vector<bridge_counters> copy_bridge::counters() const {
   std::vector<bridge_counters> out;
   for (const auto& l : lanes_)
     out.push_back({l->copies.load(std::memory_order_relaxed), l->bytes.load(std::memory_order_relaxed),
-                   l->carried.load(std::memory_order_relaxed)});
+                   l->carried.load(std::memory_order_relaxed), l->cuda_calls.load(std::memory_order_relaxed),
+                   l->busy_ns.load(std::memory_order_relaxed)});
   return out;
 }
 
@@ -220,7 +227,14 @@ void copy_bridge::loop() {
       for (auto& l : lanes_) {
         if (l->done) continue;
         current = l.get();
+        const auto look = std::chrono::steady_clock::now();
+        l->worked = false;
         progress |= l->to_device ? step_to_device(*l) : step_to_host(*l);
+        if (l->worked)
+          l->busy_ns.fetch_add(static_cast<std::uint64_t>(std::chrono::nanoseconds(
+                                                              std::chrono::steady_clock::now() - look)
+                                                              .count()),
+                               std::memory_order_relaxed);
         all_done = all_done && l->done;
       }
       if (all_done) break;
@@ -273,10 +287,12 @@ bool copy_bridge::step_to_device(lane& l) {
       for (std::size_t i = 1; i < l.streams.size(); ++i) {
         XF_CUDA_TRY(cudaEventRecord(l.events[i].get(), l.streams[i].get()));
         XF_CUDA_TRY(cudaStreamWaitEvent(last, l.events[i].get(), 0));
+        l.called(2);
       }
       l.pinned_seq.get()[v.capacity] = end;
       XF_CUDA_TRY(cudaMemcpyAsync(&l.device_end.get()->value, l.pinned_seq.get() + v.capacity,
                                   sizeof(std::uint64_t), cudaMemcpyHostToDevice, last));
+      l.called();
       l.done = true;
     }
     return false;
@@ -299,6 +315,7 @@ bool copy_bridge::step_to_device(lane& l) {
   for (std::uint64_t k = 0; k < count; ++k) l.pinned_seq.get()[first_slot + k] = l.next + k + 1;
   XF_CUDA_TRY(cudaMemcpyAsync(l.device_seq.get() + first_slot, l.pinned_seq.get() + first_slot,
                               count * sizeof(std::uint64_t), cudaMemcpyHostToDevice, stream));
+  l.called(copy_bytes != 0 ? 3 : 2);
   l.next += count;
   l.copies.fetch_add(copy_bytes != 0 ? 1 : 0, std::memory_order_relaxed);
   l.bytes.fetch_add(copy_bytes, std::memory_order_relaxed);
@@ -313,8 +330,10 @@ bool copy_bridge::step_to_host(lane& l) {
   while (!l.in_flight.empty()) {
     const lane::copy_in_flight& c = l.in_flight.front();
     const cudaError_t status = cudaEventQuery(l.events[c.event].get());
+    l.cuda_calls.fetch_add(1, std::memory_order_relaxed);  // a poll: busy only if it found the copy done
     if (status == cudaErrorNotReady) break;
     XF_CUDA_TRY(status);
+    l.worked = true;
     for (std::uint64_t k = 0; k < c.count; ++k) {
       const std::uint32_t s = v.slot_of(c.first + k);
       index_slot& slot = v.slots[s];
@@ -359,6 +378,7 @@ bool copy_bridge::step_to_host(lane& l) {
   XF_CUDA_TRY(cudaMemcpyAsync(l.slot_staging.get() + first_slot, l.slots.get() + first_slot,
                               count * sizeof(index_slot), cudaMemcpyDeviceToHost, stream));
   XF_CUDA_TRY(cudaEventRecord(l.events[l.next_event].get(), stream));
+  l.called(3);
   l.in_flight.push_back({l.next, count, l.next_event});
   l.next_event = (l.next_event + 1) % l.events.size();
   l.next += count;
@@ -394,6 +414,7 @@ bool copy_bridge::mirror_releases(lane& l) {
     XF_CUDA_TRY(cudaMemcpyAsync(l.device_released.get() + row, l.released_staging.get() + row,
                                 count * sizeof(std::uint64_t), cudaMemcpyHostToDevice,
                                 l.release_stream.get()));
+    l.called();
   }
   l.released += count;
   l.release_scan = 0;

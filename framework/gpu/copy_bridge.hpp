@@ -45,6 +45,12 @@ struct bridge_counters {
   std::uint64_t copies = 0;  ///< cudaMemcpyAsync calls for frames
   std::uint64_t bytes = 0;   ///< frame bytes copied
   std::uint64_t frames = 0;  ///< offsets carried across (void ones included)
+  /// Every CUDA call the thread made for this topic (copies of frames, slots, seq and release words,
+  /// events): with `busy_ns`, what each batch costs the thread.
+  std::uint64_t cuda_calls = 0;
+  /// Time the thread spent on looks at this topic that moved something (issued copies, published frames,
+  /// mirrored releases): next to the stream's duration it says whether the one thread sets the pace.
+  std::uint64_t busy_ns = 0;
 };
 
 class copy_bridge {

@@ -143,6 +143,10 @@ void check_copied(const fs::path& topology, const std::vector<std::string>& topi
     // Every byte of the stream crossed, in copies that grew past one frame when the bridge fell behind.
     CHECK(t["copy_engines"]["bytes"].get<std::uint64_t>() >= t["bytes"].get<std::uint64_t>());
     CHECK(t["copy_engines"]["copies"].get<std::uint64_t>() > 0);
+    // Each frame copy is a CUDA call, beside the slots', seq words' and events'; the thread was busy.
+    CHECK(t["copy_engines"]["cuda_calls"].get<std::uint64_t>() >
+          t["copy_engines"]["copies"].get<std::uint64_t>());
+    CHECK(t["copy_engines"]["bridge_busy_seconds"].get<double>() > 0.0);
   }
 }
 }  // namespace
