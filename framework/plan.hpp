@@ -79,7 +79,8 @@ inline constexpr std::uint64_t kernel_round_bytes = 64 * 1024;
 /// scale, 4 GiB, 2026-11-23), mapped / dma GB/s: 64 KiB 38.0 / 28–34, 256 KiB 38.7 / 37.6–38.7, 1 MiB
 /// 38.3 / 38.0–38.7, 4 MiB 37.2 / 40.6–40.9 (one run of four at 32): copies of small runs pay per-copy
 /// costs the kernel's own stores do not, large frames gain the copy engines' both-ways rate, and the
-/// kernel then computes on device memory.
+/// kernel then computes on device memory. With the bridge's releases batched (4f95c3d) the two paths are
+/// level below 1 MiB (64 KiB 37.3 / 37.3, 256 KiB 38.1 / 38.7 on one instance), so the threshold stays.
 inline constexpr std::uint64_t dma_auto_min_frame_bytes = 1024 * 1024;
 /// Default kernel blocks per SM when runtime.blocks is 0 (fewer when occupancy allows fewer). Measured on
 /// the H100 (pingpong, capacity 1024, 8 warps per block): 2 per SM streamed 35.1 GB/s at 16 KiB frames
