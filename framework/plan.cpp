@@ -197,8 +197,8 @@ plan make_plan(const topology_spec& spec, const operator_registry& registry, con
       const transfer_mode mode = t.spec->transfer;
       t.dma = (gpu_publishers || cpu_publishers) && crosses &&
               spec.runtime.coherence.frames == frames_policy::placed &&
-              (mode == transfer_mode::dma ||
-               (mode == transfer_mode::automatic && t.spec->frame_bytes >= dma_auto_min_frame_bytes));
+              (mode == transfer_mode::dma || (mode == transfer_mode::automatic &&
+                                              transfer_auto_uses_dma(t.spec->frame_bytes, t.spec->capacity)));
       t.dma_to_device = t.dma && cpu_publishers;
     }
     for (std::size_t k : p.kernel_operators) {

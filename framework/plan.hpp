@@ -74,14 +74,22 @@ inline constexpr std::uint64_t kernel_part_bytes = 256 * 1024;
 /// Bytes a block aims to move per operator and round: frames smaller than this are taken several per
 /// round (at most one per warp, and no more in all blocks than the input topic has in flight).
 inline constexpr std::uint64_t kernel_round_bytes = 64 * 1024;
-/// `transfer: auto` moves frames of at least this size with the copy engines (transfer_mode::dma) and
-/// smaller ones by the kernel's own loads and stores over PCIe (mapped). Measured on the H100 (C(G)1C
-/// scale, 4 GiB, 2026-11-23), mapped / dma GB/s: 64 KiB 38.0 / 28–34, 256 KiB 38.7 / 37.6–38.7, 1 MiB
-/// 38.3 / 38.0–38.7, 4 MiB 37.2 / 40.6–40.9 (one run of four at 32): copies of small runs pay per-copy
-/// costs the kernel's own stores do not, large frames gain the copy engines' both-ways rate, and the
-/// kernel then computes on device memory. With the bridge's releases batched (4f95c3d) the two paths are
-/// level below 1 MiB (64 KiB 37.3 / 37.3, 256 KiB 38.1 / 38.7 on one instance), so the threshold stays.
-inline constexpr std::uint64_t dma_auto_min_frame_bytes = 1024 * 1024;
+/// `transfer: auto` moves a topic's frames with the copy engines (transfer_mode::dma) when they are at
+/// least dma_auto_min_frame_bytes and its ring holds at least dma_auto_min_capacity of them, or when they
+/// are at least dma_auto_large_frame_bytes; otherwise by the kernel's own loads and stores over PCIe
+/// (mapped). Measured on the H100 (C(G)1C scale, 4 GiB, 2026-11-23, capacity 64 … 4096), with the bridge
+/// that copies frames only (the kernel reads and writes the host index itself), dma / mapped GB/s on
+/// one instance: 64 KiB 36.0 / 34.4, 256 KiB 37.8 / 35.8, 1 MiB 37.2 / 36.3, 4 MiB 39.1 / 34.8; at 16 KiB
+/// dma is slower (37.0 / 38.2, and n = 4 stages 31.7 / 35.6): runs of small frames pay the copies' fixed
+/// costs. A ring of a few frames is a latency setting, where a copy and its publish cost more than the
+/// kernel's stores: unloaded (capacity 2) p50 at 64 KiB 100 µs dma / 34 µs mapped.
+inline constexpr std::uint64_t dma_auto_min_frame_bytes = 64 * 1024;
+inline constexpr std::uint32_t dma_auto_min_capacity = 16;
+inline constexpr std::uint64_t dma_auto_large_frame_bytes = 1024 * 1024;
+constexpr bool transfer_auto_uses_dma(std::uint64_t frame_bytes, std::uint32_t capacity) {
+  return frame_bytes >= dma_auto_large_frame_bytes ||
+         (frame_bytes >= dma_auto_min_frame_bytes && capacity >= dma_auto_min_capacity);
+}
 /// Default kernel blocks per SM when runtime.blocks is 0 (fewer when occupancy allows fewer). Measured on
 /// the H100 (pingpong, capacity 1024, 8 warps per block): 2 per SM streamed 35.1 GB/s at 16 KiB frames
 /// and 22.9 at 4 KiB, 4 per SM 20.9 and 7.1 — more blocks mostly add polling over PCIe.

@@ -8,7 +8,8 @@
 // the stream rate they allow), `copy-h2d` and `copy-d2h` alone. Every contender ends in CPU threads reading
 // every output byte (verification) from the host memory that the PCIe traffic also uses: `host-read` is what
 // they read alone, `host-read-under-zero-copy` what they read while the zero-copy kernel streams (and
-// `zero-copy-under-host-read` the kernel's rate meanwhile): whether the link and the CPU share a bottleneck.
+// `zero-copy-under-host-read` the kernel's rate meanwhile): whether the link and the CPU share a bottleneck;
+// `host-read-under-copy-engines` / `copy-engines-under-host-read` the same for the copy engines.
 //
 // GB/s = bytes / seconds, 1 GB = 1e9 bytes; for zero-copy and the copies the bytes of one direction (the
 // payload of a CPU->GPU->CPU stream). Buffers default to 1 GiB, far above the GPU's L2 and the CPU's LLC,
@@ -442,7 +443,9 @@ int main(int argc, char** argv) {
       {"copy-h2d", "cudaMemcpyAsync H2D alone"},
       {"copy-d2h", "cudaMemcpyAsync D2H alone"},
       {"host-read", "CPU threads sum a freshly memset pinned host buffer"},
-      {"host-read-under-zero-copy", "host-read while the zero-copy kernel streams (and the kernel's rate)"}};
+      {"host-read-under-zero-copy", "host-read while the zero-copy kernel streams (and the kernel's rate)"},
+      {"host-read-under-copy-engines",
+       "host-read while the copy engines stream both ways (and the engines' rate)"}};
   std::vector<std::string> names;
   for (const auto& m : measurements) names.push_back(m.first);
 
@@ -524,8 +527,10 @@ int main(int argc, char** argv) {
     dev = open_device(ordinal);
     const bool any_zero_copy = selected("zero-copy") || selected("zero-copy-read") ||
                                selected("zero-copy-write") || selected("host-read-under-zero-copy");
-    const bool any_copy = selected("copy-engines") || selected("copy-h2d") || selected("copy-d2h");
-    const bool any_host = selected("host-read") || selected("host-read-under-zero-copy");
+    const bool any_copy = selected("copy-engines") || selected("copy-h2d") || selected("copy-d2h") ||
+                          selected("host-read-under-copy-engines");
+    const bool any_host = selected("host-read") || selected("host-read-under-zero-copy") ||
+                          selected("host-read-under-copy-engines");
     // The copies use the zero-copy rig's pinned buffers as their host side: pinned is pinned.
     std::optional<zero_copy_rig> zc;
     if (any_zero_copy || any_copy) zc.emplace(dev, buffer_bytes);
@@ -565,6 +570,20 @@ int main(int argc, char** argv) {
           record(name, what_of(name), r.bytes, r.seconds);
           record("zero-copy-under-host-read",
                  "the zero-copy kernel's rate while host-read-under-zero-copy reads", bytes, kernel_seconds);
+        }
+        if (name == "host-read-under-copy-engines") {
+          // The copies are issued and timed (by their events) on this thread once the readers run; the
+          // readers go round their parts until the copies end: a bridged stream's engines and its sink's
+          // reads of the delivered frames share host memory the same way.
+          double copy_seconds = 0;
+          const host_read_run r =
+              host_read(*host_buf, threads, nullptr, [&] { copy_seconds = copies->run(bytes, true, true); });
+          record(name, what_of(name), r.bytes, r.seconds);
+          record(
+              "copy-engines-under-host-read",
+              "the copy engines' rate (both ways, one direction's bytes) while host-read-under-copy-engines "
+              "reads",
+              bytes, copy_seconds);
         }
       }
     }

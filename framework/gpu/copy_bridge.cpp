@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cstddef>
-#include <cstring>
 #include <deque>
 
 #include "framework/backoff.hpp"
@@ -17,7 +16,7 @@ namespace {
 /// not held back behind the last (4 MiB takes ~80 µs on the link).
 constexpr std::uint64_t max_run_bytes = 4 * 1024 * 1024;
 /// A run smaller than this waits while it still grows: each run costs the engines a fixed few µs besides
-/// its bytes (its slots' and seq words' copies, the gap between copies), which 64 KiB-frame runs issued
+/// its bytes (its seq words' copy, the gap between copies), which 64 KiB-frame runs issued
 /// as soon as they were published paid ~13 times per MiB (measured on the H100: 24.5 GB/s against 39.7
 /// for 4 MiB copies). A run that stopped growing goes after run_linger, so a slow stream's frames are
 /// held only that long.
@@ -25,7 +24,9 @@ constexpr std::uint64_t min_run_bytes = 1024 * 1024;
 /// How long a run below min_run_bytes that stopped growing still waits for more (a 64 KiB frame is
 /// published every ~1.6 µs at 40 GB/s: one look finds the run unchanged too often).
 constexpr auto run_linger = std::chrono::microseconds(5);
-/// Streams per bridged topic, used in turn: one run's small copies overlap another's frames.
+/// Streams per bridged topic, used in turn: one run's small copies overlap another's frames. Measured at
+/// 64 KiB frames both ways (H100, 2026-11-23): 1 stream 32.9 GB/s, 4 streams 35.8, 8 37.0 with a slot copy
+/// per run; without it 4 streams 39.2 and 8 37.4.
 constexpr std::size_t streams_per_route = 4;
 /// Copies a to-host route has in flight at once (each waits for its event before its frames are published).
 constexpr std::size_t max_copies_in_flight = 64;
@@ -38,7 +39,7 @@ constexpr backoff_policy idle_wait{.spins = 4096, .yields = 4096, .first_sleep_u
 /// costs a few µs of CUDA calls and engine gaps besides its bytes; one per frame was the bridge's pace at
 /// 64 KiB frames, so small batches wait for company, but never longer than the linger.
 struct batch_gate {
-  std::uint64_t seen = 0;  ///< the batch's length at the last look
+  std::uint64_t seen = 0;                       ///< the batch's length at the last look
   std::chrono::steady_clock::time_point since;  ///< when it last grew
 
   bool ready(std::uint64_t count, std::uint64_t bytes, std::uint64_t min_bytes, bool can_grow) {
@@ -61,13 +62,9 @@ struct batch_gate {
 struct copy_bridge::lane {
   std::size_t topic = 0;
   bool to_device = false;
-  topic_view host{};                       ///< the topic's own view: its host replica and index
-  std::vector<std::uint32_t> host_groups;  ///< to the host: the subscriber groups on the CPU
-  device_buffer<std::byte> frames;         ///< the device replica, frame for frame
-  device_buffer<index_slot> slots;         ///< the device replica of the offset-index slots
-  /// The slots on their way (the host's index is managed memory, which the copy engines do not stream
-  /// from: a copy from or to it is staged by the driver): copied here by the thread, then by the engines.
-  pinned_buffer<index_slot> slot_staging;
+  topic_view host{};                        ///< the topic's own view: its host replica and index
+  std::vector<std::uint32_t> host_groups;   ///< to the host: the subscriber groups on the CPU
+  device_buffer<std::byte> frames;          ///< the device replica, frame for frame
   device_buffer<std::uint64_t> device_seq;  ///< to the device: the seq words the kernel polls
   device_buffer<padded_word> device_end;    ///< to the device: the end of stream the kernel reads
   /// To the device: the values copied into device_seq (offset + 1 per slot), then the end at [capacity];
@@ -86,7 +83,8 @@ struct copy_bridge::lane {
   /// before the bridge carried it, so each look only reads the offsets published since the last.
   struct run_scan {
     std::uint64_t count = 0;
-    std::uint64_t copy_bytes = 0;  ///< to the device: the frame bytes to copy (a short last frame counts short)
+    std::uint64_t copy_bytes =
+        0;  ///< to the device: the frame bytes to copy (a short last frame counts short)
     std::uint32_t first_frame = no_frame;
     bool void_run = false;
     bool closed = false;  ///< it cannot grow: the ring wraps, max_run_bytes, or the next frame breaks it
@@ -128,8 +126,6 @@ copy_bridge::copy_bridge(const std::vector<topic>& topics, std::vector<route> ro
     l->host = t.view();
     l->min_batch_bytes = std::min(min_run_bytes, t.config().frame_bytes * capacity / 4);
     l->frames = device_buffer<std::byte>(device_bytes(t.config()));
-    l->slots = device_buffer<index_slot>(capacity);
-    l->slot_staging = pinned_buffer<index_slot>(capacity);
     if (r.to_device) {
       l->device_seq = device_buffer<std::uint64_t>(capacity);
       l->device_end = device_buffer<padded_word>(1);
@@ -162,7 +158,6 @@ topic_view copy_bridge::kernel_view(std::size_t topic) const {
     if (l->topic == topic) {
       topic_view v = l->host;
       v.frames = l->frames.get();
-      v.slots = l->slots.get();
       if (l->to_device) {
         v.bridge_seq = l->device_seq.get();
         v.end_offset = l->device_end.get();
@@ -193,7 +188,6 @@ void copy_bridge::leak() noexcept {
   stop();
   for (auto& l : lanes_) {
     l->frames.leak();
-    l->slots.leak();
     l->device_seq.leak();
     l->device_end.leak();
     l->pinned_seq.leak();
@@ -231,9 +225,8 @@ void copy_bridge::loop() {
         l->worked = false;
         progress |= l->to_device ? step_to_device(*l) : step_to_host(*l);
         if (l->worked)
-          l->busy_ns.fetch_add(static_cast<std::uint64_t>(std::chrono::nanoseconds(
-                                                              std::chrono::steady_clock::now() - look)
-                                                              .count()),
+          l->busy_ns.fetch_add(static_cast<std::uint64_t>(
+                                   std::chrono::nanoseconds(std::chrono::steady_clock::now() - look).count()),
                                std::memory_order_relaxed);
         all_done = all_done && l->done;
       }
@@ -256,7 +249,7 @@ void copy_bridge::loop() {
 bool copy_bridge::step_to_device(lane& l) {
   const topic_view& v = l.host;
   // The run: published offsets from `next`, all void or with consecutive heap frames, not past the slot
-  // ring's wrap (its slots and seq words are then contiguous), at most max_run_bytes.
+  // ring's wrap (its seq words are then contiguous), at most max_run_bytes.
   lane::run_scan& r = l.scan;
   while (!r.closed) {
     const std::uint64_t o = l.next + r.count;
@@ -306,16 +299,13 @@ bool copy_bridge::step_to_device(lane& l) {
     XF_CUDA_TRY(
         cudaMemcpyAsync(l.frames.get() + at, v.frames + at, copy_bytes, cudaMemcpyHostToDevice, stream));
   const std::uint32_t first_slot = v.slot_of(l.next);
-  std::memcpy(l.slot_staging.get() + first_slot, v.slots + first_slot, count * sizeof(index_slot));
-  XF_CUDA_TRY(cudaMemcpyAsync(l.slots.get() + first_slot, l.slot_staging.get() + first_slot,
-                              count * sizeof(index_slot), cudaMemcpyHostToDevice, stream));
   // The flag after the data: the same stream starts this copy once the copies above have completed. A
   // staging word is rewritten only for offset + capacity, which its publisher publishes only after the
   // GPU released `offset`, i.e. after the kernel read the word this copy writes.
   for (std::uint64_t k = 0; k < count; ++k) l.pinned_seq.get()[first_slot + k] = l.next + k + 1;
   XF_CUDA_TRY(cudaMemcpyAsync(l.device_seq.get() + first_slot, l.pinned_seq.get() + first_slot,
                               count * sizeof(std::uint64_t), cudaMemcpyHostToDevice, stream));
-  l.called(copy_bytes != 0 ? 3 : 2);
+  l.called(copy_bytes != 0 ? 2 : 1);
   l.next += count;
   l.copies.fetch_add(copy_bytes != 0 ? 1 : 0, std::memory_order_relaxed);
   l.bytes.fetch_add(copy_bytes, std::memory_order_relaxed);
@@ -334,17 +324,10 @@ bool copy_bridge::step_to_host(lane& l) {
     if (status == cudaErrorNotReady) break;
     XF_CUDA_TRY(status);
     l.worked = true;
-    for (std::uint64_t k = 0; k < c.count; ++k) {
-      const std::uint32_t s = v.slot_of(c.first + k);
-      index_slot& slot = v.slots[s];
-      const index_slot& copied = l.slot_staging.get()[s];
-      slot.bytes = copied.bytes;
-      slot.tag = copied.tag;
-      slot.frame = copied.frame;
-      slot.flags = copied.flags;
-      slot.born_ns = copied.born_ns;
-      store_release(slot.seq, c.first + k + 1);
-    }
+    // The kernel wrote the slots' fields into the host index itself, ordered before its seq words by
+    // its publish fence; the frames are here now, so the host's seq words can say so.
+    for (std::uint64_t k = 0; k < c.count; ++k)
+      store_release(v.slots[v.slot_of(c.first + k)].seq, c.first + k + 1);
     l.delivered = c.first + c.count;
     l.in_flight.pop_front();
     progress = true;
@@ -374,11 +357,8 @@ bool copy_bridge::step_to_host(lane& l) {
   const std::uint64_t copy_bytes = count * v.frame_bytes;
   XF_CUDA_TRY(
       cudaMemcpyAsync(v.frames + at, l.frames.get() + at, copy_bytes, cudaMemcpyDeviceToHost, stream));
-  // The slots, into staging: the thread fills the host's slots from there once the event completed.
-  XF_CUDA_TRY(cudaMemcpyAsync(l.slot_staging.get() + first_slot, l.slots.get() + first_slot,
-                              count * sizeof(index_slot), cudaMemcpyDeviceToHost, stream));
   XF_CUDA_TRY(cudaEventRecord(l.events[l.next_event].get(), stream));
-  l.called(3);
+  l.called(2);
   l.in_flight.push_back({l.next, count, l.next_event});
   l.next_event = (l.next_event + 1) % l.events.size();
   l.next += count;
@@ -404,8 +384,7 @@ bool copy_bridge::mirror_releases(lane& l) {
     l.release_closed = v.slot_of(o + 1) == 0;
   }
   const std::uint64_t count = l.release_scan;
-  if (count == 0 ||
-      !l.release_gate.ready(count, count * v.frame_bytes, l.min_batch_bytes, !l.release_closed))
+  if (count == 0 || !l.release_gate.ready(count, count * v.frame_bytes, l.min_batch_bytes, !l.release_closed))
     return false;
   const std::uint32_t first_slot = v.slot_of(l.released);
   for (std::uint32_t g : l.host_groups) {

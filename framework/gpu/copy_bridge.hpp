@@ -3,20 +3,24 @@
 // the H100 machine, while its two copy engines move ~47 GB/s both ways at once (HARDWARE.md, DESIGN.md §6).
 //
 // A bridged topic keeps its host replica exactly as before (CPU publishers and subscribers use it
-// unchanged) and gets a replica in device memory of everything the kernel touches on the hot path — the
-// frames, the offset-index slots, and the words it polls — so the kernel never reads host memory while
-// it streams. (Measured on the H100: with the kernel still polling host words, its PCIe reads throttled
-// the copy engines to 2–5 GB/s at 264 blocks; 16 blocks streamed 33 GB/s.) One host thread moves data
+// unchanged) and gets a replica in device memory of its frames and of the words the kernel polls, so the
+// kernel never polls host memory while it streams. (Measured on the H100: with the kernel still polling
+// host words, its PCIe reads throttled the copy engines to 2–5 GB/s at 264 blocks; 16 blocks streamed
+// 33 GB/s.) The offset index's slots are not copied: the kernel reads an input slot's fields, and writes
+// an output slot's, in the host index itself — one access per frame, not a poll — because each copy costs
+// the engines a few µs besides its bytes (copy-engines both ways, one stream each: 48 GB/s in 4 MiB
+// chunks, 42 in 1 MiB, 28 in 256 KiB), and a slot copy per run was a third of the bridge's copies
+// (64 KiB frames both ways: 36.2 → 39.2 GB/s without them, H100, 2026-11-23). One host thread moves data
 // between the replicas with cudaMemcpyAsync, streams per topic so both directions run at once, and
 // carries each publish and release across without a kernel launch:
 //  - to the device (CPU publishers, GPU subscribers): a run of consecutive published frames is copied in
-//    one go, then the run's slots, then its seq words from pinned staging, all on one stream: the stream
-//    orders the flag after the data (BigKernel's trick). The end of stream follows the last seq word.
-//    The kernel's releases go straight to the host's release words (remote stores, never read back).
-//  - to the host (GPU publishers, CPU subscribers): the kernel writes frames and slots in device memory
-//    and publishes into pinned seq words; the thread copies each run's frames and slots out and stores
-//    the host seq words once the copy's event has completed. The CPU groups' releases are copied into
-//    the device's release words, which the kernel checks before it reuses a slot.
+//    one go, then its seq words from pinned staging, on one stream: the stream orders the flag after the
+//    data (BigKernel's trick). The end of stream follows the last seq word. The kernel's releases go
+//    straight to the host's release words (remote stores, never read back).
+//  - to the host (GPU publishers, CPU subscribers): the kernel writes frames in device memory and the
+//    slots' fields in the host index, and publishes into pinned seq words; the thread copies each run's
+//    frames out and stores the host seq words once the copy's event has completed. The CPU groups'
+//    releases are copied into the device's release words, which the kernel checks before it reuses a slot.
 // A run is every published offset in a row whose heap frames are consecutive (to the host: always, the
 // kernel's frame is its slot), up to max_run_bytes: the more the bridge falls behind, the larger its
 // copies, so per-copy costs never set the pace. The topic's slot protocol already guarantees that no
@@ -45,8 +49,8 @@ struct bridge_counters {
   std::uint64_t copies = 0;  ///< cudaMemcpyAsync calls for frames
   std::uint64_t bytes = 0;   ///< frame bytes copied
   std::uint64_t frames = 0;  ///< offsets carried across (void ones included)
-  /// Every CUDA call the thread made for this topic (copies of frames, slots, seq and release words,
-  /// events): with `busy_ns`, what each batch costs the thread.
+  /// Every CUDA call the thread made for this topic (copies of frames, seq and release words, events and
+  /// their polls): with `busy_ns`, what each batch costs the thread.
   std::uint64_t cuda_calls = 0;
   /// Time the thread spent on looks at this topic that moved something (issued copies, published frames,
   /// mirrored releases): next to the stream's duration it says whether the one thread sets the pace.
@@ -60,8 +64,8 @@ class copy_bridge {
     bool to_device;     ///< CPU publishers → GPU subscribers; else GPU publishers → CPU subscribers
   };
 
-  /// Allocates each routed topic's device replica (cudaMalloc: capacity × frame bytes), seq words and
-  /// stream. `topics` must outlive the bridge. Throws cuda_error.
+  /// Allocates each routed topic's device replica (cudaMalloc: capacity × frame bytes), seq or release
+  /// words and streams. `topics` must outlive the bridge. Throws cuda_error.
   copy_bridge(const std::vector<topic>& topics, std::vector<route> routes);
   ~copy_bridge();
   copy_bridge(const copy_bridge&) = delete;
@@ -72,7 +76,8 @@ class copy_bridge {
     return config.frame_bytes * config.capacity;
   }
 
-  /// The view the kernel gets of `topic`: frames in the device replica, seq words the bridge's.
+  /// The view the kernel gets of `topic`: frames in the device replica, seq words the bridge's, slots the
+  /// host index's.
   /// `topic` must be routed.
   topic_view kernel_view(std::size_t topic) const;
   bool routes(std::size_t topic) const;

@@ -104,6 +104,7 @@ device_capabilities fake_gpu(std::optional<std::type_index> excluded = std::null
 TEST_CASE("plan.device_executor_sizes_the_grid_from_occupancy") {
   auto spec = three_gpu_ops(8);
   spec.runtime.blocks = 0;
+  for (auto& t : spec.topics) t.transfer = transfer_mode::mapped;  // staging is what mapped topics get
   plan_options options;
   options.device = fake_gpu();
   const plan p = make_plan(spec, registry(), options);
@@ -193,6 +194,23 @@ TEST_CASE("plan.copy_engines_carry_large_frames_across_pcie") {
     const plan p = make_plan(spec, registry(), options);
     for (const auto& t : p.topics) CHECK_FALSE(t.dma);
     CHECK(op_named(p, "g1").stage);
+  }
+  SUBCASE("auto with mid-sized frames: dma in a deep ring, mapped in a latency-sized one") {
+    for (auto& t : spec.topics) t.frame_bytes = 64 * 1024;
+    spec.topics[0].capacity = dma_auto_min_capacity;
+    spec.topics[3].capacity = dma_auto_min_capacity - 1;
+    const plan p = make_plan(spec, registry(), options);
+    CHECK(topic(p, "t0").dma);
+    CHECK_FALSE(topic(p, "t3").dma);
+    CHECK_FALSE(op_named(p, "g1").stage);
+    CHECK(op_named(p, "g3").stage_output);
+  }
+  SUBCASE("auto with large frames: dma whatever the ring") {
+    for (auto& t : spec.topics) t.frame_bytes = dma_auto_large_frame_bytes;
+    for (auto& t : spec.topics) t.capacity = 2;
+    const plan p = make_plan(spec, registry(), options);
+    CHECK(topic(p, "t0").dma);
+    CHECK(topic(p, "t3").dma);
   }
   SUBCASE("dma and mapped are obeyed at any frame size") {
     for (auto& t : spec.topics) t.frame_bytes = 16 * 1024;
