@@ -77,7 +77,8 @@ TEST_CASE("gpu.every_topology_runs_verified_on_the_device" * doctest::skip(no_gp
       // Again with every topic crossing by the kernel's own loads and stores: `transfer: auto` gives these
       // topologies' deep 64 KiB rings to the copy engines, so this is the path they would not take.
       std::vector<std::string> mapped{"--set", "operators.source.params.total_bytes=256MiB"};
-      for (const auto& t : parse_json(as_written)["topics"])
+      const auto doc = parse_json(as_written);  // named: a range-for over a temporary's member dangles
+      for (const auto& t : doc["topics"])
         mapped.insert(mapped.end(), {"--set", "topics." + t["name"].get<std::string>() + ".transfer=mapped"});
       INFO("transfer mapped");
       check_verified_on_device(run_process(device_run(file, mapped), std::chrono::minutes(2)));
