@@ -185,9 +185,26 @@ plan make_plan(const topology_spec& spec, const operator_registry& registry, con
   // scratch.
   if (p.executor == resolved_executor::device) {
     auto on_gpu = [&](std::size_t op) { return p.operators[op].in_kernel; };
+    // `transfer: auto` keeps frames below 1 MiB mapped when a CPU operator relays frames between GPU
+    // operators (it subscribes and publishes, and one of its topics is a GPU operator's: C(GC)n). Such a
+    // pipeline is bound by its CPU stages, and the copy bridge's thread takes a core from them: measured
+    // on the H100 at 64 KiB (one instance, 2026-11-23), C(GC)2 12.6 / 11.9 GB/s with the copy engines
+    // against 14.1 / 14.3 mapped, C(GC)3 9.2 / 9.4 against 11.1 / 10.8 — while C(G)1C gained (38.9 / 39.9
+    // against 37.4 / 38.8 at 64 / 256 KiB). Mixing both paths in one stream is slower than either (27–29).
+    auto touches_gpu = [&](const planned_topic& t) {
+      return std::any_of(t.publishers.begin(), t.publishers.end(), on_gpu) ||
+             std::any_of(t.subscribers.begin(), t.subscribers.end(), on_gpu);
+    };
+    const bool cpu_relay =
+        std::any_of(p.operators.begin(), p.operators.end(), [&](const planned_operator& po) {
+          if (po.in_kernel || po.inputs.empty() || po.outputs.empty()) return false;
+          auto gpu_topic = [&](std::size_t t) { return touches_gpu(p.topics[t]); };
+          return std::any_of(po.inputs.begin(), po.inputs.end(), gpu_topic) ||
+                 std::any_of(po.outputs.begin(), po.outputs.end(), gpu_topic);
+        });
     // Topics the copy engines carry across PCIe: every publisher on one side and some subscriber group on
     // the other, frames placed by the coherence policy (the `naive` frames layer is the ablation's
-    // baseline: plain managed memory, nothing else), and transfer dma or auto with large frames.
+    // baseline: plain managed memory, nothing else), and transfer dma, or auto as above.
     for (planned_topic& t : p.topics) {
       if (t.publishers.empty()) continue;
       const bool gpu_publishers = std::all_of(t.publishers.begin(), t.publishers.end(), on_gpu);
@@ -197,8 +214,9 @@ plan make_plan(const topology_spec& spec, const operator_registry& registry, con
       const transfer_mode mode = t.spec->transfer;
       t.dma = (gpu_publishers || cpu_publishers) && crosses &&
               spec.runtime.coherence.frames == frames_policy::placed &&
-              (mode == transfer_mode::dma || (mode == transfer_mode::automatic &&
-                                              transfer_auto_uses_dma(t.spec->frame_bytes, t.spec->capacity)));
+              (mode == transfer_mode::dma ||
+               (mode == transfer_mode::automatic &&
+                transfer_auto_uses_dma(t.spec->frame_bytes, t.spec->capacity, cpu_relay)));
       t.dma_to_device = t.dma && cpu_publishers;
     }
     for (std::size_t k : p.kernel_operators) {

@@ -75,8 +75,9 @@ inline constexpr std::uint64_t kernel_part_bytes = 256 * 1024;
 /// round (at most one per warp, and no more in all blocks than the input topic has in flight).
 inline constexpr std::uint64_t kernel_round_bytes = 64 * 1024;
 /// `transfer: auto` moves a topic's frames with the copy engines (transfer_mode::dma) when they are at
-/// least dma_auto_min_frame_bytes and its ring holds at least dma_auto_min_capacity of them, or when they
-/// are at least dma_auto_large_frame_bytes; otherwise by the kernel's own loads and stores over PCIe
+/// least dma_auto_large_frame_bytes, or at least dma_auto_min_frame_bytes in a ring of at least
+/// dma_auto_min_capacity in a topology without CPU relays (`cpu_relay`: a CPU operator between GPU
+/// operators; plan.cpp has the measurements); otherwise by the kernel's own loads and stores over PCIe
 /// (mapped). Measured on the H100 (C(G)1C scale, 4 GiB, 2026-11-23, capacity 64 … 4096), with the bridge
 /// that copies frames only (the kernel reads and writes the host index itself), dma / mapped GB/s on
 /// one instance: 64 KiB 36.0 / 34.4, 256 KiB 37.8 / 35.8, 1 MiB 37.2 / 36.3, 4 MiB 39.1 / 34.8; at 16 KiB
@@ -86,9 +87,9 @@ inline constexpr std::uint64_t kernel_round_bytes = 64 * 1024;
 inline constexpr std::uint64_t dma_auto_min_frame_bytes = 64 * 1024;
 inline constexpr std::uint32_t dma_auto_min_capacity = 16;
 inline constexpr std::uint64_t dma_auto_large_frame_bytes = 1024 * 1024;
-constexpr bool transfer_auto_uses_dma(std::uint64_t frame_bytes, std::uint32_t capacity) {
+constexpr bool transfer_auto_uses_dma(std::uint64_t frame_bytes, std::uint32_t capacity, bool cpu_relay) {
   return frame_bytes >= dma_auto_large_frame_bytes ||
-         (frame_bytes >= dma_auto_min_frame_bytes && capacity >= dma_auto_min_capacity);
+         (!cpu_relay && frame_bytes >= dma_auto_min_frame_bytes && capacity >= dma_auto_min_capacity);
 }
 /// Default kernel blocks per SM when runtime.blocks is 0 (fewer when occupancy allows fewer). Measured on
 /// the H100 (pingpong, capacity 1024, 8 warps per block): 2 per SM streamed 35.1 GB/s at 16 KiB frames

@@ -31,8 +31,8 @@ constexpr std::string_view name_of(frame_layout l) {
 ///   lowest latency, but one pass over host memory reading and writing tops out near 40 GB/s;
 /// - dma: the frames get a replica in device memory and the copy engines move them (copy_bridge.hpp),
 ///   both directions at once, with no kernel launch and no per-frame synchronisation;
-/// - auto: dma for frames of 64 KiB and more in a ring of 16 or more, and for frames of 1 MiB and more;
-///   mapped otherwise (transfer_auto_uses_dma in plan.hpp has the measurements).
+/// - auto: dma for frames of 1 MiB and more, and of 64 KiB and more in a ring of 16 or more when no CPU
+///   operator sits between GPU operators; mapped otherwise (transfer_auto_uses_dma in plan.hpp).
 /// Topics that stay on one side ignore it.
 enum class transfer_mode : std::uint8_t { automatic, mapped, dma };
 constexpr std::string_view name_of(transfer_mode t) {

@@ -205,6 +205,20 @@ TEST_CASE("plan.copy_engines_carry_large_frames_across_pcie") {
     CHECK_FALSE(op_named(p, "g1").stage);
     CHECK(op_named(p, "g3").stage_output);
   }
+  SUBCASE("auto with mid-sized frames and a CPU stage between GPU stages: mapped, large frames dma") {
+    topology_builder b("relay");
+    for (const char* t : {"t0", "t1", "t2", "t3"}) b.topic(t);  // 64 KiB frames, capacity 64
+    b.link({}, op("source", "sequence_source"), {"t0"});
+    b.link({"t0"}, op("g1", "scale").on(placement::gpu), {"t1"});
+    b.link({"t1"}, op("c1", "scale").on(placement::cpu), {"t2"});
+    b.link({"t2"}, op("g2", "scale").on(placement::gpu), {"t3"});
+    b.link({"t3"}, op("sink", "null_sink"), {});
+    auto relay = b.build();
+    validate_topology(relay, registry());
+    for (const auto& t : make_plan(relay, registry(), options).topics) CHECK_FALSE(t.dma);
+    for (auto& t : relay.topics) t.frame_bytes = dma_auto_large_frame_bytes;
+    for (const auto& t : make_plan(relay, registry(), options).topics) CHECK(t.dma);
+  }
   SUBCASE("auto with large frames: dma whatever the ring") {
     for (auto& t : spec.topics) t.frame_bytes = dma_auto_large_frame_bytes;
     for (auto& t : spec.topics) t.capacity = 2;
