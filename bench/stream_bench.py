@@ -1698,6 +1698,11 @@ def check_targets(res: Results, ceilings: dict[str, list[dict]] | None = None) -
     also say what the machine allowed, and a line per size sets xeflow against the zero-copy ceiling."""
     zero_copy = ceiling_gbps(ceilings or {}, "zero-copy")
     copy_engines = ceiling_gbps(ceilings or {}, "copy-engines")
+    # A verifying sink reads every delivered byte from host memory while the stream crosses PCIe: the
+    # ceilings measured under that load are the ones a verified stream can reach (older ceiling files lack
+    # them; the unloaded ones stand in).
+    zero_copy_loaded = ceiling_gbps(ceilings or {}, "zero-copy-under-host-read")
+    copy_engines_loaded = ceiling_gbps(ceilings or {}, "copy-engines-under-host-read")
     shape, n, op = "g", 1, "scale"
     targets: list[dict] = []
 
@@ -1722,13 +1727,19 @@ def check_targets(res: Results, ceilings: dict[str, list[dict]] | None = None) -
         bound = ""
         if zero_copy is not None:
             bound = f"; bare zero-copy kernel on the same machine {zero_copy:.2f}, copy engines both ways {fmt_num(copy_engines)}"
+            if copy_engines_loaded is not None:
+                bound += f" ({fmt_num(copy_engines_loaded)} under host reads)"
         add(f"C(G)1C scale {format_size(size)} >= 39 GB/s", None if g is None else g >= 39,
             f"{fmt_num(g)} GB/s{bound}")
         # Against the ceiling of the path the frames took: the kernel's own loads and stores (mapped), or the
-        # copy engines both ways (dma).
+        # copy engines both ways (dma), each while CPU threads read host memory as the sink does.
         dma = transfer_of(res.get(XEFLOW, shape, n, op, size)) == "dma"
-        path, ceiling = ("the copy engines both ways", copy_engines) if dma else \
-            ("a bare zero-copy kernel", zero_copy)
+        if dma:
+            path, ceiling = ("the copy engines both ways under host reads", copy_engines_loaded) \
+                if copy_engines_loaded is not None else ("the copy engines both ways", copy_engines)
+        else:
+            path, ceiling = ("a bare zero-copy kernel under host reads", zero_copy_loaded) \
+                if zero_copy_loaded is not None else ("a bare zero-copy kernel", zero_copy)
         if ceiling is not None:
             add(f"C(G)1C scale {format_size(size)} >= 95% of {path} (same machine)",
                 None if g is None else g >= 0.95 * ceiling,
@@ -1766,7 +1777,7 @@ def print_targets(targets: list[dict], metric: str) -> None:
     """Prints PASS/FAIL per target."""
     print(f"\nTargets (xeflow GB/s: {metric} metric)")
     for t in targets:
-        print(f"  {t['result']:<8}{t['target']:<72}{t['measured']}")
+        print(f"  {t['result']:<8}{t['target']:<84}{t['measured']}")
 
 
 def merged_meta(metas: list[dict]) -> dict:

@@ -56,6 +56,8 @@ class map_reference final : public frame_reference {
   /// pass_through). A map that depends on the offset (apps/custom_operator's xor_mask) breaks it, and
   /// must not be verified by a consumer that trusts period() (verify_sink's checksum mode).
   std::uint64_t period() const override { return upstream_->period(); }
+  /// A map has a frame wherever its input has one.
+  std::optional<std::uint64_t> frame_count() const override { return upstream_->frame_count(); }
 
  private:
   const frame_reference* upstream_;

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <future>
 #include <stdexcept>
 #include <thread>
 
@@ -76,23 +77,33 @@ void verify_sink::setup_checksum_cache(std::uint32_t threads) {
   if (entries == 0) return;
   // The period is the chain's claim (map_reference assumes content-only maps): check it once where it
   // can be checked, so an offset-dependent map falls back to replaying rather than failing good frames.
-  if (!reference_end_ || period + 1 < *reference_end_) {
+  // These replays (two for the check, one for the stream's last frame) run at once: each is a whole
+  // chain's compute.
+  auto checksum_at = [this](std::uint64_t offset) {
     std::vector<std::byte> buffer(frame_bytes_);
-    auto checksum_at = [&](std::uint64_t offset) {
-      frame_out out{buffer.data(), frame_bytes_, 0, element_};
-      if (!reference_->expected(offset, out)) return std::optional<std::uint64_t>{};
-      return std::optional<std::uint64_t>{frame_checksum(out.data, out.bytes)};
-    };
-    const std::optional<std::uint64_t> first = checksum_at(0);
-    if (!first || first != checksum_at(period)) return;
+    frame_out out{buffer.data(), frame_bytes_, 0, element_};
+    if (!reference_->expected(offset, out)) return std::optional<std::uint64_t>{};
+    return std::optional<std::uint64_t>{frame_checksum(out.data, out.bytes)};
+  };
+  std::future<std::optional<expected_sum>> last;
+  if (reference_end_ && *reference_end_ > 0)
+    last = std::async(std::launch::async, [this] {
+      thread_state state;
+      return replay_checksum(state, *reference_end_ - 1);
+    });
+  if (!reference_end_ || period + 1 < *reference_end_) {
+    auto first = std::async(std::launch::async, checksum_at, std::uint64_t{0});
+    const std::optional<std::uint64_t> repeat = checksum_at(period);
+    const std::optional<std::uint64_t> head = first.get();
+    if (!head || head != repeat) {
+      if (last.valid()) last.wait();  // its replay reads this object
+      return;
+    }
   }
   cache_period_ = period;
   cache_entries_ = entries;
   cache_ = std::make_unique<cached_checksum[]>(entries);
-  if (reference_end_ && *reference_end_ > 0) {
-    thread_state state;
-    last_sum_ = replay_checksum(state, *reference_end_ - 1);
-  }
+  if (last.valid()) last_sum_ = last.get();
   if (entries * frame_bytes_ > eager_cache_bytes) return;
   // Replay the period now, before any frame arrives: a compute-heavy chain (FMA-64 over 4 MiB frames)
   // would otherwise slow the first pass of the stream and hold back the whole pipeline.
@@ -120,6 +131,7 @@ void verify_sink::setup_checksum_cache(std::uint32_t threads) {
 }
 
 std::optional<std::uint64_t> verify_sink::find_reference_end() const {
+  if (const std::optional<std::uint64_t> count = reference_->frame_count()) return count;
   std::vector<std::byte> buffer(frame_bytes_);
   auto has_frame = [&](std::uint64_t offset) {
     frame_out out{buffer.data(), frame_bytes_, 0, element_};

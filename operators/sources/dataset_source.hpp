@@ -82,6 +82,7 @@ class dataset_source final : public generated_source, public frame_reference {
   bool expected(std::uint64_t offset, frame_out& out) const override;
   /// P: a full frame at o equals the full frame at o % P.
   std::uint64_t period() const override { return period_; }
+  std::optional<std::uint64_t> frame_count() const override { return geometry().frame_count(); }
 
  private:
   /// What one heap frame holds. Written only by the thread publishing into that frame.

@@ -241,12 +241,16 @@ TEST_CASE("operators.verify_sink_needs_a_reference") {
 namespace {
 
 /// Forwards to another reference, counting expected() calls; reports `period` instead of the inner one's
-/// when given (a chain whose period() is wrong, as an offset-dependent map would make it).
+/// when given (a chain whose period() is wrong, as an offset-dependent map would make it). Hides the
+/// inner frame_count() unless `forward_count` (so the sink searches for the end by replaying).
 class counting_reference final : public frame_reference {
  public:
   explicit counting_reference(const frame_reference& inner,
-                              std::optional<std::uint64_t> period = std::nullopt)
-      : inner_(inner), period_(period) {}
+                              std::optional<std::uint64_t> period = std::nullopt, bool forward_count = false)
+      : inner_(inner), period_(period), forward_count_(forward_count) {}
+  std::optional<std::uint64_t> frame_count() const override {
+    return forward_count_ ? inner_.frame_count() : std::nullopt;
+  }
   bool expected(std::uint64_t offset, frame_out& out) const override {
     calls.fetch_add(1, std::memory_order_relaxed);
     return inner_.expected(offset, out);
@@ -258,6 +262,7 @@ class counting_reference final : public frame_reference {
  private:
   const frame_reference& inner_;
   std::optional<std::uint64_t> period_;
+  bool forward_count_;
 };
 
 /// A checksum-mode verify sink over a dataset stream of `frames` frames of P = `period` (the last one
@@ -345,6 +350,34 @@ TEST_CASE("operators.verify_sink_checksum_replays_once_per_dataset_frame") {
   for (std::uint64_t o = 0; o < 50; ++o) f.feed(o);
   CHECK(f.stop().empty());
   CHECK(f.counting.calls.load() == 0);  // all of it was replayed at start
+}
+
+TEST_CASE("operators.verify_sink_start_skips_the_end_search_when_the_reference_knows_its_length") {
+  // 50 frames, the last one half a frame, P = 5.
+  constexpr std::uint64_t frames = 50, period = 5, frame_bytes = page_bytes;
+  dataset_source dataset(dataset_stream_params{frames * frame_bytes - frame_bytes / 2, 3, period});
+  dataset.on_start(source_setup(frame_bytes, element_type::u32));
+  CHECK(dataset.frame_count() == frames);
+  counting_reference knows(dataset, std::nullopt, /*forward_count=*/true);
+  verify_sink sink(verify_sink::params{"checksum"});
+  sink.on_start(sink_setup(frame_bytes, &knows, element_type::u32, 2));
+  // The period probe (offsets 0 and P), the P dataset frames and the short last frame: nothing else.
+  CHECK(knows.calls.load() == 2 + period + 1);
+  // The end is still exact: a missing last frame is lost, and one past the end is a stray.
+  for (std::uint64_t o = 0; o + 1 < frames; ++o) {
+    frame_buffer buffer(frame_bytes, element_type::u32);
+    frame_out out = buffer.out();
+    REQUIRE(dataset.expected(o, out));
+    sink.on_frame(o, frame_in{buffer.data(), out.bytes, element_type::u32});
+  }
+  std::string what;
+  try {
+    sink.on_stop();
+  } catch (const run_error& e) {
+    what = e.what();
+  }
+  CHECK(sink.counters().at("lost") == 1);
+  CHECK(contains(what, "offset 49"));
 }
 
 TEST_CASE("operators.verify_sink_checksum_counts_a_corrupt_frame") {
