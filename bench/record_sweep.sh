@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# One call of a recorded sweep on the device machine: builds COMMIT from `git archive` (so edits in the
+# working tree never leak into a recording), then runs part PART of `stream_bench.py plan` into $OUT.
+# The link ceilings are measured once per machine instance: on the call that had to build (a fresh
+# machine), since a warm machine keeps build-sweep-<commit>/ between calls.
+#
+#   bash bench/record_sweep.sh COMMIT PART BUDGET_MIN [stream_bench run options...]
+#   PART 0 = no --part (use with --skip-done DIR to finish what earlier parts left)
+set -euo pipefail
+commit=$(git rev-parse "$1") part=$2 budget=$3
+shift 3
+out=${OUT:?set OUT to the folder the results go to}
+tree=build-sweep-${commit:0:7}
+ceiling=off
+if [[ ! -x $tree/build/tools/xeflow-run ]]; then
+  rm -rf "$tree" && mkdir -p "$tree"
+  git archive "$commit" | tar -x -C "$tree"
+  (cd "$tree" && meson setup build -Dbuildtype=release >/dev/null && ninja -C build >/dev/null)
+  ceiling=on
+fi
+tag=part$part
+selection=(--part "$part")
+if [[ $part == 0 ]]; then tag=rest; selection=(); fi
+tag=${TAG:-$tag}
+root=$PWD
+cd "$tree"
+# --skip-done paths given relative to the repository root still resolve from the archive's tree.
+args=()
+for a in "$@"; do
+  if [[ -e $root/$a && ! -e $a ]]; then args+=("$root/$a"); else args+=("$a"); fi
+done
+exec python3 bench/stream_bench.py run --build build --out "$out" --no-steady "${selection[@]}" \
+  --tag "$tag" --time-budget "$budget" --ceiling "$ceiling" --commit "$commit" "${args[@]}"
