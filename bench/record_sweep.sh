@@ -2,7 +2,9 @@
 # One call of a recorded sweep on the device machine: builds COMMIT from `git archive` (so edits in the
 # working tree never leak into a recording), then runs part PART of `stream_bench.py plan` into $OUT.
 # The link ceilings are measured once per machine instance: on the call that had to build (a fresh
-# machine), since a warm machine keeps build-sweep-<commit>/ between calls.
+# machine), since a warm machine keeps build-sweep-<commit>/ between calls. The run writes into a scratch
+# folder (its generated topologies are many files, and each is kept inside the sweep's JSON anyway) and
+# only the JSON files are copied to $OUT, also when the run fails or is interrupted.
 #
 #   bash bench/record_sweep.sh COMMIT PART BUDGET_MIN [stream_bench run options...]
 #   PART 0 = no --part (use with --skip-done DIR to finish what earlier parts left)
@@ -29,5 +31,8 @@ args=()
 for a in "$@"; do
   if [[ -e $root/$a && ! -e $a ]]; then args+=("$root/$a"); else args+=("$a"); fi
 done
-exec python3 bench/stream_bench.py run --build build --out "$out" --no-steady "${selection[@]}" \
+scratch=$PWD/results-$tag
+rm -rf "$scratch"
+trap 'cp "$scratch"/*.json "$out"/ 2>/dev/null || true' EXIT
+python3 bench/stream_bench.py run --build build --out "$scratch" --no-steady "${selection[@]}" \
   --tag "$tag" --time-budget "$budget" --ceiling "$ceiling" --commit "$commit" "${args[@]}"
