@@ -86,6 +86,10 @@ runtime_builder& runtime_builder::partition(partition_policy p) {
   spec_->partition = p;
   return *this;
 }
+runtime_builder& runtime_builder::tuning(tuning_spec t) {
+  spec_->tuning = t;
+  return *this;
+}
 runtime_builder& runtime_builder::coherence(coherence_spec c) {
   spec_->coherence = c;
   return *this;

@@ -61,6 +61,7 @@ class runtime_builder {
   runtime_builder& blocks(std::uint32_t count);
   runtime_builder& warps_per_block(std::uint32_t count);
   runtime_builder& partition(partition_policy p);
+  runtime_builder& tuning(tuning_spec t);
   runtime_builder& coherence(coherence_spec c);
   runtime_builder& watchdog_ms(std::uint32_t ms);
 

@@ -45,11 +45,43 @@ constexpr std::string_view name_of(executor_kind e) {
   return e == executor_kind::automatic ? "auto" : e == executor_kind::device ? "device" : "host";
 }
 
-/// How a block's warps are split among the GPU operators each round.
-enum class partition_policy : std::uint8_t { uniform, explicit_warps };
+/// How a block's warps are split among the GPU operators each round (DESIGN.md §5):
+/// - uniform: equal shares (the remainder to the first operators);
+/// - explicit: each GPU operator's `warps`;
+/// - auto: the device executor samples each operator's round time at several warp counts at the start
+///   of the run, fits its cost model and switches to the partition the models favour (warp_partition.hpp);
+/// - auto-online: auto, and again whenever the spread of the operators' round times moves away from the
+///   tuned one by more than `tuning.retune_spread_percent` for `tuning.retune_hold_ms`.
+/// The host executor has no warps to split: it runs every policy alike.
+enum class partition_policy : std::uint8_t { uniform, explicit_warps, auto_once, auto_online };
 constexpr std::string_view name_of(partition_policy p) {
-  return p == partition_policy::uniform ? "uniform" : "explicit";
+  switch (p) {
+    case partition_policy::uniform:
+      return "uniform";
+    case partition_policy::explicit_warps:
+      return "explicit";
+    case partition_policy::auto_once:
+      return "auto";
+    case partition_policy::auto_online:
+      return "auto-online";
+  }
+  return "?";
 }
+constexpr bool is_tuned(partition_policy p) {
+  return p == partition_policy::auto_once || p == partition_policy::auto_online;
+}
+
+/// Settings of the auto partitions (runtime.tuning).
+struct tuning_spec {
+  /// Work items whose round time is measured over the sampling schedule (the paper's Table 2 counts).
+  std::uint32_t samples = 3200;
+  /// auto-online: re-tune when max R_i / min R_i differs from its value right after tuning by more than
+  /// this percentage …
+  std::uint32_t retune_spread_percent = 25;
+  /// … for this long (a passing burst does not re-tune).
+  std::uint32_t retune_hold_ms = 100;
+  friend bool operator==(const tuning_spec&, const tuning_spec&) = default;
+};
 
 /// Coherence policy of each layer of the GPU executor's topics (DESIGN.md §3, the XeFlow paper's §4.2).
 /// Each layer's policy is switchable so the paper's ablation can be run; `naive` is plain managed memory
@@ -111,6 +143,7 @@ struct runtime_spec {
   std::uint32_t blocks = 0;           ///< 0: derived from the device (or host cores)
   std::uint32_t warps_per_block = 8;  ///< 1..32
   partition_policy partition = partition_policy::uniform;
+  tuning_spec tuning;  ///< used by partition auto and auto-online only
   coherence_spec coherence;
   /// GPU executor: a kernel block whose heartbeat stalls this long ends the run with a state dump.
   std::uint32_t watchdog_ms = 10000;

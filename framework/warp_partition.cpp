@@ -9,23 +9,37 @@
 namespace xf {
 namespace {
 
-/// What the operators' minimums leave to operator i at most.
+/// What operator i can get at most: its maximum, and what the others' minimums leave.
 std::vector<double> upper_bounds(std::span<const partition_operator> ops, std::uint32_t total_warps) {
-  std::uint64_t minimums = 0;
-  for (const partition_operator& op : ops) minimums += std::max<std::uint32_t>(op.min_warps, 1);
   if (ops.empty()) throw std::invalid_argument("no GPU operator to give warps to");
+  std::uint64_t minimums = 0, maximums = 0;
+  bool bounded = true;
+  for (const partition_operator& op : ops) {
+    minimums += std::max<std::uint32_t>(op.min_warps, 1);
+    maximums += op.max_warps;
+    bounded = bounded && op.max_warps != 0;
+  }
   if (minimums > total_warps)
     throw std::invalid_argument(std::to_string(ops.size()) + " operators need at least " +
                                 std::to_string(minimums) + " warps, the block has " +
                                 std::to_string(total_warps));
+  if (bounded && maximums < total_warps)
+    throw std::invalid_argument("the operators' maximums (" + std::to_string(maximums) + " warps) leave " +
+                                "some of the block's " + std::to_string(total_warps) + " warps unused");
   std::vector<double> hi;
-  for (const partition_operator& op : ops)
-    hi.push_back(static_cast<double>(total_warps - minimums + std::max<std::uint32_t>(op.min_warps, 1)));
+  for (const partition_operator& op : ops) {
+    std::uint64_t h = total_warps - minimums + std::max<std::uint32_t>(op.min_warps, 1);
+    if (op.max_warps != 0) h = std::min<std::uint64_t>(h, std::max(op.max_warps, op.min_warps));
+    hi.push_back(static_cast<double>(h));
+  }
   return hi;
 }
 
 std::uint32_t minimum(const partition_operator& op) {
   return std::max<std::uint32_t>(op.min_warps, 1);
+}
+std::uint32_t maximum(const partition_operator& op) {
+  return op.max_warps == 0 ? ~0u : std::max(op.max_warps, minimum(op));
 }
 
 /// Predicted round, then the sum of the operators' times: the order in which partitions are compared.
@@ -87,23 +101,23 @@ std::vector<double> equal_cost_shares(std::span<const partition_operator> ops, d
 
 std::vector<std::uint32_t> round_partition(std::span<const double> shares,
                                            std::span<const partition_operator> ops, std::uint32_t total_warps) {
-  upper_bounds(ops, total_warps);  // checks the minimums
+  upper_bounds(ops, total_warps);  // checks the minimums and maximums
   if (shares.size() != ops.size()) throw std::invalid_argument("one share per operator");
   std::vector<std::uint32_t> warps(ops.size());
   std::int64_t sum = 0;
   for (std::size_t i = 0; i < ops.size(); ++i) {
     const double s = std::isfinite(shares[i]) ? std::clamp(shares[i], 0.0, double(total_warps)) : 0.0;
-    warps[i] = std::max(minimum(ops[i]), static_cast<std::uint32_t>(std::floor(s)));
+    warps[i] = std::clamp(static_cast<std::uint32_t>(std::floor(s)), minimum(ops[i]), maximum(ops[i]));
     sum += warps[i];
   }
   // Largest remainder: add a warp where the share exceeds the integer most; take one back (from an
   // operator above its minimum) where the integer exceeds the share most.
   auto remainder = [&](std::size_t i) { return (std::isfinite(shares[i]) ? shares[i] : 0.0) - warps[i]; };
   while (sum < total_warps) {
-    std::size_t best = 0;
-    for (std::size_t i = 1; i < ops.size(); ++i)
-      if (remainder(i) > remainder(best)) best = i;
-    ++warps[best];
+    std::size_t best = ops.size();
+    for (std::size_t i = 0; i < ops.size(); ++i)
+      if (warps[i] < maximum(ops[i]) && (best == ops.size() || remainder(i) > remainder(best))) best = i;
+    ++warps[best];  // exists: the maximums reach the total
     ++sum;
   }
   while (sum > total_warps) {
@@ -161,7 +175,7 @@ partition_choice choose_partition(std::span<const partition_operator> ops, doubl
     for (std::size_t a = 0; a < ops.size(); ++a) {
       if (c.warps[a] <= minimum(ops[a])) continue;
       for (std::size_t b = 0; b < ops.size(); ++b) {
-        if (b == a) continue;
+        if (b == a || c.warps[b] >= maximum(ops[b])) continue;
         --c.warps[a];
         ++c.warps[b];
         const round_score s = score(ops, c.warps);

@@ -17,6 +17,9 @@ struct partition_operator {
   cost_model model;
   /// Fewest warps the operator may get (its work items per round on the device: one warp each).
   std::uint32_t min_warps = 1;
+  /// Most warps it may get (0: what the others' minimums leave). A tuner refining a partition locally
+  /// keeps the choice where its local models hold.
+  std::uint32_t max_warps = 0;
 };
 
 /// The warps (continuous, within [lo, hi]) at which `model` first comes down to `target`: the root of
@@ -34,7 +37,8 @@ std::vector<double> equal_cost_shares(std::span<const partition_operator> ops, d
                                       std::uint32_t total_warps);
 
 /// Rounds shares to integers that sum to `total_warps` with every operator at least its minimum
-/// (largest remainder). Throws std::invalid_argument when the minimums exceed the total.
+/// (largest remainder) and at most its maximum. Throws std::invalid_argument when the minimums exceed the
+/// total or the maximums do not reach it.
 std::vector<std::uint32_t> round_partition(std::span<const double> shares,
                                            std::span<const partition_operator> ops, std::uint32_t total_warps);
 
@@ -56,8 +60,8 @@ struct partition_choice {
 /// sampled costs). One operator gets every warp. After eq. (3) and rounding, a warp moves from one
 /// operator to another while that lowers the predicted round time (ties: the sum of the operators'
 /// times), so a rounding loss or a target f0 that eq. (3)'s normalisation distorts is repaired under
-/// the models. Throws std::invalid_argument for no operators or minimums above the total (more operators
-/// than warps).
+/// the models. Throws std::invalid_argument for no operators, minimums above the total (more operators
+/// than warps) or maximums below it.
 partition_choice choose_partition(std::span<const partition_operator> ops, double f0, std::uint32_t total_warps);
 
 }  // namespace xf

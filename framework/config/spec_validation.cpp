@@ -103,6 +103,20 @@ class validator {
             count_problem("warps_per_block", spec_.runtime.warps_per_block, warps_per_block_limits);
         !why.empty())
       problem(at("runtime.warps_per_block"), "runtime: " + why);
+    const tuning_spec& t = spec_.runtime.tuning;
+    if (!is_tuned(spec_.runtime.partition) && t != tuning_spec{}) {
+      problem(at("runtime.tuning"), "runtime: tuning is only used with runtime.partition: auto or auto-online "
+                                    "(this topology's partition is " +
+                                        std::string(name_of(spec_.runtime.partition)) + ")");
+      return;
+    }
+    const std::pair<const char*, std::pair<std::uint32_t, count_limits>> fields[] = {
+        {"samples", {t.samples, tuning_samples_limits}},
+        {"retune_spread_percent", {t.retune_spread_percent, retune_spread_percent_limits}},
+        {"retune_hold_ms", {t.retune_hold_ms, retune_hold_ms_limits}}};
+    for (const auto& [name, value] : fields)
+      if (std::string why = count_problem(name, value.first, value.second); !why.empty())
+        problem(at(std::string("runtime.tuning.") + name), "runtime.tuning: " + why);
   }
 
   void check_operators() {

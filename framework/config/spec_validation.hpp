@@ -41,6 +41,11 @@ inline constexpr count_limits threads_limits{1, std::numeric_limits<std::uint32_
 inline constexpr count_limits warps_limits{1, 32};  ///< a CUDA block holds at most 32 warps
 inline constexpr count_limits blocks_limits{0, std::numeric_limits<std::uint32_t>::max()};
 inline constexpr count_limits warps_per_block_limits{1, 32};
+/// Tuning: fewer samples than this leave each sampled partition a handful of rounds; the spread and the
+/// hold are checked every few milliseconds.
+inline constexpr count_limits tuning_samples_limits{100, 100'000'000};
+inline constexpr count_limits retune_spread_percent_limits{1, 1000};
+inline constexpr count_limits retune_hold_ms_limits{1, 3'600'000};
 /// A watchdog shorter than a few scheduling quanta would fire on a merely busy machine.
 inline constexpr count_limits watchdog_ms_limits{100, 24 * 3600 * 1000};
 

@@ -87,6 +87,13 @@ std::string to_yaml(const topology_spec& spec) {
   out << YAML::Key << "blocks" << YAML::Value << spec.runtime.blocks;
   out << YAML::Key << "warps_per_block" << YAML::Value << spec.runtime.warps_per_block;
   out << YAML::Key << "partition" << YAML::Value << std::string(name_of(spec.runtime.partition));
+  if (is_tuned(spec.runtime.partition)) {
+    out << YAML::Key << "tuning" << YAML::Value << YAML::Flow << YAML::BeginMap;
+    out << YAML::Key << "samples" << YAML::Value << spec.runtime.tuning.samples;
+    out << YAML::Key << "retune_spread_percent" << YAML::Value << spec.runtime.tuning.retune_spread_percent;
+    out << YAML::Key << "retune_hold_ms" << YAML::Value << spec.runtime.tuning.retune_hold_ms;
+    out << YAML::EndMap;
+  }
   out << YAML::Key << "coherence" << YAML::Value << YAML::Flow << YAML::BeginMap;
   out << YAML::Key << "catalog" << YAML::Value << std::string(name_of(spec.runtime.coherence.catalog));
   out << YAML::Key << "index" << YAML::Value << std::string(name_of(spec.runtime.coherence.index));

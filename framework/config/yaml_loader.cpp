@@ -5,6 +5,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <charconv>
 #include <cstring>
@@ -159,8 +160,9 @@ const std::vector<std::string> top_keys{"name", "topics", "operators", "runtime"
 const std::vector<std::string> topic_keys{"frame_size", "capacity", "element", "layout", "transfer"};
 const std::vector<std::string> operator_keys{"class",   "on",    "inputs", "outputs",
                                              "threads", "warps", "params"};
-const std::vector<std::string> runtime_keys{"executor",  "blocks",    "warps_per_block",
-                                            "partition", "coherence", "watchdog_ms"};
+const std::vector<std::string> runtime_keys{"executor",  "blocks", "warps_per_block", "partition",
+                                            "tuning",    "coherence", "watchdog_ms"};
+const std::vector<std::string> tuning_keys{"samples", "retune_spread_percent", "retune_hold_ms"};
 const std::vector<std::string> coherence_keys{"catalog", "index", "frames"};
 
 std::vector<std::string> element_names() {
@@ -454,12 +456,35 @@ class spec_reader {
       } else if (key == "warps_per_block") {
         if (auto n = count(*field, context, key, warps_per_block_limits)) rt.warps_per_block = *n;
       } else if (key == "partition") {
-        if (auto i = choice(*field, context, key, {"uniform", "explicit"}))
-          rt.partition = *i == 0 ? partition_policy::uniform : partition_policy::explicit_warps;
+        if (auto i = choice(*field, context, key, {"uniform", "explicit", "auto", "auto-online"}))
+          rt.partition = std::array{partition_policy::uniform, partition_policy::explicit_warps,
+                                    partition_policy::auto_once, partition_policy::auto_online}[*i];
+      } else if (key == "tuning") {
+        read_tuning(*field, rt.tuning);
       } else if (key == "coherence") {
         read_coherence(*field, rt.coherence);
       } else if (key == "watchdog_ms") {
         if (auto n = count(*field, context, key, watchdog_ms_limits)) rt.watchdog_ms = *n;
+      }
+    }
+  }
+
+  void read_tuning(const yaml_entry& tuning, tuning_spec& t) {
+    if (tuning.value.type == yaml_node::kind::null) return;
+    if (tuning.value.type != yaml_node::kind::map) {
+      problem(tuning.value.pos, "runtime: tuning must be a map of settings (" + join_choices(tuning_keys, ", ") +
+                                    "), not " + describe_node(tuning.value));
+      return;
+    }
+    const std::string context = "runtime.tuning: ";
+    for (const auto& [key, field] : accepted(tuning.value, tuning_keys, "in runtime.tuning", "key")) {
+      record("runtime.tuning." + key, *field);
+      if (key == "samples") {
+        if (auto n = count(*field, context, key, tuning_samples_limits)) t.samples = *n;
+      } else if (key == "retune_spread_percent") {
+        if (auto n = count(*field, context, key, retune_spread_percent_limits)) t.retune_spread_percent = *n;
+      } else if (key == "retune_hold_ms") {
+        if (auto n = count(*field, context, key, retune_hold_ms_limits)) t.retune_hold_ms = *n;
       }
     }
   }

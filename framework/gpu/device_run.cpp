@@ -19,6 +19,9 @@ constexpr std::uint32_t report_interval_ns = 1'000'000;
 /// holds back the whole window (the publisher waits for its oldest offset): so short backoffs.
 constexpr std::uint32_t poll_skip_max = 4;
 constexpr std::uint32_t idle_sleep_max_ns = 1024;
+/// How often a block adds its measured round times to the totals the host reads (a few device atomics):
+/// a tuner's window of a few milliseconds then misses at most this much of each block's work at its end.
+constexpr std::uint32_t cost_flush_interval_ns = 200'000;
 constexpr std::size_t params_alignment = 16;
 /// How long the watchdog waits for its copy of the lane snapshots before dumping without them.
 constexpr auto snapshot_copy_timeout = std::chrono::seconds(2);
@@ -144,6 +147,26 @@ device_run::device_run(const plan& p, std::vector<topic>& topics,
   device_words_ = device_buffer<std::uint32_t>(2);
   timings_ = device_buffer<block_timing>(blocks_);
   counters_ = device_buffer<kernel_op_counters>(op_count);
+  // The plan's partition is generation 0 (both buffers, so a stale read cannot see zeros).
+  partition_source_ = pinned_buffer<partition_control>(1);
+  for (std::uint32_t k = 0; k < op_count; ++k) {
+    const std::uint32_t w = p.operators[p.kernel_operators[k]].warps;
+    partition_source_.get()->warps[0][k] = partition_source_.get()->warps[1][k] = w;
+    partition_.push_back(w);
+  }
+  partition_control_ = device_buffer<partition_control>(1);
+  XF_CUDA_TRY(cudaMemcpy(partition_control_.get(), partition_source_.get(), sizeof(partition_control),
+                         cudaMemcpyHostToDevice));
+  block_generation_ = device_buffer<std::uint32_t>(blocks_);
+  block_generation_copy_ = pinned_buffer<std::uint32_t>(blocks_);
+  costs_ = device_buffer<op_cost>(op_count);
+  costs_copy_ = pinned_buffer<op_cost>(op_count);
+  {
+    int device = 0, khz = 0;
+    XF_CUDA_TRY(cudaGetDevice(&device));
+    XF_CUDA_TRY(cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, device));
+    sm_clock_khz_ = static_cast<std::uint64_t>(khz);
+  }
   scratch_ = device_buffer<std::byte>(scratch_per_block * blocks_);
   stream_ = std::make_unique<cuda_stream>();
   side_stream_ = std::make_unique<cuda_stream>();
@@ -165,6 +188,10 @@ device_run::device_run(const plan& p, std::vector<topic>& topics,
   args_.item_count = item_count;
   args_.poll_skip_max = poll_skip_max;
   args_.idle_sleep_max_ns = idle_sleep_max_ns;
+  args_.partition = partition_control_.get();
+  args_.block_generation = block_generation_.get();
+  args_.costs = costs_.get();
+  args_.cost_flush_interval_ns = cost_flush_interval_ns;
 
   // Device-placed topic regions and the catalog's read-only replica go to the GPU before the launch.
   memory_.settle();
@@ -182,6 +209,12 @@ device_run::~device_run() {
     device_words_.leak();
     timings_.leak();
     counters_.leak();
+    partition_control_.leak();
+    partition_source_.leak();
+    block_generation_.leak();
+    block_generation_copy_.leak();
+    costs_.leak();
+    costs_copy_.leak();
     for (auto& b : parts_done_) b.leak();
     scratch_.leak();
     if (stream_) stream_->leak();
@@ -212,6 +245,46 @@ void device_run::request_stop() noexcept {
   // Not a memset: that may run as a kernel, which would wait for this one to end.
   cuda_ok(cudaMemcpyAsync(device_words_.get(), stop_word_.get(), sizeof(std::uint32_t),
                           cudaMemcpyHostToDevice, side_stream_->get()));
+}
+
+std::uint32_t device_run::request_partition(const std::vector<std::uint32_t>& warps) {
+  XF_EXPECTS(warps.size() == partition_.size(), "one warp count per kernel operator");
+  std::uint32_t total = 0;
+  for (std::size_t k = 0; k < warps.size(); ++k) {
+    const planned_operator& po = plan_.operators[plan_.kernel_operators[k]];
+    XF_EXPECTS(warps[k] >= po.items, "at least one warp per work item");
+    total += warps[k];
+  }
+  XF_EXPECTS(total <= plan_.warps_per_block, "the partition fits the block");
+  const std::uint32_t next = generation_ + 1;
+  partition_control& source = *partition_source_.get();
+  for (std::size_t k = 0; k < warps.size(); ++k) source.warps[next % 2][k] = warps[k];
+  source.generation = next;
+  // The warps first; the generation in a later copy on the same stream, so a block that sees it finds them.
+  XF_CUDA_TRY(cudaMemcpyAsync(&partition_control_.get()->warps[next % 2], &source.warps[next % 2],
+                              sizeof(source.warps[0]), cudaMemcpyHostToDevice, side_stream_->get()));
+  XF_CUDA_TRY(cudaMemcpyAsync(&partition_control_.get()->generation, &source.generation,
+                              sizeof(source.generation), cudaMemcpyHostToDevice, side_stream_->get()));
+  XF_CUDA_TRY(cudaStreamSynchronize(side_stream_->get()));
+  generation_ = next;
+  partition_ = warps;
+  return next;
+}
+
+device_run::cost_reading device_run::read_costs() {
+  XF_CUDA_TRY(cudaMemcpyAsync(costs_copy_.get(), costs_.get(), sizeof(op_cost) * costs_.size(),
+                              cudaMemcpyDeviceToHost, side_stream_->get()));
+  XF_CUDA_TRY(cudaMemcpyAsync(block_generation_copy_.get(), block_generation_.get(),
+                              sizeof(std::uint32_t) * blocks_, cudaMemcpyDeviceToHost, side_stream_->get()));
+  XF_CUDA_TRY(cudaStreamSynchronize(side_stream_->get()));
+  cost_reading r;
+  r.ops.assign(costs_copy_.get(), costs_copy_.get() + costs_.size());
+  r.adopted = true;
+  for (std::uint32_t b = 0; b < blocks_; ++b) {
+    const bool exited = load_acquire_host(heartbeats_.get()[b].beat) == ~std::uint64_t{0};
+    if (block_generation_copy_.get()[b] != generation_ && !exited) r.adopted = false;
+  }
+  return r;
 }
 
 run_error device_run::site_error(std::uint32_t op, std::optional<std::uint64_t> offset,

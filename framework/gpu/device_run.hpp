@@ -48,6 +48,24 @@ class device_run {
   /// block): the caller ends the process instead of tearing the device down.
   bool wedged() const noexcept { return wedged_; }
 
+  /// The partition control of the auto policies. Asks every block to run `warps` (per kernel operator, in
+  /// kernel order; at least each operator's items, at most the block's warps in all) from its next round,
+  /// and returns the request's generation. Call it only once read_costs() says the previous request was
+  /// adopted. Waits for two small copies on the side stream (the kernel keeps running).
+  std::uint32_t request_partition(const std::vector<std::uint32_t>& warps);
+  struct cost_reading {
+    std::vector<op_cost> ops;  ///< cumulative, per kernel operator
+    /// Every block runs the latest requested partition (or has exited): the items counted from now on
+    /// all ran under it.
+    bool adopted = false;
+  };
+  /// The operators' measured costs so far, copied on the side stream while the kernel runs (or after).
+  cost_reading read_costs();
+  /// The partition the blocks were last asked to run (the plan's until the first request).
+  const std::vector<std::uint32_t>& partition() const noexcept { return partition_; }
+  /// SM clock rate in kHz (cycles per millisecond), to turn the costs' cycles into time.
+  std::uint64_t sm_clock_khz() const noexcept { return sm_clock_khz_; }
+
   /// After `finished`: frames and bytes each kernel operator published, in kernel order.
   std::vector<kernel_op_counters> counters() const;
   /// After `finished`: the phase clocks summed over blocks.
@@ -92,6 +110,15 @@ class device_run {
   device_buffer<std::uint32_t> device_words_;   // [0] device_abort, [1] fail_claim
   device_buffer<block_timing> timings_;
   device_buffer<kernel_op_counters> counters_;
+  device_buffer<partition_control> partition_control_;
+  pinned_buffer<partition_control> partition_source_;  // what request_partition copies from
+  device_buffer<std::uint32_t> block_generation_;
+  pinned_buffer<std::uint32_t> block_generation_copy_;
+  device_buffer<op_cost> costs_;
+  pinned_buffer<op_cost> costs_copy_;
+  std::vector<std::uint32_t> partition_;
+  std::uint32_t generation_ = 0;
+  std::uint64_t sm_clock_khz_ = 0;
   std::vector<device_buffer<std::uint32_t>> parts_done_;
   device_buffer<std::byte> scratch_;
   std::unique_ptr<cuda_stream> stream_;

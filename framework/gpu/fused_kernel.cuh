@@ -315,7 +315,8 @@ __device__ void subscribe(const kernel_args& a, lane_state& l, std::byte* block_
 /// Publish step, run by all of warp 0 together (lane s owns work item s): each ready lane counts its
 /// part done; lanes finishing a frame publish the output at the input's offset and release the input.
 /// A failed frame is reported instead.
-__device__ void publish(const kernel_args& a, lane_state* lanes, std::uint32_t lane_id) {
+__device__ void publish(const kernel_args& a, lane_state* lanes, std::uint32_t lane_id,
+                        std::uint32_t* item_cycles, unsigned long long* op_cycles, std::uint32_t* op_items) {
   lane_state* l = lane_id < a.item_count && lanes[lane_id].ready ? &lanes[lane_id] : nullptr;
   bool last = false;
   std::uint64_t offset = 0;
@@ -357,8 +358,45 @@ __device__ void publish(const kernel_args& a, lane_state* lanes, std::uint32_t l
     }
   }
   if (l != nullptr && l->failure == 0) {
+    if (l->item_bytes != 0) {  // it ran this round: its cost counts
+      atomicAdd(&op_cycles[l->op], static_cast<unsigned long long>(item_cycles[lane_id]));
+      atomicAdd(&op_items[l->op], 1u);
+    }
     l->phase = lane_idle;
     l->ready = 0;
+  }
+  if (lane_id < a.item_count) item_cycles[lane_id] = 0;
+}
+
+/// Thread 0: adds the block's measured costs to a.costs and clears them.
+__device__ void flush_costs(const kernel_args& a, unsigned long long* op_cycles, std::uint32_t* op_items) {
+  for (std::uint32_t k = 0; k < a.op_count; ++k) {
+    if (op_items[k] == 0) continue;
+    atomicAdd(reinterpret_cast<unsigned long long*>(&a.costs[k].cycles), op_cycles[k]);
+    atomicAdd(reinterpret_cast<unsigned long long*>(&a.costs[k].items),
+              static_cast<unsigned long long>(op_items[k]));
+    op_cycles[k] = 0;
+    op_items[k] = 0;
+  }
+}
+
+/// Thread 0, between rounds: gives each work item its warps under the partition `warps` (per operator,
+/// operators' warps consecutive in kernel order). Only the items' warps change: the lanes keep the frames
+/// they hold, so a switch loses, repeats or reorders nothing.
+__device__ void adopt_partition(const kernel_args& a, lane_state* lanes, std::uint32_t* source) {
+  // Device-scope loads: the words were written by the copy engines, and the same buffer was read two
+  // generations ago (a plain load could hit a stale L1 line).
+  std::uint32_t first[max_kernel_operators], warps[max_kernel_operators];
+  std::uint32_t next = 0;
+  for (std::uint32_t k = 0; k < a.op_count; ++k) {
+    warps[k] = cuda::atomic_ref<std::uint32_t, cuda::thread_scope_device>(source[k])
+                   .load(cuda::std::memory_order_relaxed);
+    first[k] = next;
+    next += warps[k];
+  }
+  for (std::uint32_t s = 0; s < a.item_count; ++s) {
+    lane_state& l = lanes[s];
+    item_warp_range(first[l.op], warps[l.op], a.ops[l.op].items, l.index, &l.first_warp, &l.item_warps);
   }
 }
 
@@ -369,6 +407,11 @@ __global__ void __launch_bounds__(1024, 1) persistent_kernel(kernel_args a) {
   __shared__ std::uint32_t warp_item[max_kernel_operators];  // the work-vector: item (lane) per warp, or none
   __shared__ std::uint32_t stop;
   __shared__ std::uint32_t any_stage;
+  // Round-time measurement: each item's cost this round (the max over its warps), and per operator the
+  // cycles and items not yet added to a.costs.
+  __shared__ std::uint32_t item_cycles[max_block_items];
+  __shared__ unsigned long long op_cycles[max_kernel_operators];
+  __shared__ std::uint32_t op_items[max_kernel_operators];
   constexpr std::uint32_t no_item = ~0u;
 
   const std::uint32_t warp = threadIdx.x / 32;
@@ -385,16 +428,21 @@ __global__ void __launch_bounds__(1024, 1) persistent_kernel(kernel_args a) {
         const kernel_op& op = a.ops[k];
         l.op = k;
         l.index = threadIdx.x - op.first_item;
-        l.first_warp = op.first_warp + l.index * op.item_warps;
-        l.item_warps = op.item_warps;
+        item_warp_range(op.first_warp, op.warps, op.items, l.index, &l.first_warp, &l.item_warps);
         l.stage_bits = (op.stage ? stage_input_bit : 0u) | (op.stage_output ? stage_output_bit : 0u);
       }
     l.phase = lane_idle;
     lanes[threadIdx.x] = l;
   }
-  if (threadIdx.x < max_kernel_operators) ops_closed[threadIdx.x] = 0;
+  if (threadIdx.x < max_kernel_operators) {
+    ops_closed[threadIdx.x] = 0;
+    op_cycles[threadIdx.x] = 0;
+    op_items[threadIdx.x] = 0;
+  }
+  if (threadIdx.x < max_block_items) item_cycles[threadIdx.x] = 0;
   block_timing timing{};  // thread 0's clocks
-  std::uint64_t last_report_ns = 0, heartbeat = 0;
+  std::uint64_t last_report_ns = 0, last_flush_ns = 0, heartbeat = 0;
+  std::uint32_t generation = 0;  // thread 0: the partition this block runs
   std::uint32_t sleep_ns = idle_sleep_min_ns;
   __syncthreads();
 
@@ -403,11 +451,14 @@ __global__ void __launch_bounds__(1024, 1) persistent_kernel(kernel_args a) {
     // Thread 0's reads for the schedule phase, issued now so that their latency (an L2 round trip behind
     // the frames' traffic) passes while the subscribe's polls wait on PCIe. A failed block or the host
     // (through the copy engines) asks every block to stop.
-    std::uint32_t abort_word = 0;
+    std::uint32_t abort_word = 0, generation_word = 0;
     std::uint64_t now = 0;
     if (threadIdx.x == 0) {
       abort_word = cuda::atomic_ref<std::uint32_t, cuda::thread_scope_device>(*a.device_abort)
                        .load(cuda::std::memory_order_relaxed);
+      generation_word =
+          cuda::atomic_ref<std::uint32_t, cuda::thread_scope_device>(a.partition->generation)
+              .load(cuda::std::memory_order_acquire);
       now = global_ns();
     }
     // 1. subscribe: one leader-warp lane per work item, so their remote polls overlap.
@@ -423,6 +474,17 @@ __global__ void __launch_bounds__(1024, 1) persistent_kernel(kernel_args a) {
     const std::uint64_t t1 = clock64();
     // 2. schedule
     if (threadIdx.x == 0) {
+      // Costs go to a.costs every flush interval, and before a new partition: what one partition ran is
+      // all there once every block adopted the next.
+      if (generation_word != generation || now - last_flush_ns >= a.cost_flush_interval_ns) {
+        last_flush_ns = now;
+        flush_costs(a, op_cycles, op_items);
+      }
+      if (generation_word != generation) {
+        generation = generation_word;
+        adopt_partition(a, lanes, a.partition->warps[generation % 2]);
+        device_store(a.block_generation[blockIdx.x], generation);
+      }
       std::uint32_t running = 0, ready = 0, stage = 0;
       for (std::uint32_t w = 0; w < warps; ++w) warp_item[w] = no_item;
       for (std::uint32_t s = 0; s < a.item_count; ++s) {
@@ -474,19 +536,29 @@ __global__ void __launch_bounds__(1024, 1) persistent_kernel(kernel_args a) {
     if (s != no_item) {
       lane_state& l = lanes[s];
       const kernel_op& op = a.ops[l.op];
-      const std::uint32_t local = (warp - op.first_warp - l.index * op.item_warps) * 32 + lane_id;
-      const std::uint32_t local_threads = op.item_warps * 32;
+      const std::uint32_t local = (warp - l.first_warp) * 32 + lane_id;
+      const std::uint32_t local_threads = l.item_warps * 32;
+      // The item's cost: this warp's own work (staging, the operator), not its waits at the barriers.
+      std::uint64_t work = 0;
       if (any_stage & stage_input_bit) {
+        const std::uint64_t w0 = clock64();
         if (op.stage) stage_copy(const_cast<std::byte*>(l.in), l.src, l.item_bytes, local, local_threads);
+        work += clock64() - w0;
         __syncthreads();
       }
       frame_call call{a.params + op.params_offset, l.in,  l.out,         l.item_bytes, l.first,
                       l.item / op.parts,           local, local_threads, &l.failure};
+      const std::uint64_t w1 = clock64();
       dispatch(List{}, op.type, op.element, call);
+      work += clock64() - w1;
       if (any_stage & stage_output_bit) {
         __syncthreads();  // the operator's threads may have written any of the item's bytes
+        const std::uint64_t w2 = clock64();
         if (op.stage_output) stage_copy(l.dst, l.out, l.item_bytes, local, local_threads);
+        work += clock64() - w2;
       }
+      if (lane_id == 0)
+        atomicMax(&item_cycles[s], work < 0xffffffffu ? static_cast<std::uint32_t>(work) : 0xffffffffu);
     } else {
       if (any_stage & stage_input_bit) __syncthreads();
       if (any_stage & stage_output_bit) __syncthreads();
@@ -495,13 +567,14 @@ __global__ void __launch_bounds__(1024, 1) persistent_kernel(kernel_args a) {
     const std::uint64_t t4 = clock64();
     // 4. publish. A failed frame is not published: report_failure set device_abort, so the next round's
     // schedule stops every warp of every block at the same barrier.
-    if (warp == 0) publish(a, lanes, lane_id);
+    if (warp == 0) publish(a, lanes, lane_id, item_cycles, op_cycles, op_items);
     if (threadIdx.x == 0) {
       timing.compute += t4 - t3;
       timing.publish += clock64() - t4;
     }
   }
   if (threadIdx.x == 0) {
+    flush_costs(a, op_cycles, op_items);
     a.timings[blockIdx.x] = timing;
     store_relaxed(heartbeat_word.rounds, timing.rounds);
     store_relaxed(heartbeat_word.beat, ~std::uint64_t{0});  // exited: the watchdog stops watching

@@ -8,6 +8,7 @@
 #include <type_traits>
 
 #include "framework/element_type.hpp"
+#include "framework/exec_space.hpp"
 #include "topics/topic_layout.hpp"
 #include "topics/topic_view.hpp"
 
@@ -120,6 +121,41 @@ struct kernel_op_counters {
   std::uint64_t bytes;
 };
 
+/// The partition the host asks for: warps per kernel operator, in kernel order (the operators' warps are
+/// consecutive, in that order). Device memory: the host writes it with copies on its side stream while the
+/// kernel runs — first warps[g % 2], then, in a later copy on the same stream (so after it), `generation`
+/// = g — and each block's thread 0 reads `generation` every round and the warps when it changed. Two
+/// buffers: the host asks for g + 1 only once every block adopted g, so no block reads a buffer while it
+/// is rewritten. Generation 0 is the plan's partition (the operator table's first_warp / warps).
+struct partition_control {
+  std::uint32_t generation;
+  std::uint32_t reserved;
+  std::uint32_t warps[2][max_kernel_operators];
+};
+static_assert(std::is_trivially_copyable_v<partition_control>);
+
+/// The warps of work item `item` of an operator that has `warps` warps from `first_warp` on and `items`
+/// items per round: [*begin, *begin + *count). The first `warps % items` items get one warp more, so any
+/// partition with at least one warp per item is valid (the plan's own is a multiple of `items`).
+XF_HOST_DEVICE XF_FORCE_INLINE void item_warp_range(std::uint32_t first_warp, std::uint32_t warps,
+                                                    std::uint32_t items, std::uint32_t item,
+                                                    std::uint32_t* begin, std::uint32_t* count) {
+  const std::uint32_t base = warps / items, extra = warps % items;
+  *begin = first_warp + item * base + (item < extra ? item : extra);
+  *count = base + (item < extra ? 1u : 0u);
+}
+
+/// An operator's measured round time: SM cycles its work items took (per item, the slowest of its warps'
+/// own work: staging in, the operator, staging out; barrier waits excluded) and how many items, since the
+/// launch. Device memory, [op_count]: each block sums its items in shared memory and adds them here every
+/// `cost_flush_interval_ns` and before it adopts a new partition (so the items counted while a partition
+/// was active are all here once every block adopted the next one). Read by the host with copies.
+struct op_cost {
+  std::uint64_t cycles;
+  std::uint64_t items;
+};
+static_assert(std::is_trivially_copyable_v<op_cost>);
+
 /// Everything the kernel gets, by value, at launch.
 struct kernel_args {
   const topic_view* topics;  ///< catalog: [topic count]
@@ -143,6 +179,10 @@ struct kernel_args {
   std::uint32_t item_count;     ///< work items per block over all operators (lanes of the leader warp in use)
   std::uint32_t poll_skip_max;  ///< most rounds a lane whose input lags lets pass between two polls
   std::uint32_t idle_sleep_max_ns;  ///< longest sleep of a block with nothing to run (doubling from 64 ns)
+  partition_control* partition;        ///< device (the kernel only reads it)
+  std::uint32_t* block_generation;     ///< device, [gridDim.x]: the partition generation each block runs
+  op_cost* costs;                      ///< device, [op_count]
+  std::uint32_t cost_flush_interval_ns;
 };
 static_assert(std::is_trivially_copyable_v<kernel_args>);
 

@@ -127,6 +127,20 @@ topology_spec explicit_partition_builder() {
   return b.build();
 }
 
+topology_spec auto_online_partition_builder() {
+  topology_builder b("tuned");
+  for (const char* t : {"t0", "t1", "t2"}) b.topic(t).frame_bytes(64 * KiB).capacity(64);
+  b.link({}, op("source", "sequence_source").threads(2).param("total_bytes", "64MiB"), {"t0"});
+  b.link({"t0"}, op("light", "fma").on(placement::gpu).param("iterations", 4).param("a", 3.0).param("b", 1.0),
+         {"t1"});
+  b.link({"t1"}, op("heavy", "fma").on(placement::gpu).param("iterations", 64).param("a", 3.0).param("b", 1.0),
+         {"t2"});
+  b.link({"t2"}, op("verify", "verify_sink"), {});
+  b.runtime().warps_per_block(32).partition(partition_policy::auto_online).tuning(
+      {.samples = 6400, .retune_spread_percent = 40, .retune_hold_ms = 250});
+  return b.build();
+}
+
 }  // namespace
 
 TEST_CASE("config.bad_corpus_reports_its_first_problem") {
@@ -187,7 +201,8 @@ TEST_CASE("config.good_corpus_matches_the_builder") {
       {"pingpong.yaml", pingpong_builder},
       {"fanout.yaml", fanout_builder},
       {"c_g2c.yaml", c_g2c_builder},
-      {"explicit_partition.yaml", explicit_partition_builder}};
+      {"explicit_partition.yaml", explicit_partition_builder},
+      {"auto_online_partition.yaml", auto_online_partition_builder}};
   for (const auto& twin : twins) {
     const std::string& name = twin.first;
     const auto build = twin.second;
