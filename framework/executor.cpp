@@ -10,6 +10,7 @@
 
 #include "framework/backoff.hpp"
 #include "framework/latency_histogram.hpp"
+#include "framework/partition_tuner.hpp"
 #include "framework/reference_chain.hpp"
 #include "framework/units.hpp"
 #include "topics/topic.hpp"
@@ -160,6 +161,11 @@ class topology_run {
 #if defined(XF_HAVE_CUDA)
   std::unique_ptr<um_counters> um_;  // before device_: outlives the kernel's run
   std::unique_ptr<device_run> device_;
+  // The auto partitions' controller (device runs with partition auto / auto-online), fed from the watch
+  // loop; kept for the stats.
+  std::unique_ptr<partition_tuner> tuner_;
+  std::uint32_t partition_switches_ = 0;
+  bool stop_after_tuning_ = false;
 #endif
 };
 
@@ -474,6 +480,7 @@ void topology_run::kernel_block() {
 
 run_stats topology_run::execute(const run_options& options) {
   const auto start = clock_type::now();
+  stop_after_tuning_ = options.stop_after_tuning;
   std::vector<std::thread> threads;
   std::atomic<bool> workers_done{false};
   std::thread monitor;
@@ -613,6 +620,20 @@ void topology_run::watch_device_kernel() {
   // own failures (a failed frame, a CUDA error, a stalled block) fail the run, which unwinds the CPU
   // threads waiting on its topics.
   constexpr auto poll_interval = std::chrono::milliseconds(2);
+  // While tuning, the tuner's windows end on these looks: a shorter interval keeps tuning short.
+  constexpr auto tuning_poll_interval = std::chrono::microseconds(500);
+  if (is_tuned(spec_.runtime.partition)) {
+    tuner_settings settings;
+    settings.policy = spec_.runtime.partition;
+    settings.tuning = spec_.runtime.tuning;
+    settings.block_warps = plan_.warps_per_block;
+    for (std::size_t k : plan_.kernel_operators) {
+      settings.min_warps.push_back(plan_.operators[k].items);
+      settings.initial.push_back(plan_.operators[k].warps);
+    }
+    tuner_ = std::make_unique<partition_tuner>(std::move(settings));
+  }
+  const auto start = std::chrono::steady_clock::now();
   bool stop_sent = false;
   while (true) {
     const device_run::state state = device_->poll();
@@ -625,7 +646,30 @@ void topology_run::watch_device_kernel() {
       device_->request_stop();
       stop_sent = true;
     }
-    std::this_thread::sleep_for(poll_interval);
+    if (tuner_ && !tuner_->done() && !stop_sent) {
+      try {
+        const device_run::cost_reading reading = device_->read_costs();
+        std::vector<cost_total> totals;
+        for (const op_cost& c : reading.ops) totals.push_back({c.cycles, c.items});
+        const double now_ms =
+            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+        if (auto warps = tuner_->step(now_ms, totals, reading.adopted)) {
+          device_->request_partition(*warps);
+          ++partition_switches_;
+        }
+      } catch (const std::exception& e) {
+        // A CUDA error here is the kernel's too: poll() reports it next; the partition stays as it is.
+        spdlog::warn("partition tuning stopped: {}", e.what());
+        tuner_ = nullptr;
+      }
+    }
+    if (stop_after_tuning_ && tuner_ && !tuner_->tuning() && !control_.draining() &&
+        (tuner_->done() || !tuner_->history().empty()))
+      control_.request_drain();
+    if (tuner_ && tuner_->tuning())
+      std::this_thread::sleep_for(tuning_poll_interval);
+    else
+      std::this_thread::sleep_for(poll_interval);
   }
 #endif
 }
@@ -681,6 +725,29 @@ void topology_run::collect_device_stats(run_stats& stats) {
     k.blocks = plan_.blocks;
     k.warps_per_block = plan_.warps_per_block;
     stats.kernel = k;
+
+    partition_stats ps;
+    ps.policy = std::string(name_of(spec_.runtime.partition));
+    ps.sm_clock_mhz = static_cast<double>(device_->sm_clock_khz()) / 1e3;
+    const double cycles_per_us = ps.sm_clock_mhz > 0 ? ps.sm_clock_mhz : 1;
+    ps.busy_round_us = t.busy_rounds ? static_cast<double>(t.subscribe + t.schedule + t.compute + t.publish) /
+                                           static_cast<double>(t.busy_rounds) / cycles_per_us
+                                     : 0;
+    const device_run::cost_reading costs = device_->read_costs();
+    for (std::size_t k = 0; k < plan_.kernel_operators.size(); ++k) {
+      const planned_operator& po = plan_.operators[plan_.kernel_operators[k]];
+      ps.operators.push_back(po.spec->name);
+      ps.warps.push_back(device_->partition()[k]);
+      ps.items_per_round.push_back(po.items);
+      ps.items.push_back(costs.ops[k].items);
+      ps.item_us.push_back(costs.ops[k].items ? static_cast<double>(costs.ops[k].cycles) /
+                                                    static_cast<double>(costs.ops[k].items) / cycles_per_us
+                                              : 0);
+      stats.operators[plan_.kernel_operators[k]].warps = device_->partition()[k];
+    }
+    ps.switches = partition_switches_;
+    if (tuner_) ps.tunings = tuner_->history();
+    stats.partition = std::move(ps);
   } catch (const std::exception& e) {
     if (stats.error.empty()) {
       stats.status = "failed";

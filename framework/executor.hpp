@@ -28,6 +28,9 @@ struct run_options {
   std::chrono::milliseconds progress_interval{500};
   /// The launcher's fused GPU kernel; required when plan.executor is device.
   const kernel_program* kernel = nullptr;
+  /// Partition auto / auto-online on the device: drain the run (as an interrupt does) once the first
+  /// tuning has its partition in place — xeflow-tune wants the tuning, not the stream.
+  bool stop_after_tuning = false;
 };
 
 /// Runs `p` (made from `spec`, which must outlive the call) to the end of every stream, an interrupt

@@ -135,6 +135,32 @@ std::string format_stats_table(const run_stats& s) {
         << " rounds (" << k.busy_rounds << " with work)\n"
         << phases.str();
   }
+  if (s.partition) {
+    const partition_stats& p = *s.partition;
+    text_table ops({"GPU operator", "warps", "items/round", "items", "us per item", "% of busy round"});
+    for (std::size_t k = 0; k < p.operators.size(); ++k)
+      ops.add({p.operators[k], std::to_string(p.warps[k]), std::to_string(p.items_per_round[k]),
+               std::to_string(p.items[k]), fixed(p.item_us[k], 2),
+               fixed(p.busy_round_us > 0 ? 100.0 * p.item_us[k] / p.busy_round_us : 0, 1)});
+    out << "\npartition: " << p.policy << ", busy round " << fixed(p.busy_round_us, 2) << " us";
+    if (!p.tunings.empty())
+      out << ", " << p.tunings.size() << (p.tunings.size() == 1 ? " tuning" : " tunings") << ", "
+          << p.switches << " switches";
+    out << '\n' << ops.str();
+    for (const tuning_record& t : p.tunings) {
+      out << "tuning at " << fixed(t.start_ms, 1) << " ms (" << t.reason << "): " << t.samples.size()
+          << " windows, " << t.sample_items << " items sampled, fit " << fixed(t.fit_us, 0) << " us";
+      if (t.chosen) {
+        out << ", chose";
+        for (std::uint32_t w : t.result()) out << ' ' << w;
+        if (t.fallback) out << " (a sampled partition; the models' choice measured slower)";
+        out << " at " << fixed(t.end_ms, 1) << " ms";
+      } else {
+        out << ", unfinished";
+      }
+      out << '\n';
+    }
+  }
   bool any_counters = false;
   for (const auto& o : s.operators) any_counters = any_counters || !o.counters.empty();
   if (any_counters) {
@@ -213,6 +239,83 @@ std::string format_stats_json(const run_stats& s) {
                      {"compute_cycles", k.compute},
                      {"publish_cycles", k.publish},
                      {"idle_cycles", k.idle}};
+  }
+  if (s.partition) {
+    const partition_stats& p = *s.partition;
+    const double cycles_per_us = p.sm_clock_mhz > 0 ? p.sm_clock_mhz : 1;
+    auto window_json = [&](const partition_window& w) {
+      nlohmann::ordered_json j;
+      j["warps"] = w.warps;
+      std::vector<double> us;
+      for (double c : w.cost) us.push_back(c / cycles_per_us);
+      j["item_us"] = us;
+      j["items"] = w.items;
+      j["start_ms"] = w.start_ms;
+      j["duration_ms"] = w.duration_ms;
+      j["round_us"] = w.measured_round() / cycles_per_us;
+      return j;
+    };
+    auto fits_json = [&](const std::vector<cost_fit>& fits) {
+      nlohmann::ordered_json a = nlohmann::ordered_json::array();
+      for (const cost_fit& f : fits) {
+        // θ in cycles (f(N) = θ2·N² + θ1·N + θ0 cycles per item); null when nothing was measured.
+        nlohmann::ordered_json j;
+        if (f.model.finite())
+          j["theta"] = {f.model.theta2, f.model.theta1, f.model.theta0};
+        else
+          j["theta"] = nullptr;
+        j["passes"] = f.passes;
+        j["rms_error_cycles"] = f.rms_error;
+        j["distinct_warps"] = f.distinct_warps;
+        a.push_back(std::move(j));
+      }
+      return a;
+    };
+    auto choice_json = [&](const partition_choice& c) {
+      return nlohmann::ordered_json{{"warps", c.warps},
+                                    {"eq3_warps", c.eq3_warps},
+                                    {"eq3_shares", c.shares},
+                                    {"f0_cycles", c.f0},
+                                    {"predicted_round_us", c.predicted / cycles_per_us},
+                                    {"eq3_predicted_round_us", c.eq3_predicted / cycles_per_us},
+                                    {"moves", c.moves},
+                                    {"note", c.note}};
+    };
+    nlohmann::ordered_json j;
+    j["policy"] = p.policy;
+    j["sm_clock_mhz"] = p.sm_clock_mhz;
+    j["busy_round_us"] = p.busy_round_us;
+    j["switches"] = p.switches;
+    j["operators"] = nlohmann::ordered_json::array();
+    for (std::size_t k = 0; k < p.operators.size(); ++k)
+      j["operators"].push_back({{"name", p.operators[k]},
+                                {"warps", p.warps[k]},
+                                {"items_per_round", p.items_per_round[k]},
+                                {"items", p.items[k]},
+                                {"item_us", p.item_us[k]},
+                                {"busy_round_share", p.busy_round_us > 0 ? p.item_us[k] / p.busy_round_us : 0}});
+    j["tunings"] = nlohmann::ordered_json::array();
+    for (const tuning_record& t : p.tunings) {
+      nlohmann::ordered_json r;
+      r["reason"] = t.reason;
+      r["start_ms"] = t.start_ms;
+      r["end_ms"] = t.end_ms;
+      r["sample_items"] = t.sample_items;
+      r["fit_us"] = t.fit_us;
+      r["coarse_windows"] = t.coarse_windows;
+      r["local_rounds"] = t.local_rounds;
+      r["windows"] = nlohmann::ordered_json::array();
+      for (const partition_window& w : t.samples) r["windows"].push_back(window_json(w));
+      r["coarse_fits"] = fits_json(t.coarse_fits);
+      r["coarse_choice"] = choice_json(t.coarse_choice);
+      r["fits"] = fits_json(t.fits);
+      r["choice"] = choice_json(t.choice);
+      if (t.chosen) r["chosen"] = window_json(*t.chosen);
+      if (t.fallback) r["fallback"] = window_json(*t.fallback);
+      if (t.chosen) r["result"] = t.result();
+      j["tunings"].push_back(std::move(r));
+    }
+    doc["partition"] = std::move(j);
   }
   return doc.dump(2);
 }

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "framework/operator.hpp"
+#include "framework/partition_tuner.hpp"
 
 namespace xf {
 
@@ -33,6 +34,22 @@ struct kernel_breakdown {
   std::uint64_t subscribe = 0, schedule = 0, compute = 0, publish = 0, idle = 0;
   std::uint64_t rounds = 0, busy_rounds = 0;
   std::uint32_t blocks = 0, warps_per_block = 0;
+};
+
+/// The kernel's warp partition on the device executor: the policy, what each GPU operator (kernel order)
+/// ran with at the end, its measured cost per work item over the whole run, and every tuning the auto
+/// policies made.
+struct partition_stats {
+  std::string policy;
+  std::vector<std::string> operators;
+  std::vector<std::uint32_t> warps;           ///< per block, at the end of the run
+  std::vector<std::uint32_t> items_per_round;  ///< work items per block and round (the fewest warps)
+  std::vector<std::uint64_t> items;           ///< work items measured over the run
+  std::vector<double> item_us;                ///< mean time per work item (its warps' own work)
+  double busy_round_us = 0;                   ///< mean time of a block's round that had work
+  std::uint32_t switches = 0;                 ///< partitions the blocks were asked to switch to
+  double sm_clock_mhz = 0;                    ///< to read the tunings' cycles as time
+  std::vector<tuning_record> tunings;
 };
 
 struct topic_stats {
@@ -64,6 +81,7 @@ struct run_stats {
   std::vector<operator_stats> operators;
   std::vector<topic_stats> topics;
   std::optional<kernel_breakdown> kernel;
+  std::optional<partition_stats> partition;
   std::string um_note;         ///< GPU runs: why unified-memory counters are missing, when they are
   bool device_wedged = false;  ///< see run_topology
 };

@@ -93,6 +93,24 @@ device_capabilities describe_device(const device_status& device, const kernel_pr
 
 }  // namespace
 
+plan plan_for_this_machine(const topology_spec& spec, const operator_registry& registry, bool force_host,
+                           const kernel_program* kernel) {
+  plan_options options;
+  options.force_host = force_host || spec.runtime.executor == executor_kind::host;
+  if (!options.force_host) {
+    const device_status device = probe_device();
+    options.device = describe_device(device, kernel);
+    if (!device.usable)
+      spdlog::info("no usable GPU ({}): GPU operators run on the host executor", device.reason);
+    else
+      spdlog::info("GPU: {}", device.description);
+  }
+  plan p = make_plan(spec, registry, options);
+  if (p.executor == resolved_executor::host && !p.kernel_operators.empty() && !options.force_host)
+    spdlog::info("GPU operators run on the host executor: {}", p.executor_reason);
+  return p;
+}
+
 int run_launcher(int argc, char** argv, const std::function<void(operator_registry&)>& add_operators,
                  const kernel_program* kernel) {
   CLI::App app{"xeflow-run: run a streaming topology across CPU and GPU"};
@@ -141,19 +159,7 @@ int run_launcher(int argc, char** argv, const std::function<void(operator_regist
                 << " operators)\n";
       return exit_ok;
     }
-    plan_options options;
-    options.force_host = force_host || spec.runtime.executor == executor_kind::host;
-    if (!options.force_host) {
-      const device_status device = probe_device();
-      options.device = describe_device(device, kernel);
-      if (!device.usable)
-        spdlog::info("no usable GPU ({}): GPU operators run on the host executor", device.reason);
-      else
-        spdlog::info("GPU: {}", device.description);
-    }
-    p = make_plan(spec, registry, options);
-    if (p.executor == resolved_executor::host && !p.kernel_operators.empty() && !options.force_host)
-      spdlog::info("GPU operators run on the host executor: {}", p.executor_reason);
+    p = plan_for_this_machine(spec, registry, force_host, kernel);
   } catch (const config_error& e) {
     std::cerr << e.what() << '\n';
     return exit_config_error;

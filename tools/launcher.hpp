@@ -22,6 +22,15 @@ enum exit_code : int {
 };
 
 class kernel_program;
+struct plan;
+struct topology_spec;
+struct plan_options;
+
+/// Plans a loaded, validated spec for this machine: probes the GPU (unless `force_host` or the spec's
+/// executor is host) and logs where the GPU operators run. Throws config_error. Shared by xeflow-run and
+/// xeflow-tune.
+plan plan_for_this_machine(const topology_spec& spec, const operator_registry& registry, bool force_host,
+                           const kernel_program* kernel);
 
 /// Parses the command line, loads and validates the topology, runs it and prints the stats.
 /// `add_operators` registers operators beyond the built-in ones (may be empty). `kernel` is the

@@ -11,6 +11,7 @@
 #include <string>
 #include <thread>
 
+#include "framework/device_probe.hpp"
 #include "tests/support/run_checks.hpp"
 #include "tests/support/subprocess.hpp"
 
@@ -118,6 +119,25 @@ TEST_CASE("e2e.validate_list_and_usage") {
   CHECK(missing.err.find("/nonexistent/topology.yaml") != std::string::npos);
   const auto bad_flag = run_process({xeflow_run(), "--no-such-flag"});
   CHECK(bad_flag.exit_code == 2);
+}
+
+TEST_CASE("e2e.xeflow_tune_refuses_what_it_cannot_tune") {
+  const auto missing = run_process({xeflow_tune(), "/nonexistent/topology.yaml"});
+  CHECK(missing.exit_code == 2);
+  CHECK(missing.err.find("/nonexistent/topology.yaml") != std::string::npos);
+  const std::string topology = (source_root() / "topologies/c_g2c.yaml").string();
+  const auto bad_stream = run_process({xeflow_tune(), topology, "--stream", "5XB"});
+  CHECK(bad_stream.exit_code == 2);
+  CHECK(bad_stream.err.find("--stream") != std::string::npos);
+  const auto bad_set = run_process({xeflow_tune(), topology, "--set", "runtime.warps_per_block=40"});
+  CHECK(bad_set.exit_code == 2);
+  CHECK(bad_set.err.find("warps_per_block") != std::string::npos);
+  if (!xf::probe_device().usable) {
+    // Here (CI has no GPU): a clear refusal, not a host run that has no warps to split.
+    const auto r = run_process({xeflow_tune(), topology});
+    CHECK(r.exit_code == 1);
+    CHECK(r.err.find("tuned on a GPU") != std::string::npos);
+  }
 }
 
 namespace {

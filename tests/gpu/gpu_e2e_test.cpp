@@ -349,3 +349,76 @@ TEST_CASE("gpu.topic_protocol_with_the_gpu_on_both_sides" * doctest::skip(no_gpu
     }
   }
 }
+
+namespace {
+std::string tuned_topology(const std::string& frame, const std::string& tuning) {
+  return R"(topics:
+  t0: {frame_size: )" + frame + R"(, capacity: 1024}
+  t1: {frame_size: )" + frame + R"(, capacity: 1024}
+  t2: {frame_size: )" + frame + R"(, capacity: 1024}
+operators:
+  source: {class: dataset_source, threads: 4, outputs: [t0], params: {total_bytes: 8GiB, dataset_frames: 64}}
+  light: {class: fma, on: gpu, inputs: [t0], outputs: [t1], params: {iterations: 4, a: 3, b: 1}}
+  heavy: {class: fma, on: gpu, inputs: [t1], outputs: [t2], params: {iterations: 256, a: 3, b: 1}}
+  verify: {class: verify_sink, threads: 8, inputs: [t2], params: {mode: checksum}}
+runtime: {executor: device, warps_per_block: 32, partition: auto-online, tuning: )" +
+         tuning + "}\n";
+}
+}  // namespace
+
+TEST_CASE("gpu.partitions_switch_mid_stream_without_losing_a_frame" * doctest::skip(no_gpu())) {
+  // auto-online with a hair trigger: it tunes again and again while 8 GiB stream through two GPU
+  // operators of different costs, so the blocks switch partitions between rounds hundreds of times; the
+  // checksum sink sees every frame, once, in order. 16 KiB frames give each operator several items per
+  // round (warps split unevenly among them); 256 KiB frames one item of many warps.
+  for (const char* frame : {"16KiB", "256KiB"}) {
+    SUBCASE(frame) {
+      const fs::path topology = write_temp(
+          "tuned.yaml", tuned_topology(frame, "{samples: 800, retune_spread_percent: 1, retune_hold_ms: 1}"));
+      const auto r = run_process(device_run(topology), std::chrono::minutes(2));
+      fs::remove(topology);
+      check_verified_on_device(r);
+      const auto doc = parse_json(r);
+      REQUIRE(doc.contains("partition"));
+      const auto& p = doc["partition"];
+      CHECK(p["policy"] == "auto-online");
+      CHECK(p["tunings"].size() >= 2);
+      CHECK(p["switches"].get<int>() >= 20);
+      int warps = 0;
+      for (const auto& op : p["operators"]) {
+        CHECK(op["items"].get<std::uint64_t>() > 0);
+        CHECK(op["warps"].get<int>() >= op["items_per_round"].get<int>());
+        warps += op["warps"].get<int>();
+      }
+      CHECK(warps == 32);
+      MESSAGE(frame << ": " << p["tunings"].size() << " tunings, " << p["switches"] << " switches, final "
+                    << p["operators"][0]["warps"] << ":" << p["operators"][1]["warps"]);
+    }
+  }
+}
+
+TEST_CASE("gpu.xeflow_tune_works_on_every_topology" * doctest::skip(no_gpu())) {
+  std::vector<fs::path> files;
+  for (const auto& entry : fs::directory_iterator(source_root() / "topologies"))
+    if (entry.path().extension() == ".yaml") files.push_back(entry.path());
+  std::sort(files.begin(), files.end());
+  for (const auto& file : files) {
+    SUBCASE(file.filename().string().c_str()) {
+      const fs::path written = fs::temp_directory_path() / ("xeflow_tuned_" + file.filename().string());
+      const auto r = run_process({xeflow_tune(), file.string(), "--write", written.string()},
+                                 std::chrono::minutes(2));
+      INFO(r.out << r.err);
+      REQUIRE_FALSE(r.timed_out);
+      REQUIRE(r.exit_code == 0);
+      CHECK((r.out.find("chosen partition: ") != std::string::npos ||
+             r.out.find("nothing to tune") != std::string::npos));
+      // The written topology has the partition as explicit warps and runs verified.
+      std::ifstream in(written);
+      const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      CHECK(text.find("partition: explicit") != std::string::npos);
+      check_verified_on_device(run_process(
+          device_run(written, {"--set", "operators.source.params.total_bytes=256MiB"}), std::chrono::minutes(2)));
+      fs::remove(written);
+    }
+  }
+}

@@ -17,7 +17,7 @@
 
 namespace xf::test {
 
-/// A variable meson test sets (XF_SOURCE_ROOT, XF_RUN, XF_FAULTY_RUN).
+/// A variable meson test sets (XF_SOURCE_ROOT, XF_RUN, XF_TUNE, XF_FAULTY_RUN).
 inline std::string env(const char* name) {
   const char* v = std::getenv(name);
   REQUIRE_MESSAGE(v != nullptr, "environment variable " << name << " is set by meson test");
@@ -28,6 +28,9 @@ inline std::filesystem::path source_root() {
 }
 inline std::string xeflow_run() {
   return env("XF_RUN");
+}
+inline std::string xeflow_tune() {
+  return env("XF_TUNE");
 }
 inline std::string faulty_launcher() {
   return env("XF_FAULTY_RUN");
