@@ -22,6 +22,7 @@ plan make_plan(const topology_spec& spec, const operator_registry& registry, con
   const std::uint32_t cores =
       options.host_cores ? options.host_cores : std::max(1u, std::thread::hardware_concurrency());
   p.warps_per_block = spec.runtime.warps_per_block;
+  p.partition = spec.runtime.partition;
   p.watchdog_ms = spec.runtime.watchdog_ms;
 
   for (const auto& o : spec.operators) {
@@ -260,7 +261,10 @@ std::string plan::describe() const {
   std::ostringstream out;
   out << "executor: " << (executor == resolved_executor::host ? "host" : "device") << " (" << executor_reason
       << ")";
-  if (!kernel_operators.empty()) out << "; kernel: " << blocks << " blocks x " << warps_per_block << " warps";
+  if (!kernel_operators.empty()) {
+    out << "; kernel: " << blocks << " blocks x " << warps_per_block << " warps, partition " << name_of(partition);
+    if (is_tuned(partition) && executor == resolved_executor::device) out << " (from uniform, tuned as it runs)";
+  }
   for (std::size_t i : start_order) {
     const planned_operator& po = operators[i];
     out << "\n  " << po.spec->name << " (" << po.spec->class_name << ", " << name_of(po.spec->on) << "): ";

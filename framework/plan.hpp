@@ -59,6 +59,7 @@ struct plan {
   std::uint32_t blocks = 0;
   std::uint32_t warps_per_block = 0;
   std::uint32_t watchdog_ms = 0;
+  partition_policy partition = partition_policy::uniform;  ///< auto ones start from the uniform split
   std::vector<planned_topic> topics;
   std::vector<planned_operator> operators;
   std::vector<std::size_t> kernel_operators;  ///< in_kernel operators, in kernel order
