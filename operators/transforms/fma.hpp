@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 
 #include "framework/operator.hpp"
 #include "framework/operator_schema.hpp"
@@ -24,6 +25,10 @@ struct fma_op {
     std::uint32_t iterations = 16;
     double a = 1.0001;
     double b = 0.5;
+    /// From this frame offset on, `iterations_after` steps instead (0: never): an operator whose cost
+    /// changes mid-stream, for the online re-tuning benchmark and tests.
+    std::int64_t switch_offset = 0;
+    std::uint32_t iterations_after = 64;
   };
 
   static void describe(operator_schema<params>& s) {
@@ -34,15 +39,23 @@ struct fma_op {
             params{}.iterations, min_iterations, max_iterations);
     s.param(&params::a, "a", "multiplier of each step", params{}.a);
     s.param(&params::b, "b", "addend of each step", params{}.b);
+    s.param(&params::switch_offset, "switch_offset",
+            "frame offset from which iterations_after applies (0: never; a cost that changes mid-stream)",
+            params{}.switch_offset, 0);
+    s.param(&params::iterations_after, "iterations_after", "multiply-adds per element from switch_offset on",
+            params{}.iterations_after, min_iterations, max_iterations);
   }
 
   template <class T>
   XF_HOST_DEVICE static void compute(const params& p, const frame_task<T>& task) {
     const T a = element_math::element_from_real<T>(p.a);
     const T b = element_math::element_from_real<T>(p.b);
+    const std::uint32_t iterations =
+        p.switch_offset > 0 && task.offset >= static_cast<std::uint64_t>(p.switch_offset) ? p.iterations_after
+                                                                                          : p.iterations;
     for (std::uint64_t i = task.thread_id; i < task.count; i += task.thread_count) {
       T v = task.in[i];
-      for (std::uint32_t k = 0; k < p.iterations; ++k) v = element_math::mul_add(v, a, b);
+      for (std::uint32_t k = 0; k < iterations; ++k) v = element_math::mul_add(v, a, b);
       task.out[i] = v;
     }
   }

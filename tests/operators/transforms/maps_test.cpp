@@ -174,3 +174,17 @@ TEST_CASE("operators.maps_handle_empty_frames") {
   CHECK(run_op<fma_op>({16, 1.0, 1.0}, empty, 32).empty());
   CHECK(run_op<scale_op>({2.0}, empty, 1).empty());
 }
+
+TEST_CASE("operators.fma_changes_its_cost_from_switch_offset_on") {
+  // The test frame is offset 5: switching at 5 applies iterations_after, at 6 not yet.
+  const auto in = input_frame<std::uint32_t>();
+  fma_op::params light{4, 3.0, 1.0}, heavy{64, 3.0, 1.0};
+  fma_op::params switched_here = light, switched_later = light;
+  switched_here.switch_offset = 5;
+  switched_here.iterations_after = 64;
+  switched_later.switch_offset = 6;
+  switched_later.iterations_after = 64;
+  CHECK(same_bytes(run_op<fma_op>(switched_here, in, 32), run_op<fma_op>(heavy, in, 32)));
+  CHECK(same_bytes(run_op<fma_op>(switched_later, in, 32), run_op<fma_op>(light, in, 32)));
+  CHECK_FALSE(same_bytes(run_op<fma_op>(light, in, 32), run_op<fma_op>(heavy, in, 32)));
+}
