@@ -166,6 +166,7 @@ class topology_run {
   std::unique_ptr<partition_tuner> tuner_;
   std::uint32_t partition_switches_ = 0;
   bool stop_after_tuning_ = false;
+  std::vector<run_progress> timeline_;  // the monitor's samples (run_options::timeline_interval)
 #endif
 };
 
@@ -518,21 +519,35 @@ run_stats topology_run::execute(const run_options& options) {
     if (!plan_.kernel_operators.empty() && !on_device)
       for (std::uint32_t b = 0; b < plan_.blocks; ++b)
         threads.emplace_back([this] { guarded(plan_.kernel_operators.front(), [&] { kernel_block(); }); });
-    if (options.on_progress) {
+    if (options.on_progress || options.timeline_interval.count() > 0) {
       monitor = std::thread([&] {
+        const auto step = options.timeline_interval.count() > 0
+                              ? std::min<clock_type::duration>(options.timeline_interval, std::chrono::milliseconds(20))
+                              : clock_type::duration(std::chrono::milliseconds(20));
+        auto next_progress = clock_type::now() + options.progress_interval;
+        auto next_sample = clock_type::now() + options.timeline_interval;
         while (!workers_done.load()) {
-          const auto deadline = clock_type::now() + options.progress_interval;
-          while (!workers_done.load() && clock_type::now() < deadline)
-            std::this_thread::sleep_for(std::chrono::milliseconds(20));
+          std::this_thread::sleep_for(step);
           if (workers_done.load()) break;
+          const auto now = clock_type::now();
+          const bool sample = options.timeline_interval.count() > 0 && now >= next_sample;
+          const bool report = options.on_progress && now >= next_progress;
+          if (!sample && !report) continue;
           run_progress progress;
-          progress.elapsed_seconds = std::chrono::duration<double>(clock_type::now() - start).count();
+          progress.elapsed_seconds = std::chrono::duration<double>(now - start).count();
           for (std::size_t i = 0; i < plan_.operators.size(); ++i)
             if (plan_.operators[i].entry->info.role == operator_role::sink) {
               progress.sink_frames += counters_[i].frames_in.load(std::memory_order_relaxed);
               progress.sink_bytes += counters_[i].bytes_in.load(std::memory_order_relaxed);
             }
-          options.on_progress(progress);
+          if (sample) {
+            timeline_.push_back(progress);
+            next_sample += options.timeline_interval;
+          }
+          if (report) {
+            options.on_progress(progress);
+            next_progress = now + options.progress_interval;
+          }
         }
       });
     }
@@ -552,6 +567,7 @@ run_stats topology_run::execute(const run_options& options) {
   stats.executor = plan_.executor == resolved_executor::device ? "device (" + plan_.executor_reason + ")"
                                                                : "host (" + plan_.executor_reason + ")";
   stats.wall_seconds = std::chrono::duration<double>(clock_type::now() - start).count();
+  for (const run_progress& p : timeline_) stats.timeline.push_back({p.elapsed_seconds, p.sink_frames, p.sink_bytes});
   const std::uint64_t first = stream_first_ns_.load(), last = stream_last_ns_.load();
   if (first != ~std::uint64_t{0} && last > first)
     stats.stream_seconds = static_cast<double>(last - first) / 1e9;

@@ -26,6 +26,9 @@ struct run_progress {
 struct run_options {
   std::function<void(const run_progress&)> on_progress;  ///< called from a monitor thread; may be empty
   std::chrono::milliseconds progress_interval{500};
+  /// Non-zero: the sinks' totals are also recorded at this interval into run_stats::timeline (throughput
+  /// over time, e.g. around a partition switch).
+  std::chrono::milliseconds timeline_interval{0};
   /// The launcher's fused GPU kernel; required when plan.executor is device.
   const kernel_program* kernel = nullptr;
   /// Partition auto / auto-online on the device: drain the run (as an interrupt does) once the first

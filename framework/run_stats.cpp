@@ -240,6 +240,11 @@ std::string format_stats_json(const run_stats& s) {
                      {"publish_cycles", k.publish},
                      {"idle_cycles", k.idle}};
   }
+  if (!s.timeline.empty()) {
+    nlohmann::ordered_json t = nlohmann::ordered_json::array();
+    for (const auto& sample : s.timeline) t.push_back({sample.seconds, sample.sink_frames, sample.sink_bytes});
+    doc["timeline"] = {{"columns", {"seconds", "sink_frames", "sink_bytes"}}, {"samples", std::move(t)}};
+  }
   if (s.partition) {
     const partition_stats& p = *s.partition;
     const double cycles_per_us = p.sm_clock_mhz > 0 ? p.sm_clock_mhz : 1;

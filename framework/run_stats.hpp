@@ -82,6 +82,12 @@ struct run_stats {
   std::vector<topic_stats> topics;
   std::optional<kernel_breakdown> kernel;
   std::optional<partition_stats> partition;
+  /// The sinks' totals over time (run_options::timeline_interval; xeflow-run --timeline-ms).
+  struct timeline_sample {
+    double seconds = 0;  ///< since the run started
+    std::uint64_t sink_frames = 0, sink_bytes = 0;
+  };
+  std::vector<timeline_sample> timeline;
   std::string um_note;         ///< GPU runs: why unified-memory counters are missing, when they are
   bool device_wedged = false;  ///< see run_topology
 };

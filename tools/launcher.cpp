@@ -128,6 +128,9 @@ int run_launcher(int argc, char** argv, const std::function<void(operator_regist
   app.add_flag("--plan", show_plan, "print the plan (executor, workers, partition) and exit");
   app.add_flag("--list-operators", list_operators, "list the registered operator classes and exit");
   app.add_option("--stats", stats_format, "final stats format")->check(CLI::IsMember({"text", "json"}));
+  unsigned timeline_ms = 0;
+  app.add_option("--timeline-ms", timeline_ms,
+                 "record the sinks' frames and bytes every this many ms into the stats (JSON: timeline)");
   app.add_flag("-v,--verbose", verbose, "more logging (-vv: trace)");
   app.add_flag("-q,--quiet", quiet, "warnings and errors only, no progress line");
   try {
@@ -181,6 +184,7 @@ int run_launcher(int argc, char** argv, const std::function<void(operator_regist
   progress_line progress;
   run_options run_options;
   run_options.kernel = kernel;
+  run_options.timeline_interval = std::chrono::milliseconds(timeline_ms);
   if (!quiet && isatty(STDERR_FILENO))
     run_options.on_progress = [&](const run_progress& r) { progress.show(r); };
   const run_stats stats = run_topology(p, spec, control, run_options);
