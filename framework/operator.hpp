@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -70,9 +71,19 @@ class cpu_source : public cpu_operator {
 
 /// A 1:1 map: the output frame at `offset` is computed from the input frame at `offset`.
 /// `out.bytes` starts equal to `in.bytes`; set it if the output is shorter or longer.
+/// Phases of a map whose function changes at some offsets (e.g. fma's switch_offset): frames at offsets
+/// of the same phase go through the same function of their content. Verify sinks key their per-period
+/// checksum cache by phase, so a periodic input through such a map still verifies from the cache.
+struct map_phases {
+  std::uint32_t count = 1;  ///< 1: one function for every offset
+  std::function<std::uint32_t(std::uint64_t)> of;  ///< offset → phase in [0, count); empty when count is 1
+};
+
 class cpu_map : public cpu_operator {
  public:
   virtual void on_frame(std::uint64_t offset, const frame_in& in, frame_out& out) = 0;
+  /// The map's phases (see map_phases); one unless the map says otherwise.
+  virtual map_phases phases() const { return {}; }
 };
 
 /// A sink: consumes the frame at `offset`.
@@ -124,6 +135,10 @@ class frame_reference {
   /// be short) equals the frame at o % P, so a consumer may compute what it needs of each of P frames once
   /// and reuse it. 0 (the default): not periodic, or not known to be.
   virtual std::uint64_t period() const { return 0; }
+  /// Phases of the stream (see map_phases): with a period P, frames at o and o' are equal when o % P ==
+  /// o' % P and phase_of(o) == phase_of(o') (the stream's last frame excepted).
+  virtual std::uint32_t phase_count() const { return 1; }
+  virtual std::uint32_t phase_of(std::uint64_t /*offset*/) const { return 0; }
   /// The stream's frame count when known without replaying (expected() then holds for exactly the offsets
   /// below it), or nullopt. Finding the end by replaying costs a chain's whole compute per probe: ~20
   /// replays of a 4 MiB frame through four FMA-64 maps took seconds before a verify sink could start.

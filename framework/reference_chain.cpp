@@ -36,7 +36,8 @@ class map_reference final : public frame_reference {
         input_frame_bytes_(input_frame_bytes),
         input_element_(input_element),
         map_(map),
-        kernel_(kernel) {}
+        kernel_(kernel),
+        phases_(kernel ? kernel->phases() : map->phases()) {}
 
   bool expected(std::uint64_t offset, frame_out& out) const override {
     auto& buffer = scratch_for(this, input_frame_bytes_);
@@ -56,6 +57,12 @@ class map_reference final : public frame_reference {
   /// pass_through). A map that depends on the offset (apps/custom_operator's xor_mask) breaks it, and
   /// must not be verified by a consumer that trusts period() (verify_sink's checksum mode).
   std::uint64_t period() const override { return upstream_->period(); }
+  /// The upstream's phases times the map's own (a map that declares phases changes its function there).
+  std::uint32_t phase_count() const override { return upstream_->phase_count() * phases_.count; }
+  std::uint32_t phase_of(std::uint64_t offset) const override {
+    const std::uint32_t own = phases_.count > 1 && phases_.of ? phases_.of(offset) : 0;
+    return upstream_->phase_of(offset) * phases_.count + own;
+  }
   /// A map has a frame wherever its input has one.
   std::optional<std::uint64_t> frame_count() const override { return upstream_->frame_count(); }
 
@@ -65,6 +72,7 @@ class map_reference final : public frame_reference {
   element_type input_element_;
   cpu_map* map_;
   const host_kernel_op* kernel_;
+  map_phases phases_;
 };
 
 }  // namespace

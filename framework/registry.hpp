@@ -27,6 +27,8 @@ class host_kernel_op {
   virtual ~host_kernel_op() = default;
   virtual void run(const frame_in& in, frame_out& out, std::uint64_t offset, std::uint32_t thread_begin,
                    std::uint32_t thread_end, std::uint32_t thread_count) const = 0;
+  /// The operator's phases (map_phases): from `Op::phases(params)` when the operator type declares it.
+  virtual map_phases phases() const { return {}; }
 };
 
 struct operator_entry {
@@ -69,6 +71,15 @@ void run_gpu_compute_any(const typename Op::params& p, const frame_in& in, frame
   });
 }
 
+/// A GPU operator's phases: `static map_phases phases(const params&)` when it declares one, else one.
+template <class Op>
+map_phases phases_of(const typename Op::params& p) {
+  if constexpr (requires { { Op::phases(p) } -> std::convertible_to<map_phases>; })
+    return Op::phases(p);
+  else
+    return {};
+}
+
 template <class Op>
 class gpu_op_on_host final : public host_kernel_op {
  public:
@@ -77,6 +88,7 @@ class gpu_op_on_host final : public host_kernel_op {
            std::uint32_t count) const override {
     run_gpu_compute_any<Op>(params_, in, out, offset, begin, end, count);
   }
+  map_phases phases() const override { return phases_of<Op>(params_); }
 
  private:
   typename Op::params params_;
@@ -91,6 +103,7 @@ class gpu_op_on_cpu final : public cpu_map {
     out.bytes = in.bytes;
     run_gpu_compute_any<Op>(params_, in, out, offset, 0, 1, 1);
   }
+  map_phases phases() const override { return phases_of<Op>(params_); }
 
  private:
   typename Op::params params_;

@@ -148,7 +148,12 @@ class verify_sink final : public cpu_sink {
   // Checksum mode: set at on_start, read-only after (the entries themselves are atomic).
   std::uint64_t cache_period_ = 0;
   std::uint64_t cache_entries_ = 0;           ///< min(period, reference end, max_cached_checksums)
-  std::unique_ptr<cached_checksum[]> cache_;  ///< [cache_entries_], indexed by offset % cache_period_
+  std::uint32_t cache_phases_ = 1;            ///< the reference's phase_count()
+  /// [cache_entries_ · cache_phases_]: the entry of offset o is phase_of(o) · cache_entries_ + o % P.
+  std::unique_ptr<cached_checksum[]> cache_;
+  std::uint64_t cache_index(std::uint64_t offset) const {
+    return std::uint64_t{reference_->phase_of(offset)} * cache_entries_ + offset % cache_period_;
+  }
   /// The stream's last frame (it may be short, so the cache never holds it), replayed at start with the
   /// cache: replayed on arrival it would hold the end of the stream up by a whole frame's chain (FMA-64
   /// over 4 MiB: ~65 ms on one thread, a third of a 4 GiB stream).

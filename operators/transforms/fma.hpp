@@ -46,6 +46,14 @@ struct fma_op {
             params{}.iterations_after, min_iterations, max_iterations);
   }
 
+  /// Two phases when the cost switches: frames before switch_offset and from it on (verify sinks cache
+  /// each phase's checksums apart).
+  static map_phases phases(const params& p) {
+    if (p.switch_offset <= 0) return {};
+    const auto from = static_cast<std::uint64_t>(p.switch_offset);
+    return {2, [from](std::uint64_t offset) { return offset >= from ? 1u : 0u; }};
+  }
+
   template <class T>
   XF_HOST_DEVICE static void compute(const params& p, const frame_task<T>& task) {
     const T a = element_math::element_from_real<T>(p.a);

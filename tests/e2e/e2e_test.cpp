@@ -121,6 +121,25 @@ TEST_CASE("e2e.validate_list_and_usage") {
   CHECK(bad_flag.exit_code == 2);
 }
 
+TEST_CASE("e2e.a_map_that_changes_its_function_mid_stream_verifies") {
+  // A periodic source (8 dataset frames) through fma, whose cost switches at frame 21: the verify sink's
+  // checksum cache is keyed by phase, so frames past the switch are checked against the heavier chain.
+  // Without phases it reused the light chain's checksums there and failed every frame after the switch.
+  const fs::path topology = write_temp("switching.yaml", R"(topics:
+  t0: {frame_size: 16KiB, capacity: 16}
+  t1: {frame_size: 16KiB, capacity: 16}
+operators:
+  source: {class: dataset_source, threads: 2, outputs: [t0], params: {total_bytes: 1MiB, dataset_frames: 8}}
+  g: {class: fma, inputs: [t0], outputs: [t1], params: {iterations: 4, a: 3, b: 1, switch_offset: 21, iterations_after: 64}}
+  verify: {class: verify_sink, threads: 2, inputs: [t1], params: {mode: checksum}}
+)");
+  const auto r = run_process({xeflow_run(), topology.string(), "--host", "-q", "--stats", "json"});
+  fs::remove(topology);
+  INFO(r.err);
+  CHECK(r.exit_code == 0);
+  check_verified(parse_json(r));
+}
+
 TEST_CASE("e2e.xeflow_tune_refuses_what_it_cannot_tune") {
   const auto missing = run_process({xeflow_tune(), "/nonexistent/topology.yaml"});
   CHECK(missing.exit_code == 2);
