@@ -1,4 +1,4 @@
-// The GPU half of the baselines: the operator kernels, RAII wrappers for the CUDA objects, and the five
+// The GPU half of the baselines: the operator kernels, RAII wrappers for the CUDA objects, and the six
 // conventional ways of streaming batches CPU→GPU→CPU that xeflow is measured against.
 //
 // Every mode runs the same loop on one issuing thread over S buffer sets ("slots", one stream each), visited
@@ -13,7 +13,14 @@
 //   koum          S = --streams (default 1); dataset and outputs in managed memory; kernels read and
 //                 write it directly, no copies (see "KOUM placement" below for the advice).
 //   graph         S = --streams (default 8); the ckc-hq step captured once per slot as a CUDA graph and
-//                 replayed, the H2D source pointed at the batch's dataset frame before each launch.
+//                 replayed, the H2D source pointed at the batch's dataset frame before each launch (gc: one
+//                 graph per step, each step running its own stage's operator).
+//   concurrent    g only; S = --streams (default 8); the same operators as concurrent CUDA kernels in
+//                 separate streams: GPU stage k of every batch runs on stage k's own stream, H2D and D2H on
+//                 the slot's stream as in ckc-hq, each batch ordered H2D → kernel 1 → … → kernel n → D2H
+//                 by events, so kernel 1 of one batch runs alongside kernel 2 of the batch before it.
+// Each GPU stage k runs its own operator parameters (config::fma_iterations, stage_op); in gc the CPU stage
+// after GPU stage k runs stage k's, and the expected checksums replay the same chain (host_chain).
 // Batch b of the stream is dataset batch b % P, published in place: no per-batch host write of input.
 #include <cuda_runtime.h>
 
@@ -240,13 +247,16 @@ launch_shape plan_launch(std::uint64_t count) {
   return s;
 }
 
-/// The configured operator as a launchable GPU stage over one batch.
+/// One stage's operator as a launchable GPU stage over one batch.
 template <class T>
 class gpu_stage {
  public:
   gpu_stage(const op_config& op, std::uint64_t count) : op_(op), count_(count) {
     shape_ = op.kind == op_kind::scale ? plan_launch<scale_op, T>(count) : plan_launch<fma_op, T>(count);
   }
+
+  /// The operator and parameters this stage runs (gc's CPU stage after it runs the same).
+  const op_config& op() const { return op_; }
 
   void launch(const T* in, T* out, cudaStream_t stream) const {
     if (op_.kind == op_kind::scale) {
@@ -359,8 +369,8 @@ class pipeline {
         bytes_(cfg.batch_bytes),
         frames_(frames),
         steps_(gpu_steps(cfg)),
-        kernels_per_step_(cfg.shape == shape::g ? cfg.stages : 1),
-        stage_(cfg.op, batch_elements(cfg)) {
+        kernels_per_step_(cfg.shape == shape::g ? cfg.stages : 1) {
+    for (std::uint32_t k = 0; k < cfg.stages; ++k) stages_.emplace_back(stage_op(cfg, k), count_);
     check_memory(prop);
     dataset_ = buffer(host_memory(), std::size_t{frames} * bytes_);
     for (std::uint32_t s = 0; s < cfg.streams; ++s) {
@@ -369,6 +379,12 @@ class pipeline {
       for (std::uint32_t d = 0; d < device_buffers_per_slot(); ++d)
         sl->dev[d] = buffer(memory::device, bytes_);
       slots_.push_back(std::move(sl));
+    }
+    if (cfg.mode == mode::concurrent) {
+      for (std::uint32_t k = 0; k < cfg.stages; ++k)
+        kernel_streams_.push_back(std::make_unique<cuda_stream>());
+      // One event per hand-over between streams: H2D → kernel 1, kernel k → kernel k + 1, kernel n → D2H.
+      for (auto& sl : slots_) sl->links = std::make_unique<cuda_event[]>(kernels_per_step_ + 1);
     }
     if (cfg.mode == mode::koum) {
       koum_place_on_host(dataset_, slots_[0]->stream.get());
@@ -407,14 +423,20 @@ class pipeline {
   enum class slot_phase : std::uint8_t { idle, gpu, cpu_stage, verify };
 
   struct slot {
-    cuda_stream stream;
-    cuda_event done;  ///< recorded after each GPU step
-    buffer dev[2];    ///< ping-pong device buffers
-    buffer host_out;  ///< where D2H lands (koum: where the last kernel writes), and the CPU stage runs
-    // graph mode: the step with the dataset as H2D source (re-pointed per batch) and, for gc, the step
-    // reading host_out. A graph must outlive its exec for the node update to be legal.
-    cuda_graph first_graph, next_graph;
-    cuda_graph_exec first_exec, next_exec;
+    cuda_stream stream;  ///< the slot's copies, and (except in concurrent mode) its kernels
+    cuda_event done;     ///< recorded after each GPU step
+    buffer dev[2];       ///< ping-pong device buffers
+    buffer host_out;     ///< where D2H lands (koum: where the last kernel writes), and the CPU stage runs
+    /// concurrent mode: the events ordering one batch across streams (see order_after); reused by the
+    /// slot's next batch only once `done` has completed.
+    std::unique_ptr<cuda_event[]> links;
+    // graph mode: the step with the dataset as H2D source (re-pointed per batch) and, for gc, steps 1 … n−1
+    // reading host_out (next_*[step − 1]: each step runs its own stage's operator). A graph must outlive its
+    // exec for the node update to be legal.
+    cuda_graph first_graph;
+    cuda_graph_exec first_exec;
+    std::vector<cuda_graph> next_graphs;
+    std::vector<cuda_graph_exec> next_execs;
     cudaGraphNode_t first_h2d = nullptr;
     const void* first_src = nullptr;  ///< the H2D source first_exec currently has
     // The batch in flight; touched by the issuing thread, and by a worker only between submit and the
@@ -476,28 +498,56 @@ class pipeline {
 
   const T* dataset_frame(std::uint64_t batch) const { return dataset_.as<T>() + (batch % frames_) * count_; }
 
-  /// Copy, kernel(s), copy on the slot's stream from `src` (the dataset frame, or host_out for later gc
-  /// steps). Issued directly by the ckc modes and captured once per slot by graph mode.
-  void enqueue_copy_kernels_copy(slot& sl, const T* src) {
-    const cudaStream_t stream = sl.stream.get();
-    T* ping = sl.dev[0].template as<T>();
-    T* pong = sl.dev[1].template as<T>();
-    XFB_CUDA(cudaMemcpyAsync(ping, src, bytes_, cudaMemcpyHostToDevice, stream));
-    for (std::uint32_t k = 0; k < kernels_per_step_; ++k) {
-      stage_.launch(ping, pong, stream);
-      std::swap(ping, pong);  // the output becomes the next kernel's input
-    }
-    XFB_CUDA(cudaMemcpyAsync(sl.host_out.data(), ping, bytes_, cudaMemcpyDeviceToHost, stream));
+  /// The GPU stage that kernel `k` of GPU step `step` runs (g: stage k of the one step; gc: stage `step`).
+  std::uint32_t stage_index(std::uint32_t step, std::uint32_t k) const {
+    return step * kernels_per_step_ + k;
   }
 
-  /// Kernel(s) straight on managed memory: `src` (dataset frame or host_out) → … → host_out.
-  void enqueue_managed_kernels(slot& sl, const T* src) {
+  /// The stream GPU stage `stage` of the slot's batch runs on: the stage's own in concurrent mode, else
+  /// the slot's.
+  cudaStream_t kernel_stream(const slot& sl, std::uint32_t stage) const {
+    return kernel_streams_.empty() ? sl.stream.get() : kernel_streams_[stage]->get();
+  }
+
+  /// Orders the work issued next on `to` after everything issued so far on `from`, through the slot's
+  /// event `link`; nothing when they are one stream. The wait takes the record made here (later records of
+  /// the same event do not affect it).
+  void order_after(slot& sl, std::uint32_t link, cudaStream_t from, cudaStream_t to) {
+    if (from == to) return;
+    XFB_CUDA(cudaEventRecord(sl.links[link].get(), from));
+    XFB_CUDA(cudaStreamWaitEvent(to, sl.links[link].get(), 0));
+  }
+
+  /// GPU step `step` of the slot's batch: H2D from `src` (the dataset frame, or host_out for later gc
+  /// steps), kernel(s), D2H, the copies on the slot's stream and each kernel on kernel_stream. Issued
+  /// directly by the ckc modes and concurrent, and captured once per slot and step by graph mode.
+  void enqueue_copy_kernels_copy(slot& sl, const T* src, std::uint32_t step) {
+    const cudaStream_t copy = sl.stream.get();
+    T* ping = sl.dev[0].template as<T>();
+    T* pong = sl.dev[1].template as<T>();
+    XFB_CUDA(cudaMemcpyAsync(ping, src, bytes_, cudaMemcpyHostToDevice, copy));
+    cudaStream_t previous = copy;
+    for (std::uint32_t k = 0; k < kernels_per_step_; ++k) {
+      const std::uint32_t stage = stage_index(step, k);
+      const cudaStream_t stream = kernel_stream(sl, stage);
+      order_after(sl, k, previous, stream);
+      stages_[stage].launch(ping, pong, stream);
+      std::swap(ping, pong);  // the output becomes the next kernel's input
+      previous = stream;
+    }
+    order_after(sl, kernels_per_step_, previous, copy);
+    XFB_CUDA(cudaMemcpyAsync(sl.host_out.data(), ping, bytes_, cudaMemcpyDeviceToHost, copy));
+  }
+
+  /// Kernel(s) of GPU step `step` straight on managed memory: `src` (dataset frame or host_out) → … →
+  /// host_out.
+  void enqueue_managed_kernels(slot& sl, const T* src, std::uint32_t step) {
     const cudaStream_t stream = sl.stream.get();
     T* out = sl.host_out.template as<T>();
     const T* in = src;
     for (std::uint32_t k = 0; k < kernels_per_step_; ++k) {
       T* target = k + 1 == kernels_per_step_ ? out : sl.dev[k % 2].template as<T>();
-      stage_.launch(in, target, stream);
+      stages_[stage_index(step, k)].launch(in, target, stream);
       in = target;
     }
   }
@@ -506,7 +556,7 @@ class pipeline {
     for (auto& sl : slots_) {
       {
         capture_guard capture(sl->stream.get());
-        enqueue_copy_kernels_copy(*sl, dataset_frame(0));
+        enqueue_copy_kernels_copy(*sl, dataset_frame(0), 0);
         sl->first_graph = capture.end();
       }
       sl->first_exec = cuda_graph_exec(sl->first_graph);
@@ -521,11 +571,11 @@ class pipeline {
       XFB_CUDA(cudaGraphNodeGetType(sl->first_h2d, &type));
       if (type != cudaGraphNodeTypeMemcpy)
         throw std::runtime_error("graph capture: the root node is not the H2D copy");
-      if (steps_ > 1) {
+      for (std::uint32_t step = 1; step < steps_; ++step) {
         capture_guard capture(sl->stream.get());
-        enqueue_copy_kernels_copy(*sl, sl->host_out.template as<T>());
-        sl->next_graph = capture.end();
-        sl->next_exec = cuda_graph_exec(sl->next_graph);
+        enqueue_copy_kernels_copy(*sl, sl->host_out.template as<T>(), step);
+        sl->next_graphs.push_back(capture.end());
+        sl->next_execs.emplace_back(sl->next_graphs.back());
       }
     }
   }
@@ -537,10 +587,11 @@ class pipeline {
       case mode::ckc_pageable:
       case mode::ckc_pinned:
       case mode::ckc_hq:
-        enqueue_copy_kernels_copy(sl, src);
+      case mode::concurrent:
+        enqueue_copy_kernels_copy(sl, src, sl.step);
         break;
       case mode::koum:
-        enqueue_managed_kernels(sl, src);
+        enqueue_managed_kernels(sl, src, sl.step);
         break;
       case mode::graph:
         if (sl.step == 0) {
@@ -553,7 +604,7 @@ class pipeline {
           }
           XFB_CUDA(cudaGraphLaunch(sl.first_exec.get(), sl.stream.get()));
         } else {
-          XFB_CUDA(cudaGraphLaunch(sl.next_exec.get(), sl.stream.get()));
+          XFB_CUDA(cudaGraphLaunch(sl.next_execs[sl.step - 1].get(), sl.stream.get()));
         }
         break;
     }
@@ -568,7 +619,10 @@ class pipeline {
     issue_step(sl);
   }
 
-  void run_cpu_stage(slot& sl) { apply_host_stage(cfg_.op, cfg_.element, sl.host_out.data(), count_); }
+  /// The CPU stage after GPU stage sl.step, with that stage's operator.
+  void run_cpu_stage(slot& sl) {
+    apply_host_stage(stages_[sl.step].op(), cfg_.element, sl.host_out.data(), count_);
+  }
 
   void verify(slot& sl) { checker_->check(sl.batch, sl.host_out.data(), run_.phase); }
 
@@ -648,13 +702,14 @@ class pipeline {
   std::uint32_t frames_;
   std::uint32_t steps_;
   std::uint32_t kernels_per_step_;
-  gpu_stage<T> stage_;
+  std::vector<gpu_stage<T>> stages_;  ///< GPU stage k's operator, launch shape and parameters
   std::unique_ptr<batch_checker> checker_;
   run_state run_;
-  // Destruction runs bottom-up: the workers are joined, then the device drained, before any slot or
-  // buffer is freed.
+  // Destruction runs bottom-up: the workers are joined, then the device drained, before any slot, stream
+  // or buffer is freed.
   buffer dataset_;
   std::vector<std::unique_ptr<slot>> slots_;
+  std::vector<std::unique_ptr<cuda_stream>> kernel_streams_;  ///< concurrent mode: GPU stage k's stream
   device_drain drain_;
   std::unique_ptr<host_pool> verify_pool_;
   std::unique_ptr<host_pool> cpu_pool_;

@@ -1,5 +1,6 @@
 // The conventional ways to stream data CPU→GPU→CPU (copy-kernel-copy, Hyper-Q streams, unified memory,
-// CUDA graphs) that xeflow's benchmark compares against: configuration, result, and the entry points.
+// CUDA graphs, concurrent kernels) that xeflow's benchmark compares against: configuration, result, and the
+// entry points.
 #pragma once
 
 #include <cstdint>
@@ -14,7 +15,7 @@
 namespace xf::baselines {
 
 /// How batches travel: see the README block at the top of baselines.cu for each mode's exact recipe.
-enum class mode : std::uint8_t { ckc_pageable, ckc_pinned, ckc_hq, koum, graph };
+enum class mode : std::uint8_t { ckc_pageable, ckc_pinned, ckc_hq, koum, graph, concurrent };
 /// g = C(G)nC: one H2D, n kernels, one D2H. gc = C(GC)n: n × (H2D, kernel, D2H, CPU stage), the last
 /// CPU stage being the verification sink.
 enum class shape : std::uint8_t { g, gc };
@@ -26,7 +27,8 @@ std::string_view name_of(shape s);
 std::string_view name_of(op_kind o);
 std::string_view name_of(verify_kind v);
 
-/// The operator of every stage (GPU and CPU alike), with the project's own parameter structs.
+/// The operator of a stage, with the project's own parameter structs. config::op is shared by every stage;
+/// stage_op() gives one stage's own (config::fma_iterations applied).
 struct op_config {
   op_kind kind = op_kind::scale;
   scale_op::params scale{};
@@ -43,6 +45,11 @@ struct config {
   baselines::shape shape = shape::g;
   std::uint32_t stages = 1;  ///< n, 1..max_stages
   op_config op{};
+  /// fma: multiply-adds per element of each GPU stage, GPU stage k running fma_iterations[k] (for gc, the
+  /// CPU stage after GPU stage k runs with stage k's parameters too). Empty: op.fma.iterations everywhere;
+  /// one value: that value everywhere; else exactly `stages` values. resolve() expands it to `stages`
+  /// values for fma (and leaves it empty for scale).
+  std::vector<std::uint32_t> fma_iterations;
   element_type element = element_type::u32;  ///< only u32 for now
   std::uint64_t batch_bytes = 64 * 1024;
   std::uint64_t total_bytes = std::uint64_t{4} << 30;  ///< streamed: total_bytes / batch_bytes batches
@@ -59,8 +66,12 @@ struct config {
   int device = 0;
 };
 
-/// The mode's default number of streams: 1 for ckc-pageable, ckc-pinned and koum, 4 for ckc-hq, 8 for graph.
+/// The mode's default number of streams: 1 for ckc-pageable, ckc-pinned and koum, 4 for ckc-hq, 8 for graph
+/// and concurrent.
 std::uint32_t default_streams(mode m);
+
+/// The operator GPU stage `stage` (0-based, < cfg.stages) runs: cfg.op with that stage's fma iterations.
+op_config stage_op(const config& cfg, std::uint32_t stage);
 
 struct result {
   config cfg;  ///< as run: streams, warm-up and thread counts resolved to the values used

@@ -30,6 +30,8 @@ std::string_view name_of(mode m) {
       return "koum";
     case mode::graph:
       return "graph";
+    case mode::concurrent:
+      return "concurrent";
   }
   return "?";
 }
@@ -48,10 +50,18 @@ std::uint32_t default_streams(mode m) {
     case mode::ckc_hq:
       return 4;
     case mode::graph:
+    case mode::concurrent:
       return 8;
     default:
       return 1;
   }
+}
+
+op_config stage_op(const config& cfg, std::uint32_t stage) {
+  op_config op = cfg.op;
+  if (op.kind == op_kind::fma && !cfg.fma_iterations.empty())
+    op.fma.iterations = cfg.fma_iterations[cfg.fma_iterations.size() == 1 ? 0 : stage];
+  return op;
 }
 
 namespace {
@@ -129,10 +139,29 @@ void validate(const config& cfg) {
          std::to_string(cfg.streams));
   if (cfg.mode == mode::ckc_hq && cfg.streams == 1)
     fail("ckc-hq needs --streams >= 2 (ckc-pinned is one stream)");
+  if (cfg.mode == mode::concurrent && cfg.shape != shape::g)
+    fail(
+        "concurrent runs --shape g only (its GPU stages chain on the GPU, one stream each); gc has a CPU "
+        "stage between GPU stages: use ckc-hq or graph for gc");
+  const std::string iterations_range =
+      std::to_string(fma_op::min_iterations) + ".." + std::to_string(fma_op::max_iterations);
   if (cfg.op.kind == op_kind::fma &&
       (cfg.op.fma.iterations < fma_op::min_iterations || cfg.op.fma.iterations > fma_op::max_iterations))
-    fail("--iterations must be " + std::to_string(fma_op::min_iterations) + ".." +
-         std::to_string(fma_op::max_iterations));
+    fail("--iterations must be " + iterations_range);
+  if (!cfg.fma_iterations.empty()) {
+    if (cfg.op.kind != op_kind::fma)
+      fail("--fma-iterations applies to --op fma only, not --op " + std::string(name_of(cfg.op.kind)));
+    const std::size_t given = cfg.fma_iterations.size();
+    if (given != 1 && given != cfg.stages)
+      fail("--fma-iterations gives " + std::to_string(given) + " values for --stages " +
+           std::to_string(cfg.stages) + ": give one (every GPU stage) or one per GPU stage");
+    for (std::size_t k = 0; k < given; ++k) {
+      const std::uint32_t v = cfg.fma_iterations[k];
+      if (v < fma_op::min_iterations || v > fma_op::max_iterations)
+        fail("--fma-iterations: value " + std::to_string(k + 1) + " is " + std::to_string(v) +
+             "; each must be " + iterations_range);
+    }
+  }
   if (cfg.verify_threads > max_host_threads || cfg.cpu_stage_threads > max_host_threads)
     fail("--verify-threads and --cpu-stage-threads must be at most " + std::to_string(max_host_threads));
   if (cfg.warmup_batches < -1) fail("--warmup-batches must be >= 0");
@@ -147,6 +176,17 @@ config resolve(const config& cfg) {
   if (r.streams == 1) r.verify_threads = r.cpu_stage_threads = 0;
   if (r.verify == verify_kind::none) r.verify_threads = 0;
   if (r.shape == shape::g) r.cpu_stage_threads = 0;  // g has no CPU stage
+  // Every GPU stage's count spelled out, so the result says what each ran.
+  if (r.op.kind == op_kind::fma) {
+    std::vector<std::uint32_t> per_stage(r.stages);
+    for (std::uint32_t k = 0; k < r.stages; ++k) per_stage[k] = stage_op(cfg, k).fma.iterations;
+    const bool uniform = std::all_of(per_stage.begin(), per_stage.end(),
+                                     [&](std::uint32_t v) { return v == per_stage.front(); });
+    if (uniform) r.op.fma.iterations = per_stage.front();  // then op says it all, as before
+    r.fma_iterations = std::move(per_stage);
+  } else {
+    r.fma_iterations.clear();
+  }
   return r;
 }
 
@@ -191,15 +231,21 @@ void apply_host_stage(const op_config& op, element_type element, void* data, std
   });
 }
 
+std::vector<op_config> host_chain(const config& cfg) {
+  std::vector<op_config> chain;
+  for (std::uint32_t a = 0; a < host_applications(cfg); ++a)
+    chain.push_back(stage_op(cfg, cfg.shape == shape::g ? a : a / 2));  // gc: GPU k, then CPU k
+  return chain;
+}
+
 std::vector<std::uint64_t> expected_checksums(const config& cfg, const void* dataset, std::uint32_t frames) {
   std::vector<std::uint64_t> sums(frames);
   const std::uint64_t bytes = cfg.batch_bytes;
-  const std::uint32_t applications = host_applications(cfg);
+  const std::vector<op_config> chain = host_chain(cfg);
   parallel_for(frames, [&](std::uint64_t p) {
     const auto* src = static_cast<const std::byte*>(dataset) + p * bytes;
     std::vector<std::byte> batch(src, src + bytes);
-    for (std::uint32_t k = 0; k < applications; ++k)
-      apply_host_stage(cfg.op, cfg.element, batch.data(), batch_elements(cfg));
+    for (const op_config& op : chain) apply_host_stage(op, cfg.element, batch.data(), batch_elements(cfg));
     sums[p] = frame_checksum(batch.data(), bytes);
   });
   return sums;
@@ -272,13 +318,25 @@ std::vector<std::uint32_t> plain_input(std::int64_t seed, std::uint64_t p, std::
     v[i] = static_cast<std::uint32_t>(static_cast<std::uint64_t>(seed) + p * count + i);
   return v;
 }
-/// What the sink must see: g applies the op once per GPU stage; gc alternates n GPU and n − 1 CPU stages.
+/// GPU stage k's operator as documented for config::fma_iterations.
+op_config plain_stage_op(const config& cfg, std::uint32_t k) {
+  op_config op = cfg.op;
+  if (op.kind == op_kind::fma && cfg.fma_iterations.size() == 1) op.fma.iterations = cfg.fma_iterations[0];
+  if (op.kind == op_kind::fma && cfg.fma_iterations.size() > 1) op.fma.iterations = cfg.fma_iterations.at(k);
+  return op;
+}
+/// What the sink must see: g applies GPU stage k's op for k = 0 … n−1; gc follows GPU stage k with a CPU
+/// stage running the same op, except after the last.
 std::vector<std::uint32_t> plain_output(const config& cfg, std::uint64_t p) {
   auto v = plain_input(cfg.seed, p, batch_elements(cfg));
-  const std::uint32_t gpu = cfg.stages;
-  const std::uint32_t cpu = cfg.shape == shape::gc ? cfg.stages - 1 : 0;
-  for (auto& x : v)
-    for (std::uint32_t k = 0; k < gpu + cpu; ++k) x = plain_apply(cfg.op, x);
+  for (std::uint32_t k = 0; k < cfg.stages; ++k) {
+    const op_config op = plain_stage_op(cfg, k);
+    const bool cpu_stage_follows = cfg.shape == shape::gc && k + 1 < cfg.stages;
+    for (auto& x : v) {
+      x = plain_apply(op, x);
+      if (cpu_stage_follows) x = plain_apply(op, x);
+    }
+  }
   return v;
 }
 
@@ -300,7 +358,11 @@ std::string describe(const config& cfg) {
   if (cfg.op.kind == op_kind::scale) {
     d += "(factor=" + std::to_string(cfg.op.scale.factor) + ")";
   } else {
-    d += "(iterations=" + std::to_string(cfg.op.fma.iterations) + ", a=" + std::to_string(cfg.op.fma.a) +
+    std::string iterations;
+    for (std::uint32_t v : cfg.fma_iterations)
+      iterations += (iterations.empty() ? "" : ",") + std::to_string(v);
+    if (iterations.empty()) iterations = std::to_string(cfg.op.fma.iterations);
+    d += "(iterations=" + iterations + ", a=" + std::to_string(cfg.op.fma.a) +
          ", b=" + std::to_string(cfg.op.fma.b) + ")";
   }
   return d + " shape " + std::string(name_of(cfg.shape)) + " stages " + std::to_string(cfg.stages) +
@@ -319,15 +381,18 @@ void check_case(self_check_state& st, const config& cfg) {
               what + ": dataset batch " + std::to_string(p) + " differs from seed + index");
   }
 
-  // The CPU stage on a couple of batches: one application equals the plain operator.
-  for (std::uint32_t p = 0; p < std::min<std::uint32_t>(frames, 2); ++p) {
-    std::vector<std::uint32_t> batch(dataset.begin() + p * count, dataset.begin() + (p + 1) * count);
-    apply_host_stage(cfg.op, cfg.element, batch.data(), count);
-    bool same = true;
-    for (std::uint64_t i = 0; i < count; ++i)
-      same = same && batch[i] == plain_apply(cfg.op, dataset[p * count + i]);
-    st.expect(same,
-              what + ": CPU stage on dataset batch " + std::to_string(p) + " differs from the plain op");
+  // The CPU stage on a couple of batches: one application of each stage's op equals the plain operator.
+  for (std::uint32_t k = 0; k < cfg.stages; ++k) {
+    const op_config op = stage_op(cfg, k);
+    for (std::uint32_t p = 0; p < std::min<std::uint32_t>(frames, 2); ++p) {
+      std::vector<std::uint32_t> batch(dataset.begin() + p * count, dataset.begin() + (p + 1) * count);
+      apply_host_stage(op, cfg.element, batch.data(), count);
+      bool same = true;
+      for (std::uint64_t i = 0; i < count; ++i)
+        same = same && batch[i] == plain_apply(plain_stage_op(cfg, k), dataset[p * count + i]);
+      st.expect(same, what + ": stage " + std::to_string(k) + "'s op on dataset batch " + std::to_string(p) +
+                          " differs from the plain op");
+    }
   }
 
   const auto expected = expected_checksums(cfg, dataset.data(), frames);
@@ -374,20 +439,32 @@ int run_self_check(std::ostream& out) {
   op.fma = fma_op::params{.iterations = 33, .a = -7.9, .b = 1e10};  // negative and out-of-range parameters
   ops.push_back(op);
 
+  // Per-stage fma iterations: every stage its own count (stage k: per_stage_iterations[k % 4]), and one
+  // count for all.
+  const std::uint32_t per_stage_iterations[] = {4, 64, 1, 33};
+  enum class iterations_given : std::uint8_t { op_only, one_value, per_stage };
+
   for (const auto& o : ops) {
-    for (shape s : {shape::g, shape::gc}) {
-      for (std::uint32_t n = 1; n <= max_stages; ++n) {
-        for (std::int64_t seed : {std::int64_t{1}, std::int64_t{-5}, std::int64_t{4294967290}}) {
-          config cfg;
-          cfg.op = o;
-          cfg.shape = s;
-          cfg.stages = n;
-          cfg.seed = seed;
-          cfg.batch_bytes = 1027 * 4;  // odd element count: the checksum's partial last word is exercised
-          cfg.total_bytes = 7 * cfg.batch_bytes;
-          cfg.dataset_frames = 3;
-          validate(cfg);
-          check_case(st, resolve(cfg));
+    for (auto given : {iterations_given::op_only, iterations_given::one_value, iterations_given::per_stage}) {
+      if (given != iterations_given::op_only && o.kind != op_kind::fma) continue;
+      for (shape s : {shape::g, shape::gc}) {
+        for (std::uint32_t n = 1; n <= max_stages; ++n) {
+          for (std::int64_t seed : {std::int64_t{1}, std::int64_t{-5}, std::int64_t{4294967290}}) {
+            config cfg;
+            cfg.op = o;
+            if (given == iterations_given::one_value) cfg.fma_iterations = {5};
+            if (given == iterations_given::per_stage)
+              for (std::uint32_t k = 0; k < n; ++k) cfg.fma_iterations.push_back(per_stage_iterations[k % 4]);
+            cfg.shape = s;
+            cfg.stages = n;
+            cfg.seed = seed;
+            cfg.batch_bytes = 1027 * 4;  // odd element count: the checksum's partial last word is exercised
+            cfg.total_bytes = 7 * cfg.batch_bytes;
+            cfg.dataset_frames = 3;
+            validate(cfg);
+            check_case(st, cfg);           // as given
+            check_case(st, resolve(cfg));  // and with the per-stage counts spelled out
+          }
         }
       }
     }
@@ -427,6 +504,21 @@ int run_self_check(std::ostream& out) {
     bad.mode = mode::ckc_pinned;
     bad.streams = 4;
     st.expect(rejects(bad), "ckc-pinned with 4 streams rejected");
+    bad = cfg;
+    bad.mode = mode::concurrent;
+    bad.shape = shape::gc;
+    st.expect(rejects(bad), "concurrent with shape gc rejected");
+    bad = cfg;
+    bad.op.kind = op_kind::fma;
+    bad.fma_iterations = {4, 64};  // 3 stages
+    st.expect(rejects(bad), "two fma iteration counts for three stages rejected");
+    bad.fma_iterations = {4, 0, 64};
+    st.expect(rejects(bad), "an fma iteration count of 0 rejected");
+    bad.fma_iterations = {4, fma_op::max_iterations + 1, 64};
+    st.expect(rejects(bad), "an fma iteration count above the maximum rejected");
+    bad.op.kind = op_kind::scale;
+    bad.fma_iterations = {4};
+    st.expect(rejects(bad), "fma iteration counts for op scale rejected");
     config hq = cfg;
     hq.mode = mode::ckc_hq;
     const config r = resolve(hq);

@@ -38,8 +38,13 @@ void fill_dataset(const config& cfg, void* dataset, std::uint32_t frames);
 /// (thread_id 0 of 1) — exactly what xeflow's host executor runs for the operator.
 void apply_host_stage(const op_config& op, element_type element, void* data, std::uint64_t count);
 
-/// The checksum the verifying sink must see for each of the P dataset batches: the chain applied on the
-/// host (host_applications times apply_host_stage), then frame_checksum. Parallel over batches.
+/// The operators a batch goes through end to end, in order (host_applications of them), each with its
+/// stage's own parameters: g: GPU stages 0 … n−1; gc: GPU stage 0, CPU stage 0, GPU stage 1, …, GPU stage
+/// n−1 (the CPU stage after GPU stage k runs stage k's operator).
+std::vector<op_config> host_chain(const config& cfg);
+
+/// The checksum the verifying sink must see for each of the P dataset batches: host_chain replayed on the
+/// host (apply_host_stage per operator), then frame_checksum. Parallel over batches.
 std::vector<std::uint64_t> expected_checksums(const config& cfg, const void* dataset, std::uint32_t frames);
 
 /// What the sink does with every output batch: compares its frame_checksum with the expected one, counts
