@@ -165,9 +165,9 @@ class topology_run {
   // loop; kept for the stats.
   std::unique_ptr<partition_tuner> tuner_;
   std::uint32_t partition_switches_ = 0;
+#endif
   bool stop_after_tuning_ = false;
   std::vector<run_progress> timeline_;  // the monitor's samples (run_options::timeline_interval)
-#endif
 };
 
 void topology_run::make_topics() {
