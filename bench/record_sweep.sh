@@ -9,6 +9,11 @@
 #   bash bench/record_sweep.sh COMMIT PART BUDGET_MIN [stream_bench run options...]
 #   PART 0 = no --part (use with --skip-done DIR to finish what earlier parts left)
 set -euo pipefail
+# The device machine's copy of .git is the checkout the session started from: a commit made since then
+# travels as a bundle (`git bundle create .carry/NAME.bundle START..HEAD`, with `carry: [".carry"]`).
+if ! git cat-file -e "$1^{commit}" 2>/dev/null; then
+  for b in .carry/*.bundle; do [[ -e $b ]] && git bundle unbundle "$b" >/dev/null; done
+fi
 commit=$(git rev-parse "$1") part=$2 budget=$3
 shift 3
 out=${OUT:?set OUT to the folder the results go to}
