@@ -180,3 +180,45 @@ TEST_CASE("host_executor.stats_json_is_valid") {
   CHECK(table.find("source") != std::string::npos);
   CHECK(table.find("blocked s") != std::string::npos);
 }
+
+TEST_CASE("executor.stats_show_the_partition_and_its_tunings") {
+  run_stats s;
+  s.topology = "t";
+  s.executor = "device (test)";
+  s.status = "completed";
+  partition_stats p;
+  p.policy = "auto";
+  p.operators = {"light", "heavy"};
+  p.warps = {10, 22};
+  p.items_per_round = {1, 1};
+  p.items = {1000, 1000};
+  p.item_us = {2.0, 4.0};
+  p.busy_round_us = 5.0;
+  p.switches = 18;
+  p.sm_clock_mhz = 1000;
+  tuning_record t;
+  t.reason = "start";
+  t.start_ms = 1;
+  t.end_ms = 41;
+  t.samples.push_back({{16, 16}, {2000, 6000}, {50, 50}, 2, 1});
+  t.coarse_windows = 1;
+  t.coarse_fits.resize(2);
+  t.fits.resize(2);
+  t.fits[1].model = {NAN, NAN, NAN};
+  t.choice.warps = {10, 22};
+  t.chosen = partition_window{{10, 22}, {2000, 4000}, {60, 60}, 30, 5};
+  p.tunings.push_back(t);
+  s.partition = p;
+  const auto doc = nlohmann::json::parse(format_stats_json(s));
+  REQUIRE(doc.contains("partition"));
+  CHECK(doc["partition"]["policy"] == "auto");
+  CHECK(doc["partition"]["operators"][1]["warps"] == 22);
+  CHECK(doc["partition"]["operators"][1]["busy_round_share"].get<double>() == doctest::Approx(0.8));
+  const auto& tuning = doc["partition"]["tunings"][0];
+  CHECK(tuning["result"] == nlohmann::json({10, 22}));
+  CHECK(tuning["windows"][0]["round_us"].get<double>() == doctest::Approx(6.0));  // 6000 cycles at 1 GHz
+  CHECK(tuning["fits"][1]["theta"].is_null());  // nothing known of it: null, not NaN in the JSON
+  const std::string table = format_stats_table(s);
+  CHECK(table.find("partition: auto") != std::string::npos);
+  CHECK(table.find("chose 10 22") != std::string::npos);
+}

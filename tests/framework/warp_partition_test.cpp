@@ -1,6 +1,7 @@
 // Warp partitioning from cost models: eq. (3), rounding, warp moves and every degenerate case.
 #include <doctest/doctest.h>
 
+#include "framework/gpu/kernel_catalog.hpp"
 #include "framework/warp_partition.hpp"
 
 #include <cmath>
@@ -124,4 +125,28 @@ TEST_CASE("warp_partition.degenerate_models_are_named_and_still_partitioned") {
   CHECK(c.warps[0] + c.warps[1] == 8);
   CHECK(c.note.find("operator 0 stays above f0") != std::string::npos);
   CHECK(c.note.find("operator 1 has no finite model") != std::string::npos);
+}
+
+
+TEST_CASE("warp_partition.item_warp_ranges_tile_any_partition") {
+  // What the kernel gives each work item when a partition changes: contiguous, disjoint ranges that
+  // cover the operator's warps exactly, every item at least one warp, the first ones one more.
+  for (std::uint32_t items = 1; items <= 8; ++items)
+    for (std::uint32_t warps = items; warps <= 32; ++warps) {
+      CAPTURE(items);
+      CAPTURE(warps);
+      std::uint32_t next = 5;  // the operator's first warp
+      std::uint32_t largest = 0, smallest = 32;
+      for (std::uint32_t j = 0; j < items; ++j) {
+        std::uint32_t begin = 0, count = 0;
+        item_warp_range(5, warps, items, j, &begin, &count);
+        CHECK(begin == next);
+        CHECK(count >= 1);
+        next += count;
+        largest = std::max(largest, count);
+        smallest = std::min(smallest, count);
+      }
+      CHECK(next == 5 + warps);
+      CHECK(largest - smallest <= 1);
+    }
 }
