@@ -286,8 +286,6 @@ std::optional<std::vector<std::uint32_t>> partition_tuner::step(double now_ms,
           r->fallback = *best;
           return request(best->warps);
         }
-      } else {
-        r->fallback->start_ms = w.start_ms;  // keep the sample's costs; note when it took over
       }
       r->end_ms = now_ms;
       tuned_spread_ = spread(r->fallback ? w : *r->chosen);
