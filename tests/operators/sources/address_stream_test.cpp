@@ -1,0 +1,157 @@
+// The prefetch source's address stream: patterns found and followed, broken and found again, 1-byte
+// fields, records' interleaved fields, random addresses written out as they are, full buffers.
+#include <doctest/doctest.h>
+
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include "operators/sources/prefetch/address_stream.hpp"
+
+using namespace xf::prefetch;
+
+namespace {
+
+struct encoded {
+  std::vector<std::uint64_t> words;
+  std::uint32_t patterns = 0, explicit_runs = 0;
+};
+
+/// Encodes `addresses` into one buffer of `capacity` words (large enough unless a test says otherwise).
+encoded encode(const std::vector<std::uint64_t>& addresses, std::uint32_t capacity = 1 << 20) {
+  std::vector<std::uint64_t> words(capacity);
+  address_words out{words.data(), capacity, 0};
+  address_encoder enc;
+  for (std::uint64_t a : addresses) REQUIRE(enc.push(a, out));
+  REQUIRE(enc.finish(out));
+  words.resize(out.used);
+  encoded e{words};
+  for (std::uint32_t i = 0; i < out.used;) {  // count the records
+    const std::uint64_t header = words[i];
+    const std::uint64_t n = header & count_mask;
+    if ((header & tag_mask) == tag_pattern) {
+      ++e.patterns;
+      i += 3 + static_cast<std::uint32_t>(words[i + 2]);
+    } else {
+      ++e.explicit_runs;
+      i += 1 + static_cast<std::uint32_t>(n);
+    }
+  }
+  return e;
+}
+
+std::vector<std::uint64_t> decode(const std::vector<std::uint64_t>& words) {
+  std::vector<std::uint64_t> out;
+  REQUIRE(decode_addresses(words.data(), static_cast<std::uint32_t>(words.size()),
+                           [&](std::uint64_t a) { out.push_back(a); }));
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("prefetch.a_strided_stream_becomes_one_pattern") {
+  // The paper's example (0x100, 0x105, 0x110 … in its hex-looking decimal): base and one stride.
+  std::vector<std::uint64_t> a;
+  for (std::uint64_t k = 0; k < 100000; ++k) a.push_back(0x100 + 5 * k);
+  const encoded e = encode(a);
+  CHECK(e.patterns == 1);
+  CHECK(e.explicit_runs == 0);
+  CHECK(e.words.size() == 4);  // header, base, period, stride
+  CHECK(decode(e.words) == a);
+}
+
+TEST_CASE("prefetch.one_byte_fields_compress_to_a_pattern") {
+  // Word count reads every character: one address per byte, stride 1.
+  std::vector<std::uint64_t> a;
+  for (std::uint64_t k = 0; k < 4096; ++k) a.push_back(1'000'000 + k);
+  const encoded e = encode(a);
+  CHECK(e.words.size() == 4);
+  CHECK(decode(e.words) == a);
+}
+
+TEST_CASE("prefetch.interleaved_record_fields_have_a_period") {
+  // K-means: each 64-byte record contributes two floats at offsets 4 and 12, then the next record.
+  for (std::uint32_t fields : {2u, 3u, 4u}) {
+    CAPTURE(fields);
+    std::vector<std::uint64_t> a;
+    for (std::uint64_t r = 0; r < 1000; ++r)
+      for (std::uint32_t f = 0; f < fields; ++f) a.push_back(4096 + r * 64 + 4 + 8 * f);
+    const encoded e = encode(a);
+    CHECK(e.patterns == 1);
+    CHECK(e.words.size() == 3 + fields);
+    CHECK(decode(e.words) == a);
+  }
+}
+
+TEST_CASE("prefetch.a_broken_pattern_is_found_again") {
+  // Two strided runs with a jump between them (the next chunk of a file): two patterns; a single
+  // stray address between them goes out on its own.
+  std::vector<std::uint64_t> a;
+  for (std::uint64_t k = 0; k < 500; ++k) a.push_back(8 * k);
+  a.push_back(999'999);
+  for (std::uint64_t k = 0; k < 500; ++k) a.push_back(1'000'000 + 4 * k);
+  const encoded e = encode(a);
+  CHECK(e.patterns == 2);
+  CHECK(e.explicit_runs == 1);
+  CHECK(e.words.size() < 20);
+  CHECK(decode(e.words) == a);
+}
+
+TEST_CASE("prefetch.random_addresses_are_written_as_they_are") {
+  std::mt19937_64 rng(5);
+  std::vector<std::uint64_t> a;
+  for (int k = 0; k < 1000; ++k) a.push_back(rng() >> 4);
+  const encoded e = encode(a);
+  CHECK(e.patterns == 0);
+  CHECK(e.explicit_runs == 1);
+  CHECK(e.words.size() == a.size() + 1);  // the worst case, one header
+  CHECK(e.words.size() <= address_encoder::worst_case_words(a.size()));
+  CHECK(decode(e.words) == a);
+}
+
+TEST_CASE("prefetch.short_streams_and_periods_longer_than_the_window_allows") {
+  CHECK(decode(encode({}).words).empty());
+  const std::vector<std::uint64_t> few{7, 9, 11};
+  CHECK(decode(encode(few).words) == few);
+  // Period 5 (> max_pattern_period): no pattern, every address explicit, still exact.
+  std::vector<std::uint64_t> a;
+  for (std::uint64_t r = 0; r < 50; ++r)
+    for (std::uint64_t f : {0, 3, 4, 9, 20}) a.push_back(r * 100 + f);
+  const encoded e = encode(a);
+  CHECK(e.patterns == 0);
+  CHECK(decode(e.words) == a);
+}
+
+TEST_CASE("prefetch.full_buffers_lose_nothing") {
+  // Tiny buffers: push/finish refuse when a record does not fit; the caller starts the next buffer and
+  // pushes the same address again. The concatenated buffers decode to the input.
+  std::mt19937_64 rng(9);
+  std::vector<std::uint64_t> a;
+  for (std::uint64_t k = 0; k < 300; ++k) a.push_back(16 * k);
+  for (int k = 0; k < 40; ++k) a.push_back(rng() >> 8);
+  for (std::uint64_t k = 0; k < 300; ++k) a.push_back(1 << 20 | k);
+  std::vector<std::uint64_t> all;
+  std::vector<std::uint64_t> buffer(8);
+  address_words out{buffer.data(), 8, 0};
+  auto hand_on = [&] {
+    all.insert(all.end(), buffer.begin(), buffer.begin() + out.used);
+    out.used = 0;
+  };
+  address_encoder enc;
+  for (std::uint64_t x : a)
+    while (!enc.push(x, out)) hand_on();
+  while (!enc.finish(out)) hand_on();
+  hand_on();
+  CHECK(decode(all) == a);
+}
+
+TEST_CASE("prefetch.malformed_words_are_refused") {
+  std::vector<std::uint64_t> seen;
+  auto visit = [&](std::uint64_t x) { seen.push_back(x); };
+  const std::uint64_t truncated_run[] = {tag_explicit | 3, 1, 2};
+  CHECK_FALSE(decode_addresses(truncated_run, 3, visit));
+  const std::uint64_t bad_period[] = {tag_pattern | 4, 100, 9, 1};
+  CHECK_FALSE(decode_addresses(bad_period, 4, visit));
+  const std::uint64_t bad_tag[] = {std::uint64_t{3} << 62};
+  CHECK_FALSE(decode_addresses(bad_tag, 1, visit));
+}
