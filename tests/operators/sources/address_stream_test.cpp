@@ -7,8 +7,11 @@
 #include <vector>
 
 #include "operators/sources/prefetch/address_stream.hpp"
+#include "tests/operators/sources/address_stream_checks.hpp"
 
 using namespace xf::prefetch;
+using xf::prefetch::test::decoded;
+using xf::prefetch::test::encode_in_buffers;
 
 namespace {
 
@@ -40,13 +43,6 @@ encoded encode(const std::vector<std::uint64_t>& addresses, std::uint32_t capaci
   return e;
 }
 
-std::vector<std::uint64_t> decode(const std::vector<std::uint64_t>& words) {
-  std::vector<std::uint64_t> out;
-  REQUIRE(decode_addresses(words.data(), static_cast<std::uint32_t>(words.size()),
-                           [&](std::uint64_t a) { out.push_back(a); }));
-  return out;
-}
-
 }  // namespace
 
 TEST_CASE("prefetch.a_strided_stream_becomes_one_pattern") {
@@ -57,7 +53,7 @@ TEST_CASE("prefetch.a_strided_stream_becomes_one_pattern") {
   CHECK(e.patterns == 1);
   CHECK(e.explicit_runs == 0);
   CHECK(e.words.size() == 4);  // header, base, period, stride
-  CHECK(decode(e.words) == a);
+  CHECK(decoded(e.words) == a);
 }
 
 TEST_CASE("prefetch.one_byte_fields_compress_to_a_pattern") {
@@ -66,7 +62,7 @@ TEST_CASE("prefetch.one_byte_fields_compress_to_a_pattern") {
   for (std::uint64_t k = 0; k < 4096; ++k) a.push_back(1'000'000 + k);
   const encoded e = encode(a);
   CHECK(e.words.size() == 4);
-  CHECK(decode(e.words) == a);
+  CHECK(decoded(e.words) == a);
 }
 
 TEST_CASE("prefetch.interleaved_record_fields_have_a_period") {
@@ -79,7 +75,7 @@ TEST_CASE("prefetch.interleaved_record_fields_have_a_period") {
     const encoded e = encode(a);
     CHECK(e.patterns == 1);
     CHECK(e.words.size() == 3 + fields);
-    CHECK(decode(e.words) == a);
+    CHECK(decoded(e.words) == a);
   }
 }
 
@@ -94,7 +90,7 @@ TEST_CASE("prefetch.a_broken_pattern_is_found_again") {
   CHECK(e.patterns == 2);
   CHECK(e.explicit_runs == 1);
   CHECK(e.words.size() < 20);
-  CHECK(decode(e.words) == a);
+  CHECK(decoded(e.words) == a);
 }
 
 TEST_CASE("prefetch.random_addresses_are_written_as_they_are") {
@@ -106,20 +102,20 @@ TEST_CASE("prefetch.random_addresses_are_written_as_they_are") {
   CHECK(e.explicit_runs == 1);
   CHECK(e.words.size() == a.size() + 1);  // the worst case, one header
   CHECK(e.words.size() <= address_encoder::worst_case_words(a.size()));
-  CHECK(decode(e.words) == a);
+  CHECK(decoded(e.words) == a);
 }
 
 TEST_CASE("prefetch.short_streams_and_periods_longer_than_the_window_allows") {
-  CHECK(decode(encode({}).words).empty());
+  CHECK(decoded(encode({}).words).empty());
   const std::vector<std::uint64_t> few{7, 9, 11};
-  CHECK(decode(encode(few).words) == few);
+  CHECK(decoded(encode(few).words) == few);
   // Period 5 (> max_pattern_period): no pattern, every address explicit, still exact.
   std::vector<std::uint64_t> a;
   for (std::uint64_t r = 0; r < 50; ++r)
     for (std::uint64_t f : {0, 3, 4, 9, 20}) a.push_back(r * 100 + f);
   const encoded e = encode(a);
   CHECK(e.patterns == 0);
-  CHECK(decode(e.words) == a);
+  CHECK(decoded(e.words) == a);
 }
 
 TEST_CASE("prefetch.full_buffers_lose_nothing") {
@@ -130,19 +126,13 @@ TEST_CASE("prefetch.full_buffers_lose_nothing") {
   for (std::uint64_t k = 0; k < 300; ++k) a.push_back(16 * k);
   for (int k = 0; k < 40; ++k) a.push_back(rng() >> 8);
   for (std::uint64_t k = 0; k < 300; ++k) a.push_back(1 << 20 | k);
-  std::vector<std::uint64_t> all;
-  std::vector<std::uint64_t> buffer(8);
-  address_words out{buffer.data(), 8, 0};
-  auto hand_on = [&] {
-    all.insert(all.end(), buffer.begin(), buffer.begin() + out.used);
-    out.used = 0;
-  };
-  address_encoder enc;
-  for (std::uint64_t x : a)
-    while (!enc.push(x, out)) hand_on();
-  while (!enc.finish(out)) hand_on();
-  hand_on();
-  CHECK(decode(all) == a);
+  std::size_t next = 0;
+  const auto all = encode_in_buffers(8, [&](address_encoder& enc, address_words& out) {
+    for (; next < a.size(); ++next)
+      if (!enc.push(a[next], out)) return false;
+    return true;
+  });
+  CHECK(decoded(all) == a);
 }
 
 TEST_CASE("prefetch.malformed_words_are_refused") {

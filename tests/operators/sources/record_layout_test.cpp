@@ -5,15 +5,20 @@
 #include <vector>
 
 #include "operators/sources/prefetch/record_layout.hpp"
+#include "tests/operators/sources/address_stream_checks.hpp"
 
 using namespace xf::prefetch;
+using xf::prefetch::test::decoded;
+using xf::prefetch::test::encode_in_buffers;
 
 namespace {
-std::vector<std::uint64_t> decoded(const std::vector<std::uint64_t>& words) {
-  std::vector<std::uint64_t> out;
-  REQUIRE(decode_addresses(words.data(), static_cast<std::uint32_t>(words.size()),
-                           [&](std::uint64_t a) { out.push_back(a); }));
-  return out;
+/// The address stream of records [first, end), in buffers of `capacity` words.
+std::vector<std::uint64_t> record_words(const record_layout& l, std::uint64_t base, std::uint64_t first,
+                                        std::uint64_t end, std::uint32_t capacity) {
+  std::uint64_t next = 0;
+  return encode_in_buffers(capacity, [&](address_encoder& enc, address_words& out) {
+    return generate_record_addresses(l, base, first, end, &next, enc, out);
+  });
 }
 }  // namespace
 
@@ -23,14 +28,8 @@ TEST_CASE("prefetch.kmeans_fields_make_one_pattern") {
   CHECK(std::string(layout_problem(l)).empty());
   CHECK(l.items_per_record() == 3);
   CHECK(l.bytes_read_per_record() == 12);
-  std::vector<std::uint64_t> words(64);
-  address_words out{words.data(), 64, 0};
-  address_encoder enc;
-  std::uint64_t next = 0;
-  REQUIRE(generate_record_addresses(l, 4096, 100, 1100, &next, enc, out));
-  REQUIRE(enc.finish(out));
-  words.resize(out.used);
-  CHECK(out.used == 3 + 3);  // one pattern of period 3: strides 4, 4, 56
+  const auto words = record_words(l, 4096, 100, 1100, 1024);
+  CHECK(words.size() == 3 + 3);  // one pattern of period 3: strides 4, 4, 56
   const auto a = decoded(words);
   REQUIRE(a.size() == 3000);
   CHECK(a[0] == 4096 + 100 * 64);
@@ -42,13 +41,7 @@ TEST_CASE("prefetch.fields_of_several_items_and_gaps") {
   record_layout l{32, 4, 2, {{8, 8}, {16, 4}}};
   CHECK(std::string(layout_problem(l)).empty());
   CHECK(l.items_per_record() == 3);
-  std::vector<std::uint64_t> words(1000);
-  address_words out{words.data(), 1000, 0};
-  address_encoder enc;
-  std::uint64_t next = 0;
-  REQUIRE(generate_record_addresses(l, 0, 0, 50, &next, enc, out));
-  REQUIRE(enc.finish(out));
-  words.resize(out.used);
+  const auto words = record_words(l, 0, 0, 50, 1000);
   std::vector<std::uint64_t> expected;
   for (std::uint64_t r = 0; r < 50; ++r)
     for (std::uint64_t off : {8, 12, 16}) expected.push_back(r * 32 + off);
@@ -57,20 +50,7 @@ TEST_CASE("prefetch.fields_of_several_items_and_gaps") {
 
 TEST_CASE("prefetch.record_addresses_resume_after_a_full_buffer") {
   record_layout l{48, 4, 3, {{0, 4}, {12, 8}, {40, 8}}};  // 5 items per record: no pattern (period 5)
-  std::vector<std::uint64_t> all, buffer(16);
-  address_words out{buffer.data(), 16, 0};
-  address_encoder enc;
-  std::uint64_t next = 0;
-  while (!generate_record_addresses(l, 0, 7, 37, &next, enc, out)) {
-    all.insert(all.end(), buffer.begin(), buffer.begin() + out.used);
-    out.used = 0;
-  }
-  while (!enc.finish(out)) {
-    all.insert(all.end(), buffer.begin(), buffer.begin() + out.used);
-    out.used = 0;
-  }
-  all.insert(all.end(), buffer.begin(), buffer.begin() + out.used);
-  const auto a = decoded(all);
+  const auto a = decoded(record_words(l, 0, 7, 37, 16));
   REQUIRE(a.size() == 30 * 5);
   CHECK(a[0] == 7 * 48);
   CHECK(a[5 * 29 + 4] == 36 * 48 + 44);
