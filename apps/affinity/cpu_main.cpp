@@ -42,14 +42,8 @@ int main(int argc, char** argv) {
               << " distinct cards, sharing cards with " << r.shared.size() << " other merchants\n";
     for (const auto& m : r.top)
       std::cout << "  merchant " << std::setw(10) << m.merchant << ": " << m.cards << " cards\n";
-    const double bytes = 2.0 * static_cast<double>(r.dataset_bytes);  // two passes
-    std::cout << std::setprecision(4) << "digest " << hex32(r.digest) << " ("
-              << (r.path == affinity::access_path::scan ? "scan" : "index") << "), " << r.seconds << " s, "
-              << bytes / r.seconds / 1e9 << " GB/s (2 passes, " << r.threads << " threads)\n";
-    if (!r.warm_seconds.empty()) {
-      const double best = *std::min_element(r.warm_seconds.begin(), r.warm_seconds.end());
-      std::cout << "warm (best of " << r.warm_seconds.size() << "): " << best << " s, " << bytes / best / 1e9
-                << " GB/s\n";
-    }
+    print_timing(std::cout, r.digest, r.seconds, r.warm_seconds, 2.0 * static_cast<double>(r.dataset_bytes),
+                 std::string(r.path == affinity::access_path::scan ? "scan" : "index") + ", 2 passes, " +
+                     std::to_string(r.threads) + " threads");
   });
 }

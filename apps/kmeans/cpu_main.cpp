@@ -39,13 +39,7 @@ int main(int argc, char** argv) {
     for (std::size_t c = 0; c < r.centres.size(); ++c)
       std::cout << "  centre " << c << ": " << r.centres[c].x << " " << r.centres[c].y << " "
                 << r.centres[c].z << " (" << r.centres[c].particles << " particles)\n";
-    const double scanned = static_cast<double>(r.dataset_bytes) * r.iterations;
-    std::cout << std::setprecision(4) << "digest " << hex32(r.digest) << ", " << r.seconds << " s, "
-              << scanned / r.seconds / 1e9 << " GB/s (" << r.threads << " threads)\n";
-    if (!r.warm_seconds.empty()) {
-      const double best = *std::min_element(r.warm_seconds.begin(), r.warm_seconds.end());
-      std::cout << "warm (best of " << r.warm_seconds.size() << "): " << best << " s, "
-                << scanned / best / 1e9 << " GB/s\n";
-    }
+    print_timing(std::cout, r.digest, r.seconds, r.warm_seconds, static_cast<double>(r.dataset_bytes) * r.iterations,
+                 std::to_string(r.iterations) + " passes, " + std::to_string(r.threads) + " threads");
   });
 }

@@ -32,13 +32,7 @@ int main(int argc, char** argv) {
     std::cout << r.words << " words, " << r.distinct_words << " distinct\n";
     for (const auto& [word, count] : r.top)
       std::cout << "  " << std::setw(12) << count << "  " << word << "\n";
-    const auto bytes = static_cast<double>(r.dataset_bytes);
-    std::cout << std::setprecision(4) << "digest " << hex32(r.digest) << ", " << r.seconds << " s, "
-              << bytes / r.seconds / 1e9 << " GB/s (" << r.threads << " threads)\n";
-    if (!r.warm_seconds.empty()) {
-      const double best = *std::min_element(r.warm_seconds.begin(), r.warm_seconds.end());
-      std::cout << "warm (best of " << r.warm_seconds.size() << "): " << best << " s, " << bytes / best / 1e9
-                << " GB/s\n";
-    }
+    print_timing(std::cout, r.digest, r.seconds, r.warm_seconds, static_cast<double>(r.dataset_bytes),
+                 std::to_string(r.threads) + " threads");
   });
 }
