@@ -139,6 +139,23 @@ def timeline_rate(stats: dict, start_s: float, end_s: float) -> float | None:
     return (b1 - b0) / (t1 - t0) / 1e9 if t1 > t0 else None
 
 
+def steady_rate(stats: dict | None, after_s: float = 0.0) -> float | None:
+    """GB/s the sink received in the run's steady part: from the second timeline sample after `after_s`
+    that has seen bytes (the first interval still ramps up) to the last sample (before the drain)."""
+    samples = ((stats or {}).get("timeline") or {}).get("samples") or []
+    flowing = [s for s in samples if s[0] >= after_s and s[2] > 0]
+    if len(flowing) < 3:
+        return None
+    (t0, _, b0), (t1, _, b1) = flowing[1], flowing[-1]
+    return (b1 - b0) / (t1 - t0) / 1e9 if t1 > t0 else None
+
+
+def tuned_after_s(stats: dict | None) -> float:
+    """When the run's first tuning ended (s since the run began, the timeline's clock); 0 without one."""
+    t = tuning_of(stats)
+    return (t.get("end_ms") or 0.0) / 1e3 if t else 0.0
+
+
 def rolling_rates(stats: dict, window_s: float) -> list[tuple[float, float]]:
     """(time, GB/s over the preceding window) for each timeline sample."""
     samples = ((stats or {}).get("timeline") or {}).get("samples") or []
@@ -172,25 +189,35 @@ def experiment_fig13(cfg: argparse.Namespace, doc: dict, save) -> None:
     total = sb.parse_size(cfg.bytes)
     for pair in sb.parse_list(cfg.pairs):
         x, y = (int(v) for v in pair.split(":"))
-        entry = {"x": x, "y": y, "bytes": total, "partitions": []}
+        entry = {"x": x, "y": y, "bytes": total, "blocks": cfg.blocks, "frame": cfg.frame, "partitions": []}
         doc["fig13"].append(entry)
+        # Every run samples the sink every 10 ms: its steady rate (past the ramp, and for auto past the
+        # tuning) is what the partitions are compared by; the stream window's rate is kept beside it.
         auto = run_xeflow(cfg, write_topology(cfg, f"fig13_{x}_{y}_auto",
                                               pair_topology(cfg, x, y, total, "auto")), timeline_ms=10)
+        auto["steady_gbps"] = steady_rate(auto["stats"], tuned_after_s(auto["stats"]))
         entry["auto"] = auto
         save()
-        for a in range(4, WARPS - 3, cfg.step):
+        firsts = list(range(4, WARPS - 3, cfg.step))
+        choice = (tuning_of(auto["stats"]) or {}).get("result")
+        if choice and choice[0] not in firsts:
+            firsts = sorted(firsts + [choice[0]])  # the choice measured like every other partition
+        for a in firsts:
             run = run_xeflow(cfg, write_topology(cfg, f"fig13_{x}_{y}_{a}",
-                                                 pair_topology(cfg, x, y, total, "explicit", (a, WARPS - a))))
+                                                 pair_topology(cfg, x, y, total, "explicit", (a, WARPS - a))),
+                             timeline_ms=10)
             run["warps"] = [a, WARPS - a]
+            run["steady_gbps"] = steady_rate(run["stats"])
             entry["partitions"].append(run)
-            print(f"  fma{x}:fma{y}  {a:2d}:{WARPS - a:<2d}  {sb.fmt_num(run['gbps'], 2, 7)} GB/s  {run['status']}",
-                  flush=True)
+            print(f"  fma{x}:fma{y}  {a:2d}:{WARPS - a:<2d}  {sb.fmt_num(run['steady_gbps'], 2, 7)} GB/s steady "
+                  f"({sb.fmt_num(run['gbps'], 2)} stream)  {run['status']}", flush=True)
             save()
         if cfg.baseline:
             entry["concurrent_kernels"] = run_concurrent_kernels(cfg, x, y, total)
             save()
         t = tuning_of(auto["stats"])
-        print(f"  fma{x}:fma{y}  auto {t and t.get('result')}  {sb.fmt_num(auto['gbps'], 2, 7)} GB/s  "
+        print(f"  fma{x}:fma{y}  auto {t and t.get('result')}  {sb.fmt_num(auto['steady_gbps'], 2, 7)} GB/s "
+              f"after tuning ({sb.fmt_num(auto['gbps'], 2)} stream, tuning included)  "
               f"concurrent kernels {sb.fmt_num((entry.get('concurrent_kernels') or {}).get('gbps'), 2)}",
               flush=True)
 
@@ -280,9 +307,14 @@ def fig13_rows(entry: dict) -> tuple[list[dict], dict]:
     t = tuning_of(auto.get("stats")) or {}
     mhz = ((auto.get("stats") or {}).get("partition") or {}).get("sm_clock_mhz") or 1.0
     choice = t.get("result")
-    rows = [{"warps": p["warps"], "gbps": p.get("gbps"), "status": p.get("status")} for p in entry["partitions"]]
+    # The steady rate where the run has a timeline (runs recorded without one: the stream window's).
+    rows = [{"warps": p["warps"], "gbps": steady_rate(p.get("stats")) or p.get("gbps"),
+             "stream_gbps": p.get("gbps"), "status": p.get("status")} for p in entry["partitions"]]
     measured_at_choice = next((r["gbps"] for r in rows if choice and r["warps"] == choice), None)
-    summary = {"choice": choice, "auto_gbps": auto.get("gbps"), "measured_at_choice": measured_at_choice}
+    auto_steady = steady_rate(auto.get("stats"), tuned_after_s(auto.get("stats")))
+    summary = {"choice": choice, "auto_gbps": auto_steady or auto.get("gbps"),
+               "auto_stream_gbps": auto.get("gbps"), "measured_at_choice": measured_at_choice,
+               "tuning_ms": (t["end_ms"] - t["start_ms"]) if t else None}
     for fits_key, name in (("coarse_fits", "predicted_coarse"), ("fits", "predicted_local")):
         fits = t.get(fits_key) or []
         ref = predicted_round_us(fits, choice, mhz) if fits and choice else None
@@ -299,6 +331,12 @@ def fig13_rows(entry: dict) -> tuple[list[dict], dict]:
     return rows, summary
 
 
+def shape_of(entry: dict) -> str:
+    """The kernel's shape and frame size of a fig13 entry, for titles."""
+    blocks = entry.get("blocks") or 0
+    return f"{blocks if blocks else 'default'} blocks x {WARPS} warps, {entry.get('frame') or '?'} frames"
+
+
 def cmd_report(args: argparse.Namespace) -> int:
     docs = load(args.results)
     if not docs:
@@ -306,7 +344,11 @@ def cmd_report(args: argparse.Namespace) -> int:
         return 2
     fig13, table2, online = [], [], []
     for d in docs:
-        fig13 += d.get("fig13") or []
+        config = (d.get("meta") or {}).get("config") or {}
+        for entry in d.get("fig13") or []:
+            entry.setdefault("blocks", config.get("blocks", 0))
+            entry.setdefault("frame", config.get("frame"))
+            fig13.append(entry)
         table2 += d.get("table2") or []
         if d.get("online"):
             online.append(d["online"])
@@ -316,13 +358,16 @@ def cmd_report(args: argparse.Namespace) -> int:
     for entry in fig13:
         rows, s = fig13_rows(entry)
         summaries.append((entry, rows, s))
-        print(f"\nFMA{entry['x']} -> FMA{entry['y']} (GB/s; predicted: the models scaled at the choice)")
+        print(f"\nFMA{entry['x']} -> FMA{entry['y']}, {shape_of(entry)} (steady GB/s; predicted: the models "
+              "scaled at the choice)")
         print(f"  {'partition':<10} {'measured':>9} {'pred coarse':>12} {'pred local':>11}")
         for r in rows:
             print(f"  {r['warps'][0]:>2}:{r['warps'][1]:<7} {sb.fmt_num(r['gbps'], 2, 9)} "
                   f"{sb.fmt_num(r.get('predicted_coarse'), 2, 12)} {sb.fmt_num(r.get('predicted_local'), 2, 11)}")
         within = (s["auto_gbps"] / s["best_gbps"]) if s.get("auto_gbps") and s.get("best_gbps") else None
-        print(f"  auto chose {s['choice']} and streamed {sb.fmt_num(s['auto_gbps'], 2)} GB/s (tuning included); "
+        print(f"  auto chose {s['choice']} in {sb.fmt_num(s.get('tuning_ms'), 1)} ms and streamed "
+              f"{sb.fmt_num(s['auto_gbps'], 2)} GB/s after tuning ({sb.fmt_num(s.get('auto_stream_gbps'), 2)} "
+              f"over the whole stream); "
               f"the chosen partition run explicitly {sb.fmt_num(s['measured_at_choice'], 2)}; best {s.get('best')} "
               f"{sb.fmt_num(s.get('best_gbps'), 2)}, worst {s.get('worst')} {sb.fmt_num(s.get('worst_gbps'), 2)}; "
               f"concurrent kernels {sb.fmt_num(s['concurrent_gbps'], 2)}")
@@ -412,7 +457,7 @@ def plot(directory: str, summaries, table2, online, meta) -> None:
                 ax.plot([s["choice"][0]], [s["measured_at_choice"]], "r*", ms=14, label="auto's choice")
             if s.get("concurrent_gbps"):
                 ax.axhline(s["concurrent_gbps"], color="gray", ls="-.", label="concurrent kernels")
-            ax.set_title(f"FMA{entry['x']} : FMA{entry['y']}")
+            ax.set_title(f"FMA{entry['x']} : FMA{entry['y']}, {shape_of(entry)}", fontsize=10)
             ax.set_xlabel("warps of the first operator (of 32)")
             ax.set_ylabel("GB/s")
             ax.grid(alpha=0.3)

@@ -167,6 +167,9 @@ class topology_run {
   std::uint32_t partition_switches_ = 0;
 #endif
   bool stop_after_tuning_ = false;
+  // When execute() began: the one clock of the timeline's samples and the tunings' windows, so a plot can
+  // put the two side by side.
+  clock_type::time_point run_start_ = clock_type::now();
   std::vector<run_progress> timeline_;  // the monitor's samples (run_options::timeline_interval)
 };
 
@@ -481,6 +484,7 @@ void topology_run::kernel_block() {
 
 run_stats topology_run::execute(const run_options& options) {
   const auto start = clock_type::now();
+  run_start_ = start;
   stop_after_tuning_ = options.stop_after_tuning;
   std::vector<std::thread> threads;
   std::atomic<bool> workers_done{false};
@@ -649,7 +653,6 @@ void topology_run::watch_device_kernel() {
     }
     tuner_ = std::make_unique<partition_tuner>(std::move(settings));
   }
-  const auto start = std::chrono::steady_clock::now();
   bool stop_sent = false;
   while (true) {
     const device_run::state state = device_->poll();
@@ -667,8 +670,7 @@ void topology_run::watch_device_kernel() {
         const device_run::cost_reading reading = device_->read_costs();
         std::vector<cost_total> totals;
         for (const op_cost& c : reading.ops) totals.push_back({c.cycles, c.items});
-        const double now_ms =
-            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+        const double now_ms = std::chrono::duration<double, std::milli>(clock_type::now() - run_start_).count();
         if (auto warps = tuner_->step(now_ms, totals, reading.adopted)) {
           device_->request_partition(*warps);
           ++partition_switches_;

@@ -40,7 +40,7 @@ struct partition_window {
 /// choice it fits them closely. Last, if a sampled partition measured clearly faster than the choice, it
 /// is taken instead.
 struct tuning_record {
-  double start_ms = 0;  ///< when sampling began (the tuner's clock)
+  double start_ms = 0;  ///< when sampling began (the tuner's clock: ms since the run began, as the timeline)
   std::vector<partition_window> samples;  ///< the coarse schedule's windows, then the local ones
   std::size_t coarse_windows = 0;         ///< how many of `samples` are the coarse schedule's
   std::vector<cost_fit> coarse_fits;      ///< per operator, over the coarse windows
