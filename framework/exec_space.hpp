@@ -18,3 +18,14 @@
 #else
 #define XF_DEVICE_PASS 0
 #endif
+
+// Unrolls the loop that follows where the compiler understands the request: nvcc and clang (`#pragma
+// unroll`), g++ (`#pragma GCC unroll`); element-wise maps rely on it to keep a thread's elements in
+// registers.
+#if defined(__CUDACC__) || defined(__clang__)
+#define XF_UNROLL _Pragma("unroll")
+#elif defined(__GNUC__)
+#define XF_UNROLL _Pragma("GCC unroll 16")
+#else
+#define XF_UNROLL
+#endif

@@ -3,6 +3,7 @@
 
 #include "framework/operator.hpp"
 #include "framework/operator_schema.hpp"
+#include "operators/transforms/element_map.hpp"
 #include "operators/transforms/element_math.hpp"
 
 namespace xf {
@@ -25,9 +26,10 @@ struct scale_op {
   template <class T>
   XF_HOST_DEVICE static void compute(const params& p, const frame_task<T>& task) {
     const T factor = element_math::element_from_real<T>(p.factor);
-    for (std::uint64_t i = task.thread_id; i < task.count; i += task.thread_count) {
-      task.out[i] = element_math::mul(task.in[i], factor);
-    }
+    map_elements(task, [factor](auto& v, unsigned) {
+      XF_UNROLL
+      for (auto& x : v) x = element_math::mul(x, factor);
+    });
   }
 };
 
