@@ -146,6 +146,12 @@ class operator_schema {
                param_value{static_cast<std::int64_t>(fallback)}, min, max);
   }
 
+  /// A byte count the topology must set.
+  operator_schema& bytes(std::uint64_t Params::*member, std::string name, std::string description, required_t,
+                         double min = 0, double max = static_cast<double>(std::numeric_limits<std::int64_t>::max())) {
+    return add(member, std::move(name), std::move(description), param_kind::bytes, std::nullopt, min, max);
+  }
+
   /// Fills a Params from normalized values, defaults for the rest.
   Params make(const std::map<std::string, param_value>& values) const {
     Params p{};

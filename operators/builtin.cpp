@@ -3,9 +3,11 @@
 
 #include "operators/sinks/file_sink.hpp"
 #include "operators/sinks/null_sink.hpp"
+#include "operators/sinks/prefetch_writeback.hpp"
 #include "operators/sinks/verify_sink.hpp"
 #include "operators/sources/dataset_source.hpp"
 #include "operators/sources/file_source.hpp"
+#include "operators/sources/prefetch_source.hpp"
 #include "operators/sources/random_source.hpp"
 #include "operators/sources/sequence_source.hpp"
 #include "operators/transforms/fma.hpp"
@@ -19,12 +21,14 @@ void register_builtin_operators(operator_registry& registry) {
   registry.add<random_source>("random_source");
   registry.add<dataset_source>("dataset_source");
   registry.add<file_source>("file_source");
+  registry.add<prefetch_source>("prefetch_source");
   registry.add<scale_op>("scale");
   registry.add<fma_op>("fma");
   registry.add<pass_through_op>("pass_through");
   registry.add<verify_sink>("verify_sink");
   registry.add<null_sink>("null_sink");
   registry.add<file_sink>("file_sink");
+  registry.add<prefetch_writeback>("prefetch_writeback");
 }
 
 }  // namespace xf

@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "framework/device_probe.hpp"
+#include "tests/support/prefetch_topology.hpp"
 #include "tests/support/run_checks.hpp"
 #include "tests/support/subprocess.hpp"
 
@@ -221,4 +222,30 @@ TEST_CASE("e2e.sigint_drains_and_reports") {
   const auto doc = parse_json(r);
   CHECK(doc["status"] == "interrupted");
   check_verified(doc);  // drained: every frame published before the interrupt arrived, verified
+}
+
+TEST_CASE("e2e.prefetch_source_streams_fields_and_writes_back_in_host_mode") {
+  // 100 003 records: 24 full frames of 4096 records and a short one.
+  constexpr std::uint64_t records = 100'003;
+  const fs::path dataset = fs::temp_directory_path() / ("xeflow-prefetch-" + std::to_string(getpid()) + ".bin");
+  write_prefetch_dataset(dataset, records);
+  const fs::path topology = write_temp("prefetch.yaml", prefetch_topology(dataset, "host"));
+  const auto r = run_process({xeflow_run(), topology.string(), "-q", "--stats", "json"});
+  fs::remove(topology);
+  INFO(r.err);
+  REQUIRE_FALSE(r.timed_out);
+  CHECK(r.exit_code == 0);
+  const auto doc = parse_json(r);
+  CHECK(doc["status"] == "completed");
+  check_verified(doc);
+  for (const auto& op : doc["operators"]) {
+    if (op["name"] == "particles") {
+      CHECK(op["counters"]["records"] == records);
+      CHECK(op["counters"]["bytes_gathered"] == records * 4);  // a quarter of each record crossed
+      CHECK(op["counters"]["dataset_bytes"] == records * 16);
+    }
+    if (op["name"] == "store") CHECK(op["counters"]["records_written"] == records);
+  }
+  check_prefetch_written_back(dataset, records);
+  fs::remove(dataset);
 }

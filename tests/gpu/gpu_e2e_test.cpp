@@ -14,6 +14,7 @@
 #include <string>
 
 #include "framework/device_probe.hpp"
+#include "tests/support/prefetch_topology.hpp"
 #include "tests/support/run_checks.hpp"
 #include "tests/support/subprocess.hpp"
 
@@ -381,6 +382,7 @@ TEST_CASE("gpu.partitions_switch_mid_stream_without_losing_a_frame" * doctest::s
       const auto doc = parse_json(r);
       REQUIRE(doc.contains("partition"));
       const auto& p = doc["partition"];
+      INFO("partition section: " << p.dump().substr(0, 4000));
       CHECK(p["policy"] == "auto-online");
       CHECK(p["tunings"].size() >= 2);
       CHECK(p["switches"].get<int>() >= 20);
@@ -419,6 +421,23 @@ TEST_CASE("gpu.xeflow_tune_works_on_every_topology" * doctest::skip(no_gpu())) {
       check_verified_on_device(run_process(
           device_run(written, {"--set", "operators.source.params.total_bytes=256MiB"}), std::chrono::minutes(2)));
       fs::remove(written);
+    }
+  }
+}
+
+TEST_CASE("gpu.prefetch_source_streams_fields_and_writes_back" * doctest::skip(no_gpu())) {
+  // The host-mode case of e2e on the device executor: fields cross to the GPU, results come back to a
+  // verify sink and into the dataset. 4 KiB and 64 KiB frames (mapped and copy-engine transfers).
+  constexpr std::uint64_t records = 1'000'003;
+  for (const std::uint64_t frame : {std::uint64_t{4096}, std::uint64_t{65536}}) {
+    SUBCASE(std::to_string(frame).c_str()) {
+      const fs::path dataset = fs::temp_directory_path() / ("xeflow-prefetch-gpu-" + std::to_string(getpid()));
+      write_prefetch_dataset(dataset, records);
+      const fs::path topology = write_temp("prefetch.yaml", prefetch_topology(dataset, "device", frame));
+      check_verified_on_device(run_process(device_run(topology), std::chrono::minutes(2)));
+      fs::remove(topology);
+      check_prefetch_written_back(dataset, records);
+      fs::remove(dataset);
     }
   }
 }

@@ -3,11 +3,14 @@
 
 #include <cstring>
 #include <optional>
+#include <vector>
+
+#include "framework/errors.hpp"
 
 namespace xf::prefetch {
 
-std::uint64_t gather(std::span<const std::byte> dataset, const gather_chunk& chunk, std::uint32_t first_thread,
-                     std::uint32_t end_thread) {
+std::uint64_t gather(std::span<const std::byte> dataset, const gather_chunk& chunk,
+                     std::uint32_t first_thread, std::uint32_t end_thread) {
   const auto threads = static_cast<std::uint32_t>(chunk.streams.size());
   const std::uint64_t item_bytes = chunk.item_bytes;
   if (end_thread > threads || chunk.items.size() < threads ||
@@ -30,19 +33,98 @@ std::uint64_t gather(std::span<const std::byte> dataset, const gather_chunk& chu
         bad_address = address;
         return;
       }
-      std::memcpy(chunk.prefetch.data() + (k * threads + t) * item_bytes, dataset.data() + address, item_bytes);
+      std::memcpy(chunk.prefetch.data() + (k * threads + t) * item_bytes, dataset.data() + address,
+                  item_bytes);
       ++k;
     });
     if (why)
-      throw gather_fault{t, k,
-                         std::string(why) + (bad_address ? " (address " + std::to_string(*bad_address) +
-                                                                ", dataset " + std::to_string(dataset.size()) + " bytes)"
-                                                          : "")};
+      throw gather_fault{
+          t, k,
+          std::string(why) + (bad_address ? " (address " + std::to_string(*bad_address) + ", dataset " +
+                                                std::to_string(dataset.size()) + " bytes)"
+                                          : "")};
     if (!well_formed) throw gather_fault{t, k, "malformed address words"};
     chunk.items[t] = static_cast<std::uint32_t>(k);
     bytes += k * item_bytes;
   }
   return bytes;
+}
+
+namespace {
+
+enum class direction { gather, scatter };
+
+/// Moves the layout's items between records and a field-by-field frame, with the item size a compile-time
+/// constant so that each item is one load and one store. Records front to back: one stream for the CPU.
+template <std::uint32_t ItemBytes, direction Direction>
+void move_items(std::byte* records, std::uint64_t record_bytes, const std::uint32_t* item_offsets,
+                std::uint32_t items, std::uint64_t count, std::byte* frame) {
+  const std::uint64_t column = count * ItemBytes;  // bytes of one item's array
+  for (std::uint64_t r = 0; r < count; ++r) {
+    std::byte* record = records + r * record_bytes;
+    std::byte* slot = frame + r * ItemBytes;
+    for (std::uint32_t i = 0; i < items; ++i) {
+      if constexpr (Direction == direction::gather)
+        std::memcpy(slot + i * column, record + item_offsets[i], ItemBytes);
+      else
+        std::memcpy(record + item_offsets[i], slot + i * column, ItemBytes);
+    }
+  }
+}
+
+template <direction Direction>
+void move_records(std::span<const std::byte> dataset, const record_layout& layout, std::uint64_t first,
+                  std::uint64_t count, std::byte* frame, std::uint64_t frame_bytes) {
+  const std::uint32_t items = layout.items_per_record();
+  XF_EXPECTS(*layout_problem(layout) == '\0', layout_problem(layout));
+  XF_EXPECTS(
+      first <= dataset.size() / layout.record_bytes && count <= dataset.size() / layout.record_bytes - first,
+      "the records must lie inside the dataset");
+  XF_EXPECTS(frame_bytes >= count * items * layout.item_bytes, "the frame is too small for its records");
+  if (count == 0) return;
+  // The dataset is written only when scattering (scatter_records took it writable).
+  auto* records = const_cast<std::byte*>(dataset.data()) + first * layout.record_bytes;
+  // Whole records, one item each: the frame is the dataset's bytes as they are.
+  if (items == 1 && layout.item_bytes == layout.record_bytes) {
+    if constexpr (Direction == direction::gather)
+      std::memcpy(frame, records, count * layout.record_bytes);
+    else
+      std::memcpy(records, frame, count * layout.record_bytes);
+    return;
+  }
+  std::vector<std::uint32_t> offsets;  // of every item of every field, in order
+  offsets.reserve(items);
+  for (std::uint32_t f = 0; f < layout.field_count; ++f)
+    for (std::uint32_t b = 0; b < layout.fields[f].bytes; b += layout.item_bytes)
+      offsets.push_back(layout.fields[f].offset + b);
+  const auto run = [&]<std::uint32_t ItemBytes>() {
+    move_items<ItemBytes, Direction>(records, layout.record_bytes, offsets.data(), items, count, frame);
+  };
+  switch (layout.item_bytes) {
+    case 1:
+      return run.template operator()<1>();
+    case 2:
+      return run.template operator()<2>();
+    case 4:
+      return run.template operator()<4>();
+    case 8:
+      return run.template operator()<8>();
+    default:
+      return run.template operator()<16>();
+  }
+}
+
+}  // namespace
+
+void gather_records(std::span<const std::byte> dataset, const record_layout& layout, std::uint64_t first,
+                    std::uint64_t count, std::span<std::byte> out) {
+  move_records<direction::gather>(dataset, layout, first, count, out.data(), out.size());
+}
+
+void scatter_records(std::span<std::byte> dataset, const record_layout& layout, std::uint64_t first,
+                     std::uint64_t count, std::span<const std::byte> in) {
+  move_records<direction::scatter>(dataset, layout, first, count, const_cast<std::byte*>(in.data()),
+                                   in.size());
 }
 
 }  // namespace xf::prefetch

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "operators/sources/prefetch/address_stream.hpp"
+#include "operators/sources/prefetch/record_layout.hpp"
 
 namespace xf::prefetch {
 
@@ -35,5 +36,22 @@ struct gather_fault {
 /// each take a range). Returns the bytes gathered, or throws gather_fault.
 std::uint64_t gather(std::span<const std::byte> dataset, const gather_chunk& chunk, std::uint32_t first_thread,
                      std::uint32_t end_thread);
+
+/// Gathers the fields `layout` reads of records [first, first + count) of a dataset of fixed-length records
+/// into `out` field item by field item (structure of arrays): item i of record r (i over the layout's items,
+/// fields in order) at (i · count + r) · item_bytes. Whatever number of GPU threads consumes the frame, a
+/// thread per record reads each item coalesced with its warp's neighbours, which the per-thread layout above
+/// cannot promise once the consumer's warps change between rounds (partition auto). The records are read
+/// front to back, one after the other (one stream for the CPU's prefetchers). Preconditions (checked by
+/// the caller): layout_problem(layout) is empty, the records lie inside `dataset`, and `out` holds
+/// count · layout.bytes_read_per_record() bytes.
+void gather_records(std::span<const std::byte> dataset, const record_layout& layout, std::uint64_t first,
+                    std::uint64_t count, std::span<std::byte> out);
+
+/// The inverse of gather_records: stores item i of record r from `in` at (i · count + r) · item_bytes into
+/// the fields `layout` names of records [first, first + count) of `dataset`. Same preconditions, with `in`
+/// holding at least count · layout.bytes_read_per_record() bytes.
+void scatter_records(std::span<std::byte> dataset, const record_layout& layout, std::uint64_t first,
+                     std::uint64_t count, std::span<const std::byte> in);
 
 }  // namespace xf::prefetch

@@ -1,0 +1,83 @@
+// Field lists and the frames of a record dataset (see record_frames.hpp).
+#include "operators/sources/prefetch/record_frames.hpp"
+
+#include <cctype>
+#include <charconv>
+
+namespace xf::prefetch {
+namespace {
+
+/// A decimal number at text[pos…] (spaces around it skipped), or false.
+bool read_number(const std::string& text, std::size_t& pos, std::uint64_t& value) {
+  while (pos < text.size() && std::isspace(static_cast<unsigned char>(text[pos]))) ++pos;
+  const char* begin = text.data() + pos;
+  const char* end = text.data() + text.size();
+  const auto [ptr, ec] = std::from_chars(begin, end, value);
+  if (ec != std::errc{} || ptr == begin) return false;
+  pos += static_cast<std::size_t>(ptr - begin);
+  while (pos < text.size() && std::isspace(static_cast<unsigned char>(text[pos]))) ++pos;
+  return true;
+}
+
+}  // namespace
+
+std::string parse_fields(const std::string& text, record_layout& layout) {
+  layout.field_count = 0;
+  bool blank = true;
+  for (char c : text) blank = blank && std::isspace(static_cast<unsigned char>(c));
+  if (blank) {
+    if (layout.record_bytes > UINT32_MAX) return "a whole record of more than 4 GiB cannot be one field";
+    layout.fields[0] = {0, static_cast<std::uint32_t>(layout.record_bytes)};
+    layout.field_count = 1;
+  } else {
+    std::size_t pos = 0;
+    while (true) {
+      std::uint64_t offset = 0, bytes = 0;
+      const std::size_t at = pos;
+      if (!read_number(text, pos, offset) || pos >= text.size() || text[pos] != ':' ||
+          !read_number(text, ++pos, bytes))
+        return "fields '" + text + "': expected OFFSET:BYTES at character " + std::to_string(at + 1);
+      if (layout.field_count == max_record_fields)
+        return "fields '" + text + "': more than " + std::to_string(max_record_fields) + " fields";
+      if (offset > UINT32_MAX || bytes > UINT32_MAX) return "fields '" + text + "': a field past 4 GiB";
+      layout.fields[layout.field_count++] = {static_cast<std::uint32_t>(offset),
+                                             static_cast<std::uint32_t>(bytes)};
+      if (pos == text.size()) break;
+      if (text[pos] != ',')
+        return "fields '" + text + "': expected ',' or the end at character " + std::to_string(pos + 1);
+      ++pos;
+    }
+  }
+  if (const char* problem = layout_problem(layout); *problem != '\0')
+    return std::string("fields: ") + problem;
+  return "";
+}
+
+std::string plan_record_frames(std::uint64_t file_bytes, std::uint64_t records,
+                               std::uint64_t records_per_frame, std::uint64_t frame_bytes,
+                               std::uint64_t bytes_per_record, record_frames& out) {
+  const std::uint64_t record_bytes = out.layout.record_bytes;
+  if (record_bytes == 0) return "record_bytes must be at least 1";
+  const std::uint64_t whole = file_bytes / record_bytes;
+  if (records == 0) {
+    if (file_bytes % record_bytes != 0)
+      return "the dataset ends with a partial record at byte offset " + std::to_string(whole * record_bytes) +
+             " (" + std::to_string(file_bytes % record_bytes) + " of " + std::to_string(record_bytes) +
+             " bytes); set records to stream fewer";
+    records = whole;
+  } else if (records > whole) {
+    return "records " + std::to_string(records) + " but the dataset holds " + std::to_string(whole) +
+           " whole records of " + std::to_string(record_bytes) + " bytes";
+  }
+  const std::uint64_t fit = bytes_per_record == 0 ? 0 : frame_bytes / bytes_per_record;
+  if (records_per_frame == 0) records_per_frame = fit;
+  if (records_per_frame == 0 || records_per_frame > fit)
+    return "a frame of " + std::to_string(frame_bytes) + " bytes holds " + std::to_string(fit) +
+           " records of " + std::to_string(bytes_per_record) + " bytes" +
+           (records_per_frame > fit ? ", not records_per_frame " + std::to_string(records_per_frame) : "");
+  out.records = records;
+  out.records_per_frame = records_per_frame;
+  return "";
+}
+
+}  // namespace xf::prefetch

@@ -1,0 +1,43 @@
+// How the prefetch source and its write-back sink agree on frames of records: a dataset of fixed-length
+// records, a layout naming the fields that travel, and R records per frame — frame o carries records
+// [o·R, min((o+1)·R, records)), field item by field item (gather_records). Both operators build one from
+// the same parameters, so the source's frame o and the sink's frame o are the same records.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "operators/sources/prefetch/record_layout.hpp"
+
+namespace xf::prefetch {
+
+/// Parses "OFFSET:BYTES[,OFFSET:BYTES…]" (byte counts in decimal, spaces allowed around the numbers) into
+/// the layout's fields; an empty text is the whole record as one field. Returns the problem ("" when
+/// none): malformed text, too many fields, or what layout_problem says of the result.
+std::string parse_fields(const std::string& text, record_layout& layout);
+
+struct record_frames {
+  record_layout layout;
+  std::uint64_t records = 0;            ///< in the stream
+  std::uint64_t records_per_frame = 0;  ///< R
+
+  std::uint64_t frame_count() const {
+    return records_per_frame == 0 ? 0 : (records + records_per_frame - 1) / records_per_frame;
+  }
+  /// Records of frame `offset` (0 past the end).
+  std::uint64_t records_in(std::uint64_t offset) const {
+    if (offset >= frame_count()) return 0;
+    const std::uint64_t first = offset * records_per_frame;
+    return records - first < records_per_frame ? records - first : records_per_frame;
+  }
+};
+
+/// The frames of a dataset of `file_bytes` for the parameters both operators take; the problem ("" when
+/// none) otherwise. `records` 0: every record of the file (which must then hold whole records);
+/// `records_per_frame` 0: as many as `frame_bytes` holds at `bytes_per_record` (the bytes a frame carries
+/// per record: the layout's for the source, the written fields' for the sink).
+std::string plan_record_frames(std::uint64_t file_bytes, std::uint64_t records,
+                               std::uint64_t records_per_frame, std::uint64_t frame_bytes,
+                               std::uint64_t bytes_per_record, record_frames& out);
+
+}  // namespace xf::prefetch
