@@ -99,12 +99,13 @@ XF_HOST_DEVICE XF_FORCE_INLINE void map_units(const T* in, T* out, std::uint64_t
 
 }  // namespace detail
 
-/// Runs an element-wise map over a frame task: `transform(T (&v)[chunk], unsigned valid)` rewrites the
-/// elements in place, each independently of the others (chunk = element_map_shape<T>::chunk). Only
-/// v[0..valid) are the frame's: the others (valid < chunk at the frame's end only) hold zeros whose results
-/// are dropped, so a transform may compute all of v — a fixed trip count the compiler unrolls into
-/// registers — but must judge (ctx.fail) only the valid ones. `in` and `out` may be the same buffer. Works
-/// on the host too (the host executor runs the same code).
+/// Runs an element-wise map over a frame task: `transform(T (&v)[N], unsigned valid)` rewrites the elements
+/// in place, each independently of the others (N is element_map_shape<T>::chunk on the vector path, its
+/// `loads` on the element path for unaligned buffers and the last elements: write the transform generic
+/// over N). Only v[0..valid) are the frame's: the others (valid < N at the frame's end only) hold zeros
+/// whose results are dropped, so a transform may compute all of v — a fixed trip count the compiler unrolls
+/// into registers — but must judge (ctx.fail) only the valid ones. `in` and `out` may be the same buffer.
+/// Works on the host too (the host executor runs the same code).
 ///
 ///   map_elements(task, [&](auto& v, unsigned) {
 ///     XF_UNROLL
@@ -126,11 +127,11 @@ XF_HOST_DEVICE XF_FORCE_INLINE void map_elements(const frame_task<T>& task, Tran
       covered = units * shape::unit_elements;
     }
   }
-  // The rest (all of it where the buffers are not vector-aligned): element by element, still `chunk` loads
-  // in flight per thread.
+  // The rest (all of it where the buffers are not vector-aligned): element by element, `loads` at a time
+  // (each load its own 64-bit address: more would cost the persistent kernel registers it spills).
   const std::uint64_t rest = task.count - covered;
   if (rest != 0)
-    detail::map_units<T, 1, shape::chunk>(task.in + covered, task.out + covered, rest, thread, stride,
+    detail::map_units<T, 1, shape::loads>(task.in + covered, task.out + covered, rest, thread, stride,
                                           transform);
 }
 

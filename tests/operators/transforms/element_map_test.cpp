@@ -58,8 +58,9 @@ std::uint64_t run_map(const T* in, T* out, std::uint64_t n, std::uint32_t thread
   for (std::uint32_t t = 0; t < threads; ++t) {
     task.thread_id = t;
     map_elements(task, [&](auto& v, unsigned valid) {
-      static_assert(sizeof(v) / sizeof(v[0]) == element_map_shape<T>::chunk);
-      CHECK(valid <= element_map_shape<T>::chunk);
+      constexpr std::size_t n = sizeof(v) / sizeof(v[0]);
+      static_assert(n == element_map_shape<T>::chunk || n == element_map_shape<T>::loads);
+      CHECK(valid <= n);
       valid_total += valid;
       for (auto& x : v) x = static_cast<T>(x * 3 + 1);
     });
