@@ -1,6 +1,7 @@
 // Parameter normalization against an operator's declared schema.
 #include "framework/operator_schema.hpp"
 
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
@@ -135,6 +136,10 @@ std::optional<std::string> normalize_one(const param_decl& decl, param_value& v)
         return "parameter '" + decl.name + "' must be one of " + list + ", not '" + *text + "'" +
                did_you_mean(*text, decl.choices);
       }
+      if (decl.check) {
+        std::string problem = decl.check(*text);
+        if (!problem.empty()) return problem;
+      }
       return std::nullopt;
   }
   const double number = std::holds_alternative<double>(v) ? std::get<double>(v)
@@ -154,6 +159,27 @@ std::optional<std::string> normalize_one(const param_decl& decl, param_value& v)
 }
 
 }  // namespace
+
+std::vector<double> parse_real_list(const std::string& text, std::string& problem) {
+  std::vector<double> values;
+  std::size_t pos = 0;
+  const auto separator = [](char c) { return c == ',' || c == ';' || std::isspace(static_cast<unsigned char>(c)); };
+  while (true) {
+    while (pos < text.size() && separator(text[pos])) ++pos;
+    if (pos == text.size()) break;
+    std::size_t end = pos;
+    while (end < text.size() && !separator(text[end])) ++end;
+    const std::optional<double> v = parse_real(text.substr(pos, end - pos));
+    if (!v || !std::isfinite(*v)) {
+      problem = "'" + text.substr(pos, end - pos) + "' at character " + std::to_string(pos + 1) +
+                " is not a finite number";
+      return {};
+    }
+    values.push_back(*v);
+    pos = end;
+  }
+  return values;
+}
 
 std::vector<param_problem> normalize_params(const operator_info& info, std::map<std::string, param_value>& params) {
   std::vector<param_problem> problems;

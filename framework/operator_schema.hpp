@@ -49,7 +49,14 @@ struct param_decl {
   double min = -std::numeric_limits<double>::infinity();
   double max = std::numeric_limits<double>::infinity();
   std::vector<std::string> choices;  ///< text parameters: the allowed values (empty: any)
+  /// Text parameters: what is wrong with a value ("" when nothing), checked where the topology is loaded,
+  /// so the error carries file:line:column (a field list's syntax, a list of numbers).
+  std::function<std::string(const std::string&)> check;
 };
+
+/// Parses a list of reals separated by commas, semicolons or spaces ("0 0 0; 10 10 10"): the values, or
+/// the problem (the first character that is not part of a number, the 1-based position) in `problem`.
+std::vector<double> parse_real_list(const std::string& text, std::string& problem);
 
 struct operator_info {
   std::string class_name;
@@ -58,6 +65,9 @@ struct operator_info {
   bool gpu = false;          ///< has a __host__ __device__ compute: may be placed on the GPU
   bool replayable = true;    ///< output is a pure function of (offset, input): a verify sink can replay it
   bool needs_reference = false;  ///< needs a replayable upstream chain (verify sinks)
+  /// GPU operators: computes over the whole frame (its layout spans it: field-by-field records), so the
+  /// GPU executor never splits its frames into parts run by several blocks.
+  bool whole_frames = false;
   std::vector<param_decl> params;
 
   const param_decl* find_param(std::string_view name) const;
@@ -95,6 +105,11 @@ class operator_schema {
   /// The operator's output depends on more than (offset, input): verify sinks cannot replay through it.
   operator_schema& not_replayable() {
     info_->replayable = false;
+    return *this;
+  }
+  /// See operator_info::whole_frames.
+  operator_schema& whole_frames() {
+    info_->whole_frames = true;
     return *this;
   }
   operator_schema& needs_reference() {
@@ -150,6 +165,47 @@ class operator_schema {
   operator_schema& bytes(std::uint64_t Params::*member, std::string name, std::string description, required_t,
                          double min = 0, double max = static_cast<double>(std::numeric_limits<std::int64_t>::max())) {
     return add(member, std::move(name), std::move(description), param_kind::bytes, std::nullopt, min, max);
+  }
+
+  /// A list of at most N reals written as text ("1.5, 2; 3"), stored into a fixed array and its length (GPU
+  /// operators' params must be trivially copyable). The list's syntax and length (min_count…N, a multiple
+  /// of multiple_of) are checked at load.
+  template <std::size_t N>
+  operator_schema& reals(float (Params::*values)[N], std::uint32_t Params::*count, std::string name,
+                         std::string description, std::string fallback, std::size_t min_count = 0,
+                         std::size_t multiple_of = 1) {
+    param_decl decl;
+    decl.name = name;
+    decl.description = std::move(description);
+    decl.kind = param_kind::text;
+    decl.default_value = param_value{std::move(fallback)};
+    decl.check = [name, min_count, multiple_of](const std::string& text) {
+      std::string problem;
+      const std::vector<double> v = parse_real_list(text, problem);
+      if (!problem.empty()) return "parameter '" + name + "': " + problem;
+      if (v.size() > N || v.size() < min_count)
+        return "parameter '" + name + "' takes " + std::to_string(min_count) + " to " + std::to_string(N) +
+               " numbers, not " + std::to_string(v.size());
+      if (v.size() % multiple_of != 0)
+        return "parameter '" + name + "' takes numbers in groups of " + std::to_string(multiple_of) + ", not " +
+               std::to_string(v.size());
+      return std::string();
+    };
+    info_->params.push_back(std::move(decl));
+    setters_.emplace_back(std::move(name), [values, count](Params& p, const param_value& v) {
+      std::string problem;
+      const std::vector<double> parsed = parse_real_list(std::get<std::string>(v), problem);
+      const std::size_t n = parsed.size() < N ? parsed.size() : N;  // checked at load; a builder may skip it
+      for (std::size_t i = 0; i < n; ++i) (p.*values)[i] = static_cast<float>(parsed[i]);
+      p.*count = static_cast<std::uint32_t>(n);
+    });
+    return *this;
+  }
+
+  /// Adds a check to the text parameter declared last (see param_decl::check).
+  operator_schema& check(std::function<std::string(const std::string&)> fn) {
+    info_->params.back().check = std::move(fn);
+    return *this;
   }
 
   /// Fills a Params from normalized values, defaults for the rest.

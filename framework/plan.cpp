@@ -115,7 +115,9 @@ plan make_plan(const topology_spec& spec, const operator_registry& registry, con
     for (std::size_t i = 0; i < p.operators.size(); ++i) {
       if (!p.operators[i].in_kernel) continue;
       const topic_spec& in = *p.topics[p.operators[i].inputs[0]].spec;
-      const std::uint64_t parts = (in.frame_bytes + kernel_part_bytes - 1) / kernel_part_bytes;
+      const std::uint64_t parts = p.operators[i].entry->info.whole_frames
+                                      ? 1
+                                      : (in.frame_bytes + kernel_part_bytes - 1) / kernel_part_bytes;
       items_in_flight = std::max<std::uint64_t>(items_in_flight, std::uint64_t{in.capacity} * parts);
     }
     const std::uint32_t full = dev.sm_count * std::min(per_sm, default_blocks_per_sm);
@@ -224,7 +226,9 @@ plan make_plan(const topology_spec& spec, const operator_registry& registry, con
       planned_operator& po = p.operators[k];
       const planned_topic& in = p.topics[po.inputs[0]];
       const std::uint64_t frame = in.spec->frame_bytes;
-      po.parts = static_cast<std::uint32_t>((frame + kernel_part_bytes - 1) / kernel_part_bytes);
+      po.parts = po.entry->info.whole_frames
+                     ? 1
+                     : static_cast<std::uint32_t>((frame + kernel_part_bytes - 1) / kernel_part_bytes);
       // Where the kernel finds the frames: device memory for GPU-only topics and the copy engines' replica.
       auto in_device_memory = [&](const planned_topic& t) {
         return t.dma || (std::all_of(t.publishers.begin(), t.publishers.end(), on_gpu) &&

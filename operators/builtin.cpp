@@ -11,6 +11,7 @@
 #include "operators/sources/random_source.hpp"
 #include "operators/sources/sequence_source.hpp"
 #include "operators/transforms/fma.hpp"
+#include "operators/transforms/kmeans_assign.hpp"
 #include "operators/transforms/pass_through.hpp"
 #include "operators/transforms/scale.hpp"
 
@@ -25,6 +26,7 @@ void register_builtin_operators(operator_registry& registry) {
   registry.add<scale_op>("scale");
   registry.add<fma_op>("fma");
   registry.add<pass_through_op>("pass_through");
+  registry.add<kmeans_assign_op>("kmeans_assign");
   registry.add<verify_sink>("verify_sink");
   registry.add<null_sink>("null_sink");
   registry.add<file_sink>("file_sink");

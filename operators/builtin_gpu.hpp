@@ -4,11 +4,12 @@
 
 #include "framework/gpu_operator_list.hpp"
 #include "operators/transforms/fma.hpp"
+#include "operators/transforms/kmeans_assign.hpp"
 #include "operators/transforms/pass_through.hpp"
 #include "operators/transforms/scale.hpp"
 
 namespace xf {
 
-using builtin_gpu_operators = gpu_operator_list<scale_op, fma_op, pass_through_op>;
+using builtin_gpu_operators = gpu_operator_list<scale_op, fma_op, pass_through_op, kmeans_assign_op>;
 
 }  // namespace xf

@@ -16,6 +16,7 @@
 #include "apps/dataset_support/parallel.hpp"
 #include "apps/dataset_support/seeded_random.hpp"
 #include "apps/dataset_support/tool_cli.hpp"
+#include "operators/transforms/kmeans_assign.hpp"
 
 namespace xf::apps::kmeans {
 namespace {
@@ -133,8 +134,8 @@ result run(std::span<particle> particles, const options& opt) {
           float best = std::numeric_limits<float>::infinity();
           std::uint32_t nearest = 0;
           for (std::uint32_t c = 0; c < k; ++c) {
-            const float dx = x - cx[c], dy = y - cy[c], dz = z - cz[c];
-            const float d = dx * dx + dy * dy + dz * dz;
+            // The GPU operator's rounding (kmeans_assign), so both assign every particle alike.
+            const float d = squared_distance(x, y, z, cx[c], cy[c], cz[c]);
             if (d < best) best = d, nearest = c;
           }
           changed_here += p.cluster != nearest;

@@ -42,7 +42,8 @@ class prefetch_writeback final : public cpu_sink {
         .not_replayable();
     s.param(&params::path, "path", "the prefetch source's dataset file (mapped read-write)", required);
     s.bytes(&params::record_bytes, "record_bytes", "bytes per record (the source's)", required, 1);
-    s.param(&params::fields, "fields", "the fields written, 'OFFSET:BYTES,…' in offset order", required);
+    s.param(&params::fields, "fields", "the fields written, 'OFFSET:BYTES,…' in offset order", required)
+        .check(prefetch::field_list_problem);
     s.param(&params::item_bytes, "item_bytes", "bytes of one item (1, 2, 4, 8 or 16)", params{}.item_bytes, 1,
             16);
     s.param(&params::records, "records", "records the source streams (its records parameter)",

@@ -53,7 +53,8 @@ class prefetch_source final : public cpu_source, public frame_reference {
     s.bytes(&params::record_bytes, "record_bytes", "bytes per record", required, 1);
     s.param(&params::fields, "fields",
             "the fields the GPU operators read, 'OFFSET:BYTES,…' in offset order (empty: the whole record)",
-            std::string{});
+            std::string{})
+        .check(prefetch::field_list_problem);
     s.param(&params::item_bytes, "item_bytes", "bytes of one item (1, 2, 4, 8 or 16); fields are whole items",
             params{}.item_bytes, 1, 16);
     s.param(&params::records, "records", "records to stream from the start (0: the whole dataset)",

@@ -13,6 +13,7 @@
 
 #include "apps/dataset_support/dataset_file.hpp"
 #include "apps/kmeans/kmeans.hpp"
+#include "operators/transforms/kmeans_assign.hpp"
 #include "tests/apps/dataset_fixture.hpp"
 
 using namespace xf::apps;
@@ -56,8 +57,7 @@ naive_result naive_kmeans(const std::vector<particle>& ps, std::uint32_t k, std:
       std::uint32_t best = 0;
       float best_d = std::numeric_limits<float>::infinity();
       for (std::uint32_t c = 0; c < k; ++c) {
-        const float dx = ps[i].x - cx[c], dy = ps[i].y - cy[c], dz = ps[i].z - cz[c];
-        const float d = dx * dx + dy * dy + dz * dz;
+        const float d = xf::squared_distance(ps[i].x, ps[i].y, ps[i].z, cx[c], cy[c], cz[c]);
         if (d < best_d) best_d = d, best = c;
       }
       r.ids[i] = best;

@@ -8,6 +8,8 @@
 #include <string>
 
 #include "framework/registry.hpp"
+#include "operators/sources/prefetch_source.hpp"
+#include "operators/transforms/kmeans_assign.hpp"
 
 namespace xf::test {
 
@@ -150,6 +152,10 @@ inline void register_fake_builtins(operator_registry& registry) {
   registry.add<fake_verify_sink>("verify_sink");
   registry.add<fake_null_sink>("null_sink");
   registry.add<fake_file_sink>("file_sink");
+  // The real ones: their parameters' checks (a field list's syntax, a list of numbers) are what the corpus
+  // tests.
+  registry.add<prefetch_source>("prefetch_source");
+  registry.add<kmeans_assign_op>("kmeans_assign");
 }
 
 /// The fake built-ins, built once.

@@ -441,3 +441,9 @@ TEST_CASE("gpu.prefetch_source_streams_fields_and_writes_back" * doctest::skip(n
     }
   }
 }
+
+TEST_CASE("gpu.kmeans_assignment_pass_matches_the_cpu_reference" * doctest::skip(no_gpu())) {
+  check_kmeans_pass_matches_reference("device", 2'000'000, [](const fs::path& topology) {
+    check_verified_on_device(run_process(device_run(topology), std::chrono::minutes(2)));
+  });
+}

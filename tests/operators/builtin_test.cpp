@@ -13,9 +13,9 @@ TEST_CASE("operators.builtin_registers_every_operator") {
   operator_registry registry;
   register_builtin_operators(registry);
   CHECK(registry.class_names() ==
-        std::vector<std::string>{"dataset_source", "file_sink", "file_source", "fma", "null_sink", "pass_through",
-                                 "prefetch_source", "prefetch_writeback", "random_source", "scale",
-                                 "sequence_source", "verify_sink"});
+        std::vector<std::string>{"dataset_source", "file_sink", "file_source", "fma", "kmeans_assign",
+                                 "null_sink", "pass_through", "prefetch_source", "prefetch_writeback",
+                                 "random_source", "scale", "sequence_source", "verify_sink"});
   CHECK(registry.find("sequence_source")->info.role == operator_role::source);
   CHECK(registry.find("file_source")->info.find_param("path")->default_value == std::nullopt);
   CHECK(registry.find("verify_sink")->info.needs_reference);

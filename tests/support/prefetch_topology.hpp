@@ -8,11 +8,17 @@
 #include <doctest/doctest.h>
 
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
+#include <unistd.h>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
+
+#include "tests/support/run_checks.hpp"
+#include "tests/support/subprocess.hpp"
 
 namespace xf::test {
 
@@ -63,6 +69,82 @@ inline void check_prefetch_written_back(const std::filesystem::path& dataset, st
   }
   INFO("first wrong record " << first_wrong);
   CHECK(wrong == 0);
+}
+
+}  // namespace xf::test
+
+namespace xf::test {
+
+/// The first `k` particles' x y z of a K-means dataset (64-byte records, floats at 0, 4, 8) as a centres
+/// parameter, each printed with 17 digits so that it parses back to the very float.
+inline std::string first_particles_as_centres(const std::filesystem::path& dataset, std::uint32_t k) {
+  std::ifstream f(dataset, std::ios::binary);
+  std::string text;
+  for (std::uint32_t c = 0; c < k; ++c) {
+    char record[64];
+    f.read(record, 64);
+    REQUIRE(f.gcount() == 64);
+    for (int i = 0; i < 3; ++i) {
+      float v = 0;
+      std::memcpy(&v, record + 4 * i, 4);
+      char number[40];
+      std::snprintf(number, sizeof number, "%.17g", static_cast<double>(v));
+      text += (text.empty() ? "" : i == 0 ? "; " : " ") + std::string(number);
+    }
+  }
+  return text;
+}
+
+/// One K-means assignment pass: x, y, z of each 64-byte particle to the GPU (12 of 64 bytes), each
+/// particle's nearest centre back into its cluster field (bytes 12..16), a verify sink on the ids.
+inline std::string kmeans_assign_topology(const std::filesystem::path& dataset, const std::string& centres,
+                                          const std::string& executor) {
+  const std::string path = dataset.string();
+  return "name: kmeans_assign\n"
+         "topics:\n"
+         "  xyz: {frame_size: 64KiB, capacity: 16, element: f32}\n"
+         "  ids: {frame_size: 64KiB, capacity: 16, element: f32}\n"
+         "operators:\n"
+         "  particles: {class: prefetch_source, threads: 3, outputs: [xyz], params: {path: '" + path +
+         "', record_bytes: 64, fields: '0:12'}}\n"
+         "  assign: {class: kmeans_assign, on: gpu, inputs: [xyz], outputs: [ids], params: {centres: '" +
+         centres + "'}}\n"
+         "  verify: {class: verify_sink, threads: 2, inputs: [ids]}\n"
+         "  store: {class: prefetch_writeback, threads: 2, inputs: [ids], params: {path: '" + path +
+         "', record_bytes: 64, fields: '12:4', records_per_frame: 5461}}\n"
+         "runtime: {executor: " + executor + "}\n";
+}
+
+/// A generated K-means dataset, copied: one copy gets the CPU reference's first iteration
+/// (xeflow-kmeans-cpu --iterations 1: ids of the nearest of the first `k` particles), the other one xeflow's
+/// pass (`executor`, checked verified by `check_run`); afterwards the two files must be byte-identical.
+template <class CheckRun>
+void check_kmeans_pass_matches_reference(const std::string& executor, std::uint64_t particles, CheckRun check_run) {
+  namespace fs = std::filesystem;
+  const std::string tag = std::to_string(::getpid()) + "-" + executor;
+  const fs::path reference = fs::temp_directory_path() / ("xeflow-kmeans-ref-" + tag);
+  const fs::path streamed = fs::temp_directory_path() / ("xeflow-kmeans-xf-" + tag);
+  const auto gen = run_process({gen_kmeans(), reference.string(), "--records", std::to_string(particles),
+                                "--clusters", "5", "--seed", "3"});
+  REQUIRE(gen.exit_code == 0);
+  fs::copy_file(reference, streamed, fs::copy_options::overwrite_existing);
+  const std::string centres = first_particles_as_centres(reference, 5);
+  const auto cpu = run_process({kmeans_cpu(), reference.string(), "--clusters", "5", "--iterations", "1"});
+  INFO(cpu.err);
+  REQUIRE(cpu.exit_code == 0);
+  const fs::path topology = write_temp("kmeans-" + executor + ".yaml", kmeans_assign_topology(streamed, centres, executor));
+  check_run(topology);
+  fs::remove(topology);
+  std::ifstream a(reference, std::ios::binary), b(streamed, std::ios::binary);
+  const std::string ra((std::istreambuf_iterator<char>(a)), std::istreambuf_iterator<char>());
+  const std::string rb((std::istreambuf_iterator<char>(b)), std::istreambuf_iterator<char>());
+  REQUIRE(ra.size() == particles * 64);
+  std::uint64_t differing = 0;
+  for (std::uint64_t r = 0; r < particles; ++r)
+    differing += ra.compare(r * 64, 64, rb, r * 64, 64) != 0;
+  CHECK(differing == 0);
+  fs::remove(reference);
+  fs::remove(streamed);
 }
 
 }  // namespace xf::test

@@ -17,7 +17,7 @@
 
 namespace xf::test {
 
-/// A variable meson test sets (XF_SOURCE_ROOT, XF_RUN, XF_TUNE, XF_FAULTY_RUN).
+/// A variable meson test sets (XF_SOURCE_ROOT, XF_RUN, XF_TUNE, XF_FAULTY_RUN, XF_GEN_KMEANS, XF_KMEANS_CPU).
 inline std::string env(const char* name) {
   const char* v = std::getenv(name);
   REQUIRE_MESSAGE(v != nullptr, "environment variable " << name << " is set by meson test");
@@ -34,6 +34,12 @@ inline std::string xeflow_tune() {
 }
 inline std::string faulty_launcher() {
   return env("XF_FAULTY_RUN");
+}
+inline std::string gen_kmeans() {
+  return env("XF_GEN_KMEANS");
+}
+inline std::string kmeans_cpu() {
+  return env("XF_KMEANS_CPU");
 }
 
 /// The run's `--stats json` output.

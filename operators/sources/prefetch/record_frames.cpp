@@ -53,6 +53,13 @@ std::string parse_fields(const std::string& text, record_layout& layout) {
   return "";
 }
 
+std::string field_list_problem(const std::string& text) {
+  record_layout layout;
+  layout.record_bytes = 1;  // the syntax only: layout_problem's verdicts ("fields: …") need the record
+  const std::string problem = parse_fields(text, layout);
+  return problem.rfind("fields: ", 0) == 0 ? "" : problem;
+}
+
 std::string plan_record_frames(std::uint64_t file_bytes, std::uint64_t records,
                                std::uint64_t records_per_frame, std::uint64_t frame_bytes,
                                std::uint64_t bytes_per_record, record_frames& out) {

@@ -16,6 +16,10 @@ namespace xf::prefetch {
 /// none): malformed text, too many fields, or what layout_problem says of the result.
 std::string parse_fields(const std::string& text, record_layout& layout);
 
+/// The syntax half of parse_fields, without a record to check the fields against: what the topology's
+/// loader reports with file:line:column ("" when the text is well formed).
+std::string field_list_problem(const std::string& text);
+
 struct record_frames {
   record_layout layout;
   std::uint64_t records = 0;            ///< in the stream

@@ -2,12 +2,14 @@
 // cover the frame, and matches a plain loop (std::fma for fma).
 #include <doctest/doctest.h>
 
+#include <bit>
 #include <cmath>
 #include <cstring>
 #include <vector>
 
 #include "operators/frame_content.hpp"
 #include "operators/transforms/fma.hpp"
+#include "operators/transforms/kmeans_assign.hpp"
 #include "operators/transforms/pass_through.hpp"
 #include "operators/transforms/scale.hpp"
 
@@ -187,4 +189,30 @@ TEST_CASE("operators.fma_changes_its_cost_from_switch_offset_on") {
   CHECK(same_bytes(run_op<fma_op>(switched_here, in, 32), run_op<fma_op>(heavy, in, 32)));
   CHECK(same_bytes(run_op<fma_op>(switched_later, in, 32), run_op<fma_op>(light, in, 32)));
   CHECK_FALSE(same_bytes(run_op<fma_op>(light, in, 32), run_op<fma_op>(heavy, in, 32)));
+}
+
+TEST_CASE("operators.kmeans_assign_picks_the_nearest_centre") {
+  kmeans_assign_op::params p;
+  const float centres[] = {0, 0, 0, 10, 10, 10, 10, 10, 10};  // centre 2 ties with 1: the lower index wins
+  std::memcpy(p.centres, centres, sizeof centres);
+  p.centre_values = 9;
+  // Four particles field by field: x[4], y[4], z[4].
+  const std::vector<float> in = {1, 9, 5, 6, /*y*/ 0, 9, 5, 6, /*z*/ 0, 9, 5, 6};
+  for (const std::uint32_t threads : {1u, 3u, 32u}) {
+    CAPTURE(threads);
+    const std::vector<float> out = run_op<kmeans_assign_op>(p, in, threads);
+    const std::uint32_t expected[] = {0, 1, 0, 1};  // (5, 5, 5) is as far from 0 as from 1: the lower index
+    for (int r = 0; r < 4; ++r) CHECK(std::bit_cast<std::uint32_t>(out[r]) == expected[r]);
+    for (int r = 4; r < 12; ++r) CHECK(out[r] == 0.0f);
+  }
+  // A frame that is not whole particles fails.
+  frame_task<float> task;
+  std::vector<float> odd(5), result(5);
+  std::uint64_t failure = 0;
+  task.in = odd.data();
+  task.out = result.data();
+  task.count = 5;
+  task.failure = &failure;
+  kmeans_assign_op::compute(p, task);
+  CHECK(failure == ((std::uint64_t{1} << 32) | kmeans_assign_op::bad_frame));
 }

@@ -1,0 +1,88 @@
+// kmeans_assign: the assignment step of K-means (the BigKernel paper's K-means) as a GPU operator over the
+// frames a prefetch_source gathers from particle records: each particle goes to its nearest centre.
+#pragma once
+
+#include <bit>
+#include <cstdint>
+#include <type_traits>
+
+#include "framework/exec_space.hpp"
+#include "framework/operator.hpp"
+#include "framework/operator_schema.hpp"
+#include "operators/transforms/element_math.hpp"
+
+namespace xf {
+
+/// Squared distance from (x, y, z) to a centre, rounded the same way on every side: dz·dz, then two fused
+/// multiply-adds (host and device compilers contract `a*b + c` differently unless told exactly).
+XF_HOST_DEVICE XF_FORCE_INLINE float squared_distance(float x, float y, float z, float cx, float cy,
+                                                      float cz) {
+  const float dx = x - cx, dy = y - cy, dz = z - cz;
+  return element_math::fused_mul_add(dx, dx, element_math::fused_mul_add(dy, dy, dz * dz));
+}
+
+/// The nearest of `k` centres (xyz triples at `centres`) to (x, y, z): the smallest squared_distance, ties
+/// to the lower index.
+XF_HOST_DEVICE XF_FORCE_INLINE std::uint32_t nearest_centre(float x, float y, float z, const float* centres,
+                                                            std::uint32_t k) {
+  std::uint32_t nearest = 0;
+  float best = squared_distance(x, y, z, centres[0], centres[1], centres[2]);
+  for (std::uint32_t c = 1; c < k; ++c) {
+    const float d = squared_distance(x, y, z, centres[3 * c], centres[3 * c + 1], centres[3 * c + 2]);
+    if (d < best) best = d, nearest = c;
+  }
+  return nearest;
+}
+
+/// Input: an f32 frame of n particles field by field — x[0..n), y[0..n), z[0..n) (prefetch_source with
+/// fields '0:12', item_bytes 4). Output, as long as the input: element r < n holds particle r's nearest
+/// centre as u32 bits (prefetch_writeback stores it into the record's cluster field), the rest is zero.
+/// Frames are computed whole (never split over blocks: the three arrays span the frame). A frame whose
+/// length is not a multiple of 3 elements, or a topic of another element type, fails the frame with
+/// code `bad_frame`.
+struct kmeans_assign_op {
+  static constexpr std::uint32_t max_centres = 32;
+  static constexpr std::uint32_t bad_frame = 1;
+
+  struct params {
+    float centres[3 * max_centres] = {};
+    std::uint32_t centre_values = 0;  ///< 3 per centre
+  };
+
+  static void describe(operator_schema<params>& s) {
+    s.describe(
+         "K-means assignment step: each particle (x, y, z field by field, from a prefetch_source) gets the "
+         "index "
+         "of its nearest centre, as u32 bits in element r of the output (for a prefetch_writeback)")
+        .whole_frames();
+    s.reals(&params::centres, &params::centre_values, "centres",
+            "the centres, 'x y z' each (commas, semicolons or spaces between numbers), 1 to 32 of them", "",
+            3, 3);
+  }
+
+  template <class T>
+  XF_HOST_DEVICE static void compute(const params& p, const frame_task<T>& task) {
+    if constexpr (!std::is_same_v<T, float>) {
+      task.fail(bad_frame);
+    } else {
+      if (task.count % 3 != 0 || p.centre_values < 3) {
+        task.fail(bad_frame);
+        return;
+      }
+      const std::uint64_t n = task.count / 3;
+      const std::uint32_t k = p.centre_values / 3;
+      for (std::uint64_t r = task.thread_id; r < n; r += task.thread_count) {
+        const std::uint32_t c = nearest_centre(task.in[r], task.in[n + r], task.in[2 * n + r], p.centres, k);
+#if XF_DEVICE_PASS
+        task.out[r] = __uint_as_float(c);
+#else
+        task.out[r] = std::bit_cast<float>(c);
+#endif
+        task.out[n + r] = 0.0f;
+        task.out[2 * n + r] = 0.0f;
+      }
+    }
+  }
+};
+
+}  // namespace xf
