@@ -89,8 +89,10 @@ struct frame_call {
 
 template <class Op, class T>
 __device__ void run_typed(const frame_call& c) {
-  typename Op::params p;
-  memcpy(&p, c.params, sizeof p);  // the arena is 16-byte aligned; memcpy keeps any params struct legal
+  static_assert(alignof(typename Op::params) <= 16, "the parameter arena aligns each params struct to 16 bytes");
+  // Read in place (16-byte aligned arena, trivially copyable params, no strict aliasing in this build): a
+  // copy put large params — kmeans_assign's 32 centres — on every thread's stack for every item.
+  const auto& p = *reinterpret_cast<const typename Op::params*>(c.params);
   frame_task<T> task;
   task.in = reinterpret_cast<const T*>(c.in);
   task.out = reinterpret_cast<T*>(c.out);
