@@ -17,9 +17,7 @@ void prefetch_writeback::on_start(const operator_setup& setup) {
   if (params_.records_per_frame <= 0)
     fail("records_per_frame must be set to the prefetch source's (its stats counter records_per_frame)");
   prefetch::record_frames frames;
-  frames.layout.record_bytes = params_.record_bytes;
-  frames.layout.item_bytes = static_cast<std::uint32_t>(params_.item_bytes);
-  if (const std::string problem = prefetch::parse_fields(params_.fields, frames.layout); !problem.empty())
+  if (const std::string problem = prefetch::layout_of(params_, frames.layout); !problem.empty())
     fail(problem);
   try {
     dataset_ = mapped_file::open(params_.path, map_access::read_write);

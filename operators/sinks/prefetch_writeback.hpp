@@ -25,32 +25,14 @@ namespace xf {
 /// (msync). Frames may arrive on any number of threads: each touches only its own records.
 class prefetch_writeback final : public cpu_sink {
  public:
-  struct params {
-    std::string path;
-    std::uint64_t record_bytes = 0;
-    std::string fields;
-    std::int64_t item_bytes = 4;
-    std::int64_t records = 0;
-    std::int64_t records_per_frame = 0;
-  };
+  using params = prefetch::record_dataset_params;
 
   static void describe(operator_schema<params>& s) {
     s.describe(
          "writes fields computed downstream of a prefetch_source back into its dataset's records "
-         "(memory-mapped, "
-         "synced to the file at the end)")
+         "(memory-mapped, synced to the file at the end)")
         .not_replayable();
-    s.param(&params::path, "path", "the prefetch source's dataset file (mapped read-write)", required);
-    s.bytes(&params::record_bytes, "record_bytes", "bytes per record (the source's)", required, 1);
-    s.param(&params::fields, "fields", "the fields written, 'OFFSET:BYTES,…' in offset order", required)
-        .check(prefetch::field_list_problem);
-    s.param(&params::item_bytes, "item_bytes", "bytes of one item (1, 2, 4, 8 or 16)", params{}.item_bytes, 1,
-            16);
-    s.param(&params::records, "records", "records the source streams (its records parameter)",
-            params{}.records, 0);
-    s.param(&params::records_per_frame, "records_per_frame",
-            "records per frame: the source's (its stats counter records_per_frame); must be set",
-            params{}.records_per_frame, 0);
+    prefetch::describe_record_params(s, prefetch::dataset_side::writes);
   }
 
   explicit prefetch_writeback(const params& p) : params_(p) {}

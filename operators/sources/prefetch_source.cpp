@@ -16,9 +16,7 @@ void prefetch_source::on_start(const operator_setup& setup) {
     throw run_error({name_, topic_, std::nullopt}, "dataset '" + params_.path + "': " + reason);
   };
   prefetch::record_frames frames;
-  frames.layout.record_bytes = params_.record_bytes;
-  frames.layout.item_bytes = static_cast<std::uint32_t>(params_.item_bytes);
-  if (const std::string problem = prefetch::parse_fields(params_.fields, frames.layout); !problem.empty())
+  if (const std::string problem = prefetch::layout_of(params_, frames.layout); !problem.empty())
     fail(problem);
   if (frames.layout.item_bytes % size_of(out.element) != 0)
     fail("items of " + std::to_string(frames.layout.item_bytes) + " bytes are not whole elements of topic '" +

@@ -34,34 +34,14 @@ namespace xf {
 /// produce is thread-safe.
 class prefetch_source final : public cpu_source, public frame_reference {
  public:
-  struct params {
-    std::string path;
-    std::uint64_t record_bytes = 0;
-    std::string fields;
-    std::int64_t item_bytes = 4;
-    std::int64_t records = 0;
-    std::int64_t records_per_frame = 0;
-  };
+  using params = prefetch::record_dataset_params;
 
   static void describe(operator_schema<params>& s) {
     s.describe(
         "BigKernel prefetch source: CPU threads gather the declared fields of fixed-length records from a "
         "memory-mapped dataset into frames, field by field (coalesced for any number of GPU threads); only "
         "the fields cross PCIe");
-    s.param(&params::path, "path", "dataset file of fixed-length records (memory-mapped, read-only)",
-            required);
-    s.bytes(&params::record_bytes, "record_bytes", "bytes per record", required, 1);
-    s.param(&params::fields, "fields",
-            "the fields the GPU operators read, 'OFFSET:BYTES,…' in offset order (empty: the whole record)",
-            std::string{})
-        .check(prefetch::field_list_problem);
-    s.param(&params::item_bytes, "item_bytes", "bytes of one item (1, 2, 4, 8 or 16); fields are whole items",
-            params{}.item_bytes, 1, 16);
-    s.param(&params::records, "records", "records to stream from the start (0: the whole dataset)",
-            params{}.records, 0);
-    s.param(&params::records_per_frame, "records_per_frame",
-            "records per frame (0: as many as a frame holds); a prefetch_writeback downstream takes the same",
-            params{}.records_per_frame, 0);
+    prefetch::describe_record_params(s, prefetch::dataset_side::reads);
   }
 
   explicit prefetch_source(const params& p) : params_(p) {}

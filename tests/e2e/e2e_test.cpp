@@ -39,6 +39,19 @@ std::string first_line(const std::string& text) {
   return text.substr(0, text.find('\n'));
 }
 
+/// Runs a topology as written (its own executor) and checks it completed with every verify sink clean;
+/// returns the stats.
+nlohmann::json run_verified(const fs::path& topology) {
+  const auto r = run_process({xeflow_run(), topology.string(), "-q", "--stats", "json"});
+  INFO(r.err);
+  REQUIRE_FALSE(r.timed_out);
+  CHECK(r.exit_code == 0);
+  const auto doc = parse_json(r);
+  CHECK(doc["status"] == "completed");
+  check_verified(doc);
+  return doc;
+}
+
 }  // namespace
 
 TEST_CASE("e2e.every_topology_runs_verified_in_host_mode") {
@@ -230,14 +243,8 @@ TEST_CASE("e2e.prefetch_source_streams_fields_and_writes_back_in_host_mode") {
   const fs::path dataset = fs::temp_directory_path() / ("xeflow-prefetch-" + std::to_string(getpid()) + ".bin");
   write_prefetch_dataset(dataset, records);
   const fs::path topology = write_temp("prefetch.yaml", prefetch_topology(dataset, "host"));
-  const auto r = run_process({xeflow_run(), topology.string(), "-q", "--stats", "json"});
+  const auto doc = run_verified(topology);
   fs::remove(topology);
-  INFO(r.err);
-  REQUIRE_FALSE(r.timed_out);
-  CHECK(r.exit_code == 0);
-  const auto doc = parse_json(r);
-  CHECK(doc["status"] == "completed");
-  check_verified(doc);
   for (const auto& op : doc["operators"]) {
     if (op["name"] == "particles") {
       CHECK(op["counters"]["records"] == records);
@@ -253,13 +260,5 @@ TEST_CASE("e2e.prefetch_source_streams_fields_and_writes_back_in_host_mode") {
 TEST_CASE("e2e.kmeans_assignment_pass_matches_the_cpu_reference_in_host_mode") {
   // 100 000 particles: 18 full frames of 5461 and a short one; ids written into the dataset by xeflow equal
   // the CPU reference's first iteration, byte for byte.
-  check_kmeans_pass_matches_reference("host", 100'000, [](const fs::path& topology) {
-    const auto r = run_process({xeflow_run(), topology.string(), "-q", "--stats", "json"});
-    INFO(r.err);
-    REQUIRE_FALSE(r.timed_out);
-    CHECK(r.exit_code == 0);
-    const auto doc = parse_json(r);
-    CHECK(doc["status"] == "completed");
-    check_verified(doc);
-  });
+  check_kmeans_pass_matches_reference("host", 100'000, [](const fs::path& topology) { run_verified(topology); });
 }

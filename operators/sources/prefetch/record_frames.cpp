@@ -60,6 +60,40 @@ std::string field_list_problem(const std::string& text) {
   return problem.rfind("fields: ", 0) == 0 ? "" : problem;
 }
 
+void describe_record_params(operator_schema<record_dataset_params>& s, dataset_side side) {
+  using params = record_dataset_params;
+  const bool reads = side == dataset_side::reads;
+  s.param(&params::path, "path",
+          reads ? "dataset file of fixed-length records (memory-mapped, read-only)"
+                : "the prefetch source's dataset file (mapped read-write)",
+          required);
+  s.bytes(&params::record_bytes, "record_bytes", reads ? "bytes per record" : "bytes per record (the source's)",
+          required, 1);
+  if (reads)
+    s.param(&params::fields, "fields",
+            "the fields the GPU operators read, 'OFFSET:BYTES,…' in offset order (empty: the whole record)",
+            std::string{});
+  else
+    s.param(&params::fields, "fields", "the fields written, 'OFFSET:BYTES,…' in offset order", required);
+  s.check(field_list_problem);
+  s.param(&params::item_bytes, "item_bytes", "bytes of one item (1, 2, 4, 8 or 16); fields are whole items",
+          params{}.item_bytes, 1, 16);
+  s.param(&params::records, "records",
+          reads ? "records to stream from the start (0: the whole dataset)"
+                : "records the source streams (its records parameter)",
+          params{}.records, 0);
+  s.param(&params::records_per_frame, "records_per_frame",
+          reads ? "records per frame (0: as many as a frame holds); a prefetch_writeback downstream takes the same"
+                : "records per frame: the source's (its stats counter records_per_frame); must be set",
+          params{}.records_per_frame, 0);
+}
+
+std::string layout_of(const record_dataset_params& p, record_layout& layout) {
+  layout.record_bytes = p.record_bytes;
+  layout.item_bytes = static_cast<std::uint32_t>(p.item_bytes);
+  return parse_fields(p.fields, layout);
+}
+
 std::string plan_record_frames(std::uint64_t file_bytes, std::uint64_t records,
                                std::uint64_t records_per_frame, std::uint64_t frame_bytes,
                                std::uint64_t bytes_per_record, record_frames& out) {

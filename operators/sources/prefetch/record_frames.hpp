@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <string>
 
+#include "framework/operator_schema.hpp"
 #include "operators/sources/prefetch/record_layout.hpp"
 
 namespace xf::prefetch {
@@ -19,6 +20,26 @@ std::string parse_fields(const std::string& text, record_layout& layout);
 /// The syntax half of parse_fields, without a record to check the fields against: what the topology's
 /// loader reports with file:line:column ("" when the text is well formed).
 std::string field_list_problem(const std::string& text);
+
+/// The parameters prefetch_source and prefetch_writeback share: the dataset, its records and their frames.
+struct record_dataset_params {
+  std::string path;
+  std::uint64_t record_bytes = 0;
+  std::string fields;
+  std::int64_t item_bytes = 4;
+  std::int64_t records = 0;
+  std::int64_t records_per_frame = 0;
+};
+
+/// Which side of the dataset an operator is: the source reads the fields, the write-back sink writes them.
+enum class dataset_side { reads, writes };
+
+/// Declares the shared parameters, described for `side` (the write-back sink must name its fields and be
+/// given the source's records_per_frame).
+void describe_record_params(operator_schema<record_dataset_params>& s, dataset_side side);
+
+/// The layout the parameters describe (record_bytes, item_bytes, fields); the problem ("" when none).
+std::string layout_of(const record_dataset_params& p, record_layout& layout);
 
 struct record_frames {
   record_layout layout;
