@@ -260,5 +260,6 @@ TEST_CASE("e2e.prefetch_source_streams_fields_and_writes_back_in_host_mode") {
 TEST_CASE("e2e.kmeans_assignment_pass_matches_the_cpu_reference_in_host_mode") {
   // 100 000 particles: 18 full frames of 5461 and a short one; ids written into the dataset by xeflow equal
   // the CPU reference's first iteration, byte for byte.
-  check_kmeans_pass_matches_reference("host", 100'000, [](const fs::path& topology) { run_verified(topology); });
+  check_kmeans_pass_matches_reference(
+      "host", 100'000, xeflow_kmeans_pass("host", [](const fs::path& topology) { run_verified(topology); }));
 }

@@ -354,9 +354,12 @@ TEST_CASE("gpu.topic_protocol_with_the_gpu_on_both_sides" * doctest::skip(no_gpu
 namespace {
 std::string tuned_topology(const std::string& frame, const std::string& tuning) {
   return R"(topics:
-  t0: {frame_size: )" + frame + R"(, capacity: 1024}
-  t1: {frame_size: )" + frame + R"(, capacity: 1024}
-  t2: {frame_size: )" + frame + R"(, capacity: 1024}
+  t0: {frame_size: )" +
+         frame + R"(, capacity: 1024}
+  t1: {frame_size: )" +
+         frame + R"(, capacity: 1024}
+  t2: {frame_size: )" +
+         frame + R"(, capacity: 1024}
 operators:
   source: {class: dataset_source, threads: 4, outputs: [t0], params: {total_bytes: 8GiB, dataset_frames: 64}}
   light: {class: fma, on: gpu, inputs: [t0], outputs: [t1], params: {iterations: 4, a: 3, b: 1}}
@@ -407,8 +410,8 @@ TEST_CASE("gpu.xeflow_tune_works_on_every_topology" * doctest::skip(no_gpu())) {
   for (const auto& file : files) {
     SUBCASE(file.filename().string().c_str()) {
       const fs::path written = fs::temp_directory_path() / ("xeflow_tuned_" + file.filename().string());
-      const auto r = run_process({xeflow_tune(), file.string(), "--write", written.string()},
-                                 std::chrono::minutes(2));
+      const auto r =
+          run_process({xeflow_tune(), file.string(), "--write", written.string()}, std::chrono::minutes(2));
       INFO(r.out << r.err);
       REQUIRE_FALSE(r.timed_out);
       REQUIRE(r.exit_code == 0);
@@ -418,8 +421,9 @@ TEST_CASE("gpu.xeflow_tune_works_on_every_topology" * doctest::skip(no_gpu())) {
       std::ifstream in(written);
       const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
       CHECK(text.find("partition: explicit") != std::string::npos);
-      check_verified_on_device(run_process(
-          device_run(written, {"--set", "operators.source.params.total_bytes=256MiB"}), std::chrono::minutes(2)));
+      check_verified_on_device(
+          run_process(device_run(written, {"--set", "operators.source.params.total_bytes=256MiB"}),
+                      std::chrono::minutes(2)));
       fs::remove(written);
     }
   }
@@ -431,7 +435,8 @@ TEST_CASE("gpu.prefetch_source_streams_fields_and_writes_back" * doctest::skip(n
   constexpr std::uint64_t records = 1'000'003;
   for (const std::uint64_t frame : {std::uint64_t{4096}, std::uint64_t{65536}}) {
     SUBCASE(std::to_string(frame).c_str()) {
-      const fs::path dataset = fs::temp_directory_path() / ("xeflow-prefetch-gpu-" + std::to_string(getpid()));
+      const fs::path dataset =
+          fs::temp_directory_path() / ("xeflow-prefetch-gpu-" + std::to_string(getpid()));
       write_prefetch_dataset(dataset, records);
       const fs::path topology = write_temp("prefetch.yaml", prefetch_topology(dataset, "device", frame));
       check_verified_on_device(run_process(device_run(topology), std::chrono::minutes(2)));
@@ -443,7 +448,24 @@ TEST_CASE("gpu.prefetch_source_streams_fields_and_writes_back" * doctest::skip(n
 }
 
 TEST_CASE("gpu.kmeans_assignment_pass_matches_the_cpu_reference" * doctest::skip(no_gpu())) {
-  check_kmeans_pass_matches_reference("device", 2'000'000, [](const fs::path& topology) {
-    check_verified_on_device(run_process(device_run(topology), std::chrono::minutes(2)));
-  });
+  check_kmeans_pass_matches_reference(
+      "device", 2'000'000, xeflow_kmeans_pass("device", [](const fs::path& topology) {
+        check_verified_on_device(run_process(device_run(topology), std::chrono::minutes(2)));
+      }));
+}
+
+TEST_CASE("gpu.kmeans_baselines_write_what_the_cpu_reference_writes" * doctest::skip(no_gpu())) {
+  for (const char* mode : {"single", "double", "managed"}) {
+    SUBCASE(mode) {
+      check_kmeans_pass_matches_reference(
+          mode, 2'000'000, [mode](const fs::path& dataset, const std::string&) {
+            const auto r = run_process({kmeans_gpu_baseline(), dataset.string(), "--mode", mode, "--clusters",
+                                        "5", "--chunk", "100000", "--json"},
+                                       std::chrono::minutes(2));
+            INFO(r.out << r.err);
+            REQUIRE_FALSE(r.timed_out);
+            CHECK(r.exit_code == 0);
+          });
+    }
+  }
 }

@@ -116,14 +116,15 @@ inline std::string kmeans_assign_topology(const std::filesystem::path& dataset, 
 }
 
 /// A generated K-means dataset, copied: one copy gets the CPU reference's first iteration
-/// (xeflow-kmeans-cpu --iterations 1: ids of the nearest of the first `k` particles), the other one xeflow's
-/// pass (`executor`, checked verified by `check_run`); afterwards the two files must be byte-identical.
-template <class CheckRun>
-void check_kmeans_pass_matches_reference(const std::string& executor, std::uint64_t particles, CheckRun check_run) {
+/// (xeflow-kmeans-cpu --iterations 1: ids of the nearest of the first 5 particles), the other one
+/// `run_pass(copy, centres)` — xeflow's pass, or a baseline's; afterwards the two files must be
+/// byte-identical. `tag` names the temporary files.
+template <class RunPass>
+void check_kmeans_pass_matches_reference(const std::string& tag, std::uint64_t particles, RunPass run_pass) {
   namespace fs = std::filesystem;
-  const std::string tag = std::to_string(::getpid()) + "-" + executor;
-  const fs::path reference = fs::temp_directory_path() / ("xeflow-kmeans-ref-" + tag);
-  const fs::path streamed = fs::temp_directory_path() / ("xeflow-kmeans-xf-" + tag);
+  const std::string name = std::to_string(::getpid()) + "-" + tag;
+  const fs::path reference = fs::temp_directory_path() / ("xeflow-kmeans-ref-" + name);
+  const fs::path streamed = fs::temp_directory_path() / ("xeflow-kmeans-xf-" + name);
   const auto gen = run_process({gen_kmeans(), reference.string(), "--records", std::to_string(particles),
                                 "--clusters", "5", "--seed", "3"});
   REQUIRE(gen.exit_code == 0);
@@ -132,19 +133,29 @@ void check_kmeans_pass_matches_reference(const std::string& executor, std::uint6
   const auto cpu = run_process({kmeans_cpu(), reference.string(), "--clusters", "5", "--iterations", "1"});
   INFO(cpu.err);
   REQUIRE(cpu.exit_code == 0);
-  const fs::path topology = write_temp("kmeans-" + executor + ".yaml", kmeans_assign_topology(streamed, centres, executor));
-  check_run(topology);
-  fs::remove(topology);
+  run_pass(streamed, centres);
   std::ifstream a(reference, std::ios::binary), b(streamed, std::ios::binary);
   const std::string ra((std::istreambuf_iterator<char>(a)), std::istreambuf_iterator<char>());
   const std::string rb((std::istreambuf_iterator<char>(b)), std::istreambuf_iterator<char>());
   REQUIRE(ra.size() == particles * 64);
+  REQUIRE(rb.size() == ra.size());
   std::uint64_t differing = 0;
-  for (std::uint64_t r = 0; r < particles; ++r)
-    differing += ra.compare(r * 64, 64, rb, r * 64, 64) != 0;
+  for (std::uint64_t r = 0; r < particles; ++r) differing += ra.compare(r * 64, 64, rb, r * 64, 64) != 0;
   CHECK(differing == 0);
   fs::remove(reference);
   fs::remove(streamed);
+}
+
+/// check_kmeans_pass_matches_reference's pass through xeflow: the K-means topology on `executor`, run by
+/// `run_topology(topology file)`.
+template <class RunTopology>
+auto xeflow_kmeans_pass(const std::string& executor, RunTopology run_topology) {
+  return [executor, run_topology](const std::filesystem::path& dataset, const std::string& centres) {
+    const std::filesystem::path topology =
+        write_temp("kmeans-" + executor + ".yaml", kmeans_assign_topology(dataset, centres, executor));
+    run_topology(topology);
+    std::filesystem::remove(topology);
+  };
 }
 
 }  // namespace xf::test

@@ -41,6 +41,9 @@ inline std::string gen_kmeans() {
 inline std::string kmeans_cpu() {
   return env("XF_KMEANS_CPU");
 }
+inline std::string kmeans_gpu_baseline() {
+  return env("XF_KMEANS_GPU_BASELINE");
+}
 
 /// The run's `--stats json` output.
 inline nlohmann::json parse_json(const process_result& r) {
