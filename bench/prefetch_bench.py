@@ -1,0 +1,231 @@
+#!/usr/bin/env python3
+"""The prefetch source's benchmark (issue 5; the BigKernel paper's K-means), first part: one K-means
+assignment pass over a particle file (64-byte records; 12 bytes read, 4 written back), by
+
+  cpu      xeflow-kmeans-cpu --iterations 1 (the multi-threaded CPU reference: mapping, assignment, and
+           its centre update, which the GPU contenders leave out: it is faster, not slower, for it)
+  single   xeflow-kmeans-gpu-baseline --mode single   (one pinned buffer of whole records at a time)
+  double   xeflow-kmeans-gpu-baseline --mode double   (two buffers on two streams: the paper's baseline)
+  managed  xeflow-kmeans-gpu-baseline --mode managed  (managed chunks, cudaMemPrefetchAsync)
+  xeflow   prefetch_source -> kmeans_assign (GPU) -> prefetch_writeback (only the fields cross PCIe)
+
+Every contender starts from the same generated file (regenerated per dataset size, read once into the page
+cache before the first run), its cluster fields reset to unassigned, and must leave the cluster ids of the
+CPU reference's first iteration in it: the script compares a CRC-32 of the cluster field after each run
+(numpy), and a contender that differs is reported failed. Times: the GPU baselines' pass (staging, copies, kernels, stores); xeflow's stream
+window; the CPU's run (mapping included). Ratios are against double buffering, measured in the same run.
+
+  python3 bench/prefetch_bench.py run --build build --out bench/results/DIR --sizes 4GiB,16GiB
+  python3 bench/prefetch_bench.py report bench/results/DIR
+
+Writes OUT/prefetch-<tag>.json (meta: device, date, commit; every raw document kept) after each run.
+"""
+from __future__ import annotations
+
+import argparse
+import glob
+import json
+import os
+import shlex
+import sys
+import tempfile
+import zlib
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import stream_bench as sb  # noqa: E402  (shared helpers: sizes, children, meta, JSON)
+
+CONTENDERS = ["cpu", "single", "double", "managed", "xeflow"]
+CLUSTERS = 8
+FRAME = 64 * 1024
+RECORDS_PER_FRAME = FRAME // 12
+
+
+def ids_crc(path: str) -> str | None:
+    """CRC-32 of the cluster field (u32 at byte 12 of each 64-byte record), in record order."""
+    try:
+        import numpy as np
+    except ImportError:
+        return None
+    records = np.memmap(path, dtype=np.uint32, mode="r").reshape(-1, 16)
+    crc = 0
+    step = 1 << 22
+    for first in range(0, records.shape[0], step):
+        crc = zlib.crc32(np.ascontiguousarray(records[first:first + step, 3]).tobytes(), crc)
+    return f"0x{crc:08x}"
+
+
+def reset_ids(path: str) -> bool:
+    """Sets every cluster field back to unassigned (0xffffffff), so each contender must write all of them."""
+    try:
+        import numpy as np
+    except ImportError:
+        return False
+    records = np.memmap(path, dtype=np.uint32, mode="r+").reshape(-1, 16)
+    step = 1 << 22
+    for first in range(0, records.shape[0], step):
+        records[first:first + step, 3] = 0xFFFFFFFF
+    records.flush()
+    del records
+    return True
+
+
+def first_centres(path: str, k: int) -> str:
+    import struct
+    with open(path, "rb") as f:
+        out = []
+        for _ in range(k):
+            x, y, z = struct.unpack("<3f", f.read(64)[:12])
+            out.append(f"{x!r} {y!r} {z!r}")
+    return "; ".join(out)
+
+
+def topology(path: str, centres: str, threads: int, writers: int, executor: str) -> str:
+    return f"""name: kmeans_pass
+topics:
+  xyz: {{frame_size: {FRAME}, capacity: 64, element: f32}}
+  ids: {{frame_size: {FRAME}, capacity: 64, element: f32}}
+operators:
+  particles: {{class: prefetch_source, threads: {threads}, outputs: [xyz], params: {{path: '{path}', record_bytes: 64, fields: '0:12'}}}}
+  assign: {{class: kmeans_assign, on: gpu, inputs: [xyz], outputs: [ids], params: {{centres: '{centres}'}}}}
+  store: {{class: prefetch_writeback, threads: {writers}, inputs: [ids], params: {{path: '{path}', record_bytes: 64, fields: '12:4', records_per_frame: {RECORDS_PER_FRAME}}}}}
+runtime: {{executor: {executor}}}
+"""
+
+
+def run_contender(cfg: argparse.Namespace, name: str, path: str, centres: str) -> dict:
+    tool = lambda *p: os.path.join(cfg.build, *p)  # noqa: E731
+    if name == "cpu":
+        cmd = [tool("apps", "kmeans", "xeflow-kmeans-cpu"), path, "--clusters", str(CLUSTERS), "--iterations", "1",
+               "--threads", str(cfg.cpu_threads), "--json"]
+    elif name == "xeflow":
+        yaml = os.path.join(cfg.scratch, "kmeans_pass.yaml")
+        with open(yaml, "w", encoding="utf-8") as f:
+            f.write(topology(path, centres, cfg.source_threads, cfg.writeback_threads, cfg.executor))
+        cmd = [tool("tools", "xeflow-run"), yaml, "--stats", "json", "-q"]
+    else:
+        cmd = [tool("apps", "kmeans", "xeflow-kmeans-gpu-baseline"), path, "--mode", name, "--clusters",
+               str(CLUSTERS), "--json"]
+    child = sb.run_child(cmd, cfg.timeout)
+    doc = sb.parse_json_output(child.stdout)
+    rec = {"contender": name, "command": shlex.join(cmd), "seconds_wall": child.seconds,
+           "stderr_tail": sb.tail(child.stderr), "raw": doc,
+           "status": "ok" if child.returncode == 0 and doc else "failed"}
+    if doc:
+        if name == "cpu":
+            rec["seconds"] = doc.get("seconds")
+        elif name == "xeflow":
+            rec["seconds"] = doc.get("stream_seconds") or doc.get("wall_seconds")
+            counters = {o["name"]: o.get("counters", {}) for o in doc.get("operators", [])}
+            rec["bytes_over_pcie"] = counters.get("particles", {}).get("bytes_gathered", 0) + \
+                counters.get("store", {}).get("bytes_written", 0)
+            if doc.get("status") != "completed":
+                rec["status"] = "failed"
+        else:
+            rec["seconds"] = doc.get("seconds")
+            rec["bytes_over_pcie"] = (doc.get("bytes_to_device") or 0) + (doc.get("bytes_to_host") or 0)
+    return rec
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    os.makedirs(args.out, exist_ok=True)
+    args.scratch = args.data_dir or tempfile.mkdtemp(prefix="prefetch_bench-")
+    tag = args.tag or sb.utc_now().replace(":", "").replace("-", "")
+    out_path = os.path.join(args.out, f"prefetch-{tag}.json")
+    commit, dirty = sb.git_commit()
+    gpu = sb.gpu_description()
+    doc = {"meta": {"device": gpu.get("name") if gpu else None, "gpu": gpu, "date": sb.utc_now(),
+                    "commit": args.commit or commit, "tree_dirty": dirty if not args.commit else None,
+                    "cpu": sb.cpu_model(), "command_line": shlex.join([sys.executable] + sys.argv),
+                    "config": {k: v for k, v in vars(args).items() if k != "func"}},
+           "kmeans": []}
+    for size in sb.parse_list(args.sizes):
+        path = os.path.join(args.scratch, "particles.bin")
+        gen = sb.run_child([os.path.join(args.build, "apps", "kmeans", "xeflow-gen-kmeans"), path, "--bytes", size,
+                            "--clusters", str(CLUSTERS), "--threads", str(args.cpu_threads)], args.timeout)
+        if gen.returncode != 0:
+            print(f"generating {size} failed: {sb.tail(gen.stderr)}", file=sys.stderr)
+            return 1
+        with open(path, "rb") as f:  # into the page cache: every contender runs warm
+            while f.read(1 << 26):
+                pass
+        centres = first_centres(path, CLUSTERS)
+        entry = {"dataset_bytes": os.path.getsize(path), "size": size, "runs": []}
+        doc["kmeans"].append(entry)
+        reference_crc = None
+        for name in sb.parse_list(args.contenders):
+            verifiable = reset_ids(path)
+            rec = run_contender(args, name, path, centres)
+            rec["ids_crc"] = ids_crc(path) if verifiable else None
+            if not verifiable:
+                rec["why"] = "not verified (no numpy)"
+            if name == "cpu":
+                reference_crc = rec["ids_crc"]
+            elif reference_crc and rec["ids_crc"] != reference_crc:
+                rec["status"] = "failed"
+                rec["why"] = f"cluster ids differ from the CPU reference ({rec['ids_crc']} vs {reference_crc})"
+            entry["runs"].append(rec)
+            sb.write_json_atomic(out_path, doc)
+            gbps = entry["dataset_bytes"] / rec["seconds"] / 1e9 if rec.get("seconds") else None
+            print(f"  {size:>8} {name:<8} {sb.fmt_num(rec.get('seconds'), 3, 8)} s "
+                  f"{sb.fmt_num(gbps, 2, 7)} GB/s of dataset  {rec['status']}", flush=True)
+        os.remove(path)
+    print(f"wrote {out_path}")
+    return 0
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    docs = []
+    for p in sorted(glob.glob(os.path.join(args.results, "**", "prefetch-*.json"), recursive=True)):
+        with open(p, encoding="utf-8") as f:
+            docs.append(json.load(f))
+    if not docs:
+        print(f"no prefetch-*.json under {args.results}", file=sys.stderr)
+        return 2
+    meta = docs[0]["meta"]
+    print(f"device {meta.get('device')}, {meta.get('date')}, commit {str(meta.get('commit'))[:10]}")
+    print(f"\nK-means assignment pass: seconds, GB/s of dataset, x double buffering, bytes over PCIe / dataset")
+    for d in docs:
+        for entry in d["kmeans"]:
+            runs = {r["contender"]: r for r in entry["runs"]}
+            base = (runs.get("double") or {}).get("seconds")
+            print(f"  dataset {entry['size']} ({entry['dataset_bytes'] / 2**30:.1f} GiB)")
+            for name in CONTENDERS:
+                r = runs.get(name)
+                if not r:
+                    continue
+                s = r.get("seconds")
+                ratio = base / s if (base and s and r["status"] == "ok") else None
+                pcie = r.get("bytes_over_pcie")
+                print(f"    {name:<8} {sb.fmt_num(s, 3, 8)} s {sb.fmt_num(entry['dataset_bytes'] / s / 1e9 if s else None, 2, 7)} GB/s"
+                      f"  {sb.fmt_num(ratio, 2, 6)}x  {sb.fmt_num(pcie / entry['dataset_bytes'] if pcie else None, 3, 6)}"
+                      f"  {r['status']}{'  ' + r['why'] if r.get('why') else ''}")
+    return 0
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", required=True)
+    r = sub.add_parser("run", help="run the contenders")
+    r.add_argument("--build", default="build")
+    r.add_argument("--out", default="bench/results")
+    r.add_argument("--tag", default="")
+    r.add_argument("--commit", default="")
+    r.add_argument("--sizes", default="4GiB", help="dataset sizes (the H100 machine: 128 GiB RAM, 64 GiB disk)")
+    r.add_argument("--contenders", default=",".join(CONTENDERS))
+    r.add_argument("--data-dir", default="", help="where the dataset is generated (default: a temporary dir)")
+    r.add_argument("--cpu-threads", type=int, default=os.cpu_count() or 1)
+    r.add_argument("--source-threads", type=int, default=8)
+    r.add_argument("--writeback-threads", type=int, default=4)
+    r.add_argument("--timeout", type=float, default=300)
+    r.add_argument("--executor", default="device", choices=["device", "host"],
+                   help="xeflow's executor (host: a smoke test of the script on a machine without a GPU)")
+    r.set_defaults(func=cmd_run)
+    p = sub.add_parser("report", help="print the tables")
+    p.add_argument("results")
+    p.set_defaults(func=cmd_report)
+    args = parser.parse_args()
+    return args.func(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
