@@ -273,12 +273,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     args.topology_dir = tempfile.mkdtemp(prefix="partition_bench-")
     tag = args.tag or sb.utc_now().replace(":", "").replace("-", "")
     path = os.path.join(args.out, f"partition-{tag}.json")
-    commit, dirty = sb.git_commit()
-    gpu = sb.gpu_description()
-    doc = {"meta": {"device": gpu.get("name") if gpu else None, "gpu": gpu, "date": sb.utc_now(),
-                    "commit": args.commit or commit, "tree_dirty": dirty if not args.commit else None,
-                    "cpu": sb.cpu_model(), "command_line": shlex.join([sys.executable] + sys.argv),
-                    "config": {k: v for k, v in vars(args).items() if k != "func"}},
+    doc = {"meta": sb.run_meta(args),
            "fig13": [], "table2": [], "online": None}
 
     def save() -> None:

@@ -131,12 +131,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     args.scratch = args.data_dir or tempfile.mkdtemp(prefix="prefetch_bench-")
     tag = args.tag or sb.utc_now().replace(":", "").replace("-", "")
     out_path = os.path.join(args.out, f"prefetch-{tag}.json")
-    commit, dirty = sb.git_commit()
-    gpu = sb.gpu_description()
-    doc = {"meta": {"device": gpu.get("name") if gpu else None, "gpu": gpu, "date": sb.utc_now(),
-                    "commit": args.commit or commit, "tree_dirty": dirty if not args.commit else None,
-                    "cpu": sb.cpu_model(), "command_line": shlex.join([sys.executable] + sys.argv),
-                    "config": {k: v for k, v in vars(args).items() if k != "func"}},
+    doc = {"meta": sb.run_meta(args),
            "kmeans": []}
     for size in sb.parse_list(args.sizes):
         path = os.path.join(args.scratch, "particles.bin")

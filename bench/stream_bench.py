@@ -886,6 +886,17 @@ def cpu_model() -> str | None:
     return None
 
 
+def run_meta(args: argparse.Namespace) -> dict:
+    """The stamp of a benchmark program's run (partition_bench, prefetch_bench): device, date, commit, CPU,
+    command line and every option (`args.commit` overrides the checkout's commit, for archived builds)."""
+    commit, dirty = git_commit()
+    gpu = gpu_description()
+    return {"device": gpu.get("name") if gpu else None, "gpu": gpu, "date": utc_now(),
+            "commit": args.commit or commit, "tree_dirty": dirty if not args.commit else None,
+            "cpu": cpu_model(), "command_line": shlex.join([sys.executable] + sys.argv),
+            "config": {k: v for k, v in vars(args).items() if k != "func"}}
+
+
 def make_meta(args: argparse.Namespace, cfg: SweepConfig, skipped: list[str]) -> dict:
     """The sweep file's meta section: device, date, commit, host, command line, configuration, notes."""
     commit, dirty = git_commit()
