@@ -15,6 +15,7 @@
 #include "tests/support/prefetch_topology.hpp"
 #include "tests/support/run_checks.hpp"
 #include "tests/support/subprocess.hpp"
+#include "tests/support/topology_files.hpp"
 
 namespace fs = std::filesystem;
 using xf::test::process_result;
@@ -55,15 +56,14 @@ nlohmann::json run_verified(const fs::path& topology) {
 }  // namespace
 
 TEST_CASE("e2e.every_topology_runs_verified_in_host_mode") {
-  std::vector<fs::path> files;
-  for (const auto& entry : fs::directory_iterator(source_root() / "topologies"))
-    if (entry.path().extension() == ".yaml") files.push_back(entry.path());
-  std::sort(files.begin(), files.end());
-  REQUIRE(files.size() >= 7);
+  const std::vector<fs::path> files = every_topology();
+  REQUIRE(files.size() >= 8);
   for (const auto& file : files) {
     SUBCASE(file.filename().string().c_str()) {
-      const auto r = run_process({xeflow_run(), file.string(), "--host", "-q", "--stats", "json", "--set",
-                                  "operators.source.params.total_bytes=24MiB"});
+      const short_run run(file, "24MiB");
+      std::vector<std::string> args{xeflow_run(), file.string(), "--host", "-q", "--stats", "json"};
+      args.insert(args.end(), run.sets().begin(), run.sets().end());
+      const auto r = run_process(args);
       INFO(file << "\n" << r.err);
       REQUIRE_FALSE(r.timed_out);
       CHECK(r.exit_code == 0);

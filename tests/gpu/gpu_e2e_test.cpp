@@ -16,6 +16,7 @@
 #include "framework/device_probe.hpp"
 #include "tests/support/prefetch_topology.hpp"
 #include "tests/support/run_checks.hpp"
+#include "tests/support/topology_files.hpp"
 #include "tests/support/subprocess.hpp"
 
 namespace fs = std::filesystem;
@@ -64,20 +65,17 @@ TEST_CASE("gpu.device_status") {
 }
 
 TEST_CASE("gpu.every_topology_runs_verified_on_the_device" * doctest::skip(no_gpu())) {
-  std::vector<fs::path> files;
-  for (const auto& entry : fs::directory_iterator(source_root() / "topologies"))
-    if (entry.path().extension() == ".yaml") files.push_back(entry.path());
-  std::sort(files.begin(), files.end());
-  REQUIRE(files.size() >= 7);
+  const std::vector<fs::path> files = every_topology();
+  REQUIRE(files.size() >= 8);
   for (const auto& file : files) {
     SUBCASE(file.filename().string().c_str()) {
       INFO(file);
-      const auto as_written = run_process(
-          device_run(file, {"--set", "operators.source.params.total_bytes=256MiB"}), std::chrono::minutes(2));
+      const short_run run(file, "256MiB");
+      const auto as_written = run_process(device_run(file, run.sets()), std::chrono::minutes(2));
       check_verified_on_device(as_written);
       // Again with every topic crossing by the kernel's own loads and stores: `transfer: auto` gives these
       // topologies' deep 64 KiB rings to the copy engines, so this is the path they would not take.
-      std::vector<std::string> mapped{"--set", "operators.source.params.total_bytes=256MiB"};
+      std::vector<std::string> mapped = run.sets();
       const auto doc = parse_json(as_written);  // named: a range-for over a temporary's member dangles
       for (const auto& t : doc["topics"])
         mapped.insert(mapped.end(), {"--set", "topics." + t["name"].get<std::string>() + ".transfer=mapped"});
@@ -403,15 +401,16 @@ TEST_CASE("gpu.partitions_switch_mid_stream_without_losing_a_frame" * doctest::s
 }
 
 TEST_CASE("gpu.xeflow_tune_works_on_every_topology" * doctest::skip(no_gpu())) {
-  std::vector<fs::path> files;
-  for (const auto& entry : fs::directory_iterator(source_root() / "topologies"))
-    if (entry.path().extension() == ".yaml") files.push_back(entry.path());
-  std::sort(files.begin(), files.end());
-  for (const auto& file : files) {
+  for (const auto& file : every_topology()) {
     SUBCASE(file.filename().string().c_str()) {
       const fs::path written = fs::temp_directory_path() / ("xeflow_tuned_" + file.filename().string());
-      const auto r =
-          run_process({xeflow_tune(), file.string(), "--write", written.string()}, std::chrono::minutes(2));
+      const short_run run(file, "256MiB");
+      std::vector<std::string> tune{xeflow_tune(), file.string(), "--write", written.string()};
+      // The dataset paths only: xeflow-tune makes the generated sources long enough to sample.
+      for (std::size_t k = 0; k + 1 < run.sets().size(); k += 2)
+        if (run.sets()[k + 1].find(".params.path=") != std::string::npos)
+          tune.insert(tune.end(), {"--set", run.sets()[k + 1]});
+      const auto r = run_process(tune, std::chrono::minutes(2));
       INFO(r.out << r.err);
       REQUIRE_FALSE(r.timed_out);
       REQUIRE(r.exit_code == 0);
@@ -421,9 +420,7 @@ TEST_CASE("gpu.xeflow_tune_works_on_every_topology" * doctest::skip(no_gpu())) {
       std::ifstream in(written);
       const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
       CHECK(text.find("partition: explicit") != std::string::npos);
-      check_verified_on_device(
-          run_process(device_run(written, {"--set", "operators.source.params.total_bytes=256MiB"}),
-                      std::chrono::minutes(2)));
+      check_verified_on_device(run_process(device_run(written, run.sets()), std::chrono::minutes(2)));
       fs::remove(written);
     }
   }
