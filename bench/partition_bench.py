@@ -88,6 +88,24 @@ def run_xeflow(cfg: argparse.Namespace, topology: str, timeline_ms: int = 0) -> 
             "stderr_tail": sb.tail(child.stderr), "gbps": nums.get("gbps_stream"), "stats": stats}
 
 
+def run_steady(cfg: argparse.Namespace, topology: str, after=lambda stats: 0.0) -> dict:
+    """run_xeflow `cfg.repeats` times with a 10 ms timeline; the run of median steady rate (past the ramp,
+    and past `after(stats)` seconds) with every run's rate beside it: one run of a link-bound point spreads
+    by up to 20% on the H100, more than the partitions differ."""
+    runs = []
+    for _ in range(max(1, cfg.repeats)):
+        run = run_xeflow(cfg, topology, timeline_ms=10)
+        run["steady_gbps"] = steady_rate(run["stats"], after(run["stats"]))
+        runs.append(run)
+    rated = sorted((r for r in runs if r["steady_gbps"] is not None), key=lambda r: r["steady_gbps"])
+    chosen = dict(rated[(len(rated) - 1) // 2] if rated else runs[0])
+    chosen["repeat_steady_gbps"] = [r["steady_gbps"] for r in runs]
+    chosen["repeat_status"] = [r["status"] for r in runs]
+    if any(r["status"] != "ok" for r in runs):
+        chosen["status"] = "failed"
+    return chosen
+
+
 def run_tune(cfg: argparse.Namespace, topology: str, samples: int) -> dict:
     cmd = [tool(cfg, "tools", "xeflow-tune"), topology, "--samples", str(samples), "--stats", "json"]
     child = sb.run_child(cmd, cfg.timeout)
@@ -193,9 +211,8 @@ def experiment_fig13(cfg: argparse.Namespace, doc: dict, save) -> None:
         doc["fig13"].append(entry)
         # Every run samples the sink every 10 ms: its steady rate (past the ramp, and for auto past the
         # tuning) is what the partitions are compared by; the stream window's rate is kept beside it.
-        auto = run_xeflow(cfg, write_topology(cfg, f"fig13_{x}_{y}_auto",
-                                              pair_topology(cfg, x, y, total, "auto")), timeline_ms=10)
-        auto["steady_gbps"] = steady_rate(auto["stats"], tuned_after_s(auto["stats"]))
+        auto = run_steady(cfg, write_topology(cfg, f"fig13_{x}_{y}_auto", pair_topology(cfg, x, y, total, "auto")),
+                          after=tuned_after_s)
         entry["auto"] = auto
         save()
         firsts = list(range(4, WARPS - 3, cfg.step))
@@ -203,11 +220,9 @@ def experiment_fig13(cfg: argparse.Namespace, doc: dict, save) -> None:
         if choice and choice[0] not in firsts:
             firsts = sorted(firsts + [choice[0]])  # the choice measured like every other partition
         for a in firsts:
-            run = run_xeflow(cfg, write_topology(cfg, f"fig13_{x}_{y}_{a}",
-                                                 pair_topology(cfg, x, y, total, "explicit", (a, WARPS - a))),
-                             timeline_ms=10)
+            run = run_steady(cfg, write_topology(cfg, f"fig13_{x}_{y}_{a}",
+                                                 pair_topology(cfg, x, y, total, "explicit", (a, WARPS - a))))
             run["warps"] = [a, WARPS - a]
-            run["steady_gbps"] = steady_rate(run["stats"])
             entry["partitions"].append(run)
             print(f"  fma{x}:fma{y}  {a:2d}:{WARPS - a:<2d}  {sb.fmt_num(run['steady_gbps'], 2, 7)} GB/s steady "
                   f"({sb.fmt_num(run['gbps'], 2)} stream)  {run['status']}", flush=True)
@@ -499,7 +514,12 @@ def main() -> int:
     r.add_argument("--tag", default="")
     r.add_argument("--commit", default="")
     r.add_argument("--experiments", default="fig13,table2,online")
-    r.add_argument("--pairs", default="4:64,64:4,16:64", help="fig13: FMA-x:FMA-y pairs")
+    r.add_argument("--pairs", default="4:64,64:4,16:64,16:1024",
+                   help="fig13: FMA-x:FMA-y pairs. On an H100 the paper's x, y in 4..64 are bound by PCIe and the "
+                        "rounds' polls at any block count; 16:1024 is compute-bound with --blocks 8 (a 33rd "
+                        "of the GPU: ~4 GB/s), where the partition decides")
+    r.add_argument("--repeats", type=int, default=3,
+                   help="fig13: runs per partition and of auto; the median steady rate is compared")
     r.add_argument("--step", type=int, default=2, help="warps between two explicit partitions")
     r.add_argument("--frame", default="64KiB")
     r.add_argument("--capacity", type=int, default=1024)
