@@ -698,6 +698,18 @@ def xeflow_numbers(stats: dict | None) -> dict:
     }
 
 
+def run_digest(stats: dict | None) -> dict:
+    """What each repeat keeps of its stats beside its rates (the point keeps the first run's whole document):
+    where its time went — every topic's publisher blocked time and copy-engine bridge, the kernel's phase
+    cycles — so a slow repeat can be told from a fast one."""
+    if not stats:
+        return {}
+    kernel = {k: v for k, v in (stats.get("kernel") or {}).items() if not isinstance(v, (dict, list))}
+    topics = [{"name": t.get("name"), "blocked_seconds": t.get("blocked_seconds"),
+               "copy_engines": t.get("copy_engines")} for t in stats.get("topics") or []]
+    return {"kernel": kernel, "topics": topics}
+
+
 def run_xeflow_point(point: Point, cfg: SweepConfig) -> dict:
     """Runs an xeflow point (main run, then the short run for the steady-state rate) and returns its record."""
     topology = write_topology(point, cfg)
@@ -768,17 +780,18 @@ def repeat_runs(record: dict, cfg: SweepConfig, topology: str) -> None:
     runs (each run's numbers stay in `runs`): a 4 GiB stream lasts a fraction of a second, and one run
     varies by ±10% on the H100. A failed repeat fails the point."""
     keys = ("gbps_stream", "gbps_wall", "latency_p50_us", "latency_p99_us", "stream_seconds", "wall_seconds")
-    runs = [{k: record.get(k) for k in keys}]
+    runs = [{**{k: record.get(k) for k in keys}, "digest": run_digest(record.get("raw"))}]
     for _ in range(cfg.repeats - 1):
         child = run_child(xeflow_command(cfg, topology), cfg.timeout)
-        nums = xeflow_numbers(parse_json_output(child.stdout))
+        stats = parse_json_output(child.stdout)
+        nums = xeflow_numbers(stats)
         record["process_seconds"] += child.seconds
         if child.returncode != 0 or nums.get("status") != "completed":
             record["status"] = "timeout" if child.timed_out else "error"
             record["error"] = "repeat: " + (nums.get("error") or child.error or tail(child.stderr, 4) or
                                             f"exit {child.returncode}")
             break
-        runs.append({k: nums.get(k) for k in keys})
+        runs.append({**{k: nums.get(k) for k in keys}, "digest": run_digest(stats)})
     record["runs"] = runs
     for k in keys:
         values = sorted(r[k] for r in runs if r.get(k) is not None)
