@@ -1,7 +1,5 @@
 // xeflow-kmeans-cpu: the multi-threaded CPU reference of K-means (Lloyd's algorithm over a memory-mapped
 // particle file); writes every particle's cluster id back into the file and prints centres and digest.
-#include <algorithm>
-#include <iomanip>
 #include <iostream>
 
 #include "apps/kmeans/kmeans.hpp"
@@ -33,13 +31,7 @@ int main(int argc, char** argv) {
       std::cout << kmeans::to_json(r).dump() << "\n";
       return;
     }
-    std::cout << r.particles << " particles, " << r.centres.size() << " clusters, " << r.iterations
-              << " iterations, " << r.changed_last_iteration << " changed in the last\n";
-    std::cout << std::setprecision(9);
-    for (std::size_t c = 0; c < r.centres.size(); ++c)
-      std::cout << "  centre " << c << ": " << r.centres[c].x << " " << r.centres[c].y << " "
-                << r.centres[c].z << " (" << r.centres[c].particles << " particles)\n";
-    print_timing(std::cout, r.digest, r.seconds, r.warm_seconds, static_cast<double>(r.dataset_bytes) * r.iterations,
-                 std::to_string(r.iterations) + " passes, " + std::to_string(r.threads) + " threads");
+    kmeans::print_result(std::cout, r,
+                         std::to_string(r.iterations) + " passes, " + std::to_string(r.threads) + " threads");
   });
 }

@@ -1,14 +1,16 @@
-// K-means generator and CPU reference. The reference's threads take contiguous ranges of reduction blocks;
-// partial sums are per block and combined in block order, which makes the result independent of the
-// thread count.
+// K-means generator and CPU reference. The reference's threads take contiguous ranges of reduction blocks
+// and fill their sums while assigning; centre_update adds them in block order, which makes the result
+// independent of the thread count.
 #include "apps/kmeans/kmeans.hpp"
 
 #include <zlib.h>
 
 #include <algorithm>
+#include <bit>
 #include <chrono>
 #include <cstring>
 #include <limits>
+#include <ostream>
 #include <stdexcept>
 
 #include "apps/dataset_support/block_generator.hpp"
@@ -16,6 +18,7 @@
 #include "apps/dataset_support/parallel.hpp"
 #include "apps/dataset_support/seeded_random.hpp"
 #include "apps/dataset_support/tool_cli.hpp"
+#include "apps/kmeans/centre_update.hpp"
 #include "operators/transforms/kmeans_assign.hpp"
 
 namespace xf::apps::kmeans {
@@ -62,12 +65,6 @@ void check_generate_config(const generate_config& cfg) {
   if (!(cfg.spread >= 0) || !(cfg.extent >= 0)) throw usage_error("--spread and --extent must be >= 0");
 }
 
-/// Sum of the particles a block assigned to one centre.
-struct partial_sum {
-  double x = 0, y = 0, z = 0;
-  std::uint64_t n = 0;
-};
-
 }  // namespace
 
 void generate_block(const generate_config& cfg, std::uint64_t block, std::vector<particle>& out) {
@@ -105,15 +102,18 @@ result run(std::span<particle> particles, const options& opt) {
                                 " particles, fewer than the " + std::to_string(opt.clusters) + " clusters");
   const std::uint32_t k = opt.clusters;
   const std::uint64_t n = particles.size();
-  const std::uint64_t blocks = (n + opt.block_particles - 1) / opt.block_particles;
+  centre_update update(n, k, opt.block_particles);
+  const std::uint64_t blocks = update.blocks();
   const auto threads = static_cast<unsigned>(std::min<std::uint64_t>(opt.threads, blocks));
 
+  std::vector<centre> centres = initial_centres(particles, k);
   // Centres as structure of arrays: the assignment loop reads all K of each coordinate per particle.
   std::vector<float> cx(k), cy(k), cz(k);
-  for (std::uint32_t c = 0; c < k; ++c)
-    cx[c] = particles[c].x, cy[c] = particles[c].y, cz[c] = particles[c].z;
+  auto load_centres = [&] {
+    for (std::uint32_t c = 0; c < k; ++c) cx[c] = centres[c].x, cy[c] = centres[c].y, cz[c] = centres[c].z;
+  };
+  load_centres();
 
-  std::vector<partial_sum> partials(blocks * k);
   std::vector<std::uint32_t> block_crc(blocks);
   std::vector<std::uint64_t> changed(threads);
 
@@ -124,11 +124,10 @@ result run(std::span<particle> particles, const options& opt) {
       std::vector<std::uint32_t> ids(last ? opt.block_particles : 0);  // the block's ids, for the digest
       std::uint64_t changed_here = 0;
       for (std::uint64_t b = mine.begin; b < mine.end; ++b) {
-        partial_sum* sums = &partials[b * k];
-        std::fill(sums, sums + k, partial_sum{});
-        const std::uint64_t first = b * opt.block_particles;
-        const std::uint64_t end = std::min(n, first + opt.block_particles);
-        for (std::uint64_t i = first; i < end; ++i) {
+        // The sums are taken while assigning (one pass over the particles): the update's per-block sums.
+        const std::span<partial_sum> sums = update.start_block(b);
+        const index_range block = update.block(b);
+        for (std::uint64_t i = block.begin; i < block.end; ++i) {
           particle& p = particles[i];
           const float x = p.x, y = p.y, z = p.z;
           float best = std::numeric_limits<float>::infinity();
@@ -140,36 +139,17 @@ result run(std::span<particle> particles, const options& opt) {
           }
           changed_here += p.cluster != nearest;
           p.cluster = nearest;
-          partial_sum& s = sums[nearest];
-          s.x += x;
-          s.y += y;
-          s.z += z;
-          ++s.n;
-          if (last) ids[i - first] = nearest;
+          centre_update::add(sums, nearest, x, y, z);
+          if (last) ids[i - block.begin] = nearest;
         }
         if (last)
           block_crc[b] = static_cast<std::uint32_t>(
-              crc32_z(0, reinterpret_cast<const Bytef*>(ids.data()), (end - first) * sizeof(std::uint32_t)));
+              crc32_z(0, reinterpret_cast<const Bytef*>(ids.data()), block.size() * sizeof(std::uint32_t)));
       }
       changed[t] = changed_here;
     });
-
-    for (std::uint32_t c = 0; c < k; ++c) {
-      partial_sum total;
-      for (std::uint64_t b = 0; b < blocks; ++b) {  // block order: the same sums for any thread count
-        const partial_sum& s = partials[b * k + c];
-        total.x += s.x;
-        total.y += s.y;
-        total.z += s.z;
-        total.n += s.n;
-      }
-      if (total.n > 0) {
-        const double count = static_cast<double>(total.n);
-        cx[c] = static_cast<float>(total.x / count);
-        cy[c] = static_cast<float>(total.y / count);
-        cz[c] = static_cast<float>(total.z / count);
-      }
-    }
+    update.move_centres(centres);
+    load_centres();
   }
 
   result r;
@@ -177,45 +157,48 @@ result run(std::span<particle> particles, const options& opt) {
   r.iterations = opt.iterations;
   r.threads = threads;
   r.dataset_bytes = n * particle_bytes;
-  for (std::uint32_t c = 0; c < k; ++c) {
-    std::uint64_t assigned = 0;
-    for (std::uint64_t b = 0; b < blocks; ++b) assigned += partials[b * k + c].n;
-    r.centres.push_back({cx[c], cy[c], cz[c], assigned});
-  }
+  r.centres = std::move(centres);
   for (std::uint64_t c : changed) r.changed_last_iteration += c;
-
-  uLong crc = block_crc[0];
-  for (std::uint64_t b = 1; b < blocks; ++b) {
-    const std::uint64_t len = (std::min(n, (b + 1) * opt.block_particles) - b * opt.block_particles) * 4;
-    crc = crc32_combine(crc, block_crc[b], static_cast<z_off_t>(len));
-  }
-  std::vector<std::uint32_t> centre_bits;
-  for (const centre& c : r.centres)
-    for (float v : {c.x, c.y, c.z}) centre_bits.push_back(std::bit_cast<std::uint32_t>(v));
-  crc = crc32_z(crc, reinterpret_cast<const Bytef*>(centre_bits.data()), centre_bits.size() * 4);
-  r.digest = static_cast<std::uint32_t>(crc);
+  r.digest = result_digest(block_crc, n, opt.block_particles, r.centres);
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return r;
+}
+
+std::uint32_t result_digest(std::span<const std::uint32_t> block_crcs, std::uint64_t particles,
+                            std::uint64_t block_particles, std::span<const centre> centres) {
+  uLong crc = block_crcs.empty() ? 0 : block_crcs[0];
+  for (std::uint64_t b = 1; b < block_crcs.size(); ++b) {
+    const std::uint64_t len = (std::min(particles, (b + 1) * block_particles) - b * block_particles) * 4;
+    crc = crc32_combine(crc, block_crcs[b], static_cast<z_off_t>(len));
+  }
+  std::vector<std::uint32_t> centre_bits;
+  for (const centre& c : centres)
+    for (float v : {c.x, c.y, c.z}) centre_bits.push_back(std::bit_cast<std::uint32_t>(v));
+  crc = crc32_z(crc, reinterpret_cast<const Bytef*>(centre_bits.data()), centre_bits.size() * 4);
+  return static_cast<std::uint32_t>(crc);
+}
+
+std::span<particle> particles_of(const mapped_file& file, std::uint32_t clusters) {
+  const std::uint64_t size = file.size();
+  if (size % particle_bytes != 0)
+    throw dataset_error(file.path(), size - size % particle_bytes,
+                        "truncated particle record: " + std::to_string(size % particle_bytes) + " of " +
+                            std::to_string(particle_bytes) + " bytes");
+  const std::uint64_t n = size / particle_bytes;
+  if (n < clusters)
+    throw dataset_error(file.path(), std::nullopt,
+                        "holds " + std::to_string(n) + " particles, fewer than the " +
+                            std::to_string(clusters) + " clusters asked for");
+  return {reinterpret_cast<particle*>(file.writable_bytes().data()), n};
 }
 
 result run_file(const std::string& path, const options& opt, unsigned repeats) {
   const auto start = std::chrono::steady_clock::now();
   const mapped_file file = mapped_file::open(path, map_access::read_write);
-  const std::uint64_t size = file.size();
-  if (size % particle_bytes != 0)
-    throw dataset_error(path, size - size % particle_bytes,
-                        "truncated particle record: " + std::to_string(size % particle_bytes) + " of " +
-                            std::to_string(particle_bytes) + " bytes");
-  const std::uint64_t n = size / particle_bytes;
-  if (n < opt.clusters)
-    throw dataset_error(path, std::nullopt,
-                        "holds " + std::to_string(n) + " particles, fewer than the " +
-                            std::to_string(opt.clusters) + " clusters asked for");
-  const std::span<std::byte> bytes = file.writable_bytes();
-  result r = run({reinterpret_cast<particle*>(bytes.data()), n}, opt);
+  const std::span<particle> particles = particles_of(file, opt.clusters);
+  result r = run(particles, opt);
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  for (unsigned i = 1; i < repeats; ++i)
-    r.warm_seconds.push_back(run({reinterpret_cast<particle*>(bytes.data()), n}, opt).seconds);
+  for (unsigned i = 1; i < repeats; ++i) r.warm_seconds.push_back(run(particles, opt).seconds);
   return r;
 }
 
@@ -235,6 +218,18 @@ nlohmann::json to_json(const result& r) {
                       {"passes", r.iterations}};
   add_timing(j, static_cast<double>(r.dataset_bytes) * r.iterations, r.seconds, r.warm_seconds);
   return j;
+}
+
+void print_result(std::ostream& out, const result& r, const std::string& detail) {
+  out << r.particles << " particles, " << r.centres.size() << " clusters, " << r.iterations << " iterations, "
+      << r.changed_last_iteration << " changed in the last\n";
+  const auto precision = out.precision(9);  // every float's digits
+  for (std::size_t c = 0; c < r.centres.size(); ++c)
+    out << "  centre " << c << ": " << r.centres[c].x << " " << r.centres[c].y << " " << r.centres[c].z
+        << " (" << r.centres[c].particles << " particles)\n";
+  out.precision(precision);
+  print_timing(out, r.digest, r.seconds, r.warm_seconds, static_cast<double>(r.dataset_bytes) * r.iterations,
+               detail);
 }
 
 }  // namespace xf::apps::kmeans

@@ -3,11 +3,13 @@
 #pragma once
 
 #include <cstdint>
+#include <iosfwd>
 #include <nlohmann/json.hpp>
 #include <span>
 #include <string>
 #include <vector>
 
+#include "apps/dataset_support/dataset_file.hpp"
 #include "apps/kmeans/kmeans_format.hpp"
 
 namespace xf::apps::kmeans {
@@ -68,6 +70,17 @@ struct result {
 /// particles than clusters, or clusters, iterations, threads or block_particles is 0.
 result run(std::span<particle> particles, const options& opt);
 
+/// The particles of a mapped particle file (mapped read_write: Lloyd's runs store the ids in place).
+/// dataset_error naming the file (and the offset of a truncated last record), or when it holds fewer
+/// particles than `clusters`.
+std::span<particle> particles_of(const mapped_file& file, std::uint32_t clusters);
+
+/// The result's digest (see result::digest) from the CRC-32 of each reduction block's cluster ids
+/// (`block_particles` ids per block, the last block the rest of `particles`): the blocks' CRCs are combined
+/// in block order, so they may be computed by any threads.
+std::uint32_t result_digest(std::span<const std::uint32_t> block_crcs, std::uint64_t particles,
+                            std::uint64_t block_particles, std::span<const centre> centres);
+
 /// run() on a file mapped read-write: the cluster ids are written back into the file. dataset_error naming
 /// the file (and the offset of a truncated last record), or when it holds fewer particles than clusters.
 /// `seconds` covers mapping, the iterations and the digest. With repeats > 1, run() runs that many times
@@ -79,5 +92,9 @@ result run_file(const std::string& path, const options& opt, unsigned repeats = 
 ///  digest: "0x…", threads, dataset_bytes, passes (= iterations), seconds, gb_per_s (dataset bytes ×
 ///  passes / seconds / 10^9), and with repeats warm_seconds, warm_gb_per_s (add_timing)}.
 nlohmann::json to_json(const result& r);
+
+/// The tools' text form of `r`: particles, clusters, iterations and changed particles, every centre, then
+/// print_timing's lines with `detail`.
+void print_result(std::ostream& out, const result& r, const std::string& detail);
 
 }  // namespace xf::apps::kmeans

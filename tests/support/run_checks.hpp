@@ -17,7 +17,8 @@
 
 namespace xf::test {
 
-/// A variable meson test sets (XF_SOURCE_ROOT, XF_RUN, XF_TUNE, XF_FAULTY_RUN, XF_GEN_KMEANS, XF_KMEANS_CPU).
+/// A variable meson test sets (XF_SOURCE_ROOT, XF_RUN, XF_TUNE, XF_FAULTY_RUN, XF_GEN_KMEANS, XF_KMEANS_CPU,
+/// XF_KMEANS_GPU_BASELINE, XF_KMEANS_XEFLOW).
 inline std::string env(const char* name) {
   const char* v = std::getenv(name);
   REQUIRE_MESSAGE(v != nullptr, "environment variable " << name << " is set by meson test");
@@ -43,6 +44,9 @@ inline std::string kmeans_cpu() {
 }
 inline std::string kmeans_gpu_baseline() {
   return env("XF_KMEANS_GPU_BASELINE");
+}
+inline std::string kmeans_xeflow() {
+  return env("XF_KMEANS_XEFLOW");
 }
 
 /// The run's `--stats json` output.
