@@ -82,6 +82,10 @@ struct map_phases {
 class cpu_map : public cpu_operator {
  public:
   virtual void on_frame(std::uint64_t offset, const frame_in& in, frame_out& out) = 0;
+  /// What on_frame writes, without its side effects: verify sinks' replays (reference_chain) call this,
+  /// so a map that counts what it processes (prefetch_assembler) is not counted again for every replay.
+  /// Called concurrently with on_frame and with itself. Defaults to on_frame.
+  virtual void replay(std::uint64_t offset, const frame_in& in, frame_out& out) { on_frame(offset, in, out); }
   /// The map's phases (see map_phases); one unless the map says otherwise.
   virtual map_phases phases() const { return {}; }
 };

@@ -201,6 +201,8 @@ std::vector<param_problem> normalize_params(const operator_info& info, std::map<
     if (!decl.default_value && !params.contains(decl.name))
       problems.push_back({"", "operator class '" + info.class_name + "' needs parameter '" + decl.name + "' (" +
                                   decl.description + ")"});
+  if (problems.empty() && info.check_values)
+    if (std::string problem = info.check_values(params); !problem.empty()) problems.push_back({"", problem});
   return problems;
 }
 

@@ -18,6 +18,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "framework/topology_spec.hpp"
@@ -69,6 +70,9 @@ struct operator_info {
   /// GPU executor never splits its frames into parts run by several blocks.
   bool whole_frames = false;
   std::vector<param_decl> params;
+  /// A check of the parameters together (a field list against the record size), run by normalize_params
+  /// once each parameter is valid on its own: the problem, "" when none. Empty: nothing to check.
+  std::function<std::string(const std::map<std::string, param_value>&)> check_values;
 
   const param_decl* find_param(std::string_view name) const;
 };
@@ -118,39 +122,37 @@ class operator_schema {
   }
 
   operator_schema& param(bool Params::*member, std::string name, std::string description, bool fallback) {
-    return add(member, std::move(name), std::move(description), param_kind::boolean, param_value{fallback});
+    return add(member, std::move(name), std::move(description), param_kind::boolean, fallback);
   }
   operator_schema& param(std::int64_t Params::*member, std::string name, std::string description,
                          std::int64_t fallback, double min = -std::numeric_limits<double>::infinity(),
                          double max = std::numeric_limits<double>::infinity()) {
-    return add(member, std::move(name), std::move(description), param_kind::integer, param_value{fallback},
-               min, max);
+    return add(member, std::move(name), std::move(description), param_kind::integer, fallback, min, max);
   }
   operator_schema& param(std::uint32_t Params::*member, std::string name, std::string description,
                          std::uint32_t fallback, double min = 0, double max = 4294967295.0) {
-    return add(member, std::move(name), std::move(description), param_kind::integer,
-               param_value{std::int64_t{fallback}}, min, max);
+    return add(member, std::move(name), std::move(description), param_kind::integer, std::int64_t{fallback},
+               min, max);
   }
   operator_schema& param(double Params::*member, std::string name, std::string description, double fallback,
                          double min = -std::numeric_limits<double>::infinity(),
                          double max = std::numeric_limits<double>::infinity()) {
-    return add(member, std::move(name), std::move(description), param_kind::real, param_value{fallback}, min,
-               max);
+    return add(member, std::move(name), std::move(description), param_kind::real, fallback, min, max);
   }
   operator_schema& param(float Params::*member, std::string name, std::string description, float fallback,
                          double min = -std::numeric_limits<double>::infinity(),
                          double max = std::numeric_limits<double>::infinity()) {
     return add(member, std::move(name), std::move(description), param_kind::real,
-               param_value{static_cast<double>(fallback)}, min, max);
+               static_cast<double>(fallback), min, max);
   }
   operator_schema& param(std::string Params::*member, std::string name, std::string description,
                          std::string fallback, std::vector<std::string> choices = {}) {
-    add(member, std::move(name), std::move(description), param_kind::text, param_value{std::move(fallback)});
+    add(member, std::move(name), std::move(description), param_kind::text, std::move(fallback));
     info_->params.back().choices = std::move(choices);
     return *this;
   }
   operator_schema& param(std::string Params::*member, std::string name, std::string description, required_t) {
-    add(member, std::move(name), std::move(description), param_kind::text, std::nullopt);
+    add(member, std::move(name), std::move(description), param_kind::text, no_default{});
     return *this;
   }
   /// A byte count ("64KiB" in YAML).
@@ -158,13 +160,13 @@ class operator_schema {
                          std::uint64_t fallback, double min = 0,
                          double max = static_cast<double>(std::numeric_limits<std::int64_t>::max())) {
     return add(member, std::move(name), std::move(description), param_kind::bytes,
-               param_value{static_cast<std::int64_t>(fallback)}, min, max);
+               static_cast<std::int64_t>(fallback), min, max);
   }
 
   /// A byte count the topology must set.
   operator_schema& bytes(std::uint64_t Params::*member, std::string name, std::string description, required_t,
                          double min = 0, double max = static_cast<double>(std::numeric_limits<std::int64_t>::max())) {
-    return add(member, std::move(name), std::move(description), param_kind::bytes, std::nullopt, min, max);
+    return add(member, std::move(name), std::move(description), param_kind::bytes, no_default{}, min, max);
   }
 
   /// A list of at most N reals written as text ("1.5, 2; 3"), stored into a fixed array and its length (GPU
@@ -208,6 +210,44 @@ class operator_schema {
     return *this;
   }
 
+  /// A text parameter parsed into a member that is not a string (GPU operators' params must be trivially
+  /// copyable): `parse(text, value)` fills `value` and returns the problem ("" when none), which the
+  /// loader reports at the parameter with file:line:column. The member may belong to a base of Params (a
+  /// generator's params under prefetch_addresses_op's own).
+  template <class M, class Owner, class Parse>
+  operator_schema& parsed(M Owner::*member, std::string name, std::string description, std::string fallback,
+                          Parse parse) {
+    static_assert(std::is_base_of_v<Owner, Params>, "the member must belong to Params or a base of it");
+    using member_of_params = M Params::*;
+    const member_of_params own = member;
+    param_decl decl;
+    decl.name = name;
+    decl.description = std::move(description);
+    decl.kind = param_kind::text;
+    decl.default_value = param_value{std::move(fallback)};
+    decl.check = [parse](const std::string& text) {
+      M scratch{};
+      return std::string(parse(text, scratch));
+    };
+    info_->params.push_back(std::move(decl));
+    setters_.emplace_back(std::move(name), [own, parse](Params& p, const param_value& v) {
+      (void)parse(std::get<std::string>(v), p.*own);  // checked at load; a builder may skip it
+    });
+    return *this;
+  }
+
+  /// A check of the parameters together, at load, once each is valid on its own (operator_info::
+  /// check_values): `fn(params)` returns the problem, "" when none. The registry wires it up.
+  operator_schema& check_params(std::function<std::string(const Params&)> fn) {
+    params_check_ = std::move(fn);
+    return *this;
+  }
+  bool checks_params() const { return static_cast<bool>(params_check_); }
+  /// What check_params's function says of the Params `values` make.
+  std::string params_problem(const std::map<std::string, param_value>& values) const {
+    return params_check_ ? params_check_(make(values)) : std::string();
+  }
+
   /// Fills a Params from normalized values, defaults for the rest.
   Params make(const std::map<std::string, param_value>& values) const {
     Params p{};
@@ -223,19 +263,24 @@ class operator_schema {
   }
 
  private:
-  template <class M>
+  /// Marks a parameter declared without a default (required) to add().
+  struct no_default {};
+
+  /// Declares a parameter. Its default is built in place in the declaration list: a param_value moved or
+  /// copied on the way made GCC 12 (-O2, sanitizers) report false -Wmaybe-uninitialized warnings on the
+  /// variant's string, which moved from one translation unit to another with every inlining change.
+  template <class M, class Fallback>
   operator_schema& add(M Params::*member, std::string name, std::string description, param_kind kind,
-                       std::optional<param_value> fallback,
-                       double min = -std::numeric_limits<double>::infinity(),
+                       Fallback&& fallback, double min = -std::numeric_limits<double>::infinity(),
                        double max = std::numeric_limits<double>::infinity()) {
-    param_decl decl;
+    param_decl& decl = info_->params.emplace_back();
     decl.name = name;
     decl.description = std::move(description);
     decl.kind = kind;
-    decl.default_value = std::move(fallback);
+    if constexpr (!std::is_same_v<std::decay_t<Fallback>, no_default>)
+      decl.default_value.emplace(std::forward<Fallback>(fallback));
     decl.min = min;
     decl.max = max;
-    info_->params.push_back(std::move(decl));
     setters_.emplace_back(std::move(name), [member](Params& p, const param_value& v) { assign(p.*member, v); });
     return *this;
   }
@@ -256,6 +301,7 @@ class operator_schema {
 
   operator_info* info_;
   std::vector<std::pair<std::string, std::function<void(Params&, const param_value&)>>> setters_;
+  std::function<std::string(const Params&)> params_check_;
 };
 
 }  // namespace xf

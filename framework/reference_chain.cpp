@@ -48,7 +48,7 @@ class map_reference final : public frame_reference {
     if (kernel_)
       kernel_->run(in, out, offset, 0, 1, 1);
     else
-      map_->on_frame(offset, in, out);
+      map_->replay(offset, in, out);
     return true;
   }
 

@@ -126,6 +126,8 @@ class operator_registry {
     entry->info.class_name = class_name;
     operator_schema<params> schema(entry->info);
     Op::describe(schema);
+    if (schema.checks_params())
+      entry->info.check_values = [schema](const param_map& values) { return schema.params_problem(values); };
     if constexpr (std::is_base_of_v<cpu_operator, Op>) {
       entry->info.role = std::is_base_of_v<cpu_source, Op> ? operator_role::source
                          : std::is_base_of_v<cpu_sink, Op> ? operator_role::sink

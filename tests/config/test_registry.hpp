@@ -9,6 +9,7 @@
 
 #include "framework/registry.hpp"
 #include "operators/sources/prefetch_source.hpp"
+#include "operators/transforms/address_generators/record_addresses.hpp"
 #include "operators/transforms/kmeans_assign.hpp"
 
 namespace xf::test {
@@ -156,6 +157,7 @@ inline void register_fake_builtins(operator_registry& registry) {
   // tests.
   registry.add<prefetch_source>("prefetch_source");
   registry.add<kmeans_assign_op>("kmeans_assign");
+  registry.add<record_addresses_op>("prefetch_addresses_records");
 }
 
 /// The fake built-ins, built once.

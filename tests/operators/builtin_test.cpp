@@ -13,9 +13,11 @@ TEST_CASE("operators.builtin_registers_every_operator") {
   operator_registry registry;
   register_builtin_operators(registry);
   CHECK(registry.class_names() ==
-        std::vector<std::string>{"dataset_source", "file_sink", "file_source", "fma", "kmeans_assign",
-                                 "null_sink", "pass_through", "prefetch_source", "prefetch_writeback",
-                                 "random_source", "scale", "sequence_source", "verify_sink"});
+        std::vector<std::string>{
+            "dataset_source", "file_sink", "file_source", "fma", "kmeans_assign", "null_sink", "pass_through",
+            "prefetch_addresses_bytes", "prefetch_addresses_indexed", "prefetch_addresses_records",
+            "prefetch_assembler", "prefetch_ranges", "prefetch_source", "prefetch_writeback", "random_source",
+            "scale", "sequence_source", "verify_sink"});
   CHECK(registry.find("sequence_source")->info.role == operator_role::source);
   CHECK(registry.find("file_source")->info.find_param("path")->default_value == std::nullopt);
   CHECK(registry.find("verify_sink")->info.needs_reference);
@@ -28,7 +30,8 @@ TEST_CASE("operators.builtin_registers_every_operator") {
   const param_decl* dataset_frames = registry.find("dataset_source")->info.find_param("dataset_frames");
   REQUIRE(dataset_frames);
   CHECK(dataset_frames->min == 0);
-  for (const char* gpu : {"scale", "fma", "pass_through"}) {
+  for (const char* gpu : {"scale", "fma", "pass_through", "prefetch_addresses_records",
+                          "prefetch_addresses_bytes", "prefetch_addresses_indexed"}) {
     CAPTURE(gpu);
     CHECK(registry.find(gpu)->info.gpu);
     CHECK(registry.find(gpu)->info.role == operator_role::map);

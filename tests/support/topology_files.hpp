@@ -27,8 +27,9 @@ inline std::vector<std::filesystem::path> every_topology() {
 }
 
 /// The `--set` arguments that make a run of `topology` short: the operator named `source` streams `bytes`;
-/// prefetch_source / prefetch_writeback operators get a generated K-means file of 200 000 particles (made
-/// on construction, removed on destruction) instead of the path they name.
+/// the operators of a particle dataset (prefetch_source, prefetch_writeback, and the address stage's
+/// prefetch_ranges and prefetch_assembler) get a generated K-means file of 200 000 particles (made on
+/// construction, removed on destruction) instead of the path they name.
 class short_run {
  public:
   short_run(const std::filesystem::path& topology, const std::string& bytes) {
@@ -36,7 +37,8 @@ class short_run {
     for (const auto& op : doc["operators"]) {
       const std::string name = op.first.as<std::string>();
       const std::string cls = op.second["class"].as<std::string>();
-      if (cls == "prefetch_source" || cls == "prefetch_writeback") {
+      if (cls == "prefetch_source" || cls == "prefetch_writeback" || cls == "prefetch_ranges" ||
+          cls == "prefetch_assembler") {
         if (dataset_.empty()) {
           dataset_ = std::filesystem::temp_directory_path() /
                      ("xeflow-particles-" + std::to_string(::getpid()) + "-" + topology.stem().string());

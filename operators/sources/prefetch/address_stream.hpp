@@ -40,10 +40,16 @@ struct address_words {
 /// Compresses one thread's addresses into an address_words buffer as they are generated.
 class address_encoder {
  public:
+  address_encoder() = default;
+  /// `patterns` false: no recognition, every address is written out as it is (explicit runs only): the
+  /// BigKernel paper's Table II baseline, what the address stage's `patterns: off` runs.
+  XF_HOST_DEVICE explicit address_encoder(bool patterns) : patterns_(patterns) {}
+
   /// Adds the next address. False when the buffer is full: nothing is lost — the address is not taken
   /// and the encoder's state is unchanged, so the caller hands the full buffer on and pushes the same
   /// address into an empty one (or sizes buffers for the worst case, worst_case_words()).
   XF_HOST_DEVICE bool push(std::uint64_t address, address_words& out) {
+    if (!patterns_) return write_explicit(address, out);
     if (following_) {
       const std::uint64_t expected = last_ + static_cast<std::uint64_t>(strides_[phase_]);
       if (address == expected) {
@@ -136,6 +142,7 @@ class address_encoder {
     return true;
   }
 
+  bool patterns_ = true;
   std::uint64_t window_[pattern_window] = {};
   std::uint32_t held_ = 0;
   bool following_ = false;

@@ -60,6 +60,20 @@ std::string field_list_problem(const std::string& text) {
   return problem.rfind("fields: ", 0) == 0 ? "" : problem;
 }
 
+std::string parse_field_list(const std::string& text, record_layout& fields) {
+  if (std::string problem = field_list_problem(text); !problem.empty()) return problem;
+  record_layout parsed;
+  parsed.record_bytes = UINT64_MAX;  // no record yet: only the list is taken (its layout verdict is later)
+  parsed.item_bytes = 1;
+  (void)parse_fields(text, parsed);
+  bool blank = true;
+  for (char c : text) blank = blank && std::isspace(static_cast<unsigned char>(c));
+  fields.field_count = blank ? 0 : parsed.field_count;
+  for (std::uint32_t f = 0; f < max_record_fields; ++f)
+    fields.fields[f] = f < fields.field_count ? parsed.fields[f] : record_field{};
+  return "";
+}
+
 void describe_record_params(operator_schema<record_dataset_params>& s, dataset_side side) {
   using params = record_dataset_params;
   const bool reads = side == dataset_side::reads;

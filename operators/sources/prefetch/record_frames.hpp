@@ -17,6 +17,12 @@ namespace xf::prefetch {
 /// none): malformed text, too many fields, or what layout_problem says of the result.
 std::string parse_fields(const std::string& text, record_layout& layout);
 
+/// A `fields` parameter of a GPU operator (whose params hold no strings, and whose record size is another
+/// parameter): the listed fields into `fields.fields` and `fields.field_count` (0 for an empty list: the
+/// whole record, see resolve_fields); the syntax problem ("" when none). Whether the fields suit the record
+/// and item sizes is layout_problem's, once those are known.
+std::string parse_field_list(const std::string& text, record_layout& fields);
+
 /// The syntax half of parse_fields, without a record to check the fields against: what the topology's
 /// loader reports with file:line:column ("" when the text is well formed).
 std::string field_list_problem(const std::string& text);

@@ -41,8 +41,9 @@ struct record_layout {
 };
 
 /// Why a layout cannot be used (empty: it can): fields past the record, overlapping or out of order,
-/// sizes that are not whole items, an item size other than 1, 2, 4, 8 or 16.
-inline const char* layout_problem(const record_layout& l) {
+/// sizes that are not whole items, an item size other than 1, 2, 4, 8 or 16. Device code checks its
+/// parameters with it too (a GPU operator has no on_start).
+XF_HOST_DEVICE inline const char* layout_problem(const record_layout& l) {
   if (l.item_bytes != 1 && l.item_bytes != 2 && l.item_bytes != 4 && l.item_bytes != 8 && l.item_bytes != 16)
     return "the item size must be 1, 2, 4, 8 or 16 bytes";
   if (l.record_bytes == 0) return "records must have a size";
@@ -57,6 +58,20 @@ inline const char* layout_problem(const record_layout& l) {
     if (end > l.record_bytes) return "a field ends past the record";
   }
   return "";
+}
+
+/// The layout of records of `record_bytes` read in items of `item_bytes`, with the fields of `fields` (a
+/// `fields` parameter as parse_field_list left it: field_count 0 for an empty list, the whole record).
+XF_HOST_DEVICE inline record_layout resolve_fields(const record_layout& fields, std::uint64_t record_bytes,
+                                                   std::uint32_t item_bytes) {
+  record_layout l = fields;
+  l.record_bytes = record_bytes;
+  l.item_bytes = item_bytes;
+  if (l.field_count == 0 && record_bytes <= 0xffff'ffffu) {
+    l.fields[0] = {0, static_cast<std::uint32_t>(record_bytes)};
+    l.field_count = 1;
+  }
+  return l;
 }
 
 /// Pushes the addresses of records [first, end) (dataset offset `base`) into `enc`, resuming at
