@@ -204,15 +204,23 @@ def crossing_time(stats: dict, fraction: float) -> float | None:
 # ---------------------------------------------------------------------------------------------------------
 
 def experiment_fig13(cfg: argparse.Namespace, doc: dict, save) -> None:
+    """Every pair at every block count of --fig13-blocks (default: --blocks): one entry each."""
+    counts = sb.parse_list(cfg.fig13_blocks, int) if cfg.fig13_blocks else [cfg.blocks]
+    for blocks in counts:
+        fig13_at(argparse.Namespace(**{**vars(cfg), "blocks": blocks}), doc, save)
+
+
+def fig13_at(cfg: argparse.Namespace, doc: dict, save) -> None:
     total = sb.parse_size(cfg.bytes)
+    print(f"  ({cfg.blocks or 'default'} blocks)", flush=True)
     for pair in sb.parse_list(cfg.pairs):
         x, y = (int(v) for v in pair.split(":"))
         entry = {"x": x, "y": y, "bytes": total, "blocks": cfg.blocks, "frame": cfg.frame, "partitions": []}
         doc["fig13"].append(entry)
         # Every run samples the sink every 10 ms: its steady rate (past the ramp, and for auto past the
         # tuning) is what the partitions are compared by; the stream window's rate is kept beside it.
-        auto = run_steady(cfg, write_topology(cfg, f"fig13_{x}_{y}_auto", pair_topology(cfg, x, y, total, "auto")),
-                          after=tuned_after_s)
+        auto = run_steady(cfg, write_topology(cfg, f"fig13_b{cfg.blocks}_{x}_{y}_auto",
+                                              pair_topology(cfg, x, y, total, "auto")), after=tuned_after_s)
         entry["auto"] = auto
         save()
         firsts = list(range(4, WARPS - 3, cfg.step))
@@ -220,7 +228,7 @@ def experiment_fig13(cfg: argparse.Namespace, doc: dict, save) -> None:
         if choice and choice[0] not in firsts:
             firsts = sorted(firsts + [choice[0]])  # the choice measured like every other partition
         for a in firsts:
-            run = run_steady(cfg, write_topology(cfg, f"fig13_{x}_{y}_{a}",
+            run = run_steady(cfg, write_topology(cfg, f"fig13_b{cfg.blocks}_{x}_{y}_{a}",
                                                  pair_topology(cfg, x, y, total, "explicit", (a, WARPS - a))))
             run["warps"] = [a, WARPS - a]
             entry["partitions"].append(run)
@@ -524,6 +532,8 @@ def main() -> int:
     r.add_argument("--frame", default="64KiB")
     r.add_argument("--capacity", type=int, default=1024)
     r.add_argument("--blocks", type=int, default=0, help="kernel blocks (0: the plan's default)")
+    r.add_argument("--fig13-blocks", default="",
+                   help="fig13 only: every pair at each of these block counts, e.g. 0,8 (default: --blocks)")
     r.add_argument("--bytes", default="4GiB", help="streamed per fig13/table2 run")
     r.add_argument("--online-bytes", default="16GiB")
     r.add_argument("--online", default="16:4:64", help="x:y_before:y_after")
