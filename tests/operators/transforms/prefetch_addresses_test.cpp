@@ -38,7 +38,9 @@ TEST_CASE("prefetch.address_frame_format") {
 TEST_CASE("prefetch.record_addresses_follow_the_closed_form_with_patterns_on_and_off") {
   // Frames of 200 records and a short one of 70, 4 lanes. In the short frame an item's records start on
   // another lane (70 is not a multiple of 4) and lanes have 53 or 52 items.
-  for (const auto& [first, n] : {std::pair<std::uint64_t, std::uint64_t>{0, 200}, {600, 200}, {1000, 70}}) {
+  for (const auto& frame : {std::pair<std::uint64_t, std::uint64_t>{0, 200}, {600, 200}, {1000, 70}}) {
+    // Named copies, not structured bindings: clang before 16 cannot capture those in a lambda.
+    const std::uint64_t first = frame.first, n = frame.second;
     CAPTURE(first);
     const auto expected =
         expected_record_lanes(4, n, 64, {0, 4, 8}, [&](std::uint64_t j) { return first + j; });
