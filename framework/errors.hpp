@@ -66,7 +66,8 @@ class run_error : public std::runtime_error {
 };
 
 /// The reason of a run_error for a frame an operator failed (frame_task::fail), on either executor.
-std::string frame_failed_reason(std::uint32_t code);
+/// `meaning`: what the operator says the code means ("" when it does not say).
+std::string frame_failed_reason(std::uint32_t code, const std::string& meaning = "");
 
 /// A broken precondition in the caller's use of an API (not a user configuration problem).
 class precondition_error : public std::logic_error {

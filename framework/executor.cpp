@@ -3,6 +3,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <memory>
@@ -87,6 +88,7 @@ class topology_run {
   void make_operators();
   void start_operators();
   void stop_operators();
+  void finish_kernel_sinks();
 
   // ---- workers ----
   void source_worker(std::size_t op);
@@ -119,7 +121,8 @@ class topology_run {
     } catch (const run_aborted&) {
       throw;
     } catch (const frame_failed& f) {
-      throw run_error(site(op, topic, offset), frame_failed_reason(f.code));
+      throw run_error(site(op, topic, offset),
+                      frame_failed_reason(f.code, plan_.operators[op].entry->info.failure_meaning(f.code)));
     } catch (const std::exception& e) {
       throw run_error(site(op, topic, offset), e.what());
     } catch (...) {
@@ -153,6 +156,7 @@ class topology_run {
   std::vector<topic> topics_;
   std::vector<operator_instance> instances_;
   std::vector<live_counters> counters_;
+  std::vector<operator_counters> sink_counters_;  // GPU sinks' finish(), by operator index
   std::unique_ptr<reference_chain> references_;
   std::vector<bool> started_;
   // The stream window: the first frame any source published, the last any sink received (host clock ns).
@@ -295,6 +299,29 @@ void topology_run::stop_operators() {
   }
 }
 
+/// GPU sinks' accumulators become their counters once the whole stream was folded in: not after a failed
+/// run, nor an interrupted one (its fold is partial). On the device the accumulator is copied out first.
+void topology_run::finish_kernel_sinks() {
+  if (control_.failure() || control_.draining()) return;
+  sink_counters_.resize(plan_.operators.size());
+  for (std::size_t k = 0; k < plan_.kernel_operators.size(); ++k) {
+    const std::size_t i = plan_.kernel_operators[k];
+    const planned_operator& po = plan_.operators[i];
+    host_kernel_op* kernel = i < instances_.size() ? instances_[i].kernel.get() : nullptr;
+    if (kernel == nullptr || !po.outputs.empty()) continue;
+    try {
+#if defined(XF_HAVE_CUDA)
+      if (device_) device_->copy_accumulator(static_cast<std::uint32_t>(k), kernel->accumulator());
+#endif
+      sink_counters_[i] = kernel->finish();
+    } catch (const run_error& e) {
+      control_.fail(e);
+    } catch (const std::exception& e) {
+      control_.fail(run_error(site(i, po.inputs[0], std::nullopt), std::string("finish failed: ") + e.what()));
+    }
+  }
+}
+
 void topology_run::guarded(std::size_t op, const std::function<void()>& body) {
   try {
     body();
@@ -428,9 +455,8 @@ void topology_run::kernel_block() {
     for (lane& l : lanes) {
       if (l.done) continue;
       const planned_operator& po = plan_.operators[l.op];
-      const std::size_t in = po.inputs[0], out = po.outputs[0];
+      const std::size_t in = po.inputs[0];
       const topic_view& vi = view(in);
-      const topic_view& vo = view(out);
       const std::uint32_t group = po.input_groups[0];
       if (!l.holding) {
         l.offset = vi.take(group);
@@ -438,19 +464,39 @@ void topology_run::kernel_block() {
       }
       const poll_result state = vi.poll(l.offset);
       if (state == poll_result::ended) {
-        vo.close(vi.end());
+        if (!po.outputs.empty()) view(po.outputs[0]).close(vi.end());
         l.done = true;
         --running;
         progressed = true;
         continue;
       }
       if (state == poll_result::pending) continue;
+      const index_slot& slot = vi.slot(l.offset);
+      const host_kernel_op& kernel = *instances_[l.op].kernel;
+      const std::uint32_t threads = po.warps * 32;
+      if (po.outputs.empty()) {  // a GPU sink folds the frame into its accumulator
+        if (!(slot.flags & slot_void)) {
+          frame_in fi{vi.frame_data(slot.frame), slot.bytes, plan_.topics[in].spec->element};
+          call_hook(l.op, in, l.offset, [&] {
+            for (std::uint32_t warp = 0; warp < po.warps; ++warp)
+              kernel.run(fi, nullptr, l.offset, warp * 32, warp * 32 + 32, threads);
+          });
+          add(counters_[l.op].frames_in, 1);
+          add(counters_[l.op].bytes_in, slot.bytes);
+          fetch_max(stream_last_ns_, now_ns());  // a sink's delivery: the stream window's end
+        }
+        vi.release(group, l.offset);
+        l.holding = false;
+        progressed = true;
+        continue;
+      }
+      const std::size_t out = po.outputs[0];
+      const topic_view& vo = view(out);
       if (!l.reserved) {
         if (!vo.slot_free(l.offset)) continue;  // backpressure: try again next round
         vo.reclaim(l.offset);
         l.reserved = true;
       }
-      const index_slot& slot = vi.slot(l.offset);
       if (slot.flags & slot_void) {
         vo.publish_void(l.offset);
       } else {
@@ -460,11 +506,9 @@ void topology_run::kernel_block() {
                           "frame heap exhausted (broken invariant: one frame per slot)");
         frame_in fi{vi.frame_data(slot.frame), slot.bytes, plan_.topics[in].spec->element};
         frame_out fo{vo.frame_data(frame), vo.frame_bytes, slot.bytes, plan_.topics[out].spec->element};
-        const host_kernel_op& kernel = *instances_[l.op].kernel;
-        const std::uint32_t threads = po.warps * 32;
         call_hook(l.op, in, l.offset, [&] {
           for (std::uint32_t warp = 0; warp < po.warps; ++warp)
-            kernel.run(fi, fo, l.offset, warp * 32, warp * 32 + 32, threads);
+            kernel.run(fi, &fo, l.offset, warp * 32, warp * 32 + 32, threads);
         });
         vo.publish(l.offset, frame, slot.bytes, slot.tag, 0, slot.born_ns);
         add(counters_[l.op].frames_in, 1);
@@ -565,6 +609,7 @@ run_stats topology_run::execute(const run_options& options) {
   workers_done.store(true);
   if (monitor.joinable()) monitor.join();
   stop_operators();
+  finish_kernel_sinks();
 
   run_stats stats;
   stats.topology = spec_.name;
@@ -601,6 +646,7 @@ run_stats topology_run::execute(const run_options& options) {
     o.latency_p50_ns = c.latency.percentile(0.50);
     o.latency_p99_ns = c.latency.percentile(0.99);
     if (i < instances_.size() && instances_[i].cpu) o.counters = instances_[i].cpu->counters();
+    if (i < sink_counters_.size()) o.counters.merge(sink_counters_[i]);
     stats.operators.push_back(std::move(o));
   }
   for (std::size_t t = 0; t < topics_.size(); ++t) {
@@ -622,9 +668,12 @@ run_stats topology_run::execute(const run_options& options) {
 void topology_run::launch_device_kernel(const kernel_program& program) {
 #if defined(XF_HAVE_CUDA)
   std::vector<std::vector<std::byte>> params;
-  for (std::size_t k : plan_.kernel_operators)
+  std::vector<std::uint64_t> accumulator_bytes;
+  for (std::size_t k : plan_.kernel_operators) {
     params.push_back(plan_.operators[k].entry->make_gpu_params(plan_.operators[k].spec->params));
-  device_ = std::make_unique<device_run>(plan_, topics_, params, program,
+    accumulator_bytes.push_back(instances_[k].kernel->accumulator().size());
+  }
+  device_ = std::make_unique<device_run>(plan_, topics_, params, accumulator_bytes, program,
                                          static_cast<managed_topic_memory&>(*memory_));
   device_->launch();
 #else
@@ -656,7 +705,13 @@ void topology_run::watch_device_kernel() {
   bool stop_sent = false;
   while (true) {
     const device_run::state state = device_->poll();
-    if (state == device_run::state::finished) break;
+    if (state == device_run::state::finished) {
+      // GPU sinks deliver in the kernel: the stream window ends when it did (to within a poll interval).
+      const bool kernel_sinks = std::any_of(plan_.kernel_operators.begin(), plan_.kernel_operators.end(),
+                                            [&](std::size_t i) { return plan_.operators[i].outputs.empty(); });
+      if (kernel_sinks) fetch_max(stream_last_ns_, now_ns());
+      break;
+    }
     if (state == device_run::state::failed) {  // the kernel has ended (or is wedged)
       if (device_->error()) control_.fail(*device_->error());
       break;
@@ -717,8 +772,11 @@ void topology_run::collect_device_stats(run_stats& stats) {
     for (std::size_t k = 0; k < plan_.kernel_operators.size(); ++k) {
       const std::size_t i = plan_.kernel_operators[k];
       operator_stats& o = stats.operators[i];
-      o.frames_in = o.frames_out = counters[k].frames;
-      o.bytes_in = o.bytes_out = counters[k].bytes;
+      o.frames_in = counters[k].frames;
+      o.bytes_in = counters[k].bytes;
+      if (plan_.operators[i].outputs.empty()) continue;  // a GPU sink publishes nothing
+      o.frames_out = counters[k].frames;
+      o.bytes_out = counters[k].bytes;
       topic_stats& out = stats.topics[plan_.operators[i].outputs[0]];
       out.frames += counters[k].frames;
       out.bytes += counters[k].bytes;

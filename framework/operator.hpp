@@ -5,10 +5,13 @@
 #pragma once
 
 #include <atomic>
+#include <concepts>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <map>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -112,6 +115,9 @@ struct frame_task {
   std::uint32_t thread_count = 1;
   /// Where fail() records a failure; set by the executor.
   std::uint64_t* failure = nullptr;
+  /// A GPU sink's accumulator (see gpu_sink below): Op::state_bytes(params) bytes, zero before the first
+  /// frame, shared by every virtual thread of every block for the whole run. Null for maps.
+  std::byte* state = nullptr;
 
   /// Fails this frame with an operator-defined `code`: the run ends cleanly once the frame's round is
   /// over, and the error names the operator, its input topic, the offset and the code. Any virtual
@@ -120,6 +126,22 @@ struct frame_task {
   XF_HOST_DEVICE void fail(std::uint32_t code) const {
     if (failure != nullptr) store_relaxed(*failure, (std::uint64_t{1} << 32) | code);
   }
+};
+
+/// A GPU sink: a GPU operator with an input and no output that folds every frame into an accumulator of
+/// its own — the BigKernel paper's word count and affinity keep their tables in device memory and copy
+/// them back once. Besides `params`, `describe` and `compute` (which reads `in`, finds `out` null and
+/// updates `task.state` with atomics: every block and thread of the run shares it, and frames arrive in
+/// any order), the type declares
+///   static std::uint64_t state_bytes(const params&);      // the accumulator's size, > 0
+///   static operator_counters finish(const params&, std::span<const std::byte> state);
+/// finish runs on the host once the stream has ended and every frame was folded in (not after a failed
+/// run), on a host copy of the accumulator: it turns it into the operator's counters (printed in the
+/// stats), may write files, and throws to fail the run.
+template <class Op>
+concept gpu_sink = requires(const typename Op::params& p, std::span<const std::byte> state) {
+  { Op::state_bytes(p) } -> std::convertible_to<std::uint64_t>;
+  { Op::finish(p, state) } -> std::convertible_to<operator_counters>;
 };
 
 /// What the host executor throws when a GPU operator's compute called frame_task::fail.

@@ -73,6 +73,12 @@ struct operator_info {
   /// A check of the parameters together (a field list against the record size), run by normalize_params
   /// once each parameter is valid on its own: the problem, "" when none. Empty: nothing to check.
   std::function<std::string(const std::map<std::string, param_value>&)> check_values;
+  /// GPU operators that declare `static const char* failure_reason(std::uint32_t code)`: what a code they
+  /// fail frames with means, for the run's error ("" for an unknown code). Empty: they do not say.
+  std::function<std::string(std::uint32_t)> failure_reason;
+
+  /// failure_reason(code), or "" when the operator does not say.
+  std::string failure_meaning(std::uint32_t code) const { return failure_reason ? failure_reason(code) : ""; }
 
   const param_decl* find_param(std::string_view name) const;
 };

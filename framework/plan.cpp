@@ -235,7 +235,7 @@ plan make_plan(const topology_spec& spec, const operator_registry& registry, con
                          std::all_of(t.subscribers.begin(), t.subscribers.end(), on_gpu));
       };
       po.stage = !in_device_memory(in);
-      po.stage_output = !in_device_memory(p.topics[po.outputs[0]]);
+      po.stage_output = !po.outputs.empty() && !in_device_memory(p.topics[po.outputs[0]]);
     }
     // Items per round: enough whole frames for kernel_round_bytes, a divisor of the operator's warps (so
     // every item gets the same warps), and over all blocks at most a quarter of what the input topic

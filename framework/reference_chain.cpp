@@ -46,7 +46,7 @@ class map_reference final : public frame_reference {
     frame_in in{buffer.data(), upstream_frame.bytes, input_element_};
     out.bytes = in.bytes;
     if (kernel_)
-      kernel_->run(in, out, offset, 0, 1, 1);
+      kernel_->run(in, &out, offset, 0, 1, 1);
     else
       map_->replay(offset, in, out);
     return true;

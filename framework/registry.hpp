@@ -7,7 +7,10 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <new>
 #include <optional>
+#include <span>
+#include <stdexcept>
 #include <string>
 #include <type_traits>
 #include <typeindex>
@@ -22,13 +25,20 @@ using param_map = std::map<std::string, param_value>;
 
 /// A GPU operator's compute as the host executor calls it: runs virtual threads
 /// [thread_begin, thread_end) of `thread_count` over one frame (a warp's lanes, in kernel terms).
+/// For a GPU sink `out` is null and the virtual threads fold the frame into the accumulator
+/// (`accumulator()`, concurrently from every host block).
 class host_kernel_op {
  public:
   virtual ~host_kernel_op() = default;
-  virtual void run(const frame_in& in, frame_out& out, std::uint64_t offset, std::uint32_t thread_begin,
+  virtual void run(const frame_in& in, frame_out* out, std::uint64_t offset, std::uint32_t thread_begin,
                    std::uint32_t thread_end, std::uint32_t thread_count) const = 0;
   /// The operator's phases (map_phases): from `Op::phases(params)` when the operator type declares it.
   virtual map_phases phases() const { return {}; }
+  /// A GPU sink's accumulator on the host, zeroed at construction (empty for maps). The device executor
+  /// copies the kernel's accumulator into it before finish().
+  virtual std::span<std::byte> accumulator() { return {}; }
+  /// A GPU sink's Op::finish over accumulator(); maps have nothing to finish.
+  virtual operator_counters finish() const { return {}; }
 };
 
 struct operator_entry {
@@ -46,11 +56,12 @@ struct operator_entry {
 namespace detail {
 
 template <class Op, class T>
-void run_gpu_compute(const typename Op::params& p, const frame_in& in, frame_out& out, std::uint64_t offset,
-                     std::uint32_t begin, std::uint32_t end, std::uint32_t count) {
+void run_gpu_compute(const typename Op::params& p, const frame_in& in, frame_out* out, std::byte* state,
+                     std::uint64_t offset, std::uint32_t begin, std::uint32_t end, std::uint32_t count) {
   frame_task<T> task;
   task.in = reinterpret_cast<const T*>(in.data);
-  task.out = reinterpret_cast<T*>(out.data);
+  task.out = out != nullptr ? reinterpret_cast<T*>(out->data) : nullptr;
+  task.state = state;
   task.count = in.bytes / sizeof(T);
   task.offset = offset;
   task.thread_count = count;
@@ -64,11 +75,35 @@ void run_gpu_compute(const typename Op::params& p, const frame_in& in, frame_out
 }
 
 template <class Op>
-void run_gpu_compute_any(const typename Op::params& p, const frame_in& in, frame_out& out,
+void run_gpu_compute_any(const typename Op::params& p, const frame_in& in, frame_out* out, std::byte* state,
                          std::uint64_t offset, std::uint32_t begin, std::uint32_t end, std::uint32_t count) {
   visit_element(in.element, [&](auto zero) {
-    run_gpu_compute<Op, decltype(zero)>(p, in, out, offset, begin, end, count);
+    run_gpu_compute<Op, decltype(zero)>(p, in, out, state, offset, begin, end, count);
   });
+}
+
+/// A GPU sink's accumulator in host memory: zeroed, aligned for any atomic the operator uses on it.
+class host_accumulator {
+ public:
+  explicit host_accumulator(std::uint64_t bytes)
+      : bytes_(bytes), data_(new(std::align_val_t{alignment}) std::byte[bytes]()) {}
+  std::span<std::byte> bytes() const noexcept { return {data_.get(), bytes_}; }
+
+ private:
+  static constexpr std::size_t alignment = 256;  // as cudaMalloc's, so layouts match on both sides
+  struct aligned_delete {
+    void operator()(std::byte* p) const noexcept { ::operator delete[](p, std::align_val_t{alignment}); }
+  };
+  std::uint64_t bytes_;
+  std::unique_ptr<std::byte[], aligned_delete> data_;
+};
+
+/// Op::state_bytes, checked: an accumulator of zero bytes is an operator bug, not a user's.
+template <class Op>
+std::uint64_t accumulator_bytes(const typename Op::params& p) {
+  const std::uint64_t bytes = Op::state_bytes(p);
+  if (bytes == 0) throw std::logic_error("a GPU sink's state_bytes must be positive");
+  return bytes;
 }
 
 /// A GPU operator's phases: `static map_phases phases(const params&)` when it declares one, else one.
@@ -84,14 +119,30 @@ template <class Op>
 class gpu_op_on_host final : public host_kernel_op {
  public:
   explicit gpu_op_on_host(typename Op::params p) : params_(p) {}
-  void run(const frame_in& in, frame_out& out, std::uint64_t offset, std::uint32_t begin, std::uint32_t end,
+  void run(const frame_in& in, frame_out* out, std::uint64_t offset, std::uint32_t begin, std::uint32_t end,
            std::uint32_t count) const override {
-    run_gpu_compute_any<Op>(params_, in, out, offset, begin, end, count);
+    run_gpu_compute_any<Op>(params_, in, out, nullptr, offset, begin, end, count);
   }
   map_phases phases() const override { return phases_of<Op>(params_); }
 
  private:
   typename Op::params params_;
+};
+
+template <gpu_sink Op>
+class gpu_sink_on_host final : public host_kernel_op {
+ public:
+  explicit gpu_sink_on_host(typename Op::params p) : params_(p), state_(accumulator_bytes<Op>(p)) {}
+  void run(const frame_in& in, frame_out*, std::uint64_t offset, std::uint32_t begin, std::uint32_t end,
+           std::uint32_t count) const override {
+    run_gpu_compute_any<Op>(params_, in, nullptr, state_.bytes().data(), offset, begin, end, count);
+  }
+  std::span<std::byte> accumulator() override { return state_.bytes(); }
+  operator_counters finish() const override { return Op::finish(params_, state_.bytes()); }
+
+ private:
+  typename Op::params params_;
+  host_accumulator state_;
 };
 
 /// A GPU map placed `on: cpu`: its compute runs on CPU threads, one virtual thread per frame.
@@ -101,7 +152,7 @@ class gpu_op_on_cpu final : public cpu_map {
   explicit gpu_op_on_cpu(typename Op::params p) : params_(p) {}
   void on_frame(std::uint64_t offset, const frame_in& in, frame_out& out) override {
     out.bytes = in.bytes;
-    run_gpu_compute_any<Op>(params_, in, out, offset, 0, 1, 1);
+    run_gpu_compute_any<Op>(params_, in, &out, nullptr, offset, 0, 1, 1);
   }
   map_phases phases() const override { return phases_of<Op>(params_); }
 
@@ -109,13 +160,37 @@ class gpu_op_on_cpu final : public cpu_map {
   typename Op::params params_;
 };
 
+/// A GPU sink placed `on: cpu`: its compute folds each frame on the sink's threads (one virtual thread
+/// per frame); on_stop finishes the accumulator unless the run was interrupted before the stream ended.
+template <gpu_sink Op>
+class gpu_sink_on_cpu final : public cpu_sink {
+ public:
+  explicit gpu_sink_on_cpu(typename Op::params p) : params_(p), state_(accumulator_bytes<Op>(p)) {}
+  void on_start(const operator_setup& setup) override { interrupted_ = setup.interrupted; }
+  void on_frame(std::uint64_t offset, const frame_in& in) override {
+    run_gpu_compute_any<Op>(params_, in, nullptr, state_.bytes().data(), offset, 0, 1, 1);
+  }
+  void on_stop() override {
+    if (interrupted_ != nullptr && interrupted_->load()) return;  // a partial fold is not the result
+    counters_ = Op::finish(params_, state_.bytes());
+  }
+  operator_counters counters() const override { return counters_; }
+
+ private:
+  typename Op::params params_;
+  host_accumulator state_;
+  const std::atomic<bool>* interrupted_ = nullptr;
+  operator_counters counters_;
+};
+
 }  // namespace detail
 
 class operator_registry {
  public:
   /// Registers `Op` under `class_name`. Op is either a CPU operator (derives from cpu_source, cpu_map or
-  /// cpu_sink, constructible from `const Op::params&`) or a GPU map (a struct with `params` and a
-  /// `template <class T> static XF_HOST_DEVICE void compute(const params&, const frame_task<T>&)`).
+  /// cpu_sink, constructible from `const Op::params&`) or a GPU operator (a struct with `params` and a
+  /// `template <class T> static XF_HOST_DEVICE void compute(const params&, const frame_task<T>&)`): a map,
+  /// or a sink when it also declares an accumulator (the gpu_sink concept, operator.hpp).
   /// Both have `static void describe(operator_schema<params>&)`.
   template <class Op>
   void add(const std::string& class_name) {
@@ -135,6 +210,15 @@ class operator_registry {
       entry->make_cpu = [schema](const param_map& values) -> std::unique_ptr<cpu_operator> {
         return std::make_unique<Op>(schema.make(values));
       };
+    } else if constexpr (gpu_sink<Op>) {
+      entry->info.role = operator_role::sink;
+      entry->info.gpu = true;
+      entry->make_cpu = [schema](const param_map& values) -> std::unique_ptr<cpu_operator> {
+        return std::make_unique<detail::gpu_sink_on_cpu<Op>>(schema.make(values));
+      };
+      entry->make_host_kernel = [schema](const param_map& values) -> std::unique_ptr<host_kernel_op> {
+        return std::make_unique<detail::gpu_sink_on_host<Op>>(schema.make(values));
+      };
     } else {
       entry->info.role = operator_role::map;
       entry->info.gpu = true;
@@ -144,6 +228,13 @@ class operator_registry {
       entry->make_host_kernel = [schema](const param_map& values) -> std::unique_ptr<host_kernel_op> {
         return std::make_unique<detail::gpu_op_on_host<Op>>(schema.make(values));
       };
+    }
+    if constexpr (!std::is_base_of_v<cpu_operator, Op>) {
+      if constexpr (requires { { Op::failure_reason(std::uint32_t{}) } -> std::convertible_to<const char*>; })
+        entry->info.failure_reason = [](std::uint32_t code) {
+          const char* text = Op::failure_reason(code);
+          return std::string(text != nullptr ? text : "");
+        };
       entry->gpu_type = std::type_index(typeid(Op));
       entry->make_gpu_params = [schema](const param_map& values) {
         const params p = schema.make(values);

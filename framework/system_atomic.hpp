@@ -26,6 +26,16 @@ using system_atomic_ref = std::atomic_ref<T>;
 namespace mo = std;
 #endif
 
+/// A GPU sink's accumulator (frame_task::state) lives in device memory and only the kernel touches it while
+/// it runs: device scope suffices there; on the host it is std::atomic_ref.
+#if defined(__CUDACC__)
+template <class T>
+using accumulator_atomic_ref = cuda::atomic_ref<T, cuda::thread_scope_device>;
+#else
+template <class T>
+using accumulator_atomic_ref = std::atomic_ref<T>;
+#endif
+
 template <class T>
 XF_HOST_DEVICE XF_FORCE_INLINE T load_acquire(T& word) {
   return system_atomic_ref<T>(word).load(mo::memory_order_acquire);

@@ -5,12 +5,14 @@
 #include "operators/sinks/null_sink.hpp"
 #include "operators/sinks/prefetch_writeback.hpp"
 #include "operators/sinks/verify_sink.hpp"
+#include "operators/sinks/word_count.hpp"
 #include "operators/sources/dataset_source.hpp"
 #include "operators/sources/file_source.hpp"
 #include "operators/sources/prefetch_ranges.hpp"
 #include "operators/sources/prefetch_source.hpp"
 #include "operators/sources/random_source.hpp"
 #include "operators/sources/sequence_source.hpp"
+#include "operators/sources/text_source.hpp"
 #include "operators/transforms/address_generators/byte_addresses.hpp"
 #include "operators/transforms/address_generators/indexed_addresses.hpp"
 #include "operators/transforms/address_generators/record_addresses.hpp"
@@ -29,6 +31,7 @@ void register_builtin_operators(operator_registry& registry) {
   registry.add<file_source>("file_source");
   registry.add<prefetch_source>("prefetch_source");
   registry.add<prefetch_ranges>("prefetch_ranges");
+  registry.add<text_source>("text_source");
   registry.add<scale_op>("scale");
   registry.add<fma_op>("fma");
   registry.add<pass_through_op>("pass_through");
@@ -41,6 +44,7 @@ void register_builtin_operators(operator_registry& registry) {
   registry.add<null_sink>("null_sink");
   registry.add<file_sink>("file_sink");
   registry.add<prefetch_writeback>("prefetch_writeback");
+  registry.add<word_count_op>("word_count");
 }
 
 }  // namespace xf

@@ -50,7 +50,8 @@ T load_acquire_host(T& word) {
 }  // namespace
 
 device_run::device_run(const plan& p, std::vector<topic>& topics,
-                       const std::vector<std::vector<std::byte>>& params, const kernel_program& program,
+                       const std::vector<std::vector<std::byte>>& params,
+                       const std::vector<std::uint64_t>& accumulator_bytes, const kernel_program& program,
                        managed_topic_memory& memory)
     : plan_(p),
       topics_(topics),
@@ -62,6 +63,7 @@ device_run::device_run(const plan& p, std::vector<topic>& topics,
   const auto op_count = static_cast<std::uint32_t>(p.kernel_operators.size());
   XF_EXPECTS(op_count >= 1 && op_count <= max_kernel_operators, "1 to 32 kernel operators");
   XF_EXPECTS(params.size() == op_count, "one params blob per kernel operator");
+  XF_EXPECTS(accumulator_bytes.size() == op_count, "one accumulator size per kernel operator");
 
   auto catalog = [&](std::size_t bytes) {
     void* ptr = memory_.allocate(bytes, topic_layer::catalog, memory_side::device);
@@ -95,6 +97,7 @@ device_run::device_run(const plan& p, std::vector<topic>& topics,
   std::uint32_t first_warp = 0;
   std::uint32_t item_count = 0;
   parts_done_.reserve(op_count);
+  accumulators_.reserve(op_count);
   for (std::uint32_t k = 0; k < op_count; ++k) {
     const planned_operator& po = p.operators[p.kernel_operators[k]];
     const auto type = program.index_of(*po.entry->gpu_type);
@@ -108,7 +111,8 @@ device_run::device_run(const plan& p, std::vector<topic>& topics,
     op.type = *type;
     op.element = p.topics[po.inputs[0]].spec->element;
     op.input = static_cast<std::uint32_t>(po.inputs[0]);
-    op.output = static_cast<std::uint32_t>(po.outputs[0]);
+    op.output = po.outputs.empty() ? no_output_topic : static_cast<std::uint32_t>(po.outputs[0]);
+    XF_EXPECTS(po.outputs.empty() == (accumulator_bytes[k] != 0), "GPU sinks, and only they, accumulate");
     op.group = po.input_groups[0];
     op.first_warp = first_warp;
     op.warps = po.warps;
@@ -134,6 +138,8 @@ device_run::device_run(const plan& p, std::vector<topic>& topics,
     }
     parts_done_.emplace_back(po.parts > 1 ? p.topics[po.inputs[0]].spec->capacity : 0);
     op.parts_done = parts_done_.back().get();
+    accumulators_.emplace_back(accumulator_bytes[k]);  // zeroed: the fold starts from nothing
+    op.state = accumulators_.back().get();
   }
   XF_EXPECTS(first_warp <= p.warps_per_block, "the partition fits the block");
   XF_EXPECTS(item_count <= max_block_items, "one leader-warp lane per work item");
@@ -216,6 +222,7 @@ device_run::~device_run() {
     costs_.leak();
     costs_copy_.leak();
     for (auto& b : parts_done_) b.leak();
+    for (auto& b : accumulators_) b.leak();
     scratch_.leak();
     if (stream_) stream_->leak();
     if (side_stream_) side_stream_->leak();
@@ -300,7 +307,10 @@ device_run::state device_run::poll() {
   if (!error_ && load_acquire_host(f.failed) != 0) {
     switch (f.kind) {
       case fault_frame_failed:
-        error_ = site_error(f.op, f.offset, frame_failed_reason(static_cast<std::uint32_t>(f.detail)));
+        error_ = site_error(f.op, f.offset,
+                            frame_failed_reason(static_cast<std::uint32_t>(f.detail),
+                                                plan_.operators[plan_.kernel_operators[f.op]].entry->info.failure_meaning(
+                                                    static_cast<std::uint32_t>(f.detail))));
         break;
       case fault_bad_bytes:
         error_ = site_error(f.op, f.offset,
@@ -436,6 +446,12 @@ std::vector<kernel_op_counters> device_run::counters() const {
     XF_CUDA_TRY(cudaMemcpy(host.data(), counters_.get(), sizeof(kernel_op_counters) * host.size(),
                            cudaMemcpyDeviceToHost));
   return host;
+}
+
+void device_run::copy_accumulator(std::uint32_t k, std::span<std::byte> host) const {
+  XF_EXPECTS(finished_ && !wedged_, "the kernel finished");
+  XF_EXPECTS(k < accumulators_.size() && host.size() == accumulators_[k].size(), "the accumulator's size");
+  XF_CUDA_TRY(cudaMemcpy(host.data(), accumulators_[k].get(), host.size(), cudaMemcpyDeviceToHost));
 }
 
 block_timing device_run::timing() const {

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -25,10 +26,12 @@ namespace xf {
 class device_run {
  public:
   /// `topics` (indexed like plan.topics) and `memory` must outlive this object; `params[k]` is the
-  /// params struct of the k-th kernel operator as bytes. Throws cuda_error or run_error (an operator
-  /// whose class is not compiled into `program`).
+  /// params struct of the k-th kernel operator as bytes, `accumulator_bytes[k]` its accumulator's size
+  /// (a GPU sink's; 0 for maps). Throws cuda_error or run_error (an operator whose class is not compiled
+  /// into `program`).
   device_run(const plan& p, std::vector<topic>& topics, const std::vector<std::vector<std::byte>>& params,
-             const kernel_program& program, managed_topic_memory& memory);
+             const std::vector<std::uint64_t>& accumulator_bytes, const kernel_program& program,
+             managed_topic_memory& memory);
   ~device_run();
   device_run(const device_run&) = delete;
   device_run& operator=(const device_run&) = delete;
@@ -68,6 +71,9 @@ class device_run {
 
   /// After `finished`: frames and bytes each kernel operator published, in kernel order.
   std::vector<kernel_op_counters> counters() const;
+  /// After `finished`: copies kernel operator k's accumulator (a GPU sink's) into `host`, whose size must
+  /// be the accumulator's.
+  void copy_accumulator(std::uint32_t k, std::span<std::byte> host) const;
   /// After `finished`: the phase clocks summed over blocks.
   block_timing timing() const;
   /// What the copy engines carried, per bridged topic (topic index, direction, counters).
@@ -120,6 +126,7 @@ class device_run {
   std::uint32_t generation_ = 0;
   std::uint64_t sm_clock_khz_ = 0;
   std::vector<device_buffer<std::uint32_t>> parts_done_;
+  std::vector<device_buffer<std::byte>> accumulators_;  // [op_count]: GPU sinks' (empty for maps)
   device_buffer<std::byte> scratch_;
   std::unique_ptr<cuda_stream> stream_;
   std::unique_ptr<cuda_stream> side_stream_;  // stop requests and the watchdog's copies, beside the kernel

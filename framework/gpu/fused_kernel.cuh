@@ -85,6 +85,7 @@ struct frame_call {
   std::uint32_t thread_id;
   std::uint32_t thread_count;
   std::uint64_t* failure;
+  std::byte* state;  ///< a GPU sink's accumulator (kernel_op::state)
 };
 
 template <class Op, class T>
@@ -102,6 +103,7 @@ __device__ void run_typed(const frame_call& c) {
   task.thread_id = c.thread_id;
   task.thread_count = c.thread_count;
   task.failure = c.failure;
+  task.state = c.state;
   Op::compute(p, task);
 }
 
@@ -253,7 +255,8 @@ __device__ void subscribe(const kernel_args& a, lane_state& l, std::byte* block_
   if (l.phase == lane_done) return;
   const kernel_op& op = a.ops[l.op];
   const topic_view& vi = a.topics[op.input];
-  const topic_view& vo = a.topics[op.output];
+  // A GPU sink has no output: no backpressure, nothing to publish or close.
+  const topic_view* vo = op.output == no_output_topic ? nullptr : &a.topics[op.output];
   if (l.phase == lane_idle) {
     l.item = vi.take(op.group);
     l.phase = lane_wait_input;
@@ -275,20 +278,20 @@ __device__ void subscribe(const kernel_args& a, lane_state& l, std::byte* block_
       // after a pending seq is exact; it is read only every few misses (it is a remote load).
       if (++l.misses % end_check_interval == 0 && offset >= vi.end()) {
         l.phase = lane_done;
-        if (atomicAdd(&ops_closed[l.op], 1u) + 1 == op.items) vo.close(vi.end());
+        if (atomicAdd(&ops_closed[l.op], 1u) + 1 == op.items && vo != nullptr) vo->close(vi.end());
       }
       return;
     }
     l.phase = lane_wait_output;
   }
-  if (!vo.slot_free(offset)) return;  // backpressure: a later round
+  if (vo != nullptr && !vo->slot_free(offset)) return;  // backpressure: a later round
   const index_slot& slot = vi.slot(offset);
   l.is_void = (slot.flags & slot_void) != 0;
   l.bytes = slot.bytes;
   l.tag = slot.tag;
   l.born_ns = slot.born_ns;
   l.failure = 0;
-  if (!l.is_void && l.bytes > vo.frame_bytes) {
+  if (!l.is_void && vo != nullptr && l.bytes > vo->frame_bytes) {
     report_failure(a, fault_bad_bytes, l.op, offset, l.bytes);
     return;
   }
@@ -300,13 +303,17 @@ __device__ void subscribe(const kernel_args& a, lane_state& l, std::byte* block_
     l.src = vi.frame_data(slot.frame) + l.first;
     l.in =
         op.stage ? block_scratch + op.stage_offset + l.index * op.stage_stride : l.src;  // staged at compute
-    l.dst = vo.frame_data(vo.slot_frame(offset)) + l.first;
+    l.dst = vo != nullptr ? vo->frame_data(vo->slot_frame(offset)) + l.first : nullptr;
     l.out = op.stage_output ? block_scratch + op.stage_output_offset + l.index * op.stage_stride : l.dst;
+  }
+  if (vo == nullptr) {
+    l.ready = 1;
+    return;
   }
   // The output slot is ours (slot_free) and nobody reads its fields before its seq says offset + 1, so
   // they are written now, plainly, and ordered before that seq by the publish phase's release fence.
-  index_slot& out_slot = vo.slots[vo.slot_of(offset)];
-  out_slot.frame = l.is_void ? no_frame : vo.slot_frame(offset);
+  index_slot& out_slot = vo->slots[vo->slot_of(offset)];
+  out_slot.frame = l.is_void ? no_frame : vo->slot_frame(offset);
   out_slot.bytes = l.is_void ? 0 : l.bytes;
   out_slot.tag = l.is_void ? offset : l.tag;
   out_slot.flags = l.is_void ? slot_void : 0;
@@ -348,8 +355,8 @@ __device__ void publish(const kernel_args& a, lane_state* lanes, std::uint32_t l
   if (last) {
     const kernel_op& op = a.ops[l->op];
     const topic_view& vi = a.topics[op.input];
-    const topic_view& vo = a.topics[op.output];
-    store_relaxed(vo.seq_word(offset), offset + 1);  // publish (topic_view::publish)
+    if (op.output != no_output_topic)
+      store_relaxed(a.topics[op.output].seq_word(offset), offset + 1);  // publish (topic_view::publish)
     store_relaxed(vi.released[std::uint64_t{op.group} * vi.capacity + vi.slot_of(offset)],
                   offset + 1);  // release (topic_view::release)
     if (!l->is_void) {
@@ -549,7 +556,7 @@ __global__ void __launch_bounds__(1024, 1) persistent_kernel(kernel_args a) {
         __syncthreads();
       }
       frame_call call{a.params + op.params_offset, l.in,  l.out,         l.item_bytes, l.first,
-                      l.item / op.parts,           local, local_threads, &l.failure};
+                      l.item / op.parts,           local, local_threads, &l.failure,   op.state};
       const std::uint64_t w1 = clock64();
       dispatch(List{}, op.type, op.element, call);
       work += clock64() - w1;

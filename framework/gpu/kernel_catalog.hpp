@@ -19,13 +19,16 @@ inline constexpr std::uint32_t max_kernel_operators = 32;
 /// Work items a block holds at once over all its operators: one per lane of its leader warp.
 inline constexpr std::uint32_t max_block_items = 32;
 
+/// kernel_op::output of a GPU sink: it publishes nothing.
+inline constexpr std::uint32_t no_output_topic = ~0u;
+
 /// One GPU operator as the kernel sees it. Catalog layer: written by the host before launch, read-only
 /// while the kernel runs (a read-mostly replica on the GPU under the read_mostly catalog policy).
 struct kernel_op {
   std::uint32_t type;        ///< position of the operator's C++ type in the fused kernel's list
   element_type element;      ///< element type of its input (and output: GPU maps keep it)
   std::uint32_t input;       ///< topic index
-  std::uint32_t output;      ///< topic index
+  std::uint32_t output;      ///< topic index, or no_output_topic (a GPU sink)
   std::uint32_t group;       ///< its subscriber group on `input`
   std::uint32_t first_warp;  ///< every block runs it on warps [first_warp, first_warp + warps)
   std::uint32_t warps;
@@ -53,6 +56,8 @@ struct kernel_op {
   /// publishes the output and releases the input, then resets the counter (before the release, so the
   /// slot's next occupant starts from zero).
   std::uint32_t* parts_done;
+  /// Device memory: a GPU sink's accumulator (frame_task::state), zeroed before the launch; null for maps.
+  std::byte* state;
 };
 static_assert(std::is_trivially_copyable_v<kernel_op>);
 

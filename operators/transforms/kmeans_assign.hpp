@@ -49,6 +49,11 @@ struct kmeans_assign_op {
     std::uint32_t centre_values = 0;  ///< 3 per centre
   };
 
+  static const char* failure_reason(std::uint32_t code) {
+    return code == bad_frame ? "not an f32 frame of whole particles (x, y, z field by field), or no centres"
+                             : nullptr;
+  }
+
   static void describe(operator_schema<params>& s) {
     s.describe(
          "K-means assignment step: each particle (x, y, z field by field, from a prefetch_source) gets the "

@@ -92,6 +92,25 @@ struct prefetch_addresses_op {
   };
   using generator_params = typename Generator::params;
 
+  static const char* failure_reason(std::uint32_t code) {
+    switch (code) {
+      case address_fault::wrong_element:
+        return "a topic's element type is not u64";
+      case address_fault::frame_too_small:
+        return "the address frame cannot hold the header and a word per lane";
+      case address_fault::lane_overflow:
+        return "a lane's addresses do not fit its region of the address frame";
+      case address_fault::bad_params:
+        return "a record layout that cannot be";
+      case address_fault::no_range:
+        return "the input frame carries no range (not a prefetch_ranges frame)";
+      case address_fault::range_too_long:
+        return "a text range longer than the lanes read";
+      default:
+        return nullptr;
+    }
+  }
+
   static void describe(operator_schema<params>& s) {
     s.describe(
          std::string(Generator::summary) +

@@ -69,7 +69,7 @@ TEST_CASE("e2e.every_topology_runs_verified_in_host_mode") {
       CHECK(r.exit_code == 0);
       const auto doc = parse_json(r);
       CHECK(doc["status"] == "completed");
-      check_verified(doc);
+      run.check_results(doc);
     }
   }
 }
@@ -262,4 +262,23 @@ TEST_CASE("e2e.kmeans_assignment_pass_matches_the_cpu_reference_in_host_mode") {
   // the CPU reference's first iteration, byte for byte.
   check_kmeans_pass_matches_reference(
       "host", 100'000, xeflow_kmeans_pass("host", [](const fs::path& topology) { run_verified(topology); }));
+}
+
+TEST_CASE("e2e.wordcount_bad_text_names_operator_topic_offset_and_what_is_wrong") {
+  // A capital letter in the second frame (frames of 4 KiB hold 4 KiB - 64 bytes of word starts).
+  std::string text;
+  while (text.size() < 6000) text += "lower case words only ";
+  text += "Except this\n";
+  const fs::path file = write_temp("bad-text.txt", text);
+  const fs::path result = fs::temp_directory_path() / ("xeflow-bad-counts-" + std::to_string(getpid()));
+  const auto r = run_process({xeflow_run(), (source_root() / "topologies/wordcount.yaml").string(), "--host", "-q",
+                              "--set", "topics.text.frame_size=4KiB", "--set",
+                              "operators.source.params.path=" + file.string(), "--set",
+                              "operators.count.params.result=" + result.string()});
+  INFO(r.err);
+  CHECK(r.exit_code == 1);
+  CHECK(r.err.find("operator 'count', topic 'text', offset 1: the operator failed the frame (code 1): a byte that "
+                   "is not a lowercase letter, space or newline") != std::string::npos);
+  CHECK_FALSE(fs::exists(result));  // a failed run writes no result
+  fs::remove(file);
 }

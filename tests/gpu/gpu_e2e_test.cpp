@@ -36,15 +36,19 @@ bool no_gpu() {
   return !gpu().usable;
 }
 
-/// The run completed on the device executor and every verify sink saw frames and no anomaly.
-void check_verified_on_device(const process_result& r) {
+/// The run completed on the device executor and every verify sink saw frames and no anomaly — or, for a
+/// short_run's topology, its results are right (short_run::check_results).
+void check_verified_on_device(const process_result& r, const short_run* run = nullptr) {
   INFO("stderr: " << r.err);
   REQUIRE_FALSE(r.timed_out);
   CHECK(r.exit_code == 0);
   const auto doc = parse_json(r);
   CHECK(doc["status"] == "completed");
   CHECK(doc["executor"].get<std::string>().rfind("device", 0) == 0);
-  check_verified(doc);
+  if (run != nullptr)
+    run->check_results(doc);
+  else
+    check_verified(doc);
 }
 
 std::vector<std::string> device_run(const fs::path& topology, std::vector<std::string> extra = {}) {
@@ -73,7 +77,7 @@ TEST_CASE("gpu.every_topology_runs_verified_on_the_device" * doctest::skip(no_gp
       INFO(file);
       const short_run run(file, "256MiB");
       const auto as_written = run_process(device_run(file, run.sets()), std::chrono::minutes(2));
-      check_verified_on_device(as_written);
+      check_verified_on_device(as_written, &run);
       // Again with every topic crossing by the kernel's own loads and stores: `transfer: auto` gives these
       // topologies' deep 64 KiB rings to the copy engines, so this is the path they would not take.
       std::vector<std::string> mapped = run.sets();
@@ -81,7 +85,7 @@ TEST_CASE("gpu.every_topology_runs_verified_on_the_device" * doctest::skip(no_gp
       for (const auto& t : doc["topics"])
         mapped.insert(mapped.end(), {"--set", "topics." + t["name"].get<std::string>() + ".transfer=mapped"});
       INFO("transfer mapped");
-      check_verified_on_device(run_process(device_run(file, mapped), std::chrono::minutes(2)));
+      check_verified_on_device(run_process(device_run(file, mapped), std::chrono::minutes(2)), &run);
     }
   }
 }
@@ -415,9 +419,10 @@ TEST_CASE("gpu.xeflow_tune_works_on_every_topology" * doctest::skip(no_gpu())) {
       const fs::path written = fs::temp_directory_path() / ("xeflow_tuned_" + file.filename().string());
       const short_run run(file, "256MiB");
       std::vector<std::string> tune{xeflow_tune(), file.string(), "--write", written.string()};
-      // The dataset paths only: xeflow-tune makes the generated sources long enough to sample.
+      // The dataset and result paths only: xeflow-tune makes the generated sources long enough to sample.
       for (std::size_t k = 0; k + 1 < run.sets().size(); k += 2)
-        if (run.sets()[k + 1].find(".params.path=") != std::string::npos)
+        if (run.sets()[k + 1].find(".params.path=") != std::string::npos ||
+            run.sets()[k + 1].find(".params.result=") != std::string::npos)
           tune.insert(tune.end(), {"--set", run.sets()[k + 1]});
       const auto r = run_process(tune, std::chrono::minutes(2));
       INFO(r.out << r.err);
@@ -429,7 +434,7 @@ TEST_CASE("gpu.xeflow_tune_works_on_every_topology" * doctest::skip(no_gpu())) {
       std::ifstream in(written);
       const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
       CHECK(text.find("partition: explicit") != std::string::npos);
-      check_verified_on_device(run_process(device_run(written, run.sets()), std::chrono::minutes(2)));
+      check_verified_on_device(run_process(device_run(written, run.sets()), std::chrono::minutes(2)), &run);
       fs::remove(written);
     }
   }

@@ -8,6 +8,8 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <nlohmann/json.hpp>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -28,16 +30,30 @@ inline std::vector<std::filesystem::path> every_topology() {
 
 /// The `--set` arguments that make a run of `topology` short: the operator named `source` streams `bytes`;
 /// the operators of a particle dataset (prefetch_source, prefetch_writeback, and the address stage's
-/// prefetch_ranges and prefetch_assembler) get a generated K-means file of 200 000 particles (made on
-/// construction, removed on destruction) instead of the path they name.
+/// prefetch_ranges and prefetch_assembler) get a generated K-means file of 200 000 particles, a text_source
+/// a generated word-count text of `bytes` (at most 16 MiB), and a word_count a result file — all made on
+/// construction, removed on destruction — instead of the paths they name.
 class short_run {
  public:
   short_run(const std::filesystem::path& topology, const std::string& bytes) {
     const YAML::Node doc = YAML::LoadFile(topology.string());
+    const std::string stem = std::to_string(::getpid()) + "-" + topology.stem().string();
     for (const auto& op : doc["operators"]) {
       const std::string name = op.first.as<std::string>();
       const std::string cls = op.second["class"].as<std::string>();
-      if (cls == "prefetch_source" || cls == "prefetch_writeback" || cls == "prefetch_ranges" ||
+      if (cls == "text_source") {
+        text_ = std::filesystem::temp_directory_path() / ("xeflow-text-" + stem);
+        const auto gen = run_process({gen_wordcount(), text_.string(), "--bytes", text_bytes(bytes)});
+        INFO(gen.err);
+        REQUIRE(gen.exit_code == 0);
+        sets_.insert(sets_.end(), {"--set", "operators." + name + ".params.path=" + text_.string()});
+      } else if (cls == "word_count") {
+        word_counts_.push_back(name);
+        const std::filesystem::path result =
+            std::filesystem::temp_directory_path() / ("xeflow-counts-" + stem + "-" + name);
+        results_.push_back(result);
+        sets_.insert(sets_.end(), {"--set", "operators." + name + ".params.result=" + result.string()});
+      } else if (cls == "prefetch_source" || cls == "prefetch_writeback" || cls == "prefetch_ranges" ||
           cls == "prefetch_assembler") {
         if (dataset_.empty()) {
           dataset_ = std::filesystem::temp_directory_path() /
@@ -55,14 +71,53 @@ class short_run {
   ~short_run() {
     std::error_code ignored;
     if (!dataset_.empty()) std::filesystem::remove(dataset_, ignored);
+    if (!text_.empty()) std::filesystem::remove(text_, ignored);
+    for (const auto& r : results_) std::filesystem::remove(r, ignored);
   }
   short_run(const short_run&) = delete;
   short_run& operator=(const short_run&) = delete;
 
   const std::vector<std::string>& sets() const { return sets_; }
 
+  /// The run's results are right: every word_count's counters equal the CPU reference's on the generated
+  /// text and its result file was written; otherwise every verify sink saw frames and no anomaly.
+  void check_results(const nlohmann::json& doc) const {
+    if (word_counts_.empty()) {
+      check_verified(doc);
+      return;
+    }
+    const auto cpu = run_process({wordcount_cpu(), text_.string(), "--json"});
+    INFO(cpu.err);
+    REQUIRE(cpu.exit_code == 0);
+    const auto expected = nlohmann::json::parse(cpu.out);
+    for (std::size_t k = 0; k < word_counts_.size(); ++k) {
+      INFO("operator " << word_counts_[k]);
+      const auto op = std::find_if(doc["operators"].begin(), doc["operators"].end(),
+                                   [&](const nlohmann::json& o) { return o["name"] == word_counts_[k]; });
+      REQUIRE(op != doc["operators"].end());
+      const auto& c = (*op)["counters"];
+      CHECK(c["words"] == expected["words"]);
+      CHECK(c["distinct_words"] == expected["distinct_words"]);
+      char digest[24];
+      std::snprintf(digest, sizeof digest, "0x%08llx",
+                    static_cast<unsigned long long>(c["digest"].get<std::uint64_t>()));
+      CHECK(std::string(digest) == expected["digest"].get<std::string>());
+      CHECK(std::filesystem::exists(results_[k]));
+    }
+  }
+
  private:
+  /// A generated text as long as the run's bytes ("24MiB", "1GiB"), capped at 16 MiB so the CPU reference
+  /// stays quick.
+  static std::string text_bytes(const std::string& bytes) {
+    const std::uint64_t n = std::stoull(bytes) << (bytes.find("GiB") != std::string::npos ? 30 : 20);
+    return std::to_string(std::min<std::uint64_t>(n, std::uint64_t{16} << 20));
+  }
+
   std::filesystem::path dataset_;
+  std::filesystem::path text_;
+  std::vector<std::string> word_counts_;
+  std::vector<std::filesystem::path> results_;
   std::vector<std::string> sets_;
 };
 

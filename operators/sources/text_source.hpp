@@ -1,0 +1,77 @@
+// text_source: a text file in frames of whole words, for GPU operators that read every byte (the BigKernel
+// paper's word count: 1-byte accesses, no record layout). CPU threads copy each frame's bytes out of the
+// memory-mapped file into the topic's frame; frames are cut only where a word ends, so an operator never
+// sees half a word and any number of threads can produce frames in any order.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+
+#include "framework/operator.hpp"
+#include "framework/operator_schema.hpp"
+#include "operators/sinks/thread_slots.hpp"
+#include "operators/sources/mapped_file.hpp"
+
+namespace xf {
+
+/// Words are maximal runs of bytes that are not separators. With S = frame_size - max_word_bytes (the
+/// stride), frame o holds the file's bytes [cut(o·S), cut((o+1)·S)), where cut(p) is the first position
+/// ≥ p that is not inside a word (p itself when p is 0, the file's size, or right after a separator). So
+/// frame o holds exactly the words that start in [o·S, (o+1)·S) plus separators, at most S + max_word_bytes
+/// - 1 bytes. Errors (run_error naming the operator and its topic): a file that cannot be mapped, a frame
+/// size not above max_word_bytes, and — at the frame that meets it, with its file offset — a word longer
+/// than max_word_bytes. The file must not change while it streams (mapped: truncation is SIGBUS).
+/// produce is a pure function of the offset: verify sinks replay the source itself.
+class text_source final : public cpu_source, public frame_reference {
+ public:
+  struct params {
+    std::string path;
+    std::string separators = " \n";
+    std::uint64_t max_word_bytes = 64;
+  };
+
+  static void describe(operator_schema<params>& s) {
+    s.describe(
+        "a memory-mapped text file in frames cut between words (for GPU operators that read every byte, "
+        "like word_count); CPU threads copy the frames");
+    s.param(&params::path, "path", "the text file", required);
+    s.param(&params::separators, "separators", "the bytes between words (each character of the text)", " \n");
+    s.bytes(&params::max_word_bytes, "max_word_bytes",
+            "the longest word allowed; a frame holds frame_size - max_word_bytes bytes of word starts", 64, 1);
+  }
+
+  explicit text_source(const params& p);
+
+  /// Maps the file; run_error naming the operator and topic when it cannot, or when the frame size is not
+  /// above max_word_bytes.
+  void on_start(const operator_setup& setup) override;
+  bool produce(std::uint64_t offset, frame_out& out) override;
+  /// {frames, bytes (the text copied into frames), file_bytes}.
+  operator_counters counters() const override;
+
+  bool expected(std::uint64_t offset, frame_out& out) const override;
+  std::optional<std::uint64_t> frame_count() const override { return frames_; }
+
+ private:
+  bool fill(std::uint64_t offset, frame_out& out) const;
+  /// The first position ≥ p not inside a word.
+  std::uint64_t cut(std::uint64_t p) const;
+  bool separator(std::byte b) const noexcept { return is_separator_[static_cast<unsigned char>(b)]; }
+
+  struct alignas(cache_line_bytes) copy_counts {
+    std::atomic<std::uint64_t> frames{0};  // written by the owning thread only
+    std::atomic<std::uint64_t> bytes{0};
+  };
+
+  params params_;
+  bool is_separator_[256] = {};
+  std::string name_;
+  std::string topic_;
+  mapped_file text_;
+  std::uint64_t stride_ = 0;
+  std::uint64_t frames_ = 0;
+  thread_slots<copy_counts> counts_;
+};
+
+}  // namespace xf
