@@ -668,12 +668,12 @@ run_stats topology_run::execute(const run_options& options) {
 void topology_run::launch_device_kernel(const kernel_program& program) {
 #if defined(XF_HAVE_CUDA)
   std::vector<std::vector<std::byte>> params;
-  std::vector<std::uint64_t> accumulator_bytes;
+  std::vector<std::span<const std::byte>> accumulators;
   for (std::size_t k : plan_.kernel_operators) {
     params.push_back(plan_.operators[k].entry->make_gpu_params(plan_.operators[k].spec->params));
-    accumulator_bytes.push_back(instances_[k].kernel->accumulator().size());
+    accumulators.push_back(instances_[k].kernel->accumulator());
   }
-  device_ = std::make_unique<device_run>(plan_, topics_, params, accumulator_bytes, program,
+  device_ = std::make_unique<device_run>(plan_, topics_, params, accumulators, program,
                                          static_cast<managed_topic_memory&>(*memory_));
   device_->launch();
 #else

@@ -34,8 +34,9 @@ class host_kernel_op {
                    std::uint32_t thread_end, std::uint32_t thread_count) const = 0;
   /// The operator's phases (map_phases): from `Op::phases(params)` when the operator type declares it.
   virtual map_phases phases() const { return {}; }
-  /// A GPU sink's accumulator on the host, zeroed at construction (empty for maps). The device executor
-  /// copies the kernel's accumulator into it before finish().
+  /// A GPU sink's accumulator on the host, zeroed and prepared (Op::prepare) at construction; empty for
+  /// maps. The device executor starts the kernel's accumulator from it and copies the kernel's back into it
+  /// before finish().
   virtual std::span<std::byte> accumulator() { return {}; }
   /// A GPU sink's Op::finish over accumulator(); maps have nothing to finish.
   virtual operator_counters finish() const { return {}; }
@@ -80,6 +81,12 @@ void run_gpu_compute_any(const typename Op::params& p, const frame_in& in, frame
   visit_element(in.element, [&](auto zero) {
     run_gpu_compute<Op, decltype(zero)>(p, in, out, state, offset, begin, end, count);
   });
+}
+
+/// Op::prepare over a fresh accumulator when the sink declares it (see gpu_sink).
+template <class Op>
+void prepare_accumulator(const typename Op::params& p, std::span<std::byte> state) {
+  if constexpr (requires { Op::prepare(p, state); }) Op::prepare(p, state);
 }
 
 /// A GPU sink's accumulator in host memory: zeroed, aligned for any atomic the operator uses on it.
@@ -132,7 +139,9 @@ class gpu_op_on_host final : public host_kernel_op {
 template <gpu_sink Op>
 class gpu_sink_on_host final : public host_kernel_op {
  public:
-  explicit gpu_sink_on_host(typename Op::params p) : params_(p), state_(accumulator_bytes<Op>(p)) {}
+  explicit gpu_sink_on_host(typename Op::params p) : params_(p), state_(accumulator_bytes<Op>(p)) {
+    prepare_accumulator<Op>(params_, state_.bytes());
+  }
   void run(const frame_in& in, frame_out*, std::uint64_t offset, std::uint32_t begin, std::uint32_t end,
            std::uint32_t count) const override {
     run_gpu_compute_any<Op>(params_, in, nullptr, state_.bytes().data(), offset, begin, end, count);
@@ -165,7 +174,9 @@ class gpu_op_on_cpu final : public cpu_map {
 template <gpu_sink Op>
 class gpu_sink_on_cpu final : public cpu_sink {
  public:
-  explicit gpu_sink_on_cpu(typename Op::params p) : params_(p), state_(accumulator_bytes<Op>(p)) {}
+  explicit gpu_sink_on_cpu(typename Op::params p) : params_(p), state_(accumulator_bytes<Op>(p)) {
+    prepare_accumulator<Op>(params_, state_.bytes());
+  }
   void on_start(const operator_setup& setup) override { interrupted_ = setup.interrupted; }
   void on_frame(std::uint64_t offset, const frame_in& in) override {
     run_gpu_compute_any<Op>(params_, in, nullptr, state_.bytes().data(), offset, 0, 1, 1);

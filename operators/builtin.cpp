@@ -1,6 +1,7 @@
 // The built-in operators' registration, one line each.
 #include "operators/builtin.hpp"
 
+#include "operators/sinks/affinity.hpp"
 #include "operators/sinks/file_sink.hpp"
 #include "operators/sinks/null_sink.hpp"
 #include "operators/sinks/prefetch_writeback.hpp"
@@ -10,6 +11,7 @@
 #include "operators/sources/file_source.hpp"
 #include "operators/sources/prefetch_ranges.hpp"
 #include "operators/sources/prefetch_source.hpp"
+#include "operators/sources/prefetch_varlen_source.hpp"
 #include "operators/sources/random_source.hpp"
 #include "operators/sources/sequence_source.hpp"
 #include "operators/sources/text_source.hpp"
@@ -30,6 +32,7 @@ void register_builtin_operators(operator_registry& registry) {
   registry.add<dataset_source>("dataset_source");
   registry.add<file_source>("file_source");
   registry.add<prefetch_source>("prefetch_source");
+  registry.add<prefetch_varlen_source>("prefetch_varlen_source");
   registry.add<prefetch_ranges>("prefetch_ranges");
   registry.add<text_source>("text_source");
   registry.add<scale_op>("scale");
@@ -45,6 +48,8 @@ void register_builtin_operators(operator_registry& registry) {
   registry.add<file_sink>("file_sink");
   registry.add<prefetch_writeback>("prefetch_writeback");
   registry.add<word_count_op>("word_count");
+  registry.add<affinity_cards_op>("affinity_cards");
+  registry.add<affinity_shared_op>("affinity_shared");
 }
 
 }  // namespace xf

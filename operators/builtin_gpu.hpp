@@ -3,6 +3,7 @@
 #pragma once
 
 #include "framework/gpu_operator_list.hpp"
+#include "operators/sinks/affinity.hpp"
 #include "operators/sinks/word_count.hpp"
 #include "operators/transforms/address_generators/byte_addresses.hpp"
 #include "operators/transforms/address_generators/indexed_addresses.hpp"
@@ -16,6 +17,7 @@ namespace xf {
 
 using builtin_gpu_operators =
     gpu_operator_list<scale_op, fma_op, pass_through_op, kmeans_assign_op, record_addresses_op,
-                      byte_addresses_op, indexed_addresses_op, word_count_op>;
+                      byte_addresses_op, indexed_addresses_op, word_count_op, affinity_cards_op,
+                      affinity_shared_op>;
 
 }  // namespace xf

@@ -51,7 +51,7 @@ T load_acquire_host(T& word) {
 
 device_run::device_run(const plan& p, std::vector<topic>& topics,
                        const std::vector<std::vector<std::byte>>& params,
-                       const std::vector<std::uint64_t>& accumulator_bytes, const kernel_program& program,
+                       const std::vector<std::span<const std::byte>>& accumulators, const kernel_program& program,
                        managed_topic_memory& memory)
     : plan_(p),
       topics_(topics),
@@ -63,7 +63,7 @@ device_run::device_run(const plan& p, std::vector<topic>& topics,
   const auto op_count = static_cast<std::uint32_t>(p.kernel_operators.size());
   XF_EXPECTS(op_count >= 1 && op_count <= max_kernel_operators, "1 to 32 kernel operators");
   XF_EXPECTS(params.size() == op_count, "one params blob per kernel operator");
-  XF_EXPECTS(accumulator_bytes.size() == op_count, "one accumulator size per kernel operator");
+  XF_EXPECTS(accumulators.size() == op_count, "one accumulator per kernel operator");
 
   auto catalog = [&](std::size_t bytes) {
     void* ptr = memory_.allocate(bytes, topic_layer::catalog, memory_side::device);
@@ -112,7 +112,7 @@ device_run::device_run(const plan& p, std::vector<topic>& topics,
     op.element = p.topics[po.inputs[0]].spec->element;
     op.input = static_cast<std::uint32_t>(po.inputs[0]);
     op.output = po.outputs.empty() ? no_output_topic : static_cast<std::uint32_t>(po.outputs[0]);
-    XF_EXPECTS(po.outputs.empty() == (accumulator_bytes[k] != 0), "GPU sinks, and only they, accumulate");
+    XF_EXPECTS(po.outputs.empty() == !accumulators[k].empty(), "GPU sinks, and only they, accumulate");
     op.group = po.input_groups[0];
     op.first_warp = first_warp;
     op.warps = po.warps;
@@ -138,7 +138,10 @@ device_run::device_run(const plan& p, std::vector<topic>& topics,
     }
     parts_done_.emplace_back(po.parts > 1 ? p.topics[po.inputs[0]].spec->capacity : 0);
     op.parts_done = parts_done_.back().get();
-    accumulators_.emplace_back(accumulator_bytes[k]);  // zeroed: the fold starts from nothing
+    accumulators_.emplace_back(accumulators[k].size());
+    if (!accumulators[k].empty())  // the host's prepared accumulator: the fold starts from it
+      XF_CUDA_TRY(cudaMemcpy(accumulators_.back().get(), accumulators[k].data(), accumulators[k].size(),
+                             cudaMemcpyHostToDevice));
     op.state = accumulators_.back().get();
   }
   XF_EXPECTS(first_warp <= p.warps_per_block, "the partition fits the block");

@@ -26,11 +26,11 @@ namespace xf {
 class device_run {
  public:
   /// `topics` (indexed like plan.topics) and `memory` must outlive this object; `params[k]` is the
-  /// params struct of the k-th kernel operator as bytes, `accumulator_bytes[k]` its accumulator's size
-  /// (a GPU sink's; 0 for maps). Throws cuda_error or run_error (an operator whose class is not compiled
-  /// into `program`).
+  /// params struct of the k-th kernel operator as bytes, `accumulators[k]` the contents its accumulator
+  /// starts from (a GPU sink's, prepared on the host; empty for maps). Throws cuda_error or run_error (an
+  /// operator whose class is not compiled into `program`).
   device_run(const plan& p, std::vector<topic>& topics, const std::vector<std::vector<std::byte>>& params,
-             const std::vector<std::uint64_t>& accumulator_bytes, const kernel_program& program,
+             const std::vector<std::span<const std::byte>>& accumulators, const kernel_program& program,
              managed_topic_memory& memory);
   ~device_run();
   device_run(const device_run&) = delete;

@@ -422,7 +422,8 @@ TEST_CASE("gpu.xeflow_tune_works_on_every_topology" * doctest::skip(no_gpu())) {
       // The dataset and result paths only: xeflow-tune makes the generated sources long enough to sample.
       for (std::size_t k = 0; k + 1 < run.sets().size(); k += 2)
         if (run.sets()[k + 1].find(".params.path=") != std::string::npos ||
-            run.sets()[k + 1].find(".params.result=") != std::string::npos)
+            run.sets()[k + 1].find(".params.result=") != std::string::npos ||
+            run.sets()[k + 1].find(".params.cards=") != std::string::npos)
           tune.insert(tune.end(), {"--set", run.sets()[k + 1]});
       const auto r = run_process(tune, std::chrono::minutes(2));
       INFO(r.out << r.err);

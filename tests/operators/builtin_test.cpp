@@ -14,9 +14,9 @@ TEST_CASE("operators.builtin_registers_every_operator") {
   register_builtin_operators(registry);
   CHECK(registry.class_names() ==
         std::vector<std::string>{
-            "dataset_source", "file_sink", "file_source", "fma", "kmeans_assign", "null_sink", "pass_through",
+            "affinity_cards", "affinity_shared", "dataset_source", "file_sink", "file_source", "fma", "kmeans_assign", "null_sink", "pass_through",
             "prefetch_addresses_bytes", "prefetch_addresses_indexed", "prefetch_addresses_records",
-            "prefetch_assembler", "prefetch_ranges", "prefetch_source", "prefetch_writeback", "random_source",
+            "prefetch_assembler", "prefetch_ranges", "prefetch_source", "prefetch_varlen_source", "prefetch_writeback", "random_source",
             "scale", "sequence_source", "text_source", "verify_sink", "word_count"});
   CHECK(registry.find("sequence_source")->info.role == operator_role::source);
   CHECK(registry.find("file_source")->info.find_param("path")->default_value == std::nullopt);

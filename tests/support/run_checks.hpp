@@ -18,7 +18,8 @@
 namespace xf::test {
 
 /// A variable meson test sets (XF_SOURCE_ROOT, XF_RUN, XF_TUNE, XF_FAULTY_RUN, XF_GEN_KMEANS, XF_KMEANS_CPU,
-/// XF_KMEANS_GPU_BASELINE, XF_KMEANS_XEFLOW, XF_GEN_WORDCOUNT, XF_WORDCOUNT_CPU).
+/// XF_KMEANS_GPU_BASELINE, XF_KMEANS_XEFLOW, XF_GEN_WORDCOUNT, XF_WORDCOUNT_CPU,
+/// XF_GEN_AFFINITY, XF_AFFINITY_CPU).
 inline std::string env(const char* name) {
   const char* v = std::getenv(name);
   REQUIRE_MESSAGE(v != nullptr, "environment variable " << name << " is set by meson test");
@@ -53,6 +54,12 @@ inline std::string gen_wordcount() {
 }
 inline std::string wordcount_cpu() {
   return env("XF_WORDCOUNT_CPU");
+}
+inline std::string gen_affinity() {
+  return env("XF_GEN_AFFINITY");
+}
+inline std::string affinity_cpu() {
+  return env("XF_AFFINITY_CPU");
 }
 
 /// The run's `--stats json` output.

@@ -31,8 +31,10 @@ inline std::vector<std::filesystem::path> every_topology() {
 /// The `--set` arguments that make a run of `topology` short: the operator named `source` streams `bytes`;
 /// the operators of a particle dataset (prefetch_source, prefetch_writeback, and the address stage's
 /// prefetch_ranges and prefetch_assembler) get a generated K-means file of 200 000 particles, a text_source
-/// a generated word-count text of `bytes` (at most 16 MiB), and a word_count a result file — all made on
-/// construction, removed on destruction — instead of the paths they name.
+/// a generated word-count text of `bytes` (at most 16 MiB), a prefetch_varlen_source a generated affinity
+/// dataset of 300 000 records, a word_count or affinity_cards a result file, and an affinity_shared the
+/// cards of pass 1 (affinity_cards.yaml run on the host over the same dataset) — all made on construction,
+/// removed on destruction — instead of the paths they name.
 class short_run {
  public:
   short_run(const std::filesystem::path& topology, const std::string& bytes) {
@@ -41,7 +43,19 @@ class short_run {
     for (const auto& op : doc["operators"]) {
       const std::string name = op.first.as<std::string>();
       const std::string cls = op.second["class"].as<std::string>();
-      if (cls == "text_source") {
+      if (cls == "prefetch_varlen_source") {
+        records_ = std::filesystem::temp_directory_path() / ("xeflow-purchases-" + stem);
+        const auto gen = run_process({gen_affinity(), records_.string(), "--records", "300000"});
+        INFO(gen.err);
+        REQUIRE(gen.exit_code == 0);
+        sets_.insert(sets_.end(), {"--set", "operators." + name + ".params.path=" + records_.string()});
+      } else if (cls == "affinity_cards" || cls == "affinity_shared") {
+        affinity_.push_back(name);
+        merchant_ = op.second["params"]["merchant"] ? op.second["params"]["merchant"].as<std::string>() : "0";
+        const std::filesystem::path result = temp_result(stem, name);
+        sets_.insert(sets_.end(), {"--set", "operators." + name + ".params.result=" + result.string()});
+        if (cls == "affinity_shared") pass_two_ = name;
+      } else if (cls == "text_source") {
         text_ = std::filesystem::temp_directory_path() / ("xeflow-text-" + stem);
         const auto gen = run_process({gen_wordcount(), text_.string(), "--bytes", text_bytes(bytes)});
         INFO(gen.err);
@@ -49,9 +63,7 @@ class short_run {
         sets_.insert(sets_.end(), {"--set", "operators." + name + ".params.path=" + text_.string()});
       } else if (cls == "word_count") {
         word_counts_.push_back(name);
-        const std::filesystem::path result =
-            std::filesystem::temp_directory_path() / ("xeflow-counts-" + stem + "-" + name);
-        results_.push_back(result);
+        const std::filesystem::path result = temp_result(stem, name);
         sets_.insert(sets_.end(), {"--set", "operators." + name + ".params.result=" + result.string()});
       } else if (cls == "prefetch_source" || cls == "prefetch_writeback" || cls == "prefetch_ranges" ||
           cls == "prefetch_assembler") {
@@ -67,11 +79,14 @@ class short_run {
         sets_.insert(sets_.end(), {"--set", "operators.source.params.total_bytes=" + bytes});
       }
     }
+    if (!pass_two_.empty()) make_pass_one_cards(topology, stem);
   }
   ~short_run() {
     std::error_code ignored;
     if (!dataset_.empty()) std::filesystem::remove(dataset_, ignored);
     if (!text_.empty()) std::filesystem::remove(text_, ignored);
+    if (!records_.empty()) std::filesystem::remove(records_, ignored);
+    if (!cards_.empty()) std::filesystem::remove(cards_, ignored);
     for (const auto& r : results_) std::filesystem::remove(r, ignored);
   }
   short_run(const short_run&) = delete;
@@ -82,6 +97,10 @@ class short_run {
   /// The run's results are right: every word_count's counters equal the CPU reference's on the generated
   /// text and its result file was written; otherwise every verify sink saw frames and no anomaly.
   void check_results(const nlohmann::json& doc) const {
+    if (!affinity_.empty()) {
+      check_affinity(doc);
+      return;
+    }
     if (word_counts_.empty()) {
       check_verified(doc);
       return;
@@ -107,6 +126,50 @@ class short_run {
   }
 
  private:
+  static const nlohmann::json& operator_named(const nlohmann::json& doc, const std::string& name) {
+    const auto op = std::find_if(doc["operators"].begin(), doc["operators"].end(),
+                                 [&](const nlohmann::json& o) { return o["name"] == name; });
+    REQUIRE(op != doc["operators"].end());
+    return *op;
+  }
+
+  std::filesystem::path temp_result(const std::string& stem, const std::string& name) {
+    results_.push_back(std::filesystem::temp_directory_path() / ("xeflow-result-" + stem + "-" + name));
+    return results_.back();
+  }
+
+  /// Pass 2 starts from pass 1's cards: affinity_cards.yaml, run on the host over the same dataset.
+  void make_pass_one_cards(const std::filesystem::path& topology, const std::string& stem) {
+    cards_ = std::filesystem::temp_directory_path() / ("xeflow-cards-" + stem);
+    const auto pass_one =
+        run_process({xeflow_run(), (topology.parent_path() / "affinity_cards.yaml").string(), "--host", "-q",
+                     "--set", "operators.records.params.path=" + records_.string(), "--set",
+                     "operators.cards.params.merchant=" + merchant_, "--set",
+                     "operators.cards.params.result=" + cards_.string()});
+    INFO(pass_one.err);
+    REQUIRE(pass_one.exit_code == 0);
+    sets_.insert(sets_.end(), {"--set", "operators." + pass_two_ + ".params.cards=" + cards_.string()});
+  }
+
+  /// Every affinity sink's counters equal the CPU reference's on the generated dataset.
+  void check_affinity(const nlohmann::json& doc) const {
+    const auto cpu = run_process({affinity_cpu(), records_.string(), "--merchant", merchant_, "--json"});
+    INFO(cpu.err);
+    REQUIRE(cpu.exit_code == 0);
+    const auto expected = nlohmann::json::parse(cpu.out);
+    for (const std::string& name : affinity_) {
+      INFO("operator " << name);
+      const auto& c = operator_named(doc, name)["counters"];
+      CHECK(c["cards_at_merchant"] == expected["cards_at_merchant"]);
+      if (name != pass_two_) continue;
+      CHECK(c["shared_merchants"] == expected["shared_merchants"]);
+      char digest[24];
+      std::snprintf(digest, sizeof digest, "0x%08llx",
+                    static_cast<unsigned long long>(c["digest"].get<std::uint64_t>()));
+      CHECK(std::string(digest) == expected["digest"].get<std::string>());
+    }
+  }
+
   /// A generated text as long as the run's bytes ("24MiB", "1GiB"), capped at 16 MiB so the CPU reference
   /// stays quick.
   static std::string text_bytes(const std::string& bytes) {
@@ -116,6 +179,11 @@ class short_run {
 
   std::filesystem::path dataset_;
   std::filesystem::path text_;
+  std::filesystem::path records_;
+  std::filesystem::path cards_;
+  std::string merchant_ = "0";
+  std::vector<std::string> affinity_;
+  std::string pass_two_;
   std::vector<std::string> word_counts_;
   std::vector<std::filesystem::path> results_;
   std::vector<std::string> sets_;

@@ -56,12 +56,12 @@ enum class direction { gather, scatter };
 
 /// Moves the layout's items between records and a field-by-field frame, with the item size a compile-time
 /// constant so that each item is one load and one store. Records front to back: one stream for the CPU.
-template <std::uint32_t ItemBytes, direction Direction>
-void move_items(std::byte* records, std::uint64_t record_bytes, const std::uint32_t* item_offsets,
-                std::uint32_t items, std::uint64_t count, std::byte* frame) {
+template <std::uint32_t ItemBytes, direction Direction, class RecordAt>
+void move_items(RecordAt record_at, const std::uint32_t* item_offsets, std::uint32_t items, std::uint64_t count,
+                std::byte* frame) {
   const std::uint64_t column = count * ItemBytes;  // bytes of one item's array
   for (std::uint64_t r = 0; r < count; ++r) {
-    std::byte* record = records + r * record_bytes;
+    std::byte* record = record_at(r);
     std::byte* slot = frame + r * ItemBytes;
     for (std::uint32_t i = 0; i < items; ++i) {
       if constexpr (Direction == direction::gather)
@@ -69,6 +69,32 @@ void move_items(std::byte* records, std::uint64_t record_bytes, const std::uint3
       else
         std::memcpy(record + item_offsets[i], slot + i * column, ItemBytes);
     }
+  }
+}
+
+/// Moves the items `layout` names of `count` records, record r starting at record_at(r), to or from `frame`.
+template <direction Direction, class RecordAt>
+void move_layout_items(const record_layout& layout, RecordAt record_at, std::uint64_t count, std::byte* frame) {
+  const std::uint32_t items = layout.items_per_record();
+  std::vector<std::uint32_t> offsets;  // of every item of every field, in order
+  offsets.reserve(items);
+  for (std::uint32_t f = 0; f < layout.field_count; ++f)
+    for (std::uint32_t b = 0; b < layout.fields[f].bytes; b += layout.item_bytes)
+      offsets.push_back(layout.fields[f].offset + b);
+  const auto run = [&]<std::uint32_t ItemBytes>() {
+    move_items<ItemBytes, Direction>(record_at, offsets.data(), items, count, frame);
+  };
+  switch (layout.item_bytes) {
+    case 1:
+      return run.template operator()<1>();
+    case 2:
+      return run.template operator()<2>();
+    case 4:
+      return run.template operator()<4>();
+    case 8:
+      return run.template operator()<8>();
+    default:
+      return run.template operator()<16>();
   }
 }
 
@@ -92,26 +118,9 @@ void move_records(std::span<const std::byte> dataset, const record_layout& layou
       std::memcpy(records, frame, count * layout.record_bytes);
     return;
   }
-  std::vector<std::uint32_t> offsets;  // of every item of every field, in order
-  offsets.reserve(items);
-  for (std::uint32_t f = 0; f < layout.field_count; ++f)
-    for (std::uint32_t b = 0; b < layout.fields[f].bytes; b += layout.item_bytes)
-      offsets.push_back(layout.fields[f].offset + b);
-  const auto run = [&]<std::uint32_t ItemBytes>() {
-    move_items<ItemBytes, Direction>(records, layout.record_bytes, offsets.data(), items, count, frame);
-  };
-  switch (layout.item_bytes) {
-    case 1:
-      return run.template operator()<1>();
-    case 2:
-      return run.template operator()<2>();
-    case 4:
-      return run.template operator()<4>();
-    case 8:
-      return run.template operator()<8>();
-    default:
-      return run.template operator()<16>();
-  }
+  move_layout_items<Direction>(
+      layout, [records, bytes = layout.record_bytes](std::uint64_t r) { return records + r * bytes; }, count,
+      frame);
 }
 
 }  // namespace
@@ -119,6 +128,18 @@ void move_records(std::span<const std::byte> dataset, const record_layout& layou
 void gather_records(std::span<const std::byte> dataset, const record_layout& layout, std::uint64_t first,
                     std::uint64_t count, std::span<std::byte> out) {
   move_records<direction::gather>(dataset, layout, first, count, out.data(), out.size());
+}
+
+void gather_records_at(std::span<const std::byte> dataset, const record_layout& layout,
+                       std::span<const std::uint64_t> starts, std::span<std::byte> out) {
+  XF_EXPECTS(*layout_problem(layout) == '\0', layout_problem(layout));
+  XF_EXPECTS(out.size() >= starts.size() * layout.bytes_read_per_record(), "the frame is too small for its records");
+  for (const std::uint64_t start : starts)
+    XF_EXPECTS(start <= dataset.size() && dataset.size() - start >= layout.record_bytes,
+               "the records must lie inside the dataset");
+  auto* data = const_cast<std::byte*>(dataset.data());  // read only: gathering
+  move_layout_items<direction::gather>(
+      layout, [data, starts](std::uint64_t r) { return data + starts[r]; }, starts.size(), out.data());
 }
 
 void scatter_records(std::span<std::byte> dataset, const record_layout& layout, std::uint64_t first,

@@ -48,6 +48,12 @@ std::uint64_t gather(std::span<const std::byte> dataset, const gather_chunk& chu
 void gather_records(std::span<const std::byte> dataset, const record_layout& layout, std::uint64_t first,
                     std::uint64_t count, std::span<std::byte> out);
 
+/// gather_records for records of any length: record r starts at byte starts[r] of `dataset`, and the
+/// layout's record_bytes is the least every record has (its fields lie within it). Preconditions as
+/// gather_records', with each record's first record_bytes inside `dataset`.
+void gather_records_at(std::span<const std::byte> dataset, const record_layout& layout,
+                       std::span<const std::uint64_t> starts, std::span<std::byte> out);
+
 /// The inverse of gather_records: stores item i of record r from `in` at (i · count + r) · item_bytes into
 /// the fields `layout` names of records [first, first + count) of `dataset`. Same preconditions, with `in`
 /// holding at least count · layout.bytes_read_per_record() bytes.
