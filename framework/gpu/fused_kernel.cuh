@@ -590,6 +590,14 @@ __global__ void __launch_bounds__(1024, 1) persistent_kernel(kernel_args a) {
   }
 }
 
+/// One operator over one frame, as an ordinary kernel (kernel_program::launch_frame).
+template <class List>
+__global__ void frame_kernel(kernel_program::frame_launch f) {
+  const frame_call call{f.params, f.in, f.out, f.bytes, 0, f.offset, blockIdx.x * blockDim.x + threadIdx.x,
+                        gridDim.x * blockDim.x, f.failure, f.state};
+  dispatch(List{}, f.type, f.element, call);
+}
+
 // ---- the host side of one fused kernel -----------------------------------------------------------------
 
 template <class List>
@@ -623,6 +631,12 @@ class fused_kernel_program final : public kernel_program {
     void* params[] = {&copy};
     XF_CUDA_TRY(cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(&persistent_kernel<List>),
                                             dim3(blocks), dim3(threads), params, 0, stream));
+  }
+
+  void launch_frame(const frame_launch& f, std::uint32_t blocks, std::uint32_t threads,
+                    cudaStream_t stream) const override {
+    frame_kernel<List><<<blocks, threads, 0, stream>>>(f);
+    XF_CUDA_TRY(cudaGetLastError());
   }
 };
 
