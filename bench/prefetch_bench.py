@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""The prefetch source's benchmark (issue 5; the BigKernel paper's K-means), first part: one K-means
-assignment pass over a particle file (64-byte records; 12 bytes read, 4 written back), by
+"""The prefetch source's benchmark (issue 5; the BigKernel paper's applications). --apps picks them:
+
+kmeans: one K-means assignment pass over a particle file (64-byte records; 12 bytes read, 4 written back), by
 
   cpu      xeflow-kmeans-cpu --iterations 1 (the multi-threaded CPU reference: mapping, assignment, and
            its centre update, which the GPU contenders leave out: it is faster, not slower, for it)
@@ -14,6 +15,15 @@ cache before the first run), its cluster fields reset to unassigned, and must le
 CPU reference's first iteration in it: the script compares a CRC-32 of the cluster field after each run
 (numpy), and a contender that differs is reported failed. Times: the GPU baselines' pass (staging, copies, kernels, stores); xeflow's stream
 window; the CPU's run (mapping included). Ratios are against double buffering, measured in the same run.
+
+wordcount: topologies/wordcount.yaml over a generated text (every byte read; the GPU sink's table comes back
+once), by cpu (xeflow-wordcount-cpu), single / double / managed (xeflow-sink-baseline: the same source and
+sink compute, a conventional transport) and xeflow (xeflow-run). Verified: each contender's words,
+distinct words and digest equal the CPU reference's.
+
+affinity: the two passes (topologies/affinity_cards.yaml, then affinity_shared.yaml) over generated
+variable-length purchase records, scanned (12 of each record's 24 + 4n bytes cross PCIe), by cpu
+(xeflow-affinity-cpu), single / double / managed and xeflow, both passes timed; verified by the digest.
 
   python3 bench/prefetch_bench.py run --build build --out bench/results/DIR --sizes 4GiB,16GiB
   python3 bench/prefetch_bench.py report bench/results/DIR
@@ -126,6 +136,113 @@ def run_contender(cfg: argparse.Namespace, name: str, path: str, centres: str) -
     return rec
 
 
+SOURCE_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SINK_APPS = {
+    # app: (passes as (topology, source operator, sink operator), what the digest is compared against)
+    "wordcount": [("wordcount.yaml", "source", "count")],
+    "affinity": [("affinity_cards.yaml", "records", "cards"), ("affinity_shared.yaml", "records", "shared")],
+}
+
+
+def sink_pass_sets(app: str, step: int, path: str, scratch: str) -> list[str]:
+    """--set arguments of pass `step` of `app` over the dataset at `path`."""
+    topo, source, sink = SINK_APPS[app][step]
+    sets = ["--set", f"operators.{source}.params.path={path}",
+            "--set", f"operators.{sink}.params.result={os.path.join(scratch, f'{app}-{step}.out')}"]
+    if app == "affinity" and step == 1:
+        sets += ["--set", f"operators.shared.params.cards={os.path.join(scratch, 'affinity-0.out')}"]
+    return sets
+
+
+def run_sink_contender(cfg: argparse.Namespace, app: str, name: str, path: str) -> dict:
+    """One contender over every pass of a GPU-sink app: seconds summed over the passes, the last pass's sink
+    counters (the digest), bytes over PCIe summed."""
+    tool = lambda *p: os.path.join(cfg.build, *p)  # noqa: E731
+    rec = {"contender": name, "commands": [], "raw": [], "seconds": 0.0, "bytes_over_pcie": 0, "status": "ok"}
+    if name == "cpu":
+        cmd = ([tool("apps", "wordcount", "xeflow-wordcount-cpu"), path] if app == "wordcount" else
+               [tool("apps", "affinity", "xeflow-affinity-cpu"), path, "--merchant", "0"])
+        cmd += ["--threads", str(cfg.cpu_threads), "--json"]
+        child = sb.run_child(cmd, cfg.timeout)
+        doc = sb.parse_json_output(child.stdout)
+        rec.update(commands=[shlex.join(cmd)], raw=[doc], stderr_tail=sb.tail(child.stderr))
+        if child.returncode != 0 or not doc:
+            rec.update(status="failed", seconds=None, bytes_over_pcie=None)
+            return rec
+        rec["seconds"] = doc.get("seconds")
+        rec["digest"] = doc.get("digest")
+        rec["bytes_over_pcie"] = None
+        return rec
+    counters = {}
+    for step, (topo, source, sink) in enumerate(SINK_APPS[app]):
+        sets = sink_pass_sets(app, step, path, cfg.scratch)
+        topology = os.path.join(SOURCE_ROOT, "topologies", topo)
+        if name == "xeflow":
+            cmd = [tool("tools", "xeflow-run"), topology, "--stats", "json", "-q",
+                   "--set", f"runtime.executor={cfg.executor}",
+                   "--set", f"operators.{source}.threads={cfg.source_threads}"] + sets
+        else:
+            cmd = [tool("apps", "sink_baseline", "xeflow-sink-baseline"), topology, "--mode", name, "--json",
+                   "--set", f"operators.{source}.threads={cfg.source_threads}"] + sets
+        child = sb.run_child(cmd, cfg.timeout)
+        doc = sb.parse_json_output(child.stdout)
+        rec["commands"].append(shlex.join(cmd))
+        rec["raw"].append(doc)
+        rec["stderr_tail"] = sb.tail(child.stderr)
+        if child.returncode != 0 or not doc or (name == "xeflow" and doc.get("status") != "completed"):
+            rec.update(status="failed", seconds=None, bytes_over_pcie=None)
+            return rec
+        if name == "xeflow":
+            rec["seconds"] += doc.get("stream_seconds") or doc.get("wall_seconds")
+            ops = {o["name"]: o.get("counters", {}) for o in doc.get("operators", [])}
+            src = ops.get(source, {})
+            rec["bytes_over_pcie"] += src.get("bytes_gathered", src.get("bytes", 0))
+            counters = ops.get(sink, {})
+        else:
+            rec["seconds"] += doc.get("seconds") or 0
+            rec["bytes_over_pcie"] += doc.get("bytes_to_device") or 0
+            counters = doc.get("sink_counters", {})
+    if "digest" in counters:
+        rec["digest"] = f"0x{counters['digest']:08x}"
+    return rec
+
+
+def run_sink_app(args: argparse.Namespace, app: str, size: str, doc: dict, out_path: str) -> bool:
+    if app == "wordcount":
+        path = os.path.join(args.scratch, "text.txt")
+        gen = [os.path.join(args.build, "apps", "wordcount", "xeflow-gen-wordcount"), path, "--bytes", size]
+    else:
+        path = os.path.join(args.scratch, "purchases.bin")
+        # Records average 24 + 4 * 7.5 = 54 bytes.
+        records = max(1, sb.parse_size(size) // 54)
+        gen = [os.path.join(args.build, "apps", "affinity", "xeflow-gen-affinity"), path, "--records", str(records)]
+    child = sb.run_child(gen + ["--threads", str(args.cpu_threads)], args.timeout)
+    if child.returncode != 0:
+        print(f"generating {app} {size} failed: {sb.tail(child.stderr)}", file=sys.stderr)
+        return False
+    with open(path, "rb") as f:  # into the page cache: every contender runs warm
+        while f.read(1 << 26):
+            pass
+    entry = {"dataset_bytes": os.path.getsize(path), "size": size, "runs": []}
+    doc.setdefault(app, []).append(entry)
+    reference = None
+    for name in sb.parse_list(args.contenders):
+        rec = run_sink_contender(args, app, name, path)
+        if name == "cpu":
+            reference = rec.get("digest")
+        elif rec["status"] == "ok" and reference and rec.get("digest") != reference:
+            rec["status"] = "failed"
+            rec["why"] = f"digest {rec.get('digest')} differs from the CPU reference's {reference}"
+        entry["runs"].append(rec)
+        sb.write_json_atomic(out_path, doc)
+        gbps = entry["dataset_bytes"] / rec["seconds"] / 1e9 if rec.get("seconds") else None
+        print(f"  {app:<9} {size:>8} {name:<8} {sb.fmt_num(rec.get('seconds'), 3, 8)} s "
+              f"{sb.fmt_num(gbps, 2, 7)} GB/s of dataset  {rec['status']}"
+              f"{'  ' + rec['why'] if rec.get('why') else ''}", flush=True)
+    os.remove(path)
+    return True
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     os.makedirs(args.out, exist_ok=True)
     args.scratch = args.data_dir or tempfile.mkdtemp(prefix="prefetch_bench-")
@@ -133,7 +250,13 @@ def cmd_run(args: argparse.Namespace) -> int:
     out_path = os.path.join(args.out, f"prefetch-{tag}.json")
     doc = {"meta": sb.run_meta(args),
            "kmeans": []}
+    apps = sb.parse_list(args.apps)
     for size in sb.parse_list(args.sizes):
+        for app in apps:
+            if app in SINK_APPS and not run_sink_app(args, app, size, doc, out_path):
+                return 1
+        if "kmeans" not in apps:
+            continue
         path = os.path.join(args.scratch, "particles.bin")
         gen = sb.run_child([os.path.join(args.build, "apps", "kmeans", "xeflow-gen-kmeans"), path, "--bytes", size,
                             "--clusters", str(CLUSTERS), "--threads", str(args.cpu_threads)], args.timeout)
@@ -178,9 +301,18 @@ def cmd_report(args: argparse.Namespace) -> int:
         return 2
     meta = docs[0]["meta"]
     print(f"device {meta.get('device')}, {meta.get('date')}, commit {str(meta.get('commit'))[:10]}")
-    print(f"\nK-means assignment pass: seconds, GB/s of dataset, x double buffering, bytes over PCIe / dataset")
+    for app, title in (("kmeans", "K-means assignment pass"), ("wordcount", "word count"),
+                       ("affinity", "transaction affinity, both passes")):
+        report_app(docs, app, title)
+    return 0
+
+
+def report_app(docs: list[dict], app: str, title: str) -> None:
+    if not any(d.get(app) for d in docs):
+        return
+    print(f"\n{title}: seconds, GB/s of dataset, x double buffering, bytes over PCIe / dataset")
     for d in docs:
-        for entry in d["kmeans"]:
+        for entry in d.get(app, []):
             runs = {r["contender"]: r for r in entry["runs"]}
             base = (runs.get("double") or {}).get("seconds")
             print(f"  dataset {entry['size']} ({entry['dataset_bytes'] / 2**30:.1f} GiB)")
@@ -194,7 +326,6 @@ def cmd_report(args: argparse.Namespace) -> int:
                 print(f"    {name:<8} {sb.fmt_num(s, 3, 8)} s {sb.fmt_num(entry['dataset_bytes'] / s / 1e9 if s else None, 2, 7)} GB/s"
                       f"  {sb.fmt_num(ratio, 2, 6)}x  {sb.fmt_num(pcie / entry['dataset_bytes'] if pcie else None, 3, 6)}"
                       f"  {r['status']}{'  ' + r['why'] if r.get('why') else ''}")
-    return 0
 
 
 def main() -> int:
@@ -207,6 +338,7 @@ def main() -> int:
     r.add_argument("--commit", default="")
     r.add_argument("--sizes", default="4GiB", help="dataset sizes (the H100 machine: 128 GiB RAM, 64 GiB disk)")
     r.add_argument("--contenders", default=",".join(CONTENDERS))
+    r.add_argument("--apps", default="kmeans,wordcount,affinity", help="kmeans, wordcount, affinity")
     r.add_argument("--data-dir", default="", help="where the dataset is generated (default: a temporary dir)")
     r.add_argument("--cpu-threads", type=int, default=os.cpu_count() or 1)
     r.add_argument("--source-threads", type=int, default=8)
