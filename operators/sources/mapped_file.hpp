@@ -9,6 +9,7 @@
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 namespace xf {
 
@@ -30,6 +31,17 @@ class dataset_error : public std::runtime_error {
 
 enum class map_access { read_only, read_write };
 
+/// Memory a program hands over instead of a file: registered under a name, the dataset operators
+/// (prefetch_source and prefetch_writeback, prefetch_varlen_source, text_source, the address stage) open it
+/// as `path: memory:NAME` — no copy, no file. `writable` lets a write-back store into it. The memory must
+/// stay valid, and unchanged but for write-backs, until every run using it has ended; unregister it after.
+/// Thread-safe. Registering a name again replaces it.
+void register_memory_dataset(const std::string& name, std::span<std::byte> bytes, bool writable = true);
+void register_memory_dataset(const std::string& name, std::span<const std::byte> bytes);
+void unregister_memory_dataset(const std::string& name);
+/// The prefix that names a registered memory dataset in a path.
+inline constexpr std::string_view memory_dataset_prefix = "memory:";
+
 /// A whole file mapped into memory (MAP_SHARED, advised MADV_SEQUENTIAL: the references sweep it front to
 /// back). Move-only owner; the bytes stay valid until it is destroyed or moved from. With read_write, stores
 /// into writable_bytes() reach the file through the page cache (no msync: other processes see them at once,
@@ -38,7 +50,9 @@ enum class map_access { read_only, read_write };
 /// span. Const members are thread-safe; stores from several threads must touch disjoint bytes.
 class mapped_file {
  public:
-  /// Opens and maps `path`; dataset_error with the system's reason when it cannot.
+  /// Opens and maps `path`; dataset_error with the system's reason when it cannot. A path "memory:NAME"
+  /// opens the memory registered under NAME instead (register_memory_dataset): dataset_error when nothing
+  /// is, or when read_write is asked of read-only memory.
   static mapped_file open(const std::string& path, map_access access = map_access::read_only);
 
   mapped_file() = default;
@@ -64,6 +78,7 @@ class mapped_file {
   std::byte* data_ = nullptr;
   std::size_t size_ = 0;
   map_access access_ = map_access::read_only;
+  bool borrowed_ = false;  ///< a registered memory dataset: not ours to unmap or sync
 };
 
 }  // namespace xf

@@ -2,10 +2,9 @@
 #include "operators/sources/prefetch_ranges.hpp"
 
 #include <cstring>
-#include <filesystem>
-#include <system_error>
 
 #include "framework/errors.hpp"
+#include "operators/sources/mapped_file.hpp"
 #include "operators/sources/prefetch/range_frame.hpp"
 #include "operators/sources/prefetch/record_frames.hpp"
 #include "operators/sources/stream_geometry.hpp"
@@ -20,9 +19,12 @@ void prefetch_ranges::on_start(const operator_setup& setup) {
   if (out.element != element_type::u64)
     fail("record ranges are u64, not " + std::string(name_of(out.element)) + " (topic '" + out.name + "')");
   if (params_.records_per_frame <= 0) fail("records_per_frame must be set (the address generator's frame)");
-  std::error_code error;
-  const std::uintmax_t file_bytes = std::filesystem::file_size(params_.path, error);
-  if (error) fail(error.message());
+  std::uint64_t file_bytes = 0;
+  try {
+    file_bytes = mapped_file::open(params_.path).size();  // a file, or memory a program handed over
+  } catch (const dataset_error& e) {
+    throw run_error({setup.name, out.name, std::nullopt}, e.what());
+  }
   // The records' frames as prefetch_source plans them, a frame holding R ranges' worth (1 byte a record).
   prefetch::record_frames frames;
   frames.layout.record_bytes = params_.record_bytes;

@@ -1,8 +1,12 @@
 // The host executor, in process: topologies built in C++, run on CPU threads and host kernel blocks.
 #include <doctest/doctest.h>
 
+#include <cstring>
 #include <nlohmann/json.hpp>
+#include <span>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "framework/config/spec_validation.hpp"
 #include "framework/executor.hpp"
@@ -10,6 +14,7 @@
 #include "framework/topology_builder.hpp"
 #include "framework/units.hpp"
 #include "operators/builtin.hpp"
+#include "operators/sources/mapped_file.hpp"
 #include "tests/e2e/faulty_ops.hpp"
 
 namespace {
@@ -221,4 +226,71 @@ TEST_CASE("executor.stats_show_the_partition_and_its_tunings") {
   const std::string table = format_stats_table(s);
   CHECK(table.find("partition: auto") != std::string::npos);
   CHECK(table.find("chose 10 22") != std::string::npos);
+}
+
+TEST_CASE("host_executor.gpu_sinks_fold_memory_handed_over_by_the_program") {
+  // A text in the program's own memory (no file), counted by word_count on host kernel blocks and placed on
+  // CPU threads: the same counters; finish runs once the stream has ended.
+  std::string text;
+  for (int i = 0; i < 30'000; ++i) text += (i % 3 == 0 ? "alpha " : i % 3 == 1 ? "beta\n" : "gamma ");
+  register_memory_dataset("words", std::as_bytes(std::span(text)));
+  for (const placement where : {placement::gpu, placement::cpu}) {
+    CAPTURE(static_cast<int>(where));
+    topology_builder b("wordcount");
+    b.topic("text").frame_bytes(4 * KiB).capacity(8).element(element_type::u8);
+    b.link({}, op("source", "text_source").threads(2).param("path", "memory:words"), {"text"});
+    b.link({"text"}, op("count", "word_count").on(where).param("table_slots", std::int64_t{64}), {});
+    const auto out = run(b.build());
+    REQUIRE(out.stats.status == "completed");
+    const operator_stats& count = stats_of(out.stats, "count");
+    CHECK(count.counters.at("words") == 30'000);
+    CHECK(count.counters.at("distinct_words") == 3);
+    CHECK(count.frames_in == stats_of(out.stats, "source").counters.at("frames"));
+    CHECK(count.frames_out == 0);
+  }
+  unregister_memory_dataset("words");
+
+  // Memory handed over read-only cannot be written back, and an unknown name is named.
+  std::vector<std::byte> records(64 * 100);
+  register_memory_dataset("particles", std::span<const std::byte>(records));
+  topology_builder b("writeback");
+  b.topic("xyz").frame_bytes(4 * KiB).capacity(4).element(element_type::f32);
+  b.topic("ids").frame_bytes(4 * KiB).capacity(4).element(element_type::f32);
+  b.link({}, op("particles", "prefetch_source").param("path", "memory:particles").param("record_bytes", std::int64_t{64})
+             .param("fields", "0:12"), {"xyz"});
+  b.link({"xyz"}, op("assign", "kmeans_assign").on(placement::gpu).param("centres", "0 0 0"), {"ids"});
+  b.link({"ids"}, op("store", "prefetch_writeback").param("path", "memory:particles").param("record_bytes", std::int64_t{64})
+             .param("fields", "12:4").param("records_per_frame", std::int64_t{341}), {});
+  const auto read_only = run(b.build());
+  REQUIRE(read_only.failure);
+  CHECK(std::string(read_only.failure->what()).find("handed over read-only") != std::string::npos);
+  unregister_memory_dataset("particles");
+  const auto missing = run(b.build());
+  REQUIRE(missing.failure);
+  CHECK(std::string(missing.failure->what()).find("no memory dataset is registered under 'particles'") !=
+        std::string::npos);
+
+  // Writable memory: the K-means ids land in the program's records.
+  for (std::size_t r = 0; r < 100; ++r) {
+    const float x = static_cast<float>(r);
+    std::memcpy(records.data() + r * 64, &x, 4);
+    std::memset(records.data() + r * 64 + 12, 0xff, 4);
+  }
+  register_memory_dataset("particles", std::span<std::byte>(records));
+  topology_builder w("writeback");
+  w.topic("xyz").frame_bytes(4 * KiB).capacity(4).element(element_type::f32);
+  w.topic("ids").frame_bytes(4 * KiB).capacity(4).element(element_type::f32);
+  w.link({}, op("particles", "prefetch_source").param("path", "memory:particles").param("record_bytes", std::int64_t{64})
+             .param("fields", "0:12"), {"xyz"});
+  w.link({"xyz"}, op("assign", "kmeans_assign").on(placement::gpu).param("centres", "0 0 0; 99 0 0"), {"ids"});
+  w.link({"ids"}, op("store", "prefetch_writeback").param("path", "memory:particles").param("record_bytes", std::int64_t{64})
+             .param("fields", "12:4").param("records_per_frame", std::int64_t{341}), {});
+  const auto written = run(w.build());
+  REQUIRE(written.stats.status == "completed");
+  for (std::size_t r = 0; r < 100; ++r) {
+    std::uint32_t id = 0;
+    std::memcpy(&id, records.data() + r * 64 + 12, 4);
+    CHECK(id == (r < 50 ? 0u : 1u));
+  }
+  unregister_memory_dataset("particles");
 }
