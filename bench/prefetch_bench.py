@@ -25,6 +25,10 @@ affinity: the two passes (topologies/affinity_cards.yaml, then affinity_shared.y
 variable-length purchase records, scanned (12 of each record's 24 + 4n bytes cross PCIe), by cpu
 (xeflow-affinity-cpu), single / double / managed and xeflow, both passes timed; verified by the digest.
 
+patterns (the paper's Table II): the K-means pass with the address stage on the GPU
+(topologies/kmeans_addresses.yaml) with pattern recognition on and off: address bytes that crossed PCIe,
+compression, and the stream's time; verified like kmeans (the ids of the CPU reference's first iteration).
+
   python3 bench/prefetch_bench.py run --build build --out bench/results/DIR --sizes 4GiB,16GiB
   python3 bench/prefetch_bench.py report bench/results/DIR
 
@@ -104,7 +108,15 @@ runtime: {{executor: {executor}}}
 
 def run_contender(cfg: argparse.Namespace, name: str, path: str, centres: str) -> dict:
     tool = lambda *p: os.path.join(cfg.build, *p)  # noqa: E731
-    if name == "cpu":
+    if name.startswith("patterns-"):
+        cmd = [tool("tools", "xeflow-run"), os.path.join(SOURCE_ROOT, "topologies", "kmeans_addresses.yaml"),
+               "--stats", "json", "-q", "--set", f"runtime.executor={cfg.executor}",
+               "--set", f"operators.addresses.params.patterns={name[len('patterns-'):]}",
+               "--set", f"operators.assign.params.centres={centres}",
+               "--set", f"operators.assemble.threads={cfg.source_threads}"]
+        for op in ("ranges", "assemble", "store"):
+            cmd += ["--set", f"operators.{op}.params.path={path}"]
+    elif name == "cpu":
         cmd = [tool("apps", "kmeans", "xeflow-kmeans-cpu"), path, "--clusters", str(CLUSTERS), "--iterations", "1",
                "--threads", str(cfg.cpu_threads), "--json"]
     elif name == "xeflow":
@@ -128,6 +140,18 @@ def run_contender(cfg: argparse.Namespace, name: str, path: str, centres: str) -
             counters = {o["name"]: o.get("counters", {}) for o in doc.get("operators", [])}
             rec["bytes_over_pcie"] = counters.get("particles", {}).get("bytes_gathered", 0) + \
                 counters.get("store", {}).get("bytes_written", 0)
+            if doc.get("status") != "completed":
+                rec["status"] = "failed"
+        elif name.startswith("patterns-"):
+            rec["seconds"] = doc.get("stream_seconds") or doc.get("wall_seconds")
+            counters = {o["name"]: o.get("counters", {}) for o in doc.get("operators", [])}
+            assemble = counters.get("assemble", {})
+            rec["address_bytes"] = assemble.get("address_bytes")
+            rec["addresses"] = assemble.get("addresses")
+            rec["compression_percent"] = assemble.get("compression_percent")
+            # Addresses GPU -> CPU, the gathered fields CPU -> GPU, the ids back.
+            rec["bytes_over_pcie"] = (assemble.get("address_bytes") or 0) + \
+                (assemble.get("bytes_gathered") or 0) + counters.get("store", {}).get("bytes_written", 0)
             if doc.get("status") != "completed":
                 rec["status"] = "failed"
         else:
@@ -255,7 +279,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         for app in apps:
             if app in SINK_APPS and not run_sink_app(args, app, size, doc, out_path):
                 return 1
-        if "kmeans" not in apps:
+        if "kmeans" not in apps and "patterns" not in apps:
             continue
         path = os.path.join(args.scratch, "particles.bin")
         gen = sb.run_child([os.path.join(args.build, "apps", "kmeans", "xeflow-gen-kmeans"), path, "--bytes", size,
@@ -270,7 +294,10 @@ def cmd_run(args: argparse.Namespace) -> int:
         entry = {"dataset_bytes": os.path.getsize(path), "size": size, "runs": []}
         doc["kmeans"].append(entry)
         reference_crc = None
-        for name in sb.parse_list(args.contenders):
+        names = sb.parse_list(args.contenders) if "kmeans" in apps else ["cpu"]
+        if "patterns" in apps:
+            names += ["patterns-on", "patterns-off"]
+        for name in names:
             verifiable = reset_ids(path)
             rec = run_contender(args, name, path, centres)
             rec["ids_crc"] = ids_crc(path) if verifiable else None
@@ -304,6 +331,17 @@ def cmd_report(args: argparse.Namespace) -> int:
     for app, title in (("kmeans", "K-means assignment pass"), ("wordcount", "word count"),
                        ("affinity", "transaction affinity, both passes")):
         report_app(docs, app, title)
+    rows = [(e, r) for d in docs for e in d.get("kmeans", []) for r in e["runs"]
+            if r["contender"].startswith("patterns-")]
+    if rows:
+        print("\npattern recognition (Table II), K-means pass through the address stage: address bytes over "
+              "PCIe, per address, compression against 8 bytes an address, seconds")
+        for e, r in rows:
+            per = r["address_bytes"] / r["addresses"] if r.get("addresses") else None
+            print(f"  {e['size']:>8} {r['contender']:<13} {sb.fmt_num(r.get('address_bytes'), 0, 14)} B "
+                  f"{sb.fmt_num(per, 3, 7)} B/address "
+                  f"{sb.fmt_num(r['compression_percent'] / 100 if r.get('compression_percent') else None, 2, 6)}x "
+                  f"{sb.fmt_num(r.get('seconds'), 3, 8)} s  {r['status']}{'  ' + r['why'] if r.get('why') else ''}")
     return 0
 
 
@@ -338,7 +376,8 @@ def main() -> int:
     r.add_argument("--commit", default="")
     r.add_argument("--sizes", default="4GiB", help="dataset sizes (the H100 machine: 128 GiB RAM, 64 GiB disk)")
     r.add_argument("--contenders", default=",".join(CONTENDERS))
-    r.add_argument("--apps", default="kmeans,wordcount,affinity", help="kmeans, wordcount, affinity")
+    r.add_argument("--apps", default="kmeans,wordcount,affinity,patterns",
+                   help="kmeans, wordcount, affinity, patterns (Table II)")
     r.add_argument("--data-dir", default="", help="where the dataset is generated (default: a temporary dir)")
     r.add_argument("--cpu-threads", type=int, default=os.cpu_count() or 1)
     r.add_argument("--source-threads", type=int, default=8)
