@@ -231,6 +231,16 @@ def run_sink_contender(cfg: argparse.Namespace, app: str, name: str, path: str) 
     return rec
 
 
+def record_run(doc: dict, out_path: str, entry: dict, app: str, rec: dict) -> None:
+    """Keeps a contender's record (the JSON rewritten after every run) and prints its line."""
+    entry["runs"].append(rec)
+    sb.write_json_atomic(out_path, doc)
+    gbps = entry["dataset_bytes"] / rec["seconds"] / 1e9 if rec.get("seconds") else None
+    print(f"  {app:<9} {entry['size']:>8} {rec['contender']:<13} {sb.fmt_num(rec.get('seconds'), 3, 8)} s "
+          f"{sb.fmt_num(gbps, 2, 7)} GB/s of dataset  {rec['status']}"
+          f"{'  ' + rec['why'] if rec.get('why') else ''}", flush=True)
+
+
 def run_sink_app(args: argparse.Namespace, app: str, size: str, doc: dict, out_path: str) -> bool:
     if app == "wordcount":
         path = os.path.join(args.scratch, "text.txt")
@@ -257,12 +267,7 @@ def run_sink_app(args: argparse.Namespace, app: str, size: str, doc: dict, out_p
         elif rec["status"] == "ok" and reference and rec.get("digest") != reference:
             rec["status"] = "failed"
             rec["why"] = f"digest {rec.get('digest')} differs from the CPU reference's {reference}"
-        entry["runs"].append(rec)
-        sb.write_json_atomic(out_path, doc)
-        gbps = entry["dataset_bytes"] / rec["seconds"] / 1e9 if rec.get("seconds") else None
-        print(f"  {app:<9} {size:>8} {name:<8} {sb.fmt_num(rec.get('seconds'), 3, 8)} s "
-              f"{sb.fmt_num(gbps, 2, 7)} GB/s of dataset  {rec['status']}"
-              f"{'  ' + rec['why'] if rec.get('why') else ''}", flush=True)
+        record_run(doc, out_path, entry, app, rec)
     os.remove(path)
     return True
 
@@ -308,11 +313,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             elif reference_crc and rec["ids_crc"] != reference_crc:
                 rec["status"] = "failed"
                 rec["why"] = f"cluster ids differ from the CPU reference ({rec['ids_crc']} vs {reference_crc})"
-            entry["runs"].append(rec)
-            sb.write_json_atomic(out_path, doc)
-            gbps = entry["dataset_bytes"] / rec["seconds"] / 1e9 if rec.get("seconds") else None
-            print(f"  {size:>8} {name:<8} {sb.fmt_num(rec.get('seconds'), 3, 8)} s "
-                  f"{sb.fmt_num(gbps, 2, 7)} GB/s of dataset  {rec['status']}", flush=True)
+            record_run(doc, out_path, entry, "kmeans", rec)
         os.remove(path)
     print(f"wrote {out_path}")
     return 0

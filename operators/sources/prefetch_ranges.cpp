@@ -38,7 +38,7 @@ void prefetch_ranges::on_start(const operator_setup& setup) {
   frames_ = frames.frame_count();
 }
 
-bool prefetch_ranges::expected(std::uint64_t offset, frame_out& out) const {
+bool prefetch_ranges::fill(std::uint64_t offset, frame_out& out) const {
   if (offset >= frames_) return false;
   const std::uint64_t first = offset * per_frame_;
   const std::uint64_t range[prefetch::range_frame_words] = {

@@ -10,6 +10,7 @@
 
 #include "framework/operator.hpp"
 #include "framework/operator_schema.hpp"
+#include "operators/sources/replayable_source.hpp"
 
 namespace xf {
 
@@ -21,7 +22,7 @@ namespace xf {
 ///
 /// Replay: produce() is a pure function of the offset and the frame count is known: the source is its own
 /// frame_reference. produce is thread-safe.
-class prefetch_ranges final : public cpu_source, public frame_reference {
+class prefetch_ranges final : public replayable_source {
  public:
   struct params {
     std::string path;
@@ -49,12 +50,11 @@ class prefetch_ranges final : public cpu_source, public frame_reference {
   /// Looks at the dataset's size and plans the frames; run_error naming the operator and topic when it
   /// cannot.
   void on_start(const operator_setup& setup) override;
-  bool produce(std::uint64_t offset, frame_out& out) override { return expected(offset, out); }
-
-  bool expected(std::uint64_t offset, frame_out& out) const override;
   std::optional<std::uint64_t> frame_count() const override { return frames_; }
 
  private:
+  bool fill(std::uint64_t offset, frame_out& out) const override;
+
   params params_;
   std::uint64_t records_ = 0;
   std::uint64_t per_frame_ = 0;

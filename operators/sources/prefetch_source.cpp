@@ -46,16 +46,10 @@ bool prefetch_source::fill(std::uint64_t offset, frame_out& out) const {
   return true;
 }
 
-bool prefetch_source::produce(std::uint64_t offset, frame_out& out) {
-  if (!fill(offset, out)) return false;
+void prefetch_source::produced(std::uint64_t offset, const frame_out&) {
   std::atomic<std::uint64_t>& records = counts_.local().records;
   records.store(records.load(std::memory_order_relaxed) + frames_.records_in(offset),
                 std::memory_order_relaxed);
-  return true;
-}
-
-bool prefetch_source::expected(std::uint64_t offset, frame_out& out) const {
-  return fill(offset, out);
 }
 
 operator_counters prefetch_source::counters() const {

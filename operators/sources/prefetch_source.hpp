@@ -18,6 +18,7 @@
 #include "framework/operator_schema.hpp"
 #include "operators/sinks/thread_slots.hpp"
 #include "operators/sources/mapped_file.hpp"
+#include "operators/sources/replayable_source.hpp"
 #include "operators/sources/prefetch/record_frames.hpp"
 
 namespace xf {
@@ -33,7 +34,7 @@ namespace xf {
 /// Replay: produce() is a pure function of the offset, so verify sinks replay the source directly, and the
 /// frame count is known; the mapping stays until the operator is destroyed, after every sink's on_stop.
 /// produce is thread-safe.
-class prefetch_source final : public cpu_source, public frame_reference {
+class prefetch_source final : public replayable_source {
  public:
   using params = prefetch::record_dataset_params;
 
@@ -49,18 +50,17 @@ class prefetch_source final : public cpu_source, public frame_reference {
 
   /// Maps the dataset and plans its frames; run_error naming the operator and topic when it cannot.
   void on_start(const operator_setup& setup) override;
-  bool produce(std::uint64_t offset, frame_out& out) override;
   /// {records, records_per_frame (R, for a prefetch_writeback downstream), bytes_gathered (what went into
   /// frames), dataset_bytes (the records' whole bytes)}.
   operator_counters counters() const override;
 
-  bool expected(std::uint64_t offset, frame_out& out) const override;
   std::optional<std::uint64_t> frame_count() const override { return frames_.frame_count(); }
 
   const prefetch::record_frames& frames() const noexcept { return frames_; }
 
  private:
-  bool fill(std::uint64_t offset, frame_out& out) const;
+  bool fill(std::uint64_t offset, frame_out& out) const override;
+  void produced(std::uint64_t offset, const frame_out& out) override;
 
   struct alignas(cache_line_bytes) gather_counts {
     std::atomic<std::uint64_t> records{0};  // written by the owning thread only

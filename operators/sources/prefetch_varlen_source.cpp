@@ -119,15 +119,9 @@ bool prefetch_varlen_source::fill(std::uint64_t offset, frame_out& out) const {
   return true;
 }
 
-bool prefetch_varlen_source::produce(std::uint64_t offset, frame_out& out) {
-  if (!fill(offset, out)) return false;
+void prefetch_varlen_source::produced(std::uint64_t offset, const frame_out&) {
   std::atomic<std::uint64_t>& records = counts_.local().records;
   records.store(records.load(std::memory_order_relaxed) + records_in(offset), std::memory_order_relaxed);
-  return true;
-}
-
-bool prefetch_varlen_source::expected(std::uint64_t offset, frame_out& out) const {
-  return fill(offset, out);
 }
 
 operator_counters prefetch_varlen_source::counters() const {

@@ -14,6 +14,7 @@
 #include "operators/sinks/thread_slots.hpp"
 #include "operators/sources/mapped_file.hpp"
 #include "operators/sources/prefetch/record_layout.hpp"
+#include "operators/sources/replayable_source.hpp"
 
 namespace xf {
 
@@ -26,7 +27,7 @@ namespace xf {
 /// record shorter than min_record_bytes or running past the end (scan), an index entry leaving no whole
 /// record inside the file or a truncated index — each with the byte offset at fault. The files must not
 /// change while the source streams (mapped: truncation is SIGBUS). produce is a pure function of the offset.
-class prefetch_varlen_source final : public cpu_source, public frame_reference {
+class prefetch_varlen_source final : public replayable_source {
  public:
   struct params {
     std::string path;
@@ -43,15 +44,14 @@ class prefetch_varlen_source final : public cpu_source, public frame_reference {
   explicit prefetch_varlen_source(const params& p) : params_(p) {}
 
   void on_start(const operator_setup& setup) override;
-  bool produce(std::uint64_t offset, frame_out& out) override;
   /// {records, records_per_frame, bytes_gathered, dataset_bytes (the data file's), index_bytes}.
   operator_counters counters() const override;
 
-  bool expected(std::uint64_t offset, frame_out& out) const override;
   std::optional<std::uint64_t> frame_count() const override { return frames_; }
 
  private:
-  bool fill(std::uint64_t offset, frame_out& out) const;
+  bool fill(std::uint64_t offset, frame_out& out) const override;
+  void produced(std::uint64_t offset, const frame_out& out) override;
   std::uint64_t records_in(std::uint64_t offset) const;
   [[noreturn]] void fail(const std::string& reason) const;
 

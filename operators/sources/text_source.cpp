@@ -60,16 +60,10 @@ bool text_source::fill(std::uint64_t offset, frame_out& out) const {
   return true;
 }
 
-bool text_source::produce(std::uint64_t offset, frame_out& out) {
-  if (!fill(offset, out)) return false;
+void text_source::produced(std::uint64_t, const frame_out& out) {
   copy_counts& c = counts_.local();
   c.frames.store(c.frames.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   c.bytes.store(c.bytes.load(std::memory_order_relaxed) + out.bytes, std::memory_order_relaxed);
-  return true;
-}
-
-bool text_source::expected(std::uint64_t offset, frame_out& out) const {
-  return fill(offset, out);
 }
 
 operator_counters text_source::counters() const {

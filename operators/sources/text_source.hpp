@@ -12,6 +12,7 @@
 #include "framework/operator_schema.hpp"
 #include "operators/sinks/thread_slots.hpp"
 #include "operators/sources/mapped_file.hpp"
+#include "operators/sources/replayable_source.hpp"
 
 namespace xf {
 
@@ -23,7 +24,7 @@ namespace xf {
 /// size not above max_word_bytes, and — at the frame that meets it, with its file offset — a word longer
 /// than max_word_bytes. The file must not change while it streams (mapped: truncation is SIGBUS).
 /// produce is a pure function of the offset: verify sinks replay the source itself.
-class text_source final : public cpu_source, public frame_reference {
+class text_source final : public replayable_source {
  public:
   struct params {
     std::string path;
@@ -46,15 +47,14 @@ class text_source final : public cpu_source, public frame_reference {
   /// Maps the file; run_error naming the operator and topic when it cannot, or when the frame size is not
   /// above max_word_bytes.
   void on_start(const operator_setup& setup) override;
-  bool produce(std::uint64_t offset, frame_out& out) override;
   /// {frames, bytes (the text copied into frames), file_bytes}.
   operator_counters counters() const override;
 
-  bool expected(std::uint64_t offset, frame_out& out) const override;
   std::optional<std::uint64_t> frame_count() const override { return frames_; }
 
  private:
-  bool fill(std::uint64_t offset, frame_out& out) const;
+  bool fill(std::uint64_t offset, frame_out& out) const override;
+  void produced(std::uint64_t offset, const frame_out& out) override;
   /// The first position ≥ p not inside a word.
   std::uint64_t cut(std::uint64_t p) const;
   bool separator(std::byte b) const noexcept { return is_separator_[static_cast<unsigned char>(b)]; }
