@@ -2,10 +2,13 @@
 #include "operators/sources/mapped_file.hpp"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <map>
@@ -23,6 +26,89 @@ std::string describe(const std::optional<std::uint64_t>& offset, const std::stri
 
 std::string system_reason(const char* what) {
   return std::string(what) + ": " + std::strerror(errno);
+}
+
+// ---- a truncated file ends the process with a message, not a bare SIGBUS -------------------------------
+// A mapped file that another process truncates makes every access past its new end a SIGBUS. Nothing can
+// continue after that (the frame being gathered is gone), but the user should learn which file did it: the
+// mappings are kept in a fixed table the handler reads (async-signal-safe: atomics and write(2) only).
+
+struct mapping_entry {
+  std::atomic<std::uintptr_t> begin{0};  // 0: a free entry
+  std::atomic<std::size_t> size{0};
+  char path[240] = {};
+};
+constexpr std::size_t max_watched_mappings = 64;
+mapping_entry watched[max_watched_mappings];
+
+void write_text(const char* text) {
+  std::size_t n = 0;
+  while (text[n] != '\0') ++n;
+  while (n > 0) {
+    const ssize_t w = ::write(STDERR_FILENO, text, n);
+    if (w <= 0) return;
+    text += w;
+    n -= static_cast<std::size_t>(w);
+  }
+}
+
+void write_number(std::uint64_t v) {
+  char digits[24];
+  std::size_t at = sizeof digits;
+  digits[--at] = '\0';
+  do {
+    digits[--at] = static_cast<char>('0' + v % 10);
+    v /= 10;
+  } while (v != 0);
+  write_text(digits + at);
+}
+
+void on_sigbus(int signal, siginfo_t* info, void*) {
+  const auto address = reinterpret_cast<std::uintptr_t>(info->si_addr);
+  for (const mapping_entry& e : watched) {
+    const std::uintptr_t begin = e.begin.load(std::memory_order_acquire);
+    if (begin == 0 || address < begin || address - begin >= e.size.load(std::memory_order_relaxed)) continue;
+    write_text("xeflow: error: dataset '");
+    write_text(e.path);
+    write_text("': byte offset ");
+    write_number(address - begin);
+    write_text(": the file shrank while it was mapped (truncated or replaced by another process); the run "
+               "cannot continue\n");
+    ::_exit(1);
+  }
+  // Not one of ours: the default action.
+  ::signal(signal, SIG_DFL);
+  ::raise(signal);
+}
+
+void watch_mapping(const std::byte* data, std::size_t size, const std::string& path) {
+  static std::once_flag installed;
+  std::call_once(installed, [] {
+    struct sigaction action {};
+    action.sa_sigaction = on_sigbus;
+    action.sa_flags = SA_SIGINFO;
+    sigemptyset(&action.sa_mask);
+    ::sigaction(SIGBUS, &action, nullptr);
+  });
+  for (mapping_entry& e : watched) {
+    std::uintptr_t expected = 0;
+    // Claim a free entry with a placeholder, fill it, then publish the real address.
+    if (!e.begin.compare_exchange_strong(expected, 1, std::memory_order_acquire)) continue;
+    const std::size_t n = std::min(path.size(), sizeof e.path - 1);
+    std::memcpy(e.path, path.data(), n);
+    e.path[n] = '\0';
+    e.size.store(size, std::memory_order_relaxed);
+    e.begin.store(reinterpret_cast<std::uintptr_t>(data), std::memory_order_release);
+    return;
+  }
+  // More than 64 mappings at once: this one goes unwatched (a bare SIGBUS if it is truncated).
+}
+
+void unwatch_mapping(const std::byte* data) {
+  for (mapping_entry& e : watched) {
+    std::uintptr_t expected = reinterpret_cast<std::uintptr_t>(data);
+    if (e.begin.compare_exchange_strong(expected, 0, std::memory_order_acq_rel)) return;
+  }
 }
 
 struct memory_dataset {
@@ -105,6 +191,7 @@ mapped_file mapped_file::open(const std::string& path, map_access access) {
     }
     f.data_ = static_cast<std::byte*>(p);
     ::madvise(p, f.size_, MADV_SEQUENTIAL);  // advice only: a failure changes nothing but read-ahead
+    watch_mapping(f.data_, f.size_, path);
   }
   ::close(fd);  // the mapping keeps the file
   return f;
@@ -145,7 +232,10 @@ void mapped_file::sync() const {
 }
 
 void mapped_file::release() noexcept {
-  if (data_ != nullptr && !borrowed_) ::munmap(data_, size_);
+  if (data_ != nullptr && !borrowed_) {
+    unwatch_mapping(data_);
+    ::munmap(data_, size_);
+  }
   data_ = nullptr;
   size_ = 0;
 }

@@ -46,8 +46,10 @@ inline constexpr std::string_view memory_dataset_prefix = "memory:";
 /// back). Move-only owner; the bytes stay valid until it is destroyed or moved from. With read_write, stores
 /// into writable_bytes() reach the file through the page cache (no msync: other processes see them at once,
 /// the disk gets them when the kernel writes back). The size is the file's size when it was opened; a file
-/// truncated by another process while mapped is not supported (SIGBUS). A 0-byte file maps to an empty
-/// span. Const members are thread-safe; stores from several threads must touch disjoint bytes.
+/// truncated by another process while mapped cannot be read past its new end (SIGBUS): the process then
+/// ends with exit code 1 and a message naming the file and the byte offset (a SIGBUS handler installed
+/// with the first mapping; up to 64 mappings at once are watched). A 0-byte file maps to an empty span.
+/// Const members are thread-safe; stores from several threads must touch disjoint bytes.
 class mapped_file {
  public:
   /// Opens and maps `path`; dataset_error with the system's reason when it cannot. A path "memory:NAME"
