@@ -106,6 +106,28 @@ runtime: {{executor: {executor}}}
 """
 
 
+def xeflow_stages(doc: dict) -> dict:
+    """The paper's Fig. 6 for one xeflow run, from its stats: the CPU stages' busy time per thread (gather,
+    assembly, write-back: each operator on CPU threads), what the copy engines' bridge spent on each topic,
+    and the persistent kernel's phase shares (compute = the GPU operators, address generation included)."""
+    stages = {"stream_seconds": doc.get("stream_seconds"), "cpu": {}, "copy_busy_seconds": {}, "kernel": {}}
+    for o in doc.get("operators", []):
+        if o.get("on") == "cpu" and o.get("busy_seconds") is not None:
+            workers = str(o.get("workers", "1")).rstrip("t") or "1"
+            stages["cpu"][o["name"]] = {"busy_seconds": o["busy_seconds"], "threads": int(workers),
+                                        "busy_per_thread": o["busy_seconds"] / max(1, int(workers))}
+    for t in doc.get("topics", []):
+        if "copy_engines" in t:
+            stages["copy_busy_seconds"][t["name"]] = t["copy_engines"].get("bridge_busy_seconds")
+    k = doc.get("kernel")
+    if k:
+        total = sum(k.get(f"{p}_cycles", 0) for p in ("subscribe", "schedule", "compute", "publish", "idle"))
+        if total:
+            stages["kernel"] = {p: k.get(f"{p}_cycles", 0) / total
+                                for p in ("subscribe", "schedule", "compute", "publish", "idle")}
+    return stages
+
+
 def run_contender(cfg: argparse.Namespace, name: str, path: str, centres: str) -> dict:
     tool = lambda *p: os.path.join(cfg.build, *p)  # noqa: E731
     if name.startswith("patterns-"):
@@ -137,6 +159,7 @@ def run_contender(cfg: argparse.Namespace, name: str, path: str, centres: str) -
             rec["seconds"] = doc.get("seconds")
         elif name == "xeflow":
             rec["seconds"] = doc.get("stream_seconds") or doc.get("wall_seconds")
+            rec["stages"] = [xeflow_stages(doc)]
             counters = {o["name"]: o.get("counters", {}) for o in doc.get("operators", [])}
             rec["bytes_over_pcie"] = counters.get("particles", {}).get("bytes_gathered", 0) + \
                 counters.get("store", {}).get("bytes_written", 0)
@@ -144,6 +167,7 @@ def run_contender(cfg: argparse.Namespace, name: str, path: str, centres: str) -
                 rec["status"] = "failed"
         elif name.startswith("patterns-"):
             rec["seconds"] = doc.get("stream_seconds") or doc.get("wall_seconds")
+            rec["stages"] = [xeflow_stages(doc)]
             counters = {o["name"]: o.get("counters", {}) for o in doc.get("operators", [])}
             assemble = counters.get("assemble", {})
             rec["address_bytes"] = assemble.get("address_bytes")
@@ -218,6 +242,7 @@ def run_sink_contender(cfg: argparse.Namespace, app: str, name: str, path: str) 
             return rec
         if name == "xeflow":
             rec["seconds"] += doc.get("stream_seconds") or doc.get("wall_seconds")
+            rec.setdefault("stages", []).append(xeflow_stages(doc))
             ops = {o["name"]: o.get("counters", {}) for o in doc.get("operators", [])}
             src = ops.get(source, {})
             rec["bytes_over_pcie"] += src.get("bytes_gathered", src.get("bytes", 0))
@@ -332,6 +357,18 @@ def cmd_report(args: argparse.Namespace) -> int:
     for app, title in (("kmeans", "K-means assignment pass"), ("wordcount", "word count"),
                        ("affinity", "transaction affinity, both passes")):
         report_app(docs, app, title)
+    print("\nstage times of xeflow's runs (the paper's Fig. 6), per pass: stream s | CPU operators' busy s per "
+          "thread | copy engines' bridge busy s | kernel phases % (subscribe/schedule/compute/publish/idle)")
+    for d in docs:
+        for app in ("kmeans", "wordcount", "affinity"):
+            for e in d.get(app, []):
+                for r in e["runs"]:
+                    for k, st in enumerate(r.get("stages", [])):
+                        cpu = ", ".join(f"{n} {sb.fmt_num(v['busy_per_thread'], 3, 0)}" for n, v in st["cpu"].items())
+                        copy = ", ".join(f"{n} {sb.fmt_num(v, 3, 0)}" for n, v in st["copy_busy_seconds"].items())
+                        kern = "/".join(f"{100 * v:.0f}" for v in st["kernel"].values()) or "-"
+                        print(f"  {app:<9} {e['size']:>8} {r['contender']:<13} pass {k + 1}: "
+                              f"{sb.fmt_num(st['stream_seconds'], 3, 7)} s | {cpu or '-'} | {copy or '-'} | {kern}")
     rows = [(e, r) for d in docs for e in d.get("kmeans", []) for r in e["runs"]
             if r["contender"].startswith("patterns-")]
     if rows:
