@@ -282,3 +282,13 @@ TEST_CASE("e2e.wordcount_bad_text_names_operator_topic_offset_and_what_is_wrong"
   CHECK_FALSE(fs::exists(result));  // a failed run writes no result
   fs::remove(file);
 }
+
+TEST_CASE("e2e.sink_baseline_refuses_topologies_it_cannot_run" *
+          doctest::skip(std::getenv("XF_SINK_BASELINE") == nullptr || *std::getenv("XF_SINK_BASELINE") == '\0')) {
+  // The shape is checked before any GPU is touched: one CPU source, its topic, one GPU sink.
+  const auto r = run_process({sink_baseline(), (source_root() / "topologies/pingpong.yaml").string()});
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("topology 'pingpong': operator 'scale'") != std::string::npos);
+  const auto bad = run_process({sink_baseline(), (source_root() / "topologies/wordcount.yaml").string(), "--mode", "triple"});
+  CHECK(bad.exit_code == 2);
+}

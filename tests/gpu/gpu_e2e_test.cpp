@@ -489,3 +489,31 @@ TEST_CASE("gpu.kmeans_baselines_write_what_the_cpu_reference_writes" * doctest::
     }
   }
 }
+
+TEST_CASE("gpu.sink_baselines_count_what_xeflow_and_the_cpu_reference_count" * doctest::skip(no_gpu())) {
+  // The GPU sinks' baselines (the benchmark's single / double / managed contenders) over a 64 MiB text: the
+  // same words, distinct words and digest as the CPU reference.
+  const fs::path text = fs::temp_directory_path() / ("xeflow-sink-baseline-" + std::to_string(getpid()) + ".txt");
+  REQUIRE(run_process({gen_wordcount(), text.string(), "--bytes", "64MiB"}).exit_code == 0);
+  const auto cpu = run_process({wordcount_cpu(), text.string(), "--json"});
+  REQUIRE(cpu.exit_code == 0);
+  const auto expected = nlohmann::json::parse(cpu.out);
+  for (const char* mode : {"single", "double", "managed"}) {
+    CAPTURE(mode);
+    const auto r = run_process({sink_baseline(), (source_root() / "topologies/wordcount.yaml").string(), "--mode",
+                                mode, "--json", "--set", "operators.source.params.path=" + text.string(), "--set",
+                                "operators.count.params.result=''"},
+                               std::chrono::minutes(2));
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    const auto doc = nlohmann::json::parse(r.out);
+    const auto& c = doc["sink_counters"];
+    CHECK(c["words"] == expected["words"]);
+    CHECK(c["distinct_words"] == expected["distinct_words"]);
+    char digest[24];
+    std::snprintf(digest, sizeof digest, "0x%08llx", static_cast<unsigned long long>(c["digest"].get<std::uint64_t>()));
+    CHECK(std::string(digest) == expected["digest"].get<std::string>());
+    CHECK(doc["bytes_to_device"] == fs::file_size(text));
+  }
+  fs::remove(text);
+}

@@ -61,6 +61,10 @@ inline std::string gen_affinity() {
 inline std::string affinity_cpu() {
   return env("XF_AFFINITY_CPU");
 }
+/// xeflow-sink-baseline, or "" in a build without CUDA (where it does not exist).
+inline std::string sink_baseline() {
+  return env("XF_SINK_BASELINE");
+}
 
 /// The run's `--stats json` output.
 inline nlohmann::json parse_json(const process_result& r) {
