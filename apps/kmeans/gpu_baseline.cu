@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "apps/dataset_support/parallel.hpp"
 #include "apps/kmeans/gpu_baseline.hpp"
 #include "framework/gpu/cuda_buffer.hpp"
 #include "operators/transforms/kmeans_assign.hpp"
@@ -132,10 +133,14 @@ gpu_baseline_result assign_pass_on_gpu(std::span<particle> particles, const gpu_
   std::vector<std::uint32_t> all_ids;  // for the CRC, in particle order
   all_ids.reserve(particles.size());
   // Waits for a slot's chunk and stores its ids into the records (the CPU's half of the write-back).
+  worker_team team(cfg.threads);
   const auto finish = [&](chunk_slot& s, cudaStream_t stream) {
     if (s.count == 0) return;
     XF_CUDA_TRY(cudaStreamSynchronize(stream));
-    for (std::uint64_t i = 0; i < s.count; ++i) particles[s.first + i].cluster = s.ids_host[i];
+    team.run([&](unsigned t) {
+      const index_range part = split_range(s.count, team.size(), t);
+      for (std::uint64_t i = part.begin; i < part.end; ++i) particles[s.first + i].cluster = s.ids_host[i];
+    });
     all_ids.insert(all_ids.end(), s.ids_host, s.ids_host + s.count);
     s.count = 0;
   };
@@ -148,7 +153,10 @@ gpu_baseline_result assign_pass_on_gpu(std::span<particle> particles, const gpu_
     s.first = next;
     s.count = std::min<std::uint64_t>(chunk, particles.size() - next);
     next += s.count;
-    std::memcpy(s.staged, particles.data() + s.first, s.count * sizeof(particle));
+    team.run([&](unsigned t) {
+      const index_range part = split_range(s.count, team.size(), t);
+      std::memcpy(s.staged + part.begin, particles.data() + s.first + part.begin, part.size() * sizeof(particle));
+    });
     if (cfg.mode == transfer_mode::managed) {
       XF_CUDA_TRY(cudaMemPrefetchAsync(s.staged, s.count * sizeof(particle),
                                        location(cudaMemLocationTypeDevice, device), 0, stream));

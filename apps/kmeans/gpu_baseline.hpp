@@ -23,6 +23,9 @@ struct gpu_baseline_config {
   transfer_mode mode = transfer_mode::double_buffer;
   std::uint32_t clusters = 8;  ///< 1..32 (kmeans_assign_op::max_centres); centres = the first K particles
   std::uint64_t chunk_particles = 65536;  ///< records per transfer (4 MiB)
+  /// CPU threads that stage each chunk's records into its buffer and store its ids into the records (the
+  /// work xeflow's source and write-back threads do), one team for the whole pass.
+  unsigned threads = 8;
 };
 
 struct gpu_baseline_result {

@@ -26,6 +26,8 @@ int main(int argc, char** argv) {
   app.add_option("--clusters", cfg.clusters, "K")->check(CLI::Range(1u, 32u));
   app.add_option("--chunk", cfg.chunk_particles, "particles per transfer")
       ->check(CLI::Range(1ull, 1ull << 26));
+  app.add_option("--threads", cfg.threads, "CPU threads staging records and storing ids")
+      ->check(CLI::Range(1u, 1024u));
   app.add_flag("--json", json, "print one JSON object");
   if (const auto code = parse_or_exit(app, argc, argv, std::cout, std::cerr)) return *code;
   cfg.mode = mode == "single"    ? transfer_mode::single
@@ -48,6 +50,7 @@ int main(int argc, char** argv) {
                        {"particles", r.particles},
                        {"clusters", cfg.clusters},
                        {"chunk_particles", cfg.chunk_particles},
+                       {"threads", cfg.threads},
                        {"seconds", r.seconds},
                        {"dataset_bytes", size},
                        {"gb_per_s", gbps},

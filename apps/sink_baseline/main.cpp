@@ -20,7 +20,7 @@ int main(int argc, char** argv) {
   app.add_option("--set", cfg.overrides, "override a field: path=value (as xeflow-run)");
   app.add_option("--mode", mode, "single, double or managed")->check(CLI::IsMember({"single", "double", "managed"}));
   app.add_option("--frames-per-chunk", cfg.frames_per_chunk, "frames per transfer")->check(CLI::Range(1u, 4096u));
-  app.add_option("--blocks", cfg.blocks, "blocks per launch (0: two per SM)");
+  app.add_option("--blocks", cfg.blocks, "blocks per launch (0: as many as fit on the GPU at once)");
   app.add_option("--threads-per-block", cfg.threads, "threads per block")->check(CLI::Range(32u, 1024u));
   app.add_flag("--json", json, "print one JSON object");
   if (const auto code = parse_or_exit(app, argc, argv, std::cout, std::cerr)) return *code;

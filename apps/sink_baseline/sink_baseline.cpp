@@ -9,6 +9,7 @@
 #include <memory>
 #include <thread>
 
+#include "apps/dataset_support/parallel.hpp"
 #include "apps/dataset_support/tool_cli.hpp"
 #include "framework/config/yaml_loader.hpp"
 #include "framework/errors.hpp"
@@ -75,10 +76,13 @@ class chunk_buffer {
 };
 
 /// One chunk in flight: its frames' offsets and sizes, its buffer, stream and the event of its last launch.
+/// `failure_seen` is the failure word as it stood after the chunk's last kernel (copied on its stream), so
+/// a failed frame stops the run at the next chunk instead of at the end.
 struct chunk_slot {
   std::unique_ptr<chunk_buffer> buffer;
   std::unique_ptr<cuda_stream> stream;
   std::unique_ptr<cuda_event> done;
+  pinned_buffer<std::uint64_t> failure_seen{1};
   bool busy = false;
 };
 
@@ -131,7 +135,10 @@ sink_baseline_result run_sink_baseline(const sink_baseline_config& cfg) {
   int device = 0, sms = 0;
   XF_CUDA_TRY(cudaGetDevice(&device));
   XF_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  const std::uint32_t blocks = cfg.blocks != 0 ? cfg.blocks : 2 * static_cast<std::uint32_t>(sms);
+  // A full GPU per launch: every SM as many blocks as it holds (sinks are latency-bound: their probes).
+  const std::uint32_t blocks =
+      cfg.blocks != 0 ? cfg.blocks
+                      : static_cast<std::uint32_t>(sms * std::max(1, program->frame_blocks_per_sm(static_cast<int>(cfg.threads))));
   const std::vector<std::byte> params = sink_entry.make_gpu_params(sink_spec->params);
   device_buffer<std::byte> device_params(std::max<std::size_t>(params.size(), 16));
   XF_CUDA_TRY(cudaMemcpy(device_params.get(), params.data(), params.size(), cudaMemcpyHostToDevice));
@@ -153,33 +160,25 @@ sink_baseline_result run_sink_baseline(const sink_baseline_config& cfg) {
 
   sink_baseline_result r;
   r.mode = name_of(cfg.mode);
-  const unsigned producers = std::max<std::uint32_t>(1, source_spec->threads);
+  worker_team team(std::max<std::uint32_t>(1, source_spec->threads));  // the source's threads
   const auto start = std::chrono::steady_clock::now();
   bool ended = false;
   std::vector<std::uint64_t> sizes(cfg.frames_per_chunk);
   for (std::uint64_t first = 0, n = 0; !ended; first += cfg.frames_per_chunk, ++n) {
     chunk_slot& c = chunk[n % slots];
-    if (c.busy) XF_CUDA_TRY(cudaEventSynchronize(c.done->get()));  // its previous frames were consumed
+    if (c.busy) {
+      XF_CUDA_TRY(cudaEventSynchronize(c.done->get()));  // its previous frames were consumed
+      if (*c.failure_seen.get() != 0) break;                // a frame failed: reported below
+    }
     // The source's threads fill the chunk's frames (frame k of the chunk at k · frame_bytes).
     std::vector<char> produced(cfg.frames_per_chunk, 0);
-    std::vector<std::thread> pool;
-    std::exception_ptr failed;
-    std::mutex failed_mutex;
-    for (unsigned t = 0; t < producers; ++t)
-      pool.emplace_back([&, t] {
-        try {
-          for (std::uint32_t k = t; k < cfg.frames_per_chunk; k += producers) {
-            frame_out out{c.buffer->host() + k * frame_bytes, frame_bytes, 0, topic.element};
-            produced[k] = source->produce(first + k, out) ? 1 : 0;
-            sizes[k] = out.bytes;
-          }
-        } catch (...) {
-          std::lock_guard lock(failed_mutex);
-          if (!failed) failed = std::current_exception();
-        }
-      });
-    for (auto& p : pool) p.join();
-    if (failed) std::rethrow_exception(failed);
+    team.run([&](unsigned t) {
+      for (std::uint32_t k = t; k < cfg.frames_per_chunk; k += team.size()) {
+        frame_out out{c.buffer->host() + k * frame_bytes, frame_bytes, 0, topic.element};
+        produced[k] = source->produce(first + k, out) ? 1 : 0;
+        sizes[k] = out.bytes;
+      }
+    });
     std::uint32_t frames = 0;
     while (frames < cfg.frames_per_chunk && produced[frames]) ++frames;
     ended = frames < cfg.frames_per_chunk;
@@ -199,6 +198,8 @@ sink_baseline_result run_sink_baseline(const sink_baseline_config& cfg) {
       program->launch_frame(f, blocks, cfg.threads, c.stream->get());
       r.bytes_to_device += sizes[k];
     }
+    XF_CUDA_TRY(cudaMemcpyAsync(c.failure_seen.get(), failure.get(), sizeof(std::uint64_t), cudaMemcpyDeviceToHost,
+                                c.stream->get()));
     XF_CUDA_TRY(cudaEventRecord(c.done->get(), c.stream->get()));
     c.busy = true;
     r.frames += frames;

@@ -23,7 +23,7 @@ struct sink_baseline_config {
   std::vector<std::string> overrides;  ///< --set
   sink_transfer mode = sink_transfer::double_buffer;
   std::uint32_t frames_per_chunk = 4;  ///< frames per transfer
-  std::uint32_t blocks = 0;            ///< per launch; 0: two per SM
+  std::uint32_t blocks = 0;            ///< per launch; 0: as many as fit on the GPU at once
   std::uint32_t threads = 256;         ///< per block
 };
 

@@ -590,9 +590,11 @@ __global__ void __launch_bounds__(1024, 1) persistent_kernel(kernel_args a) {
   }
 }
 
-/// One operator over one frame, as an ordinary kernel (kernel_program::launch_frame).
+/// One operator over one frame, as an ordinary kernel (kernel_program::launch_frame). Once a frame failed,
+/// later launches do nothing: the run is over, and a sink whose table filled up would only probe it.
 template <class List>
 __global__ void frame_kernel(kernel_program::frame_launch f) {
+  if (f.failure != nullptr && *static_cast<volatile const std::uint64_t*>(f.failure) != 0) return;
   const frame_call call{f.params, f.in, f.out, f.bytes, 0, f.offset, blockIdx.x * blockDim.x + threadIdx.x,
                         gridDim.x * blockDim.x, f.failure, f.state};
   dispatch(List{}, f.type, f.element, call);
@@ -631,6 +633,12 @@ class fused_kernel_program final : public kernel_program {
     void* params[] = {&copy};
     XF_CUDA_TRY(cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(&persistent_kernel<List>),
                                             dim3(blocks), dim3(threads), params, 0, stream));
+  }
+
+  int frame_blocks_per_sm(int threads) const override {
+    int blocks = 0;
+    XF_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, frame_kernel<List>, threads, 0));
+    return blocks;
   }
 
   void launch_frame(const frame_launch& f, std::uint32_t blocks, std::uint32_t threads,

@@ -44,6 +44,8 @@ class kernel_program {
   /// Asynchronous; throws cuda_error when the launch fails.
   virtual void launch_frame(const frame_launch& f, std::uint32_t blocks, std::uint32_t threads,
                             cudaStream_t stream) const = 0;
+  /// Blocks of `threads` of launch_frame's kernel that fit on one SM at once (its occupancy).
+  virtual int frame_blocks_per_sm(int threads) const = 0;
 };
 
 }  // namespace xf

@@ -23,7 +23,7 @@ operator_counters word_count_op::finish(const params& p, std::span<const std::by
     const slot& s = slots[i];
     if (s.hash == 0) continue;
     XF_EXPECTS(s.ready == 1 && s.length >= 1 && s.length <= max_letters, "a claimed slot holds a word");
-    words.emplace_back(std::string_view(s.letters, s.length), s.count);
+    words.emplace_back(std::string_view(reinterpret_cast<const char*>(s.letters), s.length), s.count);
     total += s.count;
   }
   std::sort(words.begin(), words.end());

@@ -4,8 +4,10 @@
 // end, where finish() sorts the words and writes the result. Only the text crosses PCIe.
 #pragma once
 
+#include <bit>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <span>
 
 #include "framework/exec_space.hpp"
@@ -39,7 +41,7 @@ struct word_count_op {
     std::uint64_t count;
     std::uint32_t length;
     std::uint32_t ready;
-    char letters[max_letters];
+    std::uint64_t letters[5];  ///< 8 letters a word, the first in the low byte, zero after the last
   };
   static_assert(sizeof(slot) == 64);
   /// The accumulator: this header, then table_slots slots.
@@ -84,41 +86,88 @@ struct word_count_op {
   XF_HOST_DEVICE XF_FORCE_INLINE static bool is_letter(std::uint8_t c) { return c >= 'a' && c <= 'z'; }
   XF_HOST_DEVICE XF_FORCE_INLINE static bool is_separator(std::uint8_t c) { return c == ' ' || c == '\n'; }
 
-  /// FNV-1a over the letters, never 0 (0 marks a free slot).
-  XF_HOST_DEVICE static std::uint64_t hash_of(const std::uint8_t* word, std::uint32_t length) {
-    std::uint64_t h = 0xcbf29ce484222325ull;
-    for (std::uint32_t i = 0; i < length; ++i) h = (h ^ word[i]) * 0x100000001b3ull;
-    return h != 0 ? h : 1;
+  /// A word as the table keeps it: its letters packed 8 to a word (zero-padded, as in a slot), its length
+  /// and a hash of both, never 0 (0 marks a free slot).
+  struct word_key {
+    std::uint64_t letters[5];
+    std::uint32_t length;
+    std::uint64_t hash;
+  };
+
+  /// Reads the word starting at text[i] (a letter) into `key`; false when it has more than max_letters.
+  /// Unrolled so that `letters` stays in registers.
+  XF_HOST_DEVICE XF_FORCE_INLINE static bool read_word(const std::uint8_t* text, std::uint64_t i, std::uint64_t n,
+                                                       word_key& key) {
+    for (std::uint64_t& part : key.letters) part = 0;
+    key.length = 0;
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+    for (std::uint32_t k = 0; k <= max_letters; ++k) {
+      if (i + k >= n || !is_letter(text[i + k])) break;
+      if (k == max_letters) return false;
+      key.letters[k / 8] |= std::uint64_t{text[i + k]} << (8 * (k % 8));
+      key.length = k + 1;
+    }
+    // A multiply-xorshift mix over the packed letters (8 letters a step) and the length.
+    std::uint64_t h = 0x9e3779b97f4a7c15ull * (key.length + 1);
+    for (const std::uint64_t part : key.letters) {
+      h = (h ^ part) * 0xbf58476d1ce4e5b9ull;
+      h ^= h >> 31;
+    }
+    h *= 0x94d049bb133111ebull;
+    h ^= h >> 29;
+    key.hash = h != 0 ? h : 1;
+    return true;
+  }
+
+  /// Whether `s` holds `key`'s letters, read with the given load (length and letters).
+  template <class Load32, class Load64>
+  XF_HOST_DEVICE XF_FORCE_INLINE static bool holds(slot& s, const word_key& key, Load32 load32, Load64 load64) {
+    bool same = load32(s.length) == key.length;
+    for (std::uint32_t j = 0; j < 5; ++j) same &= load64(s.letters[j]) == key.letters[j];
+    return same;
   }
 
   /// Adds one occurrence of the word to the table; false when the table is full.
-  XF_HOST_DEVICE static bool add(const params& p, std::byte* state, const std::uint8_t* word,
-                                 std::uint32_t length) {
+  XF_HOST_DEVICE static bool add(const params& p, std::byte* state, const word_key& key) {
     auto* head = reinterpret_cast<header*>(state);
     auto* slots = reinterpret_cast<slot*>(state + sizeof(header));
-    const std::uint64_t h = hash_of(word, length);
     const std::uint64_t mask = p.table_slots - 1;
-    for (std::uint64_t probe = 0, i = h & mask; probe < p.table_slots; ++probe, i = (i + 1) & mask) {
+    for (std::uint64_t probe = 0, i = key.hash & mask; probe < p.table_slots; ++probe, i = (i + 1) & mask) {
       slot& s = slots[i];
       accumulator_atomic_ref<std::uint64_t> hash(s.hash);
       std::uint64_t seen = hash.load(mo::memory_order_relaxed);
       if (seen == 0) {
-        if (hash.compare_exchange_strong(seen, h, mo::memory_order_relaxed)) {
-          const std::uint64_t used = accumulator_atomic_ref<std::uint64_t>(head->used).fetch_add(1, mo::memory_order_relaxed);
-          s.length = length;
-          for (std::uint32_t k = 0; k < length; ++k) s.letters[k] = static_cast<char>(word[k]);
+        if (hash.compare_exchange_strong(seen, key.hash, mo::memory_order_relaxed)) {
+          const std::uint64_t used =
+              accumulator_atomic_ref<std::uint64_t>(head->used).fetch_add(1, mo::memory_order_relaxed);
+          s.length = key.length;
+          for (std::uint32_t j = 0; j < 5; ++j) s.letters[j] = key.letters[j];
           s.count = 1;
           accumulator_atomic_ref<std::uint32_t>(s.ready).store(1u, mo::memory_order_release);
           return used < p.table_slots / 4 * 3;
         }
         // Another thread claimed it meanwhile: `seen` now holds its hash.
       }
-      if (seen != h) continue;
-      accumulator_atomic_ref<std::uint32_t> ready(s.ready);
-      while (ready.load(mo::memory_order_acquire) == 0) {
+      if (seen != key.hash) continue;
+      // The fast path compares with relaxed loads, which wait for nothing (an acquire at device scope
+      // also costs the SM's L1 its lines, where the text is): a slot that shows `key`'s letters and length
+      // holds them, as they are written once, over zeros. Only a mismatch, which may be a slot still
+      // being written, waits for ready and compares again.
+      const auto relaxed32 = [](std::uint32_t& w) {
+        return accumulator_atomic_ref<std::uint32_t>(w).load(mo::memory_order_relaxed);
+      };
+      const auto relaxed64 = [](std::uint64_t& w) {
+        return accumulator_atomic_ref<std::uint64_t>(w).load(mo::memory_order_relaxed);
+      };
+      bool same = holds(s, key, relaxed32, relaxed64);
+      if (!same) {
+        accumulator_atomic_ref<std::uint32_t> ready(s.ready);
+        while (ready.load(mo::memory_order_acquire) == 0) {
+        }
+        same = holds(s, key, relaxed32, relaxed64);
       }
-      bool same = s.length == length;
-      for (std::uint32_t k = 0; same && k < length; ++k) same = s.letters[k] == static_cast<char>(word[k]);
       if (same) {
         accumulator_atomic_ref<std::uint64_t>(s.count).fetch_add(1, mo::memory_order_relaxed);
         return true;
@@ -127,29 +176,63 @@ struct word_count_op {
     return false;
   }
 
+  /// Bit k set when byte k of the 8 at text[first] (n − first of them when fewer) starts a word;
+  /// `previous_letter`: whether the byte before them is a letter. Fails the frame on a bad byte.
+  template <class T>
+  XF_HOST_DEVICE XF_FORCE_INLINE static std::uint32_t word_starts(const std::uint8_t* text, std::uint64_t first,
+                                                                  std::uint64_t n, const frame_task<T>& task) {
+    std::uint64_t chunk = 0x2020202020202020ull;  // spaces past the end
+    if (first + 8 <= n && (reinterpret_cast<std::uintptr_t>(text) & 7) == 0) {
+#if defined(__CUDA_ARCH__)
+      chunk = *reinterpret_cast<const std::uint64_t*>(text + first);
+#else
+      std::memcpy(&chunk, text + first, 8);
+#endif
+    } else {
+      for (std::uint32_t k = 0; k < 8 && first + k < n; ++k)
+        chunk = (chunk & ~(std::uint64_t{0xff} << (8 * k))) | std::uint64_t{text[first + k]} << (8 * k);
+    }
+    bool previous = first > 0 && is_letter(text[first - 1]);
+    std::uint32_t starts = 0;
+    bool bad = false;
+    for (std::uint32_t k = 0; k < 8; ++k) {
+      const auto c = static_cast<std::uint8_t>(chunk >> (8 * k));
+      const bool letter = is_letter(c);
+      bad |= !letter && !is_separator(c);
+      starts |= static_cast<std::uint32_t>(letter && !previous) << k;
+      previous = letter;
+    }
+    if (bad) task.fail(bad_byte);
+    return starts;
+  }
+
+  /// Every virtual thread takes 8 bytes at a time (one aligned load; a warp reads 256 contiguous bytes)
+  /// and counts the words that start among them.
   template <class T>
   XF_HOST_DEVICE static void compute(const params& p, const frame_task<T>& task) {
     const auto* text = reinterpret_cast<const std::uint8_t*>(task.in);
     const std::uint64_t n = task.count * sizeof(T);
-    for (std::uint64_t i = task.thread_id; i < n; i += task.thread_count) {
-      const std::uint8_t c = text[i];
-      if (!is_letter(c)) {
-        if (!is_separator(c)) task.fail(bad_byte);
-        continue;
-      }
-      if (i > 0 && is_letter(text[i - 1])) continue;  // not where a word starts
-      std::uint32_t length = 1;
-      while (i + length < n && is_letter(text[i + length])) {
-        if (++length > max_letters) {
+    for (std::uint64_t first = 8 * task.thread_id; first < n; first += 8 * task.thread_count) {
+      for (std::uint32_t starts = word_starts(text, first, n, task); starts != 0; starts &= starts - 1) {
+        word_key key;
+        if (!read_word(text, first + lowest_bit(starts), n, key)) {
           task.fail(long_word);
           return;
         }
-      }
-      if (!add(p, task.state, text + i, length)) {
-        task.fail(table_full);
-        return;
+        if (!add(p, task.state, key)) {
+          task.fail(table_full);
+          return;
+        }
       }
     }
+  }
+
+  XF_HOST_DEVICE XF_FORCE_INLINE static std::uint32_t lowest_bit(std::uint32_t bits) {
+#if defined(__CUDA_ARCH__)
+    return static_cast<std::uint32_t>(__ffs(static_cast<int>(bits)) - 1);
+#else
+    return static_cast<std::uint32_t>(std::countr_zero(bits));
+#endif
   }
 
   /// Counters words, distinct_words, digest (CRC-32 of the lines "WORD COUNT\n" sorted by word: the

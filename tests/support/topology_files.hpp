@@ -30,7 +30,8 @@ inline std::vector<std::filesystem::path> every_topology() {
 
 /// The `--set` arguments that make a run of `topology` short: the operator named `source` streams `bytes`;
 /// the operators of a particle dataset (prefetch_source, prefetch_writeback, and the address stage's
-/// prefetch_ranges and prefetch_assembler) get a generated K-means file of 200 000 particles, a text_source
+/// prefetch_ranges and prefetch_assembler) get a generated K-means file of `bytes` (at least 200 000
+/// particles), a text_source
 /// a generated word-count text of `bytes` (at most 16 MiB), a prefetch_varlen_source a generated affinity
 /// dataset of 300 000 records, a word_count or affinity_cards a result file, and an affinity_shared the
 /// cards of pass 1 (affinity_cards.yaml run on the host over the same dataset) — all made on construction,
@@ -70,7 +71,7 @@ class short_run {
         if (dataset_.empty()) {
           dataset_ = std::filesystem::temp_directory_path() /
                      ("xeflow-particles-" + std::to_string(::getpid()) + "-" + topology.stem().string());
-          const auto gen = run_process({gen_kmeans(), dataset_.string(), "--records", "200000"});
+          const auto gen = run_process({gen_kmeans(), dataset_.string(), "--records", particles(bytes)});
           INFO(gen.err);
           REQUIRE(gen.exit_code == 0);
         }
@@ -172,9 +173,16 @@ class short_run {
 
   /// A generated text as long as the run's bytes ("24MiB", "1GiB"), capped at 16 MiB so the CPU reference
   /// stays quick.
+  /// "24MiB", "1GiB" in bytes.
+  static std::uint64_t bytes_of(const std::string& bytes) {
+    return std::stoull(bytes) << (bytes.find("GiB") != std::string::npos ? 30 : 20);
+  }
   static std::string text_bytes(const std::string& bytes) {
-    const std::uint64_t n = std::stoull(bytes) << (bytes.find("GiB") != std::string::npos ? 30 : 20);
-    return std::to_string(std::min<std::uint64_t>(n, std::uint64_t{16} << 20));
+    return std::to_string(std::min<std::uint64_t>(bytes_of(bytes), std::uint64_t{16} << 20));
+  }
+  /// Particles in the generated K-means file: `bytes` of them (64 each), at least 200 000.
+  static std::string particles(const std::string& bytes) {
+    return std::to_string(std::max<std::uint64_t>(bytes_of(bytes) / 64, 200'000));
   }
 
   std::filesystem::path dataset_;
