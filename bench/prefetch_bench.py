@@ -96,8 +96,8 @@ def first_centres(path: str, k: int) -> str:
 def topology(path: str, centres: str, threads: int, writers: int, executor: str) -> str:
     return f"""name: kmeans_pass
 topics:
-  xyz: {{frame_size: {FRAME}, capacity: 64, element: f32}}
-  ids: {{frame_size: {FRAME}, capacity: 64, element: f32}}
+  xyz: {{frame_size: {FRAME}, device_memory: {64 * FRAME}, element: f32}}
+  ids: {{frame_size: {FRAME}, device_memory: {64 * FRAME}, element: f32}}
 operators:
   particles: {{class: prefetch_source, threads: {threads}, outputs: [xyz], params: {{path: '{path}', record_bytes: 64, fields: '0:12'}}}}
   assign: {{class: kmeans_assign, on: gpu, inputs: [xyz], outputs: [ids], params: {{centres: '{centres}'}}}}
@@ -395,7 +395,95 @@ def cmd_report(args: argparse.Namespace) -> int:
                   f"{sb.fmt_num(per, 3, 7)} B/address "
                   f"{sb.fmt_num(r['compression_percent'] / 100 if r.get('compression_percent') else None, 2, 6)}x "
                   f"{sb.fmt_num(r.get('seconds'), 3, 8)} s  {r['status']}{'  ' + r['why'] if r.get('why') else ''}")
+    summary = targets(docs)
+    if summary["apps"]:
+        print("\ntargets (each app at its largest dataset where xeflow, double buffering and the CPU all ran):")
+        for app, v in summary["apps"].items():
+            print(f"  {app:<9} {v['size']:>8}  {v['xeflow_gb_per_s']:6.2f} GB/s  {v['vs_double']:5.2f}x double  "
+                  f"{v['vs_cpu']:5.2f}x cpu")
+        print(f"  geomean: {summary['geomean_vs_double']:.2f}x double buffering (target 1.7), "
+              f"{summary['geomean_vs_cpu']:.2f}x the multi-threaded CPU (target 3)")
+        sb.write_json_atomic(os.path.join(args.results, "summary.json"), {"meta": docs[0]["meta"], **summary})
+        plot(args.results, docs, summary)
     return 0
+
+
+def largest_complete(docs: list[dict], app: str) -> tuple[dict, dict] | None:
+    """The largest dataset of `app` at which xeflow, double buffering and the CPU all ran ok: (entry, runs by
+    contender). Ties (the same size in two files) go to the later file."""
+    best = None
+    for d in docs:
+        for e in d.get(app, []):
+            runs = {r["contender"]: r for r in e["runs"]}
+            if all(runs.get(c, {}).get("status") == "ok" and runs[c].get("seconds") for c in ("xeflow", "double", "cpu")):
+                if best is None or e["dataset_bytes"] >= best[0]["dataset_bytes"]:
+                    best = (e, runs)
+    return best
+
+
+def targets(docs: list[dict]) -> dict:
+    """Issue 5's targets: per app, xeflow's speedup over double buffering and over the multi-threaded CPU at
+    its largest complete dataset; their geometric means over the apps (≥ 1.7 and ≥ 3)."""
+    import math
+    per_app = {}
+    for app in ("kmeans", "wordcount", "affinity"):
+        found = largest_complete(docs, app)
+        if found:
+            e, runs = found
+            x = runs["xeflow"]["seconds"]
+            per_app[app] = {"size": e["size"], "dataset_bytes": e["dataset_bytes"],
+                            "vs_double": runs["double"]["seconds"] / x, "vs_cpu": runs["cpu"]["seconds"] / x,
+                            "xeflow_gb_per_s": e["dataset_bytes"] / x / 1e9}
+    out = {"apps": per_app}
+    if per_app:
+        for key in ("vs_double", "vs_cpu"):
+            out[f"geomean_{key}"] = math.exp(sum(math.log(v[key]) for v in per_app.values()) / len(per_app))
+    return out
+
+
+def plot(directory: str, docs: list[dict], summary: dict) -> None:
+    """prefetch.png: GB/s of dataset of every contender per app (largest complete dataset), and xeflow's
+    speedups with the targets."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("(matplotlib not installed: no plot)")
+        return
+    apps = list(summary["apps"])
+    if not apps:
+        return
+    fig, (left, right) = plt.subplots(1, 2, figsize=(12, 4.5))
+    width = 0.8 / len(CONTENDERS)
+    for k, name in enumerate(CONTENDERS):
+        values = []
+        for app in apps:
+            _, runs = largest_complete(docs, app)
+            r = runs.get(name)
+            e = summary["apps"][app]
+            values.append(e["dataset_bytes"] / r["seconds"] / 1e9 if r and r.get("seconds") and r["status"] == "ok" else 0)
+        left.bar([i + (k - len(CONTENDERS) / 2 + 0.5) * width for i in range(len(apps))], values, width, label=name)
+    left.set_xticks(range(len(apps)), [f"{a}\n{summary['apps'][a]['size']}" for a in apps])
+    left.set_ylabel("GB/s of dataset")
+    left.set_title("throughput (higher is better)")
+    left.legend(fontsize=8)
+    for k, (key, target, label) in enumerate((("vs_double", 1.7, "x double buffering"), ("vs_cpu", 3.0, "x CPU"))):
+        right.bar([i + (k - 0.5) * 0.4 for i in range(len(apps))], [summary["apps"][a][key] for a in apps], 0.4,
+                  label=f"{label} (geomean {summary[f'geomean_{key}']:.2f}, target {target})")
+        right.axhline(target, color=f"C{k}", linestyle="--", linewidth=1)
+    right.set_xticks(range(len(apps)), apps)
+    right.set_ylabel("xeflow speedup")
+    right.set_title("xeflow's speedups")
+    right.legend(fontsize=8)
+    meta = docs[0]["meta"]
+    fig.suptitle(f"prefetch source (BigKernel) — {meta.get('device')}, {str(meta.get('date'))[:10]}, "
+                 f"{str(meta.get('commit'))[:7]}", fontsize=10)
+    fig.tight_layout()
+    path = os.path.join(directory, "prefetch.png")
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    print(f"wrote {path}")
 
 
 def report_app(docs: list[dict], app: str, title: str) -> None:

@@ -157,7 +157,7 @@ std::string first_at(const source_pos& first, const source_pos& here) {
 }
 
 const std::vector<std::string> top_keys{"name", "topics", "operators", "runtime"};
-const std::vector<std::string> topic_keys{"frame_size", "capacity", "element", "layout", "transfer"};
+const std::vector<std::string> topic_keys{"frame_size", "capacity", "device_memory", "element", "layout", "transfer"};
 const std::vector<std::string> operator_keys{"class",   "on",    "inputs", "outputs",
                                              "threads", "warps", "params"};
 const std::vector<std::string> runtime_keys{"executor",  "blocks", "warps_per_block", "partition",
@@ -295,6 +295,9 @@ class spec_reader {
       topic.name = entry.key;
       if (entry.value.type == yaml_node::kind::map) {
         const entry_table fields = accepted(entry.value, topic_keys, "in topic '" + entry.key + "'", "key");
+        const yaml_entry* capacity_field = nullptr;
+        const yaml_entry* budget_field = nullptr;
+        std::optional<std::uint64_t> budget;
         for (const auto& [key, field] : fields) {
           record(path + "." + key, *field);
           if (key == "frame_size") {
@@ -305,7 +308,16 @@ class spec_reader {
                 problem(field->value.pos, context + "frame_size: " + bytes_syntax_problem(*text));
             }
           } else if (key == "capacity") {
+            capacity_field = field;
             if (auto n = count(*field, context, key, capacity_limits)) topic.capacity = *n;
+          } else if (key == "device_memory") {
+            budget_field = field;
+            if (auto text = scalar(*field, context, key, "a byte count (e.g. 256MiB)")) {
+              if (auto bytes = parse_bytes(*text))
+                budget = *bytes;
+              else
+                problem(field->value.pos, context + "device_memory: " + bytes_syntax_problem(*text));
+            }
           } else if (key == "element") {
             if (auto i = choice(*field, context, key, element_names())) topic.element = all_element_types[*i];
           } else if (key == "layout") {
@@ -316,6 +328,21 @@ class spec_reader {
                                                transfer_mode::dma};
             if (auto i = choice(*field, context, key, {"auto", "mapped", "dma"})) topic.transfer = modes[*i];
           }
+        }
+        if (budget_field != nullptr && capacity_field != nullptr) {
+          problem(budget_field->key_pos, context + "give capacity (frames) or device_memory (bytes), not both "
+                                                   "(capacity at " +
+                                             first_at(capacity_field->key_pos, budget_field->key_pos) + ")");
+        } else if (budget && topic.frame_bytes != 0) {  // frame_size 0 is reported by validation
+          // The budget buys whole frames: the ring (and the device replica the GPU executor keeps of it).
+          const std::uint64_t frames = *budget / topic.frame_bytes;
+          if (frames < 1 || frames > static_cast<std::uint64_t>(capacity_limits.max))
+            problem(budget_field->value.pos,
+                    context + "device_memory " + format_bytes(*budget) + " buys " + std::to_string(frames) +
+                        " frames of " + format_bytes(topic.frame_bytes) + ": give between 1 and " +
+                        std::to_string(capacity_limits.max) + " frames' bytes");
+          else
+            topic.capacity = static_cast<std::uint32_t>(frames);
         }
       } else if (entry.value.type != yaml_node::kind::null) {
         problem(entry.value.pos, "topic '" + entry.key + "' must be a map of settings (" +

@@ -9,6 +9,9 @@
 //     in:
 //       frame_size: 64KiB     # bytes with units (units.hpp); a positive multiple of 4 KiB; default 64KiB
 //       capacity: 64          # frames in flight, integer >= 1; default 64
+//       device_memory: 4MiB   # instead of capacity: a byte budget for the frames in flight, which buys
+//                             # device_memory / frame_size of them (the ring a DMA-fed topic keeps in
+//                             # device memory on the GPU executor)
 //       element: u32          # u8 i8 u16 i16 u32 i32 u64 i64 f32 f64; default u32
 //       layout: row           # row | columnar (columnar is refused until the runtime supports it)
 //     out: {frame_size: 64KiB}

@@ -200,3 +200,20 @@ TEST_CASE("config.override_on_an_empty_topology_builds_it") {
   CHECK_THROWS_AS(load_topology_text("- a\n- b\n", "list.yaml", test::config_registry(), {"name=x"}),
                   config_error);
 }
+
+TEST_CASE("config.device_memory_buys_whole_frames_instead_of_capacity") {
+  const auto topology = [](const std::string& topic) {
+    return "topics:\n  t: " + topic +
+           "\noperators:\n  s: {class: random_source, outputs: t}\n  k: {class: null_sink, inputs: t}\n";
+  };
+  const auto capacity = [&](const std::string& topic, const std::vector<std::string>& overrides = {}) {
+    return load_topology_text(topology(topic), "t.yaml", test::config_registry(), overrides).find_topic("t")->capacity;
+  };
+  CHECK(capacity("{frame_size: 64KiB, device_memory: 4MiB}") == 64);
+  CHECK(capacity("{device_memory: 4MiB, frame_size: 1MiB}") == 4);  // the order of the keys does not matter
+  CHECK(capacity("{frame_size: 1MiB, device_memory: 5700KiB}") == 5);  // whole frames only
+  CHECK(capacity("{frame_size: 64KiB}", {"topics.t.device_memory=256MiB"}) == 4096);
+  // Both at once is refused, also when one comes from --set.
+  CHECK_THROWS_AS(capacity("{frame_size: 64KiB, capacity: 8}", {"topics.t.device_memory=1MiB"}), config_error);
+  CHECK_THROWS_AS(capacity("{device_memory: 1MiB, frame_size: 1GiB}"), config_error);
+}
