@@ -28,6 +28,8 @@ variable-length purchase records, scanned (12 of each record's 24 + 4n bytes cro
 patterns (the paper's Table II): the K-means pass with the address stage on the GPU
 (topologies/kmeans_addresses.yaml) with pattern recognition on and off: address bytes that crossed PCIe,
 compression, and the stream's time; verified like kmeans (the ids of the CPU reference's first iteration).
+With wordcount also chosen, word count through the address stage (topologies/wordcount_addresses.yaml: an
+address per byte, or a pattern per lane) on and off, verified by the digest.
 
   python3 bench/prefetch_bench.py run --build build --out bench/results/DIR --sizes 4GiB,16GiB
   python3 bench/prefetch_bench.py report bench/results/DIR
@@ -236,6 +238,30 @@ def run_sink_contender(cfg: argparse.Namespace, app: str, name: str, path: str) 
         rec["digest"] = doc.get("digest")
         rec["bytes_over_pcie"] = None
         return rec
+    if name.startswith("patterns-"):  # word count through the GPU address stage (Table II)
+        cmd = [tool("tools", "xeflow-run"), os.path.join(SOURCE_ROOT, "topologies", "wordcount_addresses.yaml"),
+               "--stats", "json", "-q", "--set", f"runtime.executor={cfg.executor}",
+               "--set", f"operators.addresses.params.patterns={name[len('patterns-'):]}",
+               "--set", f"operators.ranges.params.path={path}", "--set", f"operators.assemble.params.path={path}",
+               "--set", f"operators.assemble.threads={cfg.source_threads}",
+               "--set", f"operators.count.params.result={os.path.join(cfg.scratch, 'wordcount-addresses.out')}"]
+        child = sb.run_child(cmd, cfg.timeout)
+        doc = sb.parse_json_output(child.stdout)
+        rec.update(commands=[shlex.join(cmd)], raw=[doc], stderr_tail=sb.tail(child.stderr))
+        if child.returncode != 0 or not doc or doc.get("status") != "completed":
+            rec.update(status="failed", seconds=None, bytes_over_pcie=None)
+            return rec
+        rec["seconds"] = doc.get("stream_seconds") or doc.get("wall_seconds")
+        rec["stages"] = [xeflow_stages(doc)]
+        ops = {o["name"]: o.get("counters", {}) for o in doc.get("operators", [])}
+        assemble = ops.get("assemble", {})
+        rec["address_bytes"] = assemble.get("address_bytes")
+        rec["addresses"] = assemble.get("addresses")
+        rec["compression_percent"] = assemble.get("compression_percent")
+        rec["bytes_over_pcie"] = (assemble.get("address_bytes") or 0) + (assemble.get("bytes_gathered") or 0)
+        if "digest" in ops.get("count", {}):
+            rec["digest"] = f"0x{ops['count']['digest']:08x}"
+        return rec
     counters = {}
     for step, (topo, source, sink) in enumerate(SINK_APPS[app]):
         sets = sink_pass_sets(app, step, path, cfg.scratch)
@@ -300,7 +326,10 @@ def run_sink_app(args: argparse.Namespace, app: str, size: str, doc: dict, out_p
     entry = {"dataset_bytes": os.path.getsize(path), "size": size, "runs": []}
     doc.setdefault(app, []).append(entry)
     reference = None
-    for name in sb.parse_list(args.contenders):
+    names = sb.parse_list(args.contenders)
+    if app == "wordcount" and "patterns" in sb.parse_list(args.apps):
+        names += ["patterns-on", "patterns-off"]
+    for name in names:
         rec = run_sink_contender(args, app, name, path)
         if name == "cpu":
             reference = rec.get("digest")
@@ -384,14 +413,15 @@ def cmd_report(args: argparse.Namespace) -> int:
                         kern = "/".join(f"{100 * v:.0f}" for v in st["kernel"].values()) or "-"
                         print(f"  {app:<9} {e['size']:>8} {r['contender']:<13} pass {k + 1}: "
                               f"{sb.fmt_num(st['stream_seconds'], 3, 7)} s | {cpu or '-'} | {copy or '-'} | {kern}")
-    rows = [(e, r) for d in docs for e in d.get("kmeans", []) for r in e["runs"]
+    rows = [(app, e, r) for d in docs for app in ("kmeans", "wordcount") for e in d.get(app, []) for r in e["runs"]
             if r["contender"].startswith("patterns-")]
     if rows:
-        print("\npattern recognition (Table II), K-means pass through the address stage: address bytes over "
-              "PCIe, per address, compression against 8 bytes an address, seconds")
-        for e, r in rows:
+        print("\npattern recognition (Table II), through the GPU address stage (kmeans_addresses.yaml, "
+              "wordcount_addresses.yaml): address bytes over PCIe, per address, compression against 8 bytes an "
+              "address, seconds")
+        for app, e, r in rows:
             per = r["address_bytes"] / r["addresses"] if r.get("addresses") else None
-            print(f"  {e['size']:>8} {r['contender']:<13} {sb.fmt_num(r.get('address_bytes'), 0, 14)} B "
+            print(f"  {app:<9} {e['size']:>8} {r['contender']:<13} {sb.fmt_num(r.get('address_bytes'), 0, 14)} B "
                   f"{sb.fmt_num(per, 3, 7)} B/address "
                   f"{sb.fmt_num(r['compression_percent'] / 100 if r.get('compression_percent') else None, 2, 6)}x "
                   f"{sb.fmt_num(r.get('seconds'), 3, 8)} s  {r['status']}{'  ' + r['why'] if r.get('why') else ''}")

@@ -31,6 +31,7 @@ struct word_count_op {
 
   struct params {
     std::uint64_t table_slots = std::uint64_t{1} << 20;
+    std::int64_t lanes = 1;
     result_path result;
   };
 
@@ -60,6 +61,10 @@ struct word_count_op {
     s.bytes(&params::table_slots, "table_slots",
             "hash-table slots (64 bytes each, a power of two): room for 3/4 as many distinct words",
             std::uint64_t{1} << 20, 16, static_cast<double>(std::uint64_t{1} << 32));
+    s.param(&params::lanes, "lanes",
+            "1: frames are text as it is; L > 1: frames a text address stage of L lanes assembled (byte k of "
+            "lane l at k*L + l, prefetch_assembler with pad 32), read back in text order",
+            params{}.lanes, 1, 1 << 20);
     s.parsed(&params::result, "result", "file for the sorted 'WORD COUNT' lines ('' : none)", "",
              parse_result_path);
     s.check_params([](const params& p) -> std::string {
@@ -94,19 +99,21 @@ struct word_count_op {
     std::uint64_t hash;
   };
 
-  /// Reads the word starting at text[i] (a letter) into `key`; false when it has more than max_letters.
-  /// Unrolled so that `letters` stays in registers.
-  XF_HOST_DEVICE XF_FORCE_INLINE static bool read_word(const std::uint8_t* text, std::uint64_t i, std::uint64_t n,
-                                                       word_key& key) {
+  /// Reads the word starting at text(i) (a letter; text(p) the byte at text position p < n) into `key`;
+  /// false when it has more than max_letters. Unrolled so that `letters` stays in registers.
+  template <class At>
+  XF_HOST_DEVICE XF_FORCE_INLINE static bool read_word(At text, std::uint64_t i, std::uint64_t n, word_key& key) {
     for (std::uint64_t& part : key.letters) part = 0;
     key.length = 0;
 #if defined(__CUDA_ARCH__)
 #pragma unroll
 #endif
     for (std::uint32_t k = 0; k <= max_letters; ++k) {
-      if (i + k >= n || !is_letter(text[i + k])) break;
+      if (i + k >= n) break;
+      const std::uint8_t c = text(i + k);
+      if (!is_letter(c)) break;
       if (k == max_letters) return false;
-      key.letters[k / 8] |= std::uint64_t{text[i + k]} << (8 * (k % 8));
+      key.letters[k / 8] |= std::uint64_t{c} << (8 * (k % 8));
       key.length = k + 1;
     }
     // A multiply-xorshift mix over the packed letters (8 letters a step) and the length.
@@ -206,23 +213,53 @@ struct word_count_op {
     return starts;
   }
 
-  /// Every virtual thread takes 8 bytes at a time (one aligned load; a warp reads 256 contiguous bytes)
-  /// and counts the words that start among them.
+  /// Counts the word starting at text position i; false (the frame failed) when it cannot.
+  template <class T, class At>
+  XF_HOST_DEVICE XF_FORCE_INLINE static bool count_word(const params& p, const frame_task<T>& task, At text,
+                                                        std::uint64_t i, std::uint64_t n) {
+    word_key key;
+    if (!read_word(text, i, n, key)) {
+      task.fail(long_word);
+      return false;
+    }
+    if (!add(p, task.state, key)) {
+      task.fail(table_full);
+      return false;
+    }
+    return true;
+  }
+
+  /// Text frames: every virtual thread takes 8 bytes at a time (one aligned load; a warp reads 256
+  /// contiguous bytes) and counts the words that start among them. Lane frames (lanes L > 1, B = ⌈n / L⌉
+  /// bytes a lane): text position q is frame byte (q mod B)·L + ⌊q / B⌋, and virtual thread l reads lane l
+  /// (a warp reads 32 adjacent bytes at every step); a word that runs past its lane's end goes on in the
+  /// next lane, and positions past the frame's end read as spaces.
   template <class T>
   XF_HOST_DEVICE static void compute(const params& p, const frame_task<T>& task) {
-    const auto* text = reinterpret_cast<const std::uint8_t*>(task.in);
+    const auto* bytes = reinterpret_cast<const std::uint8_t*>(task.in);
     const std::uint64_t n = task.count * sizeof(T);
-    for (std::uint64_t first = 8 * task.thread_id; first < n; first += 8 * task.thread_count) {
-      for (std::uint32_t starts = word_starts(text, first, n, task); starts != 0; starts &= starts - 1) {
-        word_key key;
-        if (!read_word(text, first + lowest_bit(starts), n, key)) {
-          task.fail(long_word);
-          return;
-        }
-        if (!add(p, task.state, key)) {
-          task.fail(table_full);
-          return;
-        }
+    if (p.lanes <= 1) {
+      const auto text = [bytes](std::uint64_t q) { return bytes[q]; };
+      for (std::uint64_t first = 8 * task.thread_id; first < n; first += 8 * task.thread_count)
+        for (std::uint32_t starts = word_starts(bytes, first, n, task); starts != 0; starts &= starts - 1)
+          if (!count_word(p, task, text, first + lowest_bit(starts), n)) return;
+      return;
+    }
+    const auto lanes = static_cast<std::uint64_t>(p.lanes);
+    const std::uint64_t per_lane = (n + lanes - 1) / lanes;
+    const auto text = [bytes, n, lanes, per_lane](std::uint64_t q) -> std::uint8_t {
+      const std::uint64_t at = q % per_lane * lanes + q / per_lane;
+      return at < n ? bytes[at] : std::uint8_t{' '};
+    };
+    const std::uint64_t length = per_lane * lanes;
+    for (std::uint64_t lane = task.thread_id; lane < lanes; lane += task.thread_count) {
+      bool previous = lane > 0 && is_letter(text(lane * per_lane - 1));
+      for (std::uint64_t q = lane * per_lane; q < (lane + 1) * per_lane; ++q) {
+        const std::uint8_t c = text(q);
+        const bool letter = is_letter(c);
+        if (!letter && !is_separator(c)) task.fail(bad_byte);
+        if (letter && !previous && !count_word(p, task, text, q, length)) return;
+        previous = letter;
       }
     }
   }

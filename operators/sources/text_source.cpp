@@ -8,9 +8,7 @@
 
 namespace xf {
 
-text_source::text_source(const params& p) : params_(p) {
-  for (const char c : params_.separators) is_separator_[static_cast<unsigned char>(c)] = true;
-}
+text_source::text_source(const params& p) : params_(p) {}
 
 void text_source::on_start(const operator_setup& setup) {
   name_ = setup.name;
@@ -28,35 +26,22 @@ void text_source::on_start(const operator_setup& setup) {
   } catch (const dataset_error& e) {
     throw run_error({name_, topic_, std::nullopt}, e.what());
   }
-  stride_ = out.frame_bytes - params_.max_word_bytes;
-  frames_ = (text_.size() + stride_ - 1) / stride_;
-}
-
-std::uint64_t text_source::cut(std::uint64_t p) const {
-  const std::span<const std::byte> text = text_.bytes();
-  if (p >= text.size()) return text.size();
-  while (p > 0 && p < text.size() && !separator(text[p - 1])) ++p;
-  return p;
+  cuts_ = word_cuts(text_.bytes(), params_.separators, out.frame_bytes - params_.max_word_bytes,
+                    params_.max_word_bytes);
 }
 
 bool text_source::fill(std::uint64_t offset, frame_out& out) const {
-  if (offset >= frames_) return false;
-  const std::uint64_t begin = cut(offset * stride_);
-  const std::uint64_t nominal_end = std::min<std::uint64_t>((offset + 1) * stride_, text_.size());
-  const std::uint64_t end = cut(nominal_end);
-  // cut() walked to the end of the word under nominal_end: that word started before it, so its length is at
-  // least what was walked.
-  if (end - nominal_end >= params_.max_word_bytes) {
-    std::uint64_t start = nominal_end;
-    while (start > 0 && !separator(text_.bytes()[start - 1])) --start;
+  if (offset >= cuts_.frames()) return false;
+  std::optional<word_cuts::long_word> too_long;
+  const word_cuts::range r = cuts_.frame(offset, too_long);
+  if (too_long)
     throw run_error({name_, topic_, offset},
-                    "dataset '" + params_.path + "': byte offset " + std::to_string(start) + ": a word of " +
-                        std::to_string(end - start) + " bytes, longer than max_word_bytes (" +
+                    "dataset '" + params_.path + "': byte offset " + std::to_string(too_long->start) + ": a word of " +
+                        std::to_string(too_long->bytes) + " bytes, longer than max_word_bytes (" +
                         std::to_string(params_.max_word_bytes) + ")");
-  }
-  XF_EXPECTS(out.capacity >= end - begin, "a source's output frame must hold the topic's frame size");
-  if (end > begin) std::memcpy(out.data, text_.bytes().data() + begin, end - begin);
-  out.bytes = end - begin;
+  XF_EXPECTS(out.capacity >= r.end - r.begin, "a source's output frame must hold the topic's frame size");
+  if (r.end > r.begin) std::memcpy(out.data, text_.bytes().data() + r.begin, r.end - r.begin);
+  out.bytes = r.end - r.begin;
   return true;
 }
 

@@ -13,16 +13,15 @@
 #include "operators/sinks/thread_slots.hpp"
 #include "operators/sources/mapped_file.hpp"
 #include "operators/sources/replayable_source.hpp"
+#include "operators/sources/word_cuts.hpp"
 
 namespace xf {
 
-/// Words are maximal runs of bytes that are not separators. With S = frame_size - max_word_bytes (the
-/// stride), frame o holds the file's bytes [cut(o·S), cut((o+1)·S)), where cut(p) is the first position
-/// ≥ p that is not inside a word (p itself when p is 0, the file's size, or right after a separator). So
-/// frame o holds exactly the words that start in [o·S, (o+1)·S) plus separators, at most S + max_word_bytes
-/// - 1 bytes. Errors (run_error naming the operator and its topic): a file that cannot be mapped, a frame
-/// size not above max_word_bytes, and — at the frame that meets it, with its file offset — a word longer
-/// than max_word_bytes. The file must not change while it streams (mapped: truncation is SIGBUS).
+/// Frames are cut as word_cuts says, with stride S = frame_size - max_word_bytes: frame o holds exactly the
+/// words that start in [o·S, (o+1)·S) plus separators, at most S + max_word_bytes bytes. Errors (run_error
+/// naming the operator and its topic): a file that cannot be mapped, a frame size not above max_word_bytes,
+/// and — at the frame whose cut meets it, with its file offset — a word longer than max_word_bytes (one
+/// that lies inside a stride is the consumer's to refuse, as word_count does). The file must not change while it streams (mapped: truncation is SIGBUS).
 /// produce is a pure function of the offset: verify sinks replay the source itself.
 class text_source final : public replayable_source {
  public:
@@ -50,14 +49,11 @@ class text_source final : public replayable_source {
   /// {frames, bytes (the text copied into frames), file_bytes}.
   operator_counters counters() const override;
 
-  std::optional<std::uint64_t> frame_count() const override { return frames_; }
+  std::optional<std::uint64_t> frame_count() const override { return cuts_.frames(); }
 
  private:
   bool fill(std::uint64_t offset, frame_out& out) const override;
   void produced(std::uint64_t offset, const frame_out& out) override;
-  /// The first position ≥ p not inside a word.
-  std::uint64_t cut(std::uint64_t p) const;
-  bool separator(std::byte b) const noexcept { return is_separator_[static_cast<unsigned char>(b)]; }
 
   struct alignas(cache_line_bytes) copy_counts {
     std::atomic<std::uint64_t> frames{0};  // written by the owning thread only
@@ -65,12 +61,10 @@ class text_source final : public replayable_source {
   };
 
   params params_;
-  bool is_separator_[256] = {};
   std::string name_;
   std::string topic_;
   mapped_file text_;
-  std::uint64_t stride_ = 0;
-  std::uint64_t frames_ = 0;
+  word_cuts cuts_;
   thread_slots<copy_counts> counts_;
 };
 

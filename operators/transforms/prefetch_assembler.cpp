@@ -84,8 +84,8 @@ prefetch_assembler::frame_counts prefetch_assembler::assemble(std::uint64_t offs
               : std::string()));
   }
 
-  // The frame ends after the last item any lane has; where a lane has fewer, zeros (a frame is a function
-  // of its addresses, for replays).
+  // The frame ends after the last item any lane has; where a lane has fewer, pad bytes (a frame is a
+  // function of its addresses, for replays).
   std::uint64_t extent = 0;
   for (std::uint32_t l = 0; l < lanes; ++l) {
     counts.addresses += items[l];
@@ -94,7 +94,7 @@ prefetch_assembler::frame_counts prefetch_assembler::assemble(std::uint64_t offs
   }
   for (std::uint32_t l = 0; l < lanes; ++l)
     for (std::uint64_t k = items[l]; k * lanes + l < extent; ++k)
-      std::memset(out.data + (k * lanes + l) * item_bytes_, 0, item_bytes_);
+      std::memset(out.data + (k * lanes + l) * item_bytes_, static_cast<int>(params_.pad), item_bytes_);
   out.bytes = extent * item_bytes_;
   return counts;
 }

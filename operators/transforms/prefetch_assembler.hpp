@@ -16,7 +16,8 @@
 namespace xf {
 
 /// Address frame o (u64) in, data frame o out: item k of lane l at (k·L + l)·item_bytes, as many bytes as
-/// reach the last item any lane has (a lane with fewer items leaves zeros where its later items would be).
+/// reach the last item any lane has (a lane with fewer items leaves `pad` bytes, zeros by default, where
+/// its later items would be).
 /// Errors (run_error naming the operator, its input topic and the offset): a frame that is not an address
 /// frame or whose header does not fit it, a lane's malformed words, an address past the dataset's end, a
 /// data frame too small for the items (the first bad lane and item are named). The dataset must not change
@@ -29,6 +30,7 @@ class prefetch_assembler final : public cpu_map {
   struct params {
     std::string path;
     std::int64_t item_bytes = 4;
+    std::int64_t pad = 0;
   };
 
   static void describe(operator_schema<params>& s) {
@@ -40,6 +42,10 @@ class prefetch_assembler final : public cpu_map {
             required);
     s.param(&params::item_bytes, "item_bytes", "bytes each address names (1, 2, 4, 8 or 16): the generator's",
             params{}.item_bytes, 1, 16);
+    s.param(&params::pad, "pad",
+            "the byte written where a lane has fewer items than the frame's longest (32, a space, lets a "
+            "word counter read a text's lanes as text)",
+            params{}.pad, 0, 255);
   }
 
   explicit prefetch_assembler(const params& p) : params_(p) {}

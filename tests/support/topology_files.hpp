@@ -31,8 +31,8 @@ inline std::vector<std::filesystem::path> every_topology() {
 /// The `--set` arguments that make a run of `topology` short: the operator named `source` streams `bytes`;
 /// the operators of a particle dataset (prefetch_source, prefetch_writeback, and the address stage's
 /// prefetch_ranges and prefetch_assembler) get a generated K-means file of `bytes` (at least 200 000
-/// particles), a text_source
-/// a generated word-count text of `bytes` (at most 16 MiB), a prefetch_varlen_source a generated affinity
+/// particles), a text_source — or an address stage feeding a word_count — a generated word-count text of
+/// `bytes` (at most 256 MiB), a prefetch_varlen_source a generated affinity
 /// dataset of 300 000 records, a word_count or affinity_cards a result file, and an affinity_shared the
 /// cards of pass 1 (affinity_cards.yaml run on the host over the same dataset) — all made on construction,
 /// removed on destruction — instead of the paths they name.
@@ -41,10 +41,21 @@ class short_run {
   short_run(const std::filesystem::path& topology, const std::string& bytes) {
     const YAML::Node doc = YAML::LoadFile(topology.string());
     const std::string stem = std::to_string(::getpid()) + "-" + topology.stem().string();
+    // An address stage feeding a word_count reads a text, not particles.
+    bool counts_words = false;
+    for (const auto& op : doc["operators"]) counts_words |= op.second["class"].as<std::string>() == "word_count";
     for (const auto& op : doc["operators"]) {
       const std::string name = op.first.as<std::string>();
       const std::string cls = op.second["class"].as<std::string>();
-      if (cls == "prefetch_varlen_source") {
+      if (counts_words && (cls == "text_source" || cls == "prefetch_ranges" || cls == "prefetch_assembler")) {
+        if (text_.empty()) {
+          text_ = std::filesystem::temp_directory_path() / ("xeflow-text-" + stem);
+          const auto gen = run_process({gen_wordcount(), text_.string(), "--bytes", text_bytes(bytes)});
+          INFO(gen.err);
+          REQUIRE(gen.exit_code == 0);
+        }
+        sets_.insert(sets_.end(), {"--set", "operators." + name + ".params.path=" + text_.string()});
+      } else if (cls == "prefetch_varlen_source") {
         records_ = std::filesystem::temp_directory_path() / ("xeflow-purchases-" + stem);
         const auto gen = run_process({gen_affinity(), records_.string(), "--records", "300000"});
         INFO(gen.err);
@@ -56,12 +67,6 @@ class short_run {
         const std::filesystem::path result = temp_result(stem, name);
         sets_.insert(sets_.end(), {"--set", "operators." + name + ".params.result=" + result.string()});
         if (cls == "affinity_shared") pass_two_ = name;
-      } else if (cls == "text_source") {
-        text_ = std::filesystem::temp_directory_path() / ("xeflow-text-" + stem);
-        const auto gen = run_process({gen_wordcount(), text_.string(), "--bytes", text_bytes(bytes)});
-        INFO(gen.err);
-        REQUIRE(gen.exit_code == 0);
-        sets_.insert(sets_.end(), {"--set", "operators." + name + ".params.path=" + text_.string()});
       } else if (cls == "word_count") {
         word_counts_.push_back(name);
         const std::filesystem::path result = temp_result(stem, name);
@@ -178,7 +183,7 @@ class short_run {
     return std::stoull(bytes) << (bytes.find("GiB") != std::string::npos ? 30 : 20);
   }
   static std::string text_bytes(const std::string& bytes) {
-    return std::to_string(std::min<std::uint64_t>(bytes_of(bytes), std::uint64_t{16} << 20));
+    return std::to_string(std::min<std::uint64_t>(bytes_of(bytes), std::uint64_t{256} << 20));
   }
   /// Particles in the generated K-means file: `bytes` of them (64 each), at least 200 000.
   static std::string particles(const std::string& bytes) {

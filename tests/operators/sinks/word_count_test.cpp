@@ -123,6 +123,48 @@ TEST_CASE("word_count.counts_every_word_exactly_for_any_threads_and_cuts") {
   }
 }
 
+/// `frame` as an address stage of `lanes` lanes assembles it: lane l holds bytes [l·B, (l+1)·B) (B = ⌈n / L⌉),
+/// byte k of lane l at k·L + l, `pad` where a lane is short; the frame ends after the last byte any lane has.
+std::string interleave(const std::string& frame, std::size_t lanes, char pad = ' ') {
+  const std::size_t per_lane = (frame.size() + lanes - 1) / lanes;
+  std::string out(per_lane * lanes, pad);
+  std::size_t extent = 0;
+  for (std::size_t q = 0; q < frame.size(); ++q) {
+    const std::size_t at = q % per_lane * lanes + q / per_lane;
+    out[at] = frame[q];
+    extent = std::max(extent, at + 1);
+  }
+  out.resize(extent);
+  return out;
+}
+
+TEST_CASE("word_count.reads_lane_frames_in_text_order") {
+  const std::string text = sample_text();
+  const counted plain = count_words(cut(text, 4096), 32);
+  REQUIRE(plain.failure == 0);
+  for (const std::int64_t lanes : {2, 7, 64}) {
+    for (const std::size_t frame : {std::size_t{100}, std::size_t{4096}}) {
+      for (const std::uint32_t threads : {1u, 32u, 256u}) {
+        CAPTURE(lanes);
+        CAPTURE(frame);
+        CAPTURE(threads);
+        // Words cross lanes (a lane ends mid-word); frames do not (they are cut between words).
+        std::vector<std::string> frames;
+        for (const std::string& f : cut(text, frame)) frames.push_back(interleave(f, static_cast<std::size_t>(lanes)));
+        word_count_op::params p;
+        p.lanes = lanes;
+        const counted r = count_words(frames, threads, 2, p);
+        REQUIRE(r.failure == 0);
+        CHECK(r.counters == plain.counters);
+      }
+    }
+  }
+  // Padding with zeros instead of spaces is a bad byte, not silently a separator.
+  word_count_op::params p;
+  p.lanes = 4;
+  CHECK(count_words({interleave("abc de fgh ijk", 4, '\0')}, 4, 1, p).failure == word_count_op::bad_byte);
+}
+
 TEST_CASE("word_count.writes_the_sorted_lines_to_its_result_file") {
   const std::string text = "the cat saw the dog\nand the dog saw a cat \n";
   const auto path = std::filesystem::temp_directory_path() /

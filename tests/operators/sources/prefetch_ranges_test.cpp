@@ -8,6 +8,7 @@
 #include "framework/errors.hpp"
 #include "operators/sources/prefetch/range_frame.hpp"
 #include "operators/sources/prefetch_ranges.hpp"
+#include "operators/sources/text_source.hpp"
 #include "tests/operators/operator_fixtures.hpp"
 
 using namespace xf;
@@ -96,4 +97,57 @@ TEST_CASE("prefetch.ranges_name_what_is_wrong") {
   const std::string e = start_error(missing);
   CHECK(e.find("operator 'src', topic 'out'") != std::string::npos);
   CHECK(e.find(".missing") != std::string::npos);
+}
+
+TEST_CASE("prefetch.ranges_in_words_mode_are_text_sources_frames") {
+  std::string text;
+  for (std::size_t w = 0; text.size() < 20'000; ++w) {
+    text.append(1 + w % 9, static_cast<char>('a' + w % 26));
+    text.push_back(w % 7 == 6 ? '\n' : ' ');
+  }
+  temp_path file;
+  const auto bytes_of = [](const std::string& s) {
+    const auto* b = reinterpret_cast<const std::byte*>(s.data());
+    return std::vector<std::byte>(b, b + s.size());
+  };
+  write_file(file.str(), bytes_of(text));
+  auto p = ranges_params(file.str(), 1, 1000);
+  p.words = true;
+  p.max_word_bytes = 16;
+  prefetch_ranges source(p);
+  REQUIRE(start_error(source).empty());
+  text_source::params tp;
+  tp.path = file.str();
+  tp.max_word_bytes = 16;
+  text_source copies(tp);
+  copies.on_start(source_setup(1000));  // the same stride: 1000 - 16
+  REQUIRE(source.frame_count() == copies.frame_count());
+  std::uint64_t next = 0;
+  for (std::uint64_t o = 0; o < *source.frame_count(); ++o) {
+    const prefetch::record_range r = range_at(source, o);
+    CHECK(r.first == next);  // the ranges tile the text
+    CHECK(r.count <= 1000);
+    const std::vector<std::byte> f = produce_frame(copies, o, 1000);
+    CHECK(std::string(reinterpret_cast<const char*>(f.data()), f.size()) == text.substr(r.first, r.count));
+    next = r.first + r.count;
+  }
+  CHECK(next == text.size());
+
+  // A word longer than max_word_bytes across a cut (frame 1's nominal end, 2 · 984) fails that frame, with
+  // its file offset; words mode needs a text (record_bytes 1) and a frame above max_word_bytes.
+  std::string long_word = text.substr(0, 1949) + " " + std::string(40, 'x') + " tail";
+  write_file(file.str(), bytes_of(long_word));
+  prefetch_ranges broken(p);
+  REQUIRE(start_error(broken).empty());
+  frame_buffer buffer(page_bytes, element_type::u64);
+  frame_out out = buffer.out();
+  CHECK_THROWS_WITH_AS(broken.produce(1, out), doctest::Contains("byte offset 1950: a word of 40 bytes"), run_error);
+  auto records = p;
+  records.record_bytes = 4;
+  prefetch_ranges not_text(records);
+  CHECK(start_error(not_text).find("record_bytes must be 1") != std::string::npos);
+  auto small = p;
+  small.records_per_frame = 16;
+  prefetch_ranges tiny(small);
+  CHECK(start_error(tiny).find("not above max_word_bytes (16)") != std::string::npos);
 }
