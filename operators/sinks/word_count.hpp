@@ -245,20 +245,33 @@ struct word_count_op {
           if (!count_word(p, task, text, first + lowest_bit(starts), n)) return;
       return;
     }
-    const auto lanes = static_cast<std::uint64_t>(p.lanes);
-    const std::uint64_t per_lane = (n + lanes - 1) / lanes;
+    // Frames are far below 4 GiB: 32-bit division maps positions (a 64-bit one costs the GPU far more).
+    if (n < (std::uint64_t{1} << 32) / 2)
+      count_lanes<std::uint32_t>(p, task, bytes, n);
+    else
+      count_lanes<std::uint64_t>(p, task, bytes, n);
+  }
+
+  template <class Index, class T>
+  XF_HOST_DEVICE static void count_lanes(const params& p, const frame_task<T>& task, const std::uint8_t* bytes,
+                                         std::uint64_t n) {
+    const auto lanes = static_cast<Index>(p.lanes);
+    const auto per_lane = static_cast<Index>((n + lanes - 1) / lanes);
     const auto text = [bytes, n, lanes, per_lane](std::uint64_t q) -> std::uint8_t {
-      const std::uint64_t at = q % per_lane * lanes + q / per_lane;
+      const auto i = static_cast<Index>(q);
+      const std::uint64_t at = std::uint64_t{i % per_lane} * lanes + i / per_lane;
       return at < n ? bytes[at] : std::uint8_t{' '};
     };
-    const std::uint64_t length = per_lane * lanes;
+    const std::uint64_t length = std::uint64_t{per_lane} * lanes;
     for (std::uint64_t lane = task.thread_id; lane < lanes; lane += task.thread_count) {
       bool previous = lane > 0 && is_letter(text(lane * per_lane - 1));
-      for (std::uint64_t q = lane * per_lane; q < (lane + 1) * per_lane; ++q) {
-        const std::uint8_t c = text(q);
+      // Along its own lane a thread steps by L bytes: no division.
+      for (std::uint64_t k = 0; k < per_lane; ++k) {
+        const std::uint64_t at = k * lanes + lane;
+        const std::uint8_t c = at < n ? bytes[at] : std::uint8_t{' '};
         const bool letter = is_letter(c);
         if (!letter && !is_separator(c)) task.fail(bad_byte);
-        if (letter && !previous && !count_word(p, task, text, q, length)) return;
+        if (letter && !previous && !count_word(p, task, text, lane * per_lane + k, length)) return;
         previous = letter;
       }
     }
