@@ -130,6 +130,21 @@ def xeflow_stages(doc: dict) -> dict:
     return stages
 
 
+def topic_pcie_bytes(docs) -> int | None:
+    """What crossed PCIe in xeflow runs (one stats document or a list, one per pass), from the topics: the
+    copy engines' bytes for a DMA topic, the published bytes for a mapped one (the kernel reads or writes
+    them across the link once). Every topic of these topologies joins a CPU and a GPU operator. The frames
+    as they crossed — a GPU map's output frame is as long as its input, whatever part of it the consumer
+    reads. None when a document has no topics (a failed run, or the host executor: nothing crosses)."""
+    total = 0
+    for doc in docs if isinstance(docs, list) else [docs]:
+        if not doc or not doc.get("topics") or doc.get("executor") == "host":
+            return None
+        for t in doc["topics"]:
+            total += t["copy_engines"]["bytes"] if "copy_engines" in t else t.get("bytes", 0)
+    return total
+
+
 def run_contender(cfg: argparse.Namespace, name: str, path: str, centres: str) -> dict:
     tool = lambda *p: os.path.join(cfg.build, *p)  # noqa: E731
     if name.startswith("patterns-"):
@@ -173,7 +188,8 @@ def run_contender(cfg: argparse.Namespace, name: str, path: str, centres: str) -
             rec["seconds"] = doc.get("stream_seconds") or doc.get("wall_seconds")
             rec["stages"] = [xeflow_stages(doc)]
             counters = {o["name"]: o.get("counters", {}) for o in doc.get("operators", [])}
-            rec["bytes_over_pcie"] = counters.get("particles", {}).get("bytes_gathered", 0) + \
+            rec["bytes_over_pcie"] = topic_pcie_bytes(doc)
+            rec["bytes_needed"] = counters.get("particles", {}).get("bytes_gathered", 0) + \
                 counters.get("store", {}).get("bytes_written", 0)
             if doc.get("status") != "completed":
                 rec["status"] = "failed"
@@ -186,7 +202,8 @@ def run_contender(cfg: argparse.Namespace, name: str, path: str, centres: str) -
             rec["addresses"] = assemble.get("addresses")
             rec["compression_percent"] = assemble.get("compression_percent")
             # Addresses GPU -> CPU, the gathered fields CPU -> GPU, the ids back.
-            rec["bytes_over_pcie"] = (assemble.get("address_bytes") or 0) + \
+            rec["bytes_over_pcie"] = topic_pcie_bytes(doc)
+            rec["bytes_needed"] = (assemble.get("address_bytes") or 0) + \
                 (assemble.get("bytes_gathered") or 0) + counters.get("store", {}).get("bytes_written", 0)
             if doc.get("status") != "completed":
                 rec["status"] = "failed"
@@ -258,7 +275,8 @@ def run_sink_contender(cfg: argparse.Namespace, app: str, name: str, path: str) 
         rec["address_bytes"] = assemble.get("address_bytes")
         rec["addresses"] = assemble.get("addresses")
         rec["compression_percent"] = assemble.get("compression_percent")
-        rec["bytes_over_pcie"] = (assemble.get("address_bytes") or 0) + (assemble.get("bytes_gathered") or 0)
+        rec["bytes_over_pcie"] = topic_pcie_bytes(doc)
+        rec["bytes_needed"] = (assemble.get("address_bytes") or 0) + (assemble.get("bytes_gathered") or 0)
         if "digest" in ops.get("count", {}):
             rec["digest"] = f"0x{ops['count']['digest']:08x}"
         return rec
@@ -286,12 +304,14 @@ def run_sink_contender(cfg: argparse.Namespace, app: str, name: str, path: str) 
             rec.setdefault("stages", []).append(xeflow_stages(doc))
             ops = {o["name"]: o.get("counters", {}) for o in doc.get("operators", [])}
             src = ops.get(source, {})
-            rec["bytes_over_pcie"] += src.get("bytes_gathered", src.get("bytes", 0))
+            rec["bytes_needed"] = rec.get("bytes_needed", 0) + src.get("bytes_gathered", src.get("bytes", 0))
             counters = ops.get(sink, {})
         else:
             rec["seconds"] += doc.get("seconds") or 0
             rec["bytes_over_pcie"] += doc.get("bytes_to_device") or 0
             counters = doc.get("sink_counters", {})
+    if name == "xeflow":
+        rec["bytes_over_pcie"] = topic_pcie_bytes(rec["raw"])
     if "digest" in counters:
         rec["digest"] = f"0x{counters['digest']:08x}"
     return rec
@@ -417,12 +437,15 @@ def cmd_report(args: argparse.Namespace) -> int:
             if r["contender"].startswith("patterns-")]
     if rows:
         print("\npattern recognition (Table II), through the GPU address stage (kmeans_addresses.yaml, "
-              "wordcount_addresses.yaml): address bytes over PCIe, per address, compression against 8 bytes an "
-              "address, seconds")
+              "wordcount_addresses.yaml): address bytes (the words the lanes used), per address, compression "
+              "against 8 bytes an address, bytes of ranges and address frames as they crossed PCIe, seconds")
         for app, e, r in rows:
             per = r["address_bytes"] / r["addresses"] if r.get("addresses") else None
+            raw = r.get("raw") if isinstance(r.get("raw"), dict) else (r.get("raw") or [None])[0]
+            stage = sum(t["copy_engines"]["bytes"] if "copy_engines" in t else t.get("bytes", 0)
+                        for t in (raw or {}).get("topics", []) if t["name"] in ("ranges", "addresses"))
             print(f"  {app:<9} {e['size']:>8} {r['contender']:<13} {sb.fmt_num(r.get('address_bytes'), 0, 14)} B "
-                  f"{sb.fmt_num(per, 3, 7)} B/address "
+                  f"{sb.fmt_num(per, 3, 7)} B/address {sb.fmt_num(stage or None, 0, 14)} B crossed "
                   f"{sb.fmt_num(r['compression_percent'] / 100 if r.get('compression_percent') else None, 2, 6)}x "
                   f"{sb.fmt_num(r.get('seconds'), 3, 8)} s  {r['status']}{'  ' + r['why'] if r.get('why') else ''}")
     summary = targets(docs)
@@ -519,7 +542,8 @@ def plot(directory: str, docs: list[dict], summary: dict) -> None:
 def report_app(docs: list[dict], app: str, title: str) -> None:
     if not any(d.get(app) for d in docs):
         return
-    print(f"\n{title}: seconds, GB/s of dataset, x double buffering, bytes over PCIe / dataset")
+    print(f"\n{title}: seconds, GB/s of dataset, x double buffering, bytes over PCIe / dataset (the frames "
+          f"as they crossed), bytes of the fields read and written / dataset")
     for d in docs:
         for entry in d.get(app, []):
             runs = {r["contender"]: r for r in entry["runs"]}
@@ -531,9 +555,13 @@ def report_app(docs: list[dict], app: str, title: str) -> None:
                     continue
                 s = r.get("seconds")
                 ratio = base / s if (base and s and r["status"] == "ok") else None
-                pcie = r.get("bytes_over_pcie")
+                pcie, needed = r.get("bytes_over_pcie"), r.get("bytes_needed")
+                if name == "xeflow" and r.get("raw") and "bytes_needed" not in r:
+                    # Recorded before the topics were counted: bytes_over_pcie then held the fields' bytes.
+                    pcie, needed = topic_pcie_bytes(r["raw"]) or pcie, pcie
+                per = lambda b: sb.fmt_num(b / entry["dataset_bytes"] if b else None, 3, 6)  # noqa: E731
                 print(f"    {name:<8} {sb.fmt_num(s, 3, 8)} s {sb.fmt_num(entry['dataset_bytes'] / s / 1e9 if s else None, 2, 7)} GB/s"
-                      f"  {sb.fmt_num(ratio, 2, 6)}x  {sb.fmt_num(pcie / entry['dataset_bytes'] if pcie else None, 3, 6)}"
+                      f"  {sb.fmt_num(ratio, 2, 6)}x  {per(pcie)} {per(needed)}"
                       f"  {r['status']}{'  ' + r['why'] if r.get('why') else ''}")
 
 
