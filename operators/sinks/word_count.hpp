@@ -36,7 +36,8 @@ struct word_count_op {
   };
 
   /// One distinct word: a cache line. `hash` is claimed by compare-exchange (0: free); the claimer then
-  /// writes length and letters and stores ready = 1 (release), after which anyone may compare.
+  /// writes length and letters, adds its occurrence to count and stores ready = 1 (release). Others compare
+  /// the letters as soon as they show (see add).
   struct slot {
     std::uint64_t hash;
     std::uint64_t count;
@@ -149,9 +150,12 @@ struct word_count_op {
         if (hash.compare_exchange_strong(seen, key.hash, mo::memory_order_relaxed)) {
           const std::uint64_t used =
               accumulator_atomic_ref<std::uint64_t>(head->used).fetch_add(1, mo::memory_order_relaxed);
-          s.length = key.length;
-          for (std::uint32_t j = 0; j < 5; ++j) s.letters[j] = key.letters[j];
-          s.count = 1;
+          // Atomic stores: readers on the fast path load these while they are written. The count is added
+          // to, not stored: a reader that already matched the letters may have counted its word first.
+          accumulator_atomic_ref<std::uint32_t>(s.length).store(key.length, mo::memory_order_relaxed);
+          for (std::uint32_t j = 0; j < 5; ++j)
+            accumulator_atomic_ref<std::uint64_t>(s.letters[j]).store(key.letters[j], mo::memory_order_relaxed);
+          accumulator_atomic_ref<std::uint64_t>(s.count).fetch_add(1, mo::memory_order_relaxed);
           accumulator_atomic_ref<std::uint32_t>(s.ready).store(1u, mo::memory_order_release);
           return used < p.table_slots / 4 * 3;
         }
