@@ -145,6 +145,22 @@ def topic_pcie_bytes(docs) -> int | None:
     return total
 
 
+def address_stage_record(rec: dict, doc: dict) -> dict:
+    """Fills a Table II record from an address-stage run's stats (seconds, stages, the assembler's address
+    counters, bytes over PCIe and the bytes needed: addresses GPU -> CPU, the gathered items CPU -> GPU);
+    returns the operators' counters by name."""
+    rec["seconds"] = doc.get("stream_seconds") or doc.get("wall_seconds")
+    rec["stages"] = [xeflow_stages(doc)]
+    counters = {o["name"]: o.get("counters", {}) for o in doc.get("operators", [])}
+    assemble = counters.get("assemble", {})
+    rec["address_bytes"] = assemble.get("address_bytes")
+    rec["addresses"] = assemble.get("addresses")
+    rec["compression_percent"] = assemble.get("compression_percent")
+    rec["bytes_over_pcie"] = topic_pcie_bytes(doc)
+    rec["bytes_needed"] = (assemble.get("address_bytes") or 0) + (assemble.get("bytes_gathered") or 0)
+    return counters
+
+
 def run_contender(cfg: argparse.Namespace, name: str, path: str, centres: str) -> dict:
     tool = lambda *p: os.path.join(cfg.build, *p)  # noqa: E731
     if name.startswith("patterns-"):
@@ -194,17 +210,8 @@ def run_contender(cfg: argparse.Namespace, name: str, path: str, centres: str) -
             if doc.get("status") != "completed":
                 rec["status"] = "failed"
         elif name.startswith("patterns-"):
-            rec["seconds"] = doc.get("stream_seconds") or doc.get("wall_seconds")
-            rec["stages"] = [xeflow_stages(doc)]
-            counters = {o["name"]: o.get("counters", {}) for o in doc.get("operators", [])}
-            assemble = counters.get("assemble", {})
-            rec["address_bytes"] = assemble.get("address_bytes")
-            rec["addresses"] = assemble.get("addresses")
-            rec["compression_percent"] = assemble.get("compression_percent")
-            # Addresses GPU -> CPU, the gathered fields CPU -> GPU, the ids back.
-            rec["bytes_over_pcie"] = topic_pcie_bytes(doc)
-            rec["bytes_needed"] = (assemble.get("address_bytes") or 0) + \
-                (assemble.get("bytes_gathered") or 0) + counters.get("store", {}).get("bytes_written", 0)
+            counters = address_stage_record(rec, doc)
+            rec["bytes_needed"] += counters.get("store", {}).get("bytes_written", 0)  # the ids back
             if doc.get("status") != "completed":
                 rec["status"] = "failed"
         else:
@@ -268,15 +275,7 @@ def run_sink_contender(cfg: argparse.Namespace, app: str, name: str, path: str) 
         if child.returncode != 0 or not doc or doc.get("status") != "completed":
             rec.update(status="failed", seconds=None, bytes_over_pcie=None)
             return rec
-        rec["seconds"] = doc.get("stream_seconds") or doc.get("wall_seconds")
-        rec["stages"] = [xeflow_stages(doc)]
-        ops = {o["name"]: o.get("counters", {}) for o in doc.get("operators", [])}
-        assemble = ops.get("assemble", {})
-        rec["address_bytes"] = assemble.get("address_bytes")
-        rec["addresses"] = assemble.get("addresses")
-        rec["compression_percent"] = assemble.get("compression_percent")
-        rec["bytes_over_pcie"] = topic_pcie_bytes(doc)
-        rec["bytes_needed"] = (assemble.get("address_bytes") or 0) + (assemble.get("bytes_gathered") or 0)
+        ops = address_stage_record(rec, doc)
         if "digest" in ops.get("count", {}):
             rec["digest"] = f"0x{ops['count']['digest']:08x}"
         return rec
@@ -442,8 +441,9 @@ def cmd_report(args: argparse.Namespace) -> int:
         for app, e, r in rows:
             per = r["address_bytes"] / r["addresses"] if r.get("addresses") else None
             raw = r.get("raw") if isinstance(r.get("raw"), dict) else (r.get("raw") or [None])[0]
-            stage = sum(t["copy_engines"]["bytes"] if "copy_engines" in t else t.get("bytes", 0)
-                        for t in (raw or {}).get("topics", []) if t["name"] in ("ranges", "addresses"))
+            stage = None if not raw or raw.get("executor") == "host" else sum(
+                t["copy_engines"]["bytes"] if "copy_engines" in t else t.get("bytes", 0)
+                for t in raw.get("topics", []) if t["name"] in ("ranges", "addresses"))
             print(f"  {app:<9} {e['size']:>8} {r['contender']:<13} {sb.fmt_num(r.get('address_bytes'), 0, 14)} B "
                   f"{sb.fmt_num(per, 3, 7)} B/address {sb.fmt_num(stage or None, 0, 14)} B crossed "
                   f"{sb.fmt_num(r['compression_percent'] / 100 if r.get('compression_percent') else None, 2, 6)}x "
