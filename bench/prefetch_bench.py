@@ -138,7 +138,7 @@ def topic_pcie_bytes(docs) -> int | None:
     reads. None when a document has no topics (a failed run, or the host executor: nothing crosses)."""
     total = 0
     for doc in docs if isinstance(docs, list) else [docs]:
-        if not doc or not doc.get("topics") or doc.get("executor") == "host":
+        if not doc or not doc.get("topics") or str(doc.get("executor", "")).startswith("host"):
             return None
         for t in doc["topics"]:
             total += t["copy_engines"]["bytes"] if "copy_engines" in t else t.get("bytes", 0)
@@ -441,7 +441,7 @@ def cmd_report(args: argparse.Namespace) -> int:
         for app, e, r in rows:
             per = r["address_bytes"] / r["addresses"] if r.get("addresses") else None
             raw = r.get("raw") if isinstance(r.get("raw"), dict) else (r.get("raw") or [None])[0]
-            stage = None if not raw or raw.get("executor") == "host" else sum(
+            stage = None if not raw or str(raw.get("executor", "")).startswith("host") else sum(
                 t["copy_engines"]["bytes"] if "copy_engines" in t else t.get("bytes", 0)
                 for t in raw.get("topics", []) if t["name"] in ("ranges", "addresses"))
             print(f"  {app:<9} {e['size']:>8} {r['contender']:<13} {sb.fmt_num(r.get('address_bytes'), 0, 14)} B "
