@@ -504,16 +504,17 @@ void topology_run::kernel_block() {
         if (frame == no_frame)
           throw run_error(site(l.op, out, l.offset),
                           "frame heap exhausted (broken invariant: one frame per slot)");
+        const std::uint64_t out_bytes = kernel.output_bytes(slot.bytes);
         frame_in fi{vi.frame_data(slot.frame), slot.bytes, plan_.topics[in].spec->element};
-        frame_out fo{vo.frame_data(frame), vo.frame_bytes, slot.bytes, plan_.topics[out].spec->element};
+        frame_out fo{vo.frame_data(frame), vo.frame_bytes, out_bytes, plan_.topics[out].spec->element};
         call_hook(l.op, in, l.offset, [&] {
           for (std::uint32_t warp = 0; warp < po.warps; ++warp)
             kernel.run(fi, &fo, l.offset, warp * 32, warp * 32 + 32, threads);
         });
-        vo.publish(l.offset, frame, slot.bytes, slot.tag, 0, slot.born_ns);
+        vo.publish(l.offset, frame, out_bytes, slot.tag, 0, slot.born_ns);
         add(counters_[l.op].frames_in, 1);
         add(counters_[l.op].bytes_in, slot.bytes);
-        count_publish(l.op, out, slot.bytes);
+        count_publish(l.op, out, out_bytes);
       }
       vi.release(group, l.offset);
       l.holding = l.reserved = false;
@@ -775,11 +776,14 @@ void topology_run::collect_device_stats(run_stats& stats) {
       o.frames_in = counters[k].frames;
       o.bytes_in = counters[k].bytes;
       if (plan_.operators[i].outputs.empty()) continue;  // a GPU sink publishes nothing
+      // The kernel counts input bytes; a map with a shorter output (operator.hpp) published that share of
+      // them (exact: such maps take frames of whole records).
+      const std::uint64_t bytes_out = plan_.operators[i].entry->info.output_bytes(counters[k].bytes);
       o.frames_out = counters[k].frames;
-      o.bytes_out = counters[k].bytes;
+      o.bytes_out = bytes_out;
       topic_stats& out = stats.topics[plan_.operators[i].outputs[0]];
       out.frames += counters[k].frames;
-      out.bytes += counters[k].bytes;
+      out.bytes += bytes_out;
     }
     for (const auto& b : device_->bridged()) {
       topic_stats& ts = stats.topics[b.topic];

@@ -147,6 +147,22 @@ concept gpu_sink = requires(const typename Op::params& p, std::span<const std::b
   { Op::finish(p, state) } -> std::convertible_to<operator_counters>;
 };
 
+/// A GPU map's output frame is as long as its input unless the type declares
+///   static constexpr std::uint32_t output_numerator = N, output_denominator = D;
+/// then it is N/D of the input's bytes (kmeans_assign: a 4-byte id per 12-byte particle, 1/3), so only
+/// what the consumer reads is published — and crosses PCIe. Such an operator computes whole frames (the
+/// executors never split them into parts) and writes only that prefix of its output.
+template <class Op>
+constexpr std::uint32_t output_numerator() {
+  if constexpr (requires { Op::output_numerator; }) return Op::output_numerator;
+  return 1;
+}
+template <class Op>
+constexpr std::uint32_t output_denominator() {
+  if constexpr (requires { Op::output_denominator; }) return Op::output_denominator;
+  return 1;
+}
+
 /// What the host executor throws when a GPU operator's compute called frame_task::fail.
 struct frame_failed {
   std::uint32_t code;

@@ -69,6 +69,12 @@ struct operator_info {
   /// GPU operators: computes over the whole frame (its layout spans it: field-by-field records), so the
   /// GPU executor never splits its frames into parts run by several blocks.
   bool whole_frames = false;
+  /// GPU maps: the output frame's bytes are the input's · numerator / denominator (operator.hpp).
+  std::uint32_t output_numerator = 1;
+  std::uint32_t output_denominator = 1;
+  std::uint64_t output_bytes(std::uint64_t input_bytes) const {
+    return input_bytes * output_numerator / output_denominator;
+  }
   std::vector<param_decl> params;
   /// A check of the parameters together (a field list against the record size), run by normalize_params
   /// once each parameter is valid on its own: the problem, "" when none. Empty: nothing to check.

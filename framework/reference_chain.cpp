@@ -44,7 +44,7 @@ class map_reference final : public frame_reference {
     frame_out upstream_frame{buffer.data(), input_frame_bytes_, 0, input_element_};
     if (!upstream_->expected(offset, upstream_frame)) return false;
     frame_in in{buffer.data(), upstream_frame.bytes, input_element_};
-    out.bytes = in.bytes;
+    out.bytes = kernel_ ? kernel_->output_bytes(in.bytes) : in.bytes;  // a CPU map sets its own
     if (kernel_)
       kernel_->run(in, &out, offset, 0, 1, 1);
     else

@@ -34,6 +34,8 @@ class host_kernel_op {
                    std::uint32_t thread_end, std::uint32_t thread_count) const = 0;
   /// The operator's phases (map_phases): from `Op::phases(params)` when the operator type declares it.
   virtual map_phases phases() const { return {}; }
+  /// A map's output frame bytes for an input frame of `input_bytes` (operator.hpp: output_numerator).
+  virtual std::uint64_t output_bytes(std::uint64_t input_bytes) const { return input_bytes; }
   /// A GPU sink's accumulator on the host, zeroed and prepared (Op::prepare) at construction; empty for
   /// maps. The device executor starts the kernel's accumulator from it and copies the kernel's back into it
   /// before finish().
@@ -131,6 +133,9 @@ class gpu_op_on_host final : public host_kernel_op {
     run_gpu_compute_any<Op>(params_, in, out, nullptr, offset, begin, end, count);
   }
   map_phases phases() const override { return phases_of<Op>(params_); }
+  std::uint64_t output_bytes(std::uint64_t input_bytes) const override {
+    return input_bytes * output_numerator<Op>() / output_denominator<Op>();
+  }
 
  private:
   typename Op::params params_;
@@ -160,7 +165,7 @@ class gpu_op_on_cpu final : public cpu_map {
  public:
   explicit gpu_op_on_cpu(typename Op::params p) : params_(p) {}
   void on_frame(std::uint64_t offset, const frame_in& in, frame_out& out) override {
-    out.bytes = in.bytes;
+    out.bytes = in.bytes * output_numerator<Op>() / output_denominator<Op>();
     run_gpu_compute_any<Op>(params_, in, &out, nullptr, offset, 0, 1, 1);
   }
   map_phases phases() const override { return phases_of<Op>(params_); }
@@ -233,6 +238,14 @@ class operator_registry {
     } else {
       entry->info.role = operator_role::map;
       entry->info.gpu = true;
+      static_assert(output_numerator<Op>() >= 1 && output_denominator<Op>() >= 1 &&
+                        output_numerator<Op>() <= output_denominator<Op>(),
+                    "a GPU map's output is a fraction (at most all) of its input frame");
+      entry->info.output_numerator = output_numerator<Op>();
+      entry->info.output_denominator = output_denominator<Op>();
+      if (output_numerator<Op>() != output_denominator<Op>() && !entry->info.whole_frames)
+        throw std::logic_error("operator class '" + class_name +
+                               "': a map with a shorter output must compute whole frames (describe: whole_frames())");
       entry->make_cpu = [schema](const param_map& values) -> std::unique_ptr<cpu_operator> {
         return std::make_unique<detail::gpu_op_on_cpu<Op>>(schema.make(values));
       };

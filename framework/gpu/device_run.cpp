@@ -126,6 +126,10 @@ device_run::device_run(const plan& p, std::vector<topic>& topics,
     op.part_bytes = po.parts > 1 ? kernel_part_bytes : frame_bytes;
     op.stage = po.stage ? 1 : 0;
     op.stage_output = po.stage_output ? 1 : 0;
+    op.output_numerator = po.entry->info.output_numerator;
+    op.output_denominator = po.entry->info.output_denominator;
+    XF_EXPECTS(op.output_numerator == op.output_denominator || po.parts == 1,
+               "a map with a shorter output computes whole frames");
     op.params_offset = params_offsets[k];
     op.stage_stride = (op.part_bytes + 255) / 256 * 256;
     if (po.stage) {

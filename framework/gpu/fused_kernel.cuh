@@ -314,7 +314,7 @@ __device__ void subscribe(const kernel_args& a, lane_state& l, std::byte* block_
   // they are written now, plainly, and ordered before that seq by the publish phase's release fence.
   index_slot& out_slot = vo->slots[vo->slot_of(offset)];
   out_slot.frame = l.is_void ? no_frame : vo->slot_frame(offset);
-  out_slot.bytes = l.is_void ? 0 : l.bytes;
+  out_slot.bytes = l.is_void ? 0 : l.bytes * op.output_numerator / op.output_denominator;
   out_slot.tag = l.is_void ? offset : l.tag;
   out_slot.flags = l.is_void ? slot_void : 0;
   out_slot.born_ns = l.born_ns;
@@ -563,7 +563,9 @@ __global__ void __launch_bounds__(1024, 1) persistent_kernel(kernel_args a) {
       if (any_stage & stage_output_bit) {
         __syncthreads();  // the operator's threads may have written any of the item's bytes
         const std::uint64_t w2 = clock64();
-        if (op.stage_output) stage_copy(l.dst, l.out, l.item_bytes, local, local_threads);
+        if (op.stage_output)
+          stage_copy(l.dst, l.out, l.item_bytes * op.output_numerator / op.output_denominator, local,
+                     local_threads);
         work += clock64() - w2;
       }
       if (lane_id == 0)

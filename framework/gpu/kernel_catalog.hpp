@@ -48,6 +48,10 @@ struct kernel_op {
   /// 1: the operator writes into the block's scratch, and the item's warps then copy the result to the
   /// output topic with wide stores (the operator's own stores are element-sized, each a PCIe write).
   std::uint32_t stage_output;
+  /// The output frame is the input's bytes · output_numerator / output_denominator (operator.hpp); such
+  /// operators have parts == 1.
+  std::uint32_t output_numerator;
+  std::uint32_t output_denominator;
   std::uint64_t params_offset;  ///< the operator's params struct in the parameter arena (16-byte aligned)
   std::uint64_t stage_offset;   ///< this operator's staging areas within a block's scratch (one per item)
   std::uint64_t stage_output_offset;  ///< this operator's output staging areas (one per item)

@@ -35,14 +35,16 @@ XF_HOST_DEVICE XF_FORCE_INLINE std::uint32_t nearest_centre(float x, float y, fl
 }
 
 /// Input: an f32 frame of n particles field by field — x[0..n), y[0..n), z[0..n) (prefetch_source with
-/// fields '0:12', item_bytes 4). Output, as long as the input: element r < n holds particle r's nearest
-/// centre as u32 bits (prefetch_writeback stores it into the record's cluster field), the rest is zero.
-/// Frames are computed whole (never split over blocks: the three arrays span the frame). A frame whose
-/// length is not a multiple of 3 elements, or a topic of another element type, fails the frame with
-/// code `bad_frame`.
+/// fields '0:12', item_bytes 4). Output, a third of the input (n elements, operator.hpp's
+/// output_numerator): element r holds particle r's nearest centre as u32 bits (prefetch_writeback stores it
+/// into the record's cluster field) — 4 bytes back across PCIe per 12 bytes in. Frames are computed whole
+/// (never split over blocks: the three arrays span the frame). A frame whose length is not a multiple of 3
+/// elements, or a topic of another element type, fails the frame with code `bad_frame`.
 struct kmeans_assign_op {
   static constexpr std::uint32_t max_centres = 32;
   static constexpr std::uint32_t bad_frame = 1;
+  static constexpr std::uint32_t output_numerator = 1;
+  static constexpr std::uint32_t output_denominator = 3;
 
   struct params {
     float centres[3 * max_centres] = {};
@@ -83,8 +85,6 @@ struct kmeans_assign_op {
 #else
         task.out[r] = std::bit_cast<float>(c);
 #endif
-        task.out[n + r] = 0.0f;
-        task.out[2 * n + r] = 0.0f;
       }
     }
   }

@@ -7,6 +7,8 @@
 #include <cstring>
 #include <vector>
 
+#include "framework/registry.hpp"
+#include "operators/builtin.hpp"
 #include "operators/frame_content.hpp"
 #include "operators/transforms/fma.hpp"
 #include "operators/transforms/kmeans_assign.hpp"
@@ -203,8 +205,22 @@ TEST_CASE("operators.kmeans_assign_picks_the_nearest_centre") {
     const std::vector<float> out = run_op<kmeans_assign_op>(p, in, threads);
     const std::uint32_t expected[] = {0, 1, 0, 1};  // (5, 5, 5) is as far from 0 as from 1: the lower index
     for (int r = 0; r < 4; ++r) CHECK(std::bit_cast<std::uint32_t>(out[r]) == expected[r]);
-    for (int r = 4; r < 12; ++r) CHECK(out[r] == 0.0f);
   }
+  // The output is the ids only: a third of the input's bytes, in every executor (the registry's info,
+  // the CPU placement's frame).
+  static_assert(output_numerator<kmeans_assign_op>() == 1 && output_denominator<kmeans_assign_op>() == 3);
+  operator_registry registry;
+  register_builtin_operators(registry);
+  const operator_entry& entry = *registry.find("kmeans_assign");
+  CHECK(entry.info.output_bytes(48) == 16);
+  CHECK(entry.make_host_kernel({{"centres", std::string("0 0 0")}})->output_bytes(48) == 16);
+  auto on_cpu = entry.make_cpu({{"centres", std::string("0 0 0")}});
+  std::vector<float> frame(12, 1.0f), ids(12, -1.0f);
+  frame_in fi{reinterpret_cast<const std::byte*>(frame.data()), 48, element_type::f32};
+  frame_out fo{reinterpret_cast<std::byte*>(ids.data()), 48, 0, element_type::f32};
+  dynamic_cast<cpu_map&>(*on_cpu).on_frame(0, fi, fo);
+  CHECK(fo.bytes == 16);
+  CHECK(ids[4] == -1.0f);  // past the ids: not written
   // A frame that is not whole particles fails.
   frame_task<float> task;
   std::vector<float> odd(5), result(5);
