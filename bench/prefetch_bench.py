@@ -134,8 +134,8 @@ def topic_pcie_bytes(docs) -> int | None:
     """What crossed PCIe in xeflow runs (one stats document or a list, one per pass), from the topics: the
     copy engines' bytes for a DMA topic, the published bytes for a mapped one (the kernel reads or writes
     them across the link once). Every topic of these topologies joins a CPU and a GPU operator. The frames
-    as they crossed — a GPU map's output frame is as long as its input, whatever part of it the consumer
-    reads. None when a document has no topics (a failed run, or the host executor: nothing crosses)."""
+    as they crossed: their published bytes (a map that publishes part of its frame, like kmeans_assign's
+    ids, sends that part), whatever part of them the consumer reads. None when a document has no topics (a failed run, or the host executor: nothing crosses)."""
     total = 0
     for doc in docs if isinstance(docs, list) else [docs]:
         if not doc or not doc.get("topics") or str(doc.get("executor", "")).startswith("host"):

@@ -57,6 +57,25 @@ struct batch_gate {
   }
 };
 
+
+/// Copies `count` consecutive frames between the replicas, from byte `at` of each: `width` bytes of every
+/// frame (the longest frame's published bytes), `last_width` of the last. One CUDA call either way: all
+/// but the last frame full is one plain copy, shorter frames one 2D copy at the frames' pitch — so a map
+/// that publishes a third of its frame moves a third of it across PCIe, not the whole frame. Returns the
+/// bytes copied (0: nothing to copy, no call made).
+std::uint64_t copy_frames(std::byte* dst, const std::byte* src, std::uint64_t at, std::uint64_t count,
+                          std::uint64_t frame_bytes, std::uint64_t width, std::uint64_t last_width,
+                          cudaMemcpyKind kind, cudaStream_t stream) {
+  if (count == 0 || width == 0) return 0;
+  if (width == frame_bytes || count == 1) {
+    const std::uint64_t bytes = (count - 1) * frame_bytes + (count == 1 ? width : last_width);
+    XF_CUDA_TRY(cudaMemcpyAsync(dst + at, src + at, bytes, kind, stream));
+    return bytes;
+  }
+  XF_CUDA_TRY(cudaMemcpy2DAsync(dst + at, frame_bytes, src + at, frame_bytes, width, count, kind, stream));
+  return width * count;
+}
+
 }  // namespace
 
 struct copy_bridge::lane {
@@ -83,8 +102,8 @@ struct copy_bridge::lane {
   /// before the bridge carried it, so each look only reads the offsets published since the last.
   struct run_scan {
     std::uint64_t count = 0;
-    std::uint64_t copy_bytes =
-        0;  ///< to the device: the frame bytes to copy (a short last frame counts short)
+    std::uint64_t width = 0;       ///< the longest frame's published bytes (what copy_frames copies of each)
+    std::uint64_t last_width = 0;  ///< the last frame's
     std::uint32_t first_frame = no_frame;
     bool void_run = false;
     bool closed = false;  ///< it cannot grow: the ring wraps, max_run_bytes, or the next frame breaks it
@@ -264,11 +283,14 @@ bool copy_bridge::step_to_device(lane& l) {
       break;
     }
     // A frame announcing more than it holds is the kernel's to report (fault_bad_bytes); copy what fits.
-    if (!is_void) r.copy_bytes = r.count * v.frame_bytes + std::min(slot.bytes, v.frame_bytes);
+    if (!is_void) {
+      r.last_width = std::min(slot.bytes, v.frame_bytes);
+      r.width = std::max(r.width, r.last_width);
+    }
     ++r.count;
     r.closed = v.slot_of(o + 1) == 0 || (!is_void && (r.count + 1) * v.frame_bytes > max_run_bytes);
   }
-  const std::uint64_t count = r.count, copy_bytes = r.copy_bytes;
+  const std::uint64_t count = r.count, width = r.width, last_width = r.last_width;
   const std::uint32_t first_frame = r.first_frame;
   if (count == 0) {
     // Nothing published at `next`: the end word is stored after every publish below it, so a pending
@@ -294,10 +316,10 @@ bool copy_bridge::step_to_device(lane& l) {
   r = {};
   cudaStream_t stream = l.streams[l.next_stream].get();
   l.next_stream = (l.next_stream + 1) % l.streams.size();
-  const std::uint64_t at = std::uint64_t{first_frame} * v.frame_bytes;
-  if (copy_bytes != 0)
-    XF_CUDA_TRY(
-        cudaMemcpyAsync(l.frames.get() + at, v.frames + at, copy_bytes, cudaMemcpyHostToDevice, stream));
+  // A void run has no width: nothing to copy but its seq words.
+  const std::uint64_t copy_bytes =
+      copy_frames(l.frames.get(), v.frames, std::uint64_t{first_frame} * v.frame_bytes, count, v.frame_bytes,
+                  width, last_width, cudaMemcpyHostToDevice, stream);
   const std::uint32_t first_slot = v.slot_of(l.next);
   // The flag after the data: the same stream starts this copy once the copies above have completed. A
   // staging word is rewritten only for offset + capacity, which its publisher publishes only after the
@@ -336,13 +358,17 @@ bool copy_bridge::step_to_host(lane& l) {
   if (l.in_flight.size() == l.events.size()) return progress;
   // The run: offsets the kernel published from `next` (it fills the slot and frame, fences, then stores
   // its seq word), not past the wrap; the kernel's frame for an offset is its slot, so runs are
-  // contiguous. Whole frames are copied: the bytes are in device memory, where the bridge cannot look.
+  // contiguous. Each frame's published bytes are in the host index (the kernel's slot fields come before
+  // its seq word), so only those cross: a map publishing part of its frame sends that part.
   lane::run_scan& r = l.scan;
   while (!r.closed && load_acquire(l.pinned_seq.get()[v.slot_of(l.next + r.count)]) == l.next + r.count + 1) {
+    const index_slot& slot = v.slots[v.slot_of(l.next + r.count)];
+    r.last_width = (slot.flags & slot_void) != 0 ? 0 : std::min(slot.bytes, v.frame_bytes);
+    r.width = std::max(r.width, r.last_width);
     ++r.count;
     r.closed = v.slot_of(l.next + r.count) == 0 || (r.count + 1) * v.frame_bytes > max_run_bytes;
   }
-  const std::uint64_t count = r.count;
+  const std::uint64_t count = r.count, width = r.width, last_width = r.last_width;
   if (count == 0) {
     const std::uint64_t end = v.end();
     if (end != no_offset && l.next >= end && l.in_flight.empty()) l.done = true;
@@ -353,16 +379,16 @@ bool copy_bridge::step_to_host(lane& l) {
   cudaStream_t stream = l.streams[l.next_stream].get();
   l.next_stream = (l.next_stream + 1) % l.streams.size();
   const std::uint32_t first_slot = v.slot_of(l.next);
-  const std::uint64_t at = std::uint64_t{first_slot} * v.frame_bytes;
-  const std::uint64_t copy_bytes = count * v.frame_bytes;
-  XF_CUDA_TRY(
-      cudaMemcpyAsync(v.frames + at, l.frames.get() + at, copy_bytes, cudaMemcpyDeviceToHost, stream));
+  // The event still follows a run of void frames (nothing copied): their publish waits for the runs before.
+  const std::uint64_t copy_bytes =
+      copy_frames(v.frames, l.frames.get(), std::uint64_t{first_slot} * v.frame_bytes, count, v.frame_bytes,
+                  width, last_width, cudaMemcpyDeviceToHost, stream);
   XF_CUDA_TRY(cudaEventRecord(l.events[l.next_event].get(), stream));
-  l.called(2);
+  l.called(copy_bytes != 0 ? 2 : 1);
   l.in_flight.push_back({l.next, count, l.next_event});
   l.next_event = (l.next_event + 1) % l.events.size();
   l.next += count;
-  l.copies.fetch_add(1, std::memory_order_relaxed);
+  l.copies.fetch_add(copy_bytes != 0 ? 1 : 0, std::memory_order_relaxed);
   l.bytes.fetch_add(copy_bytes, std::memory_order_relaxed);
   l.carried.fetch_add(count, std::memory_order_relaxed);
   return true;

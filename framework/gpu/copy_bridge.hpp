@@ -19,7 +19,8 @@
 //    straight to the host's release words (remote stores, never read back).
 //  - to the host (GPU publishers, CPU subscribers): the kernel writes frames in device memory and the
 //    slots' fields in the host index, and publishes into pinned seq words; the thread copies each run's
-//    frames out and stores the host seq words once the copy's event has completed. The CPU groups'
+//    frames out — their published bytes, read from those slots: a map that publishes part of its frame
+//    sends that part — and stores the host seq words once the copy's event has completed. The CPU groups'
 //    releases are copied into the device's release words, which the kernel checks before it reuses a slot.
 // A run is every published offset in a row whose heap frames are consecutive (to the host: always, the
 // kernel's frame is its slot), up to max_run_bytes: the more the bridge falls behind, the larger its
