@@ -29,7 +29,9 @@ patterns (the paper's Table II): the K-means pass with the address stage on the 
 (topologies/kmeans_addresses.yaml) with pattern recognition on and off: address bytes that crossed PCIe,
 compression, and the stream's time; verified like kmeans (the ids of the CPU reference's first iteration).
 With wordcount also chosen, word count through the address stage (topologies/wordcount_addresses.yaml: an
-address per byte, or a pattern per lane) on and off, verified by the digest.
+address per byte, or a pattern per lane) on and off, verified by the digest. Each setting runs with the
+address frames it needs (PATTERNS_OFF_FRAMES: the topologies' own are sized for patterns on; every address
+needs frames 8 to 129 times larger), so the time shows what compression saves on the link.
 
   python3 bench/prefetch_bench.py run --build build --out bench/results/DIR --sizes 4GiB,16GiB
   python3 bench/prefetch_bench.py report bench/results/DIR
@@ -130,6 +132,25 @@ def xeflow_stages(doc: dict) -> dict:
     return stages
 
 
+# The address-stage topics' frames for patterns off (the topologies' comments derive them): K-means, 96
+# words a lane; word count, 1024 words a lane (and the assembler's text frames as large, a 1:1 map's output
+# holding its input). With patterns on, the topologies' own 8 KiB and 4 KiB frames hold every lane's words.
+PATTERNS_OFF_FRAMES = {
+    "kmeans": {"ranges": "64KiB", "addresses": "64KiB"},
+    "wordcount": {"ranges": "516KiB", "addresses": "516KiB", "text": "516KiB"},
+}
+
+
+def address_stage_sets(app: str, contender: str) -> list[str]:
+    """xeflow-run's --set arguments for a Table II contender (patterns-on / patterns-off) of `app`."""
+    patterns = contender[len("patterns-"):]
+    sets = ["--set", f"operators.addresses.params.patterns={patterns}"]
+    if patterns == "off":
+        for topic, size in PATTERNS_OFF_FRAMES[app].items():
+            sets += ["--set", f"topics.{topic}.frame_size={size}"]
+    return sets
+
+
 def topic_pcie_bytes(docs) -> int | None:
     """What crossed PCIe in xeflow runs (one stats document or a list, one per pass), from the topics: the
     copy engines' bytes for a DMA topic, the published bytes for a mapped one (the kernel reads or writes
@@ -173,7 +194,7 @@ def run_contender(cfg: argparse.Namespace, name: str, path: str, centres: str) -
             f.write(text)
         cmd = [tool("tools", "xeflow-run"), yaml,
                "--stats", "json", "-q", "--set", f"runtime.executor={cfg.executor}",
-               "--set", f"operators.addresses.params.patterns={name[len('patterns-'):]}",
+               *address_stage_sets("kmeans", name),
                "--set", f"operators.assign.params.centres={centres}",
                "--set", f"operators.assemble.threads={cfg.source_threads}",
                "--set", f"operators.store.threads={cfg.writeback_threads}"]
@@ -265,7 +286,7 @@ def run_sink_contender(cfg: argparse.Namespace, app: str, name: str, path: str) 
     if name.startswith("patterns-"):  # word count through the GPU address stage (Table II)
         cmd = [tool("tools", "xeflow-run"), os.path.join(SOURCE_ROOT, "topologies", "wordcount_addresses.yaml"),
                "--stats", "json", "-q", "--set", f"runtime.executor={cfg.executor}",
-               "--set", f"operators.addresses.params.patterns={name[len('patterns-'):]}",
+               *address_stage_sets("wordcount", name),
                "--set", f"operators.ranges.params.path={path}", "--set", f"operators.assemble.params.path={path}",
                "--set", f"operators.assemble.threads={cfg.source_threads}",
                "--set", f"operators.count.params.result={os.path.join(cfg.scratch, 'wordcount-addresses.out')}"]
