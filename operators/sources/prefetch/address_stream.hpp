@@ -171,9 +171,12 @@ XF_HOST_DEVICE bool decode_addresses(const std::uint64_t* words, std::uint32_t u
       if (period == 0 || period > max_pattern_period || period > used - i) return false;
       const std::uint64_t* strides = words + i;
       i += static_cast<std::uint32_t>(period);
+      // The stride index wraps by comparison: a modulo per address was most of a 1-byte item's gather.
+      std::uint64_t s = 0;
       for (std::uint64_t k = 0; k < n; ++k) {
         visit(address);
-        address += strides[k % period];
+        address += strides[s];
+        if (++s == period) s = 0;
       }
     } else {
       return false;

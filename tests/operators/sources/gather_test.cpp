@@ -93,6 +93,36 @@ TEST_CASE("prefetch.gather_one_byte_items") {
   for (int i = 0; i < 8; ++i) CHECK(static_cast<int>(prefetch[i]) == expected[i]);
 }
 
+TEST_CASE("prefetch.gather_every_item_size") {
+  // 3 threads, patterns with a repeating stride (period 3) and a ragged thread, for each item size the
+  // gather copies with a fixed-size load and store; an item size it does not know is a fault.
+  std::vector<std::byte> data(4096);
+  for (std::size_t i = 0; i < data.size(); ++i) data[i] = static_cast<std::byte>(i * 31 + 7);
+  for (const std::uint32_t item : {1u, 2u, 4u, 8u, 16u}) {
+    CAPTURE(item);
+    std::vector<std::vector<std::uint64_t>> addresses(3);
+    for (std::uint32_t t = 0; t < 3; ++t) {
+      std::uint64_t a = t * 1024;
+      for (std::uint32_t k = 0; k < (t == 1 ? 7u : 20u); ++k) {
+        addresses[t].push_back(a);
+        a += item * (k % 3 == 2 ? 5 : 1);
+      }
+    }
+    const streams s(addresses);
+    std::vector<std::byte> prefetch(20 * 3 * item);
+    std::vector<std::uint32_t> items(3);
+    CHECK(gather(data, {s.words, item, 20, prefetch, items}, 0, 3) == (20 + 7 + 20) * item);
+    CHECK(items == std::vector<std::uint32_t>{20, 7, 20});
+    for (std::uint32_t t = 0; t < 3; ++t)
+      for (std::uint32_t k = 0; k < items[t]; ++k)
+        CHECK(std::memcmp(prefetch.data() + (k * 3 + t) * item, data.data() + addresses[t][k], item) == 0);
+  }
+  const streams s({{0, 3, 6}});
+  std::vector<std::byte> prefetch(9);
+  std::vector<std::uint32_t> items(1);
+  CHECK_THROWS_AS(gather(data, {s.words, 3, 3, prefetch, items}, 0, 1), gather_fault);
+}
+
 TEST_CASE("prefetch.gather_faults_name_the_thread_and_item") {
   const auto dataset = words_dataset(100);
   std::vector<std::byte> prefetch(2 * 4 * 4);
