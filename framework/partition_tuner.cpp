@@ -216,6 +216,14 @@ bool partition_tuner::refine() {
   return false;
 }
 
+void partition_tuner::finish_tuning(double now_ms, const std::vector<cost_total>& totals,
+                                    const partition_window& measured) {
+  history_.back().end_ms = now_ms;
+  tuned_spread_ = spread(measured);
+  state_ = s_.policy == partition_policy::auto_online ? state::watching : state::done;
+  window_ = {now_ms, totals, true};
+}
+
 std::optional<std::vector<std::uint32_t>> partition_tuner::step(double now_ms,
                                                                 const std::vector<cost_total>& totals,
                                                                 bool adopted) {
@@ -287,10 +295,28 @@ std::optional<std::vector<std::uint32_t>> partition_tuner::step(double now_ms,
           return request(best->warps);
         }
       }
-      r->end_ms = now_ms;
-      tuned_spread_ = spread(r->fallback ? w : *r->chosen);
-      state_ = s_.policy == partition_policy::auto_online ? state::watching : state::done;
-      window_ = {now_ms, totals, true};
+      // The candidate is in place: it still has to beat the starting partition, measured now for as long.
+      if (r->candidate().warps != s_.initial) {
+        candidate_window_ = w;  // the candidate's own window, just measured in place
+        state_ = state::checking;
+        return request(s_.initial);
+      }
+      finish_tuning(now_ms, totals, w);
+      return std::nullopt;
+    }
+    case state::checking: {
+      if (!((elapsed >= std::max(s_.min_window_ms, s_.watch_window_ms) && items >= wanted) ||
+            elapsed >= s_.max_window_ms))
+        return std::nullopt;
+      const partition_window w = close_window(now_ms, totals);
+      r->initial = w;
+      const double candidate = candidate_window_.measured_round(), initial = w.measured_round();
+      if (candidate > 0 && initial > 0 && candidate < (1 - s_.fallback_margin) * initial) {
+        finish_tuning(now_ms, totals, candidate_window_);
+        return request(candidate_window_.warps);  // watching starts once the blocks are back on it
+      }
+      r->kept_initial = true;
+      finish_tuning(now_ms, totals, w);
       return std::nullopt;
     }
     case state::watching: {

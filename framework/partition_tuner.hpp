@@ -54,11 +54,23 @@ struct tuning_record {
   std::optional<partition_window> chosen;  ///< the chosen partition's first window
   /// Set when a sampled window measured a round clearly shorter than `chosen`: that partition is used.
   std::optional<partition_window> fallback;
+  /// The run's starting partition (the uniform split unless the plan gave another), measured last when
+  /// the tuning's candidate (the choice, or the fallback) differs from it. The candidate must measure a
+  /// round shorter by more than the fallback margin or the starting partition is kept: the models are
+  /// continuous in the warps, the kernel is not (a frame's vectors split evenly among 16 warps, raggedly
+  /// among 11 or 18), and a stream bound by PCIe makes every window noisy. Measured on the H100: an auto
+  /// choice of 11:21 streamed 15% below 16:16 where the link set the pace.
+  std::optional<partition_window> initial;
+  bool kept_initial = false;  ///< the candidate did not beat `initial`: it is the result
   double end_ms = 0;               ///< when the final partition was in place and measured
   std::uint64_t sample_items = 0;  ///< items measured over both schedules (the paper's samples)
   std::string reason;              ///< why this tuning ran ("start", "the spread … moved …")
   /// The partition the tuning ended with.
-  const std::vector<std::uint32_t>& result() const { return fallback ? fallback->warps : chosen->warps; }
+  const std::vector<std::uint32_t>& result() const {
+    return kept_initial ? initial->warps : fallback ? fallback->warps : chosen->warps;
+  }
+  /// The candidate the starting partition was measured against (the fallback, else the choice).
+  const partition_window& candidate() const { return fallback ? *fallback : *chosen; }
 };
 
 struct tuner_settings {
@@ -96,7 +108,8 @@ class partition_tuner {
                                                  bool adopted);
 
   bool tuning() const noexcept {
-    return state_ == state::sampling || state_ == state::refining || state_ == state::measuring;
+    return state_ == state::sampling || state_ == state::refining || state_ == state::measuring ||
+           state_ == state::checking;
   }
   /// auto: tuned once and done; auto-online keeps watching (never done).
   bool done() const noexcept { return state_ == state::done; }
@@ -111,7 +124,7 @@ class partition_tuner {
                                                                      const std::vector<std::uint32_t>& center);
 
  private:
-  enum class state { start, sampling, refining, measuring, watching, done };
+  enum class state { start, sampling, refining, measuring, checking, watching, done };
   struct window_start {
     double ms = 0;
     std::vector<cost_total> totals;
@@ -127,6 +140,8 @@ class partition_tuner {
                       partition_choice& choice, const std::vector<std::uint32_t>* center) const;
   std::uint32_t radius() const noexcept;
   double spread(const partition_window& w) const;
+  /// Ends a tuning on its result (auto-online goes on watching); `measured` is the result's window.
+  void finish_tuning(double now_ms, const std::vector<cost_total>& totals, const partition_window& measured);
 
   tuner_settings s_;
   std::vector<std::vector<std::uint32_t>> schedule_;        // coarse
@@ -143,6 +158,7 @@ class partition_tuner {
   window_start window_;
   std::vector<tuning_record> history_;
   double tuned_spread_ = 0;
+  partition_window candidate_window_;  ///< checking: the candidate's window, to compare with the start's
   std::optional<double> drift_since_ms_;
 };
 

@@ -153,7 +153,10 @@ std::string format_stats_table(const run_stats& s) {
       if (t.chosen) {
         out << ", chose";
         for (std::uint32_t w : t.result()) out << ' ' << w;
-        if (t.fallback) out << " (a sampled partition; the models' choice measured slower)";
+        if (t.kept_initial)
+          out << " (the starting partition; the candidate measured no shorter round)";
+        else if (t.fallback)
+          out << " (a sampled partition; the models' choice measured slower)";
         out << " at " << fixed(t.end_ms, 1) << " ms";
       } else {
         out << ", unfinished";
@@ -317,6 +320,8 @@ std::string format_stats_json(const run_stats& s) {
       r["choice"] = choice_json(t.choice);
       if (t.chosen) r["chosen"] = window_json(*t.chosen);
       if (t.fallback) r["fallback"] = window_json(*t.fallback);
+      if (t.initial) r["initial"] = window_json(*t.initial);
+      r["kept_initial"] = t.kept_initial;
       if (t.chosen) r["result"] = t.result();
       j["tunings"].push_back(std::move(r));
     }

@@ -102,6 +102,12 @@ void print_tuning(const tuning_record& t, const std::vector<std::string>& names,
     if (t.fallback)
       std::cout << "a sampled partition measured shorter rounds: " << warps_text(t.fallback->warps) << " ("
                 << fixed(t.fallback->measured_round() / cycles_per_us, 2) << " us) replaces it\n";
+    if (t.initial)
+      std::cout << "the starting partition " << warps_text(t.initial->warps) << " measured "
+                << fixed(t.initial->measured_round() / cycles_per_us, 2) << " us: "
+                << (t.kept_initial ? "kept (the candidate's round was not shorter by the margin)"
+                                   : "the candidate's round is shorter")
+                << '\n';
     std::cout << "chosen partition: " << warps_text(t.result()) << '\n';
   }
 }

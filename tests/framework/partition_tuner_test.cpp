@@ -138,6 +138,53 @@ TEST_CASE("tuner.auto_online_tunes_again_when_an_operators_cost_changes") {
   CHECK(k.warps != first);
 }
 
+TEST_CASE("tuner.a_choice_must_beat_the_starting_partition") {
+  // After the choice is measured in place, the starting partition (16:16) is measured for as long, and the
+  // choice is kept only with a round shorter by more than the fallback margin. `flip` changes the
+  // kernel's costs the moment the check starts, as a stream whose rate moves between windows would.
+  for (const bool flip : {false, true}) {
+    CAPTURE(flip);
+    simulated_kernel k{{2000, 16000}, {20, 10}, {16, 16}, {{}, {}}};
+    partition_tuner tuner(two_ops(partition_policy::auto_once));
+    double now = 0;
+    bool checking = false;
+    for (; now < 3000 && !tuner.done(); now += 1) {
+      k.run(1);
+      if (auto w = tuner.step(now, k.totals, true)) {
+        k.warps = *w;
+        const tuning_record& r = tuner.history().back();
+        if (r.chosen && !checking && *w == std::vector<std::uint32_t>{16, 16}) {
+          checking = true;
+          if (flip) k.work = {2000, 2000};  // now the even split is the better one
+        }
+      }
+    }
+    REQUIRE(tuner.done());
+    REQUIRE(checking);
+    const tuning_record& r = tuner.history()[0];
+    REQUIRE(r.initial.has_value());
+    CHECK(r.initial->warps == std::vector<std::uint32_t>{16, 16});
+    CHECK(r.candidate().warps != r.initial->warps);
+    CHECK(r.kept_initial == flip);
+    CHECK(r.result() == (flip ? std::vector<std::uint32_t>{16, 16} : r.candidate().warps));
+    CHECK(k.warps == r.result());
+    CHECK(tuner.partition() == r.result());
+  }
+}
+
+TEST_CASE("tuner.no_check_when_the_choice_is_the_starting_partition") {
+  // Two alike operators: the best split is the even one the run starts with; nothing to check.
+  simulated_kernel k{{4000, 4000}, {10, 10}, {16, 16}, {{}, {}}};
+  partition_tuner tuner(two_ops(partition_policy::auto_once));
+  double now = 0;
+  drive(tuner, k, now, 2000);
+  REQUIRE(tuner.done());
+  const tuning_record& r = tuner.history()[0];
+  CHECK(r.result() == std::vector<std::uint32_t>{16, 16});
+  CHECK_FALSE(r.initial.has_value());
+  CHECK_FALSE(r.kept_initial);
+}
+
 TEST_CASE("tuner.one_operator_gets_every_warp_without_sampling") {
   tuner_settings s;
   s.policy = partition_policy::auto_once;
