@@ -13,21 +13,24 @@ namespace xf {
 namespace {
 
 /// Largest copy the bridge issues: a run stops growing here so the first frames of a long backlog are
-/// not held back behind the last (4 MiB takes ~80 µs on the link).
-constexpr std::uint64_t max_run_bytes = 4 * 1024 * 1024;
+/// not held back behind the last (8 MiB takes ~170 µs on the link).
+constexpr std::uint64_t max_run_bytes = 8 * 1024 * 1024;
 /// A run smaller than this waits while it still grows: each run costs the engines a fixed few µs besides
 /// its bytes (its seq words' copy, the gap between copies), which 64 KiB-frame runs issued
 /// as soon as they were published paid ~13 times per MiB (measured on the H100: 24.5 GB/s against 39.7
 /// for 4 MiB copies). A run that stopped growing goes after run_linger, so a slow stream's frames are
-/// held only that long.
-constexpr std::uint64_t min_run_bytes = 1024 * 1024;
+/// held only that long. 4 MiB (max 8 MiB, 8 streams) against 1 MiB (max 4 MiB, 4 streams), C(G)1C scale,
+/// alternated on two H100 instances, medians of 9 runs: 64 KiB 39.13 vs 38.45 GB/s, 256 KiB 40.42 vs 40.32,
+/// 1 MiB 40.23 vs 39.57; on a slower instance 36.8 vs 33.7–35.8 and 38.7 vs 33.3–35.7
+/// (bench/results/h100-2026-11-23-3b03327-bridge-constants/).
+constexpr std::uint64_t min_run_bytes = 4 * 1024 * 1024;
 /// How long a run below min_run_bytes that stopped growing still waits for more (a 64 KiB frame is
 /// published every ~1.6 µs at 40 GB/s: one look finds the run unchanged too often).
 constexpr auto run_linger = std::chrono::microseconds(5);
 /// Streams per bridged topic, used in turn: one run's small copies overlap another's frames. Measured at
 /// 64 KiB frames both ways (H100, 2026-11-23): 1 stream 32.9 GB/s, 4 streams 35.8, 8 37.0 with a slot copy
-/// per run; without it 4 streams 39.2 and 8 37.4.
-constexpr std::size_t streams_per_route = 4;
+/// per run; without it, 1 MiB runs: 4 streams 39.2 and 8 37.4; 4 MiB runs: 8 streams (above).
+constexpr std::size_t streams_per_route = 8;
 /// Copies a to-host route has in flight at once (each waits for its event before its frames are published).
 constexpr std::size_t max_copies_in_flight = 64;
 /// The thread's wait when no route moved: it serves a stream running at tens of GB/s (a 64 KiB frame every
