@@ -1024,11 +1024,14 @@ def add_selection_args(p: argparse.ArgumentParser) -> None:
     c.add_argument("--source-class", default="dataset_source",
                    help="xeflow source class (default: dataset_source; sequence_source only for checks on a "
                         "build without it: the verify sink then runs mode exact)")
-    c.add_argument("--inflight", default="256MiB",
-                   help="bytes in flight per xeflow topic (default: 256MiB: the topic should hold about 4x the "
-                        "work items the kernel's blocks hold, so the source keeps ahead of them; measured on the "
-                        "H100 at 4 MiB frames, capacity 16 streamed 15.7 GB/s and 64 streamed 40.6)")
-    c.add_argument("--min-capacity", type=int, default=16, help="least topic capacity in frames (default: 16)")
+    c.add_argument("--inflight", default="64MiB",
+                   help="bytes in flight per xeflow topic (default: 64MiB: on the H100 at 64 KiB-1 MiB, 256 MiB in "
+                        "flight took the verify sink 3x the CPU time per frame and streamed 24-38 GB/s against "
+                        "37.5-40.1 with 64 MiB; see bench/README.md)")
+    c.add_argument("--min-capacity", type=int, default=64,
+                   help="least topic capacity in frames (default: 64: the topic should hold about 4x the work "
+                        "items the kernel's blocks hold, so the source keeps ahead of them; on the H100 4 MiB "
+                        "frames streamed 15.7 GB/s with capacity 16 and 40.6 with 64)")
     c.add_argument("--max-capacity", type=int, default=4096, help="largest topic capacity (default: 4096)")
     c.add_argument("--blocks", type=int, default=0, help="xeflow runtime.blocks (default: 0 = automatic)")
     c.add_argument("--warps-per-block", type=int, default=8, help="xeflow runtime.warps_per_block (default: 8)")
