@@ -409,8 +409,17 @@ __device__ void adopt_partition(const kernel_args& a, lane_state* lanes, std::ui
   }
 }
 
-template <class List>
-__global__ void __launch_bounds__(1024, 1) persistent_kernel(kernel_args a) {
+/// The persistent kernel is compiled for two block sizes, since a kernel's register budget is fixed when it
+/// is compiled: blocks of at most `narrow_block_threads` (8 warps, the default) get up to 128 registers a
+/// thread at 2 blocks an SM (the default grid); wider blocks, up to 1024 threads, 64. Bound to 64 for every
+/// block size, the kernel spilled (4.5 KB of spill loads in its code once every operator was in) and the
+/// unloaded latency of a 16 KiB frame grew with it, 15.6 → 20.0 µs p50 on the H100 over the commits that
+/// grew the kernel; with 128 it spills ~0.1 KB.
+inline constexpr int narrow_block_threads = 256;
+
+template <class List, int MaxThreads>
+__global__ void __launch_bounds__(MaxThreads, MaxThreads <= narrow_block_threads ? 2 : 1)
+    persistent_kernel(kernel_args a) {
   __shared__ lane_state lanes[max_block_items];
   __shared__ std::uint32_t ops_closed[max_kernel_operators];
   __shared__ std::uint32_t warp_item[max_kernel_operators];  // the work-vector: item (lane) per warp, or none
@@ -625,7 +634,7 @@ class fused_kernel_program final : public kernel_program {
 
   int blocks_per_sm(int threads) const override {
     int blocks = 0;
-    XF_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, persistent_kernel<List>, threads, 0));
+    XF_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, persistent_for(threads), threads, 0));
     return blocks;
   }
 
@@ -633,8 +642,9 @@ class fused_kernel_program final : public kernel_program {
               cudaStream_t stream) const override {
     kernel_args copy = args;
     void* params[] = {&copy};
-    XF_CUDA_TRY(cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(&persistent_kernel<List>),
-                                            dim3(blocks), dim3(threads), params, 0, stream));
+    const auto kernel = persistent_for(static_cast<int>(threads));
+    XF_CUDA_TRY(cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(kernel), dim3(blocks),
+                                            dim3(threads), params, 0, stream));
   }
 
   int frame_blocks_per_sm(int threads) const override {
@@ -647,6 +657,13 @@ class fused_kernel_program final : public kernel_program {
                     cudaStream_t stream) const override {
     frame_kernel<List><<<blocks, threads, 0, stream>>>(f);
     XF_CUDA_TRY(cudaGetLastError());
+  }
+
+ private:
+  /// The persistent kernel compiled for blocks of `threads`.
+  static auto persistent_for(int threads) {
+    return threads <= narrow_block_threads ? &persistent_kernel<List, narrow_block_threads>
+                                           : &persistent_kernel<List, 1024>;
   }
 };
 
