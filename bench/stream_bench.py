@@ -432,20 +432,22 @@ def baseline_command(point: Point, cfg: SweepConfig) -> list[str]:
 # Time estimates (for `plan`, --part and --time-budget): expected throughputs on the H100 test machine
 # ---------------------------------------------------------------------------------------------------------
 
-#: GB/s expected for C(G)1C scale, by batch size (the shared HARDWARE.md measurements on the H100 test
-#: machine; ckc-pageable and koum are guesses). Only used to estimate durations, never reported.
+#: GB/s expected for C(G)1C scale, by batch size: what the recorded H100 sweeps measured (c53d2fb and
+#: e3c65a5, with the verify sink on 12 threads; HARDWARE.md's numbers, taken without verification, made
+#: the baselines' points run 2-3x longer than estimated). Only used to estimate durations, never reported.
 EXPECTED_GBPS: dict[str, dict[int, float]] = {
-    XEFLOW: {4 * KiB: 15, 16 * KiB: 36, 64 * KiB: 39, 256 * KiB: 39, MiB: 39, 4 * MiB: 39},
-    "ckc-pageable": {4 * KiB: 0.15, 16 * KiB: 0.5, 64 * KiB: 1.5, 256 * KiB: 3.5, MiB: 5.0, 4 * MiB: 6.0},
-    "ckc-pinned": {4 * KiB: 0.29, 16 * KiB: 0.97, 64 * KiB: 3.36, 256 * KiB: 9.0, MiB: 18.1, 4 * MiB: 24.3},
-    "ckc-hq2": {4 * KiB: 0.47, 16 * KiB: 1.86, 64 * KiB: 5.69, 256 * KiB: 16, MiB: 31.5, 4 * MiB: 43.6},
-    "ckc-hq4": {4 * KiB: 0.52, 16 * KiB: 1.76, 64 * KiB: 9.71, 256 * KiB: 24, MiB: 38.2, 4 * MiB: 44.2},
-    "ckc-hq8": {4 * KiB: 0.50, 16 * KiB: 1.86, 64 * KiB: 9.14, 256 * KiB: 24, MiB: 38.6, 4 * MiB: 44.6},
-    "koum": {4 * KiB: 0.25, 16 * KiB: 0.8, 64 * KiB: 3.0, 256 * KiB: 8.0, MiB: 15, 4 * MiB: 20},
-    "graph8": {4 * KiB: 0.75, 16 * KiB: 2.91, 64 * KiB: 11.87, 256 * KiB: 28, MiB: 39.9, 4 * MiB: 45.4},
+    XEFLOW: {4 * KiB: 18, 16 * KiB: 37, 64 * KiB: 37, 256 * KiB: 37, MiB: 37, 4 * MiB: 38},
+    "ckc-pageable": {4 * KiB: 0.19, 16 * KiB: 0.59, 64 * KiB: 1.26, 256 * KiB: 1.67, MiB: 2.22, 4 * MiB: 2.31},
+    "ckc-pinned": {4 * KiB: 0.21, 16 * KiB: 0.74, 64 * KiB: 2.28, 256 * KiB: 4.97, MiB: 6.5, 4 * MiB: 8.6},
+    "ckc-hq2": {4 * KiB: 0.2, 16 * KiB: 0.64, 64 * KiB: 2.22, 256 * KiB: 5.03, MiB: 7.0, 4 * MiB: 13.4},
+    "ckc-hq4": {4 * KiB: 0.28, 16 * KiB: 1.01, 64 * KiB: 4.27, 256 * KiB: 8.91, MiB: 12.4, 4 * MiB: 19.8},
+    "ckc-hq8": {4 * KiB: 0.27, 16 * KiB: 1.07, 64 * KiB: 4.4, 256 * KiB: 11.0, MiB: 13.1, 4 * MiB: 26.7},
+    "koum": {4 * KiB: 0.34, 16 * KiB: 1.25, 64 * KiB: 3.28, 256 * KiB: 7.15, MiB: 8.31, 4 * MiB: 11.8},
+    "graph8": {4 * KiB: 0.33, 16 * KiB: 1.14, 64 * KiB: 4.82, 256 * KiB: 9.98, MiB: 10.9, 4 * MiB: 29.4},
 }
-#: Slow-down of each ablation setting against all-on (guesses from the paper's Fig. 10c).
-ABLATION_SLOWDOWN = {"all-naive": 20.0, "+catalog": 15.0, "+index": 4.0, "+frames": 1.0}
+#: Slow-down of each ablation setting against all-on (measured in the e3c65a5 sweep at 16 KiB-1 MiB: all
+#: naive and +catalog 20-45x, +index 200-750x; the paper's Fig. 10c guessed far less).
+ABLATION_SLOWDOWN = {"all-naive": 40.0, "+catalog": 40.0, "+index": 400.0, "+frames": 1.0}
 #: Seconds a process costs besides streaming: CUDA context, allocations, dataset fill, warm-up, teardown
 #: (0.34–0.52 s for every contender on the H100, 2026-11-22).
 PROCESS_OVERHEAD_S = 0.5
@@ -1332,6 +1334,8 @@ def _part_entries(part: list[Point]) -> list[tuple[str, tuple[str, ...], str]]:
     for p in part:
         if p.kind == "ablation":
             panel, who = "ablation C(G)1C scale", p.setting
+        elif p.kind == "latency":
+            panel, who = "unloaded latency C(G)1C scale", p.contender
         else:
             panel, who = f"{SHAPE_LABEL[p.shape].replace('n', str(p.stages))} {p.op}", p.contender
         by.setdefault((panel, format_size(p.frame_bytes)), []).append(who)
@@ -1349,8 +1353,8 @@ def cmd_plan(args: argparse.Namespace) -> int:
     parts = partition(points, cfg, args.part_minutes * 60)
     total = sum(estimate_seconds(p, cfg, capped=False) for p in points)
     print(f"{len(points)} points, estimated {total / 60:.1f} min in all, {len(parts)} part(s) of at most "
-          f"{args.part_minutes:g} estimated min.\nEstimates: expected GB/s on the H100 test machine (HARDWARE.md; "
-          f"ckc-pageable and koum guessed) plus {PROCESS_OVERHEAD_S:g} s per process. Each part's "
+          f"{args.part_minutes:g} estimated min.\nEstimates: the GB/s the recorded H100 sweeps measured "
+          f"(EXPECTED_GBPS) plus {PROCESS_OVERHEAD_S:g} s per process. Each part's "
           f"--time-budget stops it before a point that would not fit; --timeout is raised where a point "
           f"is expected to need more than {cfg.timeout:g} s.")
     for note in skipped:
