@@ -474,9 +474,11 @@ __global__ void __launch_bounds__(MaxThreads, MaxThreads <= narrow_block_threads
     if (threadIdx.x == 0) {
       abort_word = cuda::atomic_ref<std::uint32_t, cuda::thread_scope_device>(*a.device_abort)
                        .load(cuda::std::memory_order_relaxed);
+      // Relaxed, with an acquire fence below only when it changed: an acquire load here would hold this
+      // lane's subscribe polls behind it every round.
       generation_word =
           cuda::atomic_ref<std::uint32_t, cuda::thread_scope_device>(a.partition->generation)
-              .load(cuda::std::memory_order_acquire);
+              .load(cuda::std::memory_order_relaxed);
       now = global_ns();
     }
     // 1. subscribe: one leader-warp lane per work item, so their remote polls overlap.
@@ -500,6 +502,7 @@ __global__ void __launch_bounds__(MaxThreads, MaxThreads <= narrow_block_threads
       }
       if (generation_word != generation) {
         generation = generation_word;
+        cuda::atomic_thread_fence(cuda::std::memory_order_acquire, cuda::thread_scope_device);
         adopt_partition(a, lanes, a.partition->warps[generation % 2]);
         device_store(a.block_generation[blockIdx.x], generation);
       }
