@@ -26,15 +26,18 @@ using system_atomic_ref = std::atomic_ref<T>;
 namespace mo = std;
 #endif
 
-/// A GPU sink's accumulator (frame_task::state) lives in device memory and only the kernel touches it while
-/// it runs: device scope suffices there; on the host it is std::atomic_ref.
+/// Words in device memory that only the kernel's blocks touch while it runs (a GPU sink's accumulator,
+/// frame_task::state; the file cache's page slots): device scope suffices there; on the host executor,
+/// whose threads play the blocks, it is std::atomic_ref.
 #if defined(__CUDACC__)
 template <class T>
-using accumulator_atomic_ref = cuda::atomic_ref<T, cuda::thread_scope_device>;
+using kernel_atomic_ref = cuda::atomic_ref<T, cuda::thread_scope_device>;
 #else
 template <class T>
-using accumulator_atomic_ref = std::atomic_ref<T>;
+using kernel_atomic_ref = std::atomic_ref<T>;
 #endif
+template <class T>
+using accumulator_atomic_ref = kernel_atomic_ref<T>;
 
 template <class T>
 XF_HOST_DEVICE XF_FORCE_INLINE T load_acquire(T& word) {
@@ -73,8 +76,8 @@ template <class T>
 XF_HOST_DEVICE XF_FORCE_INLINE T fetch_max_acq_rel(T& word, T value) {
   system_atomic_ref<T> ref(word);
   T seen = ref.load(mo::memory_order_relaxed);
-  while (seen < value && !ref.compare_exchange_weak(seen, value, mo::memory_order_acq_rel,
-                                                    mo::memory_order_relaxed)) {
+  while (seen < value &&
+         !ref.compare_exchange_weak(seen, value, mo::memory_order_acq_rel, mo::memory_order_relaxed)) {
   }
   return seen;
 }

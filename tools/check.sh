@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds and runs the whole test suite, as CI does: a normal build, the whole suite under ASan+UBSan, and
-# the topic stress under ThreadSanitizer. GPU tests skip visibly on machines without a GPU. Ends with a
-# "N passed, N failed" line counting doctest test cases over every run.
+# the topic stress and the file cache's protocol under ThreadSanitizer. GPU tests skip visibly on machines
+# without a GPU. Ends with a "N passed, N failed" line counting doctest test cases over every run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash tools/install-deps.sh clang
@@ -32,10 +32,12 @@ run_suite() {
 run_suite normal build-check "" -Dbuildtype=debugoptimized --
 run_suite asan+ubsan build-asan "" -Dcuda=disabled -Db_sanitize=address,undefined -Db_lundef=false \
   -Dbuildtype=debugoptimized --
-# Only the topic stress runs under ThreadSanitizer: build just its programs.
-tsan_targets="tests/topics/topic_driver_test tests/topics/topic_protocol_test tests/topics/topic_lifecycle_test"
+# Only the lock-free protocols run under ThreadSanitizer (the topic stress, the file cache): build just
+# their programs.
+tsan_targets="tests/topics/topic_driver_test tests/topics/topic_protocol_test tests/topics/topic_lifecycle_test
+  tests/framework/files/files_test"
 CC=clang CXX=clang++ run_suite tsan build-tsan "$tsan_targets" -Dcuda=disabled -Db_sanitize=thread -Db_lundef=false \
-  -Dbuildtype=debugoptimized -- --suite topics
+  -Dbuildtype=debugoptimized -- --suite topics --suite files
 
 python3 - <<'PY'
 import glob, re
