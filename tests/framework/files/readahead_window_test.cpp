@@ -37,6 +37,15 @@ struct buffered_reader {
   }
 };
 
+/// An adaptive window after misses at pages 0, 1, 2: the third sequential miss started the initial window.
+readahead_window started_window() {
+  readahead_window w(readahead_mode::adaptive, 16);
+  w.on_miss(0);
+  w.on_miss(1);
+  REQUIRE(w.on_miss(2) == 4);
+  return w;
+}
+
 }  // namespace
 
 TEST_CASE("readahead.off_never_fetches_ahead") {
@@ -80,10 +89,7 @@ TEST_CASE("readahead.adaptive_window_never_exceeds_a_small_setting") {
 }
 
 TEST_CASE("readahead.adaptive_jump_turns_it_off") {
-  readahead_window w(readahead_mode::adaptive, 16);
-  w.on_miss(0);
-  w.on_miss(1);
-  REQUIRE(w.on_miss(2) == 4);
+  readahead_window w = started_window();
   CHECK(w.on_miss(500) == 0);  // forward jump past the window
   CHECK(w.window_pages() == 0);
   CHECK(w.on_miss(501) == 0);  // sequential again: one miss is not enough
@@ -95,10 +101,7 @@ TEST_CASE("readahead.adaptive_jump_turns_it_off") {
 TEST_CASE("readahead.adaptive_step_back_inside_the_window_changes_nothing") {
   // A band reader whose bands overlap by a page (halo rows): the overlap page, read again after the cache
   // dropped it, is neither progress nor a jump.
-  readahead_window w(readahead_mode::adaptive, 16);
-  w.on_miss(0);
-  w.on_miss(1);
-  REQUIRE(w.on_miss(2) == 4);
+  readahead_window w = started_window();
   for (std::uint64_t p = 3; p <= 6; ++p) w.on_hit(p, true);
   CHECK(w.on_miss(5) == 0);
   CHECK(w.window_pages() == 4);
@@ -108,10 +111,7 @@ TEST_CASE("readahead.adaptive_step_back_inside_the_window_changes_nothing") {
 TEST_CASE("readahead.adaptive_cache_hits_move_the_reader_along") {
   // Pages another reader brought into the cache are hits, not misses: the next miss past them is still
   // sequential.
-  readahead_window w(readahead_mode::adaptive, 16);
-  w.on_miss(0);
-  w.on_miss(1);
-  REQUIRE(w.on_miss(2) == 4);
+  readahead_window w = started_window();
   for (std::uint64_t p = 3; p <= 40; ++p) w.on_hit(p, false);
   CHECK(w.on_miss(41) == 8);
 }
