@@ -38,7 +38,13 @@ XF_AVX512 std::uint64_t checksum_avx512(const unsigned char* p, std::uint64_t ve
     position = _mm512_add_epi64(position, step);
   }
   if (v < vectors) sum0 = _mm512_add_epi64(sum0, checksum_terms8(_mm512_loadu_si512(p + v * 64), position));
-  return static_cast<std::uint64_t>(_mm512_reduce_add_epi64(_mm512_add_epi64(sum0, sum1)));
+  // Lanes summed as unsigned (wrapping) words: _mm512_reduce_add_epi64 adds them as signed ones, which
+  // UBSan reports as overflow.
+  alignas(64) std::uint64_t lanes[8];
+  _mm512_store_si512(lanes, _mm512_add_epi64(sum0, sum1));
+  std::uint64_t sum = 0;
+  for (const std::uint64_t lane : lanes) sum += lane;
+  return sum;
 }
 
 bool cpu_has_avx512() {

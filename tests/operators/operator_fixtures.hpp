@@ -120,7 +120,8 @@ inline std::vector<std::byte> read_file(const std::string& path) {
   REQUIRE(f.good());
   std::vector<char> raw((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
   std::vector<std::byte> bytes(raw.size());
-  std::memcpy(bytes.data(), raw.data(), raw.size());
+  if (!raw.empty())
+    std::memcpy(bytes.data(), raw.data(), raw.size());  // an empty vector's data() may be null
   return bytes;
 }
 
