@@ -3,8 +3,10 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
+#include "framework/files/file_table.hpp"
 #include "framework/operator_schema.hpp"
 #include "operators/sources/stream_geometry.hpp"
 
@@ -28,9 +30,6 @@ class file_source final : public cpu_source {
   }
 
   explicit file_source(const params& p) : path_(p.path) {}
-  ~file_source() override;
-  file_source(const file_source&) = delete;
-  file_source& operator=(const file_source&) = delete;
 
   /// Opens the file; run_error naming the operator and path (with the system's reason) when it cannot.
   void on_start(const operator_setup& setup) override;
@@ -40,12 +39,10 @@ class file_source final : public cpu_source {
   const stream_geometry& geometry() const noexcept { return geometry_; }
 
  private:
-  [[noreturn]] void fail(std::uint64_t offset, const std::string& reason) const;
-
   std::string path_;
   std::string name_;
   std::string topic_;
-  int fd_ = -1;
+  std::optional<file_table> file_;  ///< from on_start to on_stop; the file is its id 0
   stream_geometry geometry_;
 };
 

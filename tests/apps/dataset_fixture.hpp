@@ -12,32 +12,10 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/scratch_dir.hpp"
 #include "tests/support/subprocess.hpp"
 
 namespace xf::test {
-
-/// A fresh directory under $TMPDIR (or /tmp), removed with everything in it on destruction.
-class scratch_dir {
- public:
-  scratch_dir() {
-    const char* tmp = std::getenv("TMPDIR");
-    std::string pattern =
-        std::string(tmp != nullptr && *tmp != 0 ? tmp : "/tmp") + "/xeflow-apps-test-XXXXXX";
-    if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed for " + pattern);
-    path_ = pattern;
-  }
-  ~scratch_dir() {
-    std::error_code ignored;
-    std::filesystem::remove_all(path_, ignored);
-  }
-  scratch_dir(const scratch_dir&) = delete;
-  scratch_dir& operator=(const scratch_dir&) = delete;
-
-  std::string file(const std::string& name) const { return (path_ / name).string(); }
-
- private:
-  std::filesystem::path path_;
-};
 
 inline std::string read_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
