@@ -1,0 +1,339 @@
+// Making one work item's file ranges resident and pinned (issue 6), step by step and never waiting: the
+// kernel's fetch sub-phase and the host executor's block call `fetch_step` once a round for an item, which
+// either has every page pinned (`resolved`: compute may read them), or has asked for what it misses and
+// comes back next round (`waiting`), or cannot have them (`failed`).
+//
+// One step:
+//   1. Answers to the item's requests: the staged bytes are copied into their page slots (the bytes past
+//      the end of a file zeroed), and the slots become valid, still pinned by the item; a failed answer
+//      fails the slots, so every reader of those pages fails too.
+//   2. Each page not yet pinned is looked up: a valid slot is pinned (a hit); a slot being loaded by
+//      anyone is waited for; a page no slot holds gets a slot from the block's LRA share, its table entry,
+//      and a place in a request. Consecutive missing pages of one range share a request up to the staging
+//      size; a request is rung as soon as it is complete.
+//   3. No request slot free: the rest waits for the next round. No page slot free in the share (all pinned
+//      or loading): the item drops the pins it holds on valid pages and starts over next round, so items
+//      never hold pages while waiting for pages (no deadlock between items or blocks), and a share of
+//      `items × pages per item + 1` always lets some item finish.
+// An item that failed still drains its requests before it says so: a slot it loads must not stay loading.
+//
+// The same code runs on both processors: `Copy` moves a page's bytes (memcpy on the host; a warp's wide
+// copy on the GPU).
+#pragma once
+
+#include <bit>
+#include <cstdint>
+
+#include "framework/exec_space.hpp"
+#include "framework/files/file_cache_view.hpp"
+#include "framework/files/lra_queue.hpp"
+#include "framework/files/page_slot.hpp"
+#include "framework/files/page_table.hpp"
+#include "framework/files/request_ring.hpp"
+#include "framework/files/request_slot.hpp"
+
+namespace xf {
+
+/// Bytes [offset, offset + bytes) of file `file` (a run-global id); bytes > 0.
+struct file_range {
+  std::uint32_t file;
+  std::uint64_t offset;
+  std::uint64_t bytes;
+};
+
+/// A block's part of the cache: its LRA share of page slots and its request slots.
+struct fetch_block {
+  lra_queue lra;
+  std::uint32_t first_request = 0;  ///< the block's request slots: [first_request, first_request + request_count)
+  std::uint32_t request_count = 0;  ///< at most 32
+  std::uint32_t free_requests = 0;  ///< bit r: request slot first_request + r is free
+
+  XF_HOST_DEVICE void reset_requests() {
+    free_requests = request_count == 32 ? 0xffffffffu : (1u << request_count) - 1;
+  }
+};
+
+/// Counted by the fetch, added into the run's statistics.
+struct fetch_counters {
+  std::uint64_t hits = 0;        ///< pages found valid
+  std::uint64_t misses = 0;      ///< pages this item loaded
+  std::uint64_t waits = 0;       ///< pages found loading by another reader
+  std::uint64_t requests = 0;    ///< requests rung
+  std::uint64_t no_page = 0;     ///< steps that found the block's share full and started over
+};
+
+enum class fetch_status : std::uint32_t { resolved, waiting, failed };
+
+/// One item's fetch state for one stage: lives in per-item memory (device memory on the GPU executor).
+struct fetch_item {
+  static constexpr std::uint32_t max_ranges = 4;
+  static constexpr std::uint32_t max_requests = 8;
+  struct pending_request {
+    std::uint32_t request;      ///< the request slot
+    std::uint32_t first_entry;  ///< the page entries it loads: [first_entry, first_entry + pages)
+    std::uint32_t pages;
+    std::uint64_t seq;
+  };
+
+  file_range ranges[max_ranges];
+  std::uint32_t range_count = 0;
+  std::uint32_t page_count = 0;   ///< entries: the pages of range 0, then of range 1, …
+  std::uint32_t resolved = 0;     ///< entries pinned on a valid page
+  std::uint32_t* entries = nullptr;  ///< page_count slots (no_page_slot: not pinned yet); capacity from the plan
+  pending_request pending[max_requests];
+  std::uint32_t pending_count = 0;
+  bool failed = false;
+
+  /// Starts a stage over `count` ranges; `entry_memory` holds at least pages_of(ranges) entries.
+  XF_HOST_DEVICE void begin(const file_range* list, std::uint32_t count, std::uint32_t* entry_memory,
+                            std::uint32_t page_shift) {
+    range_count = count;
+    page_count = 0;
+    for (std::uint32_t r = 0; r < count; ++r) {
+      ranges[r] = list[r];
+      page_count += pages_in(list[r], page_shift);
+    }
+    entries = entry_memory;
+    for (std::uint32_t i = 0; i < page_count; ++i) entries[i] = no_page_slot;
+    resolved = 0;
+    pending_count = 0;
+    failed = false;
+  }
+
+  XF_HOST_DEVICE static std::uint32_t pages_in(const file_range& r, std::uint32_t page_shift) {
+    return static_cast<std::uint32_t>(((r.offset + r.bytes - 1) >> page_shift) - (r.offset >> page_shift) + 1);
+  }
+
+  /// The file and the page's byte offset in it of entry `i`; `*range` its range.
+  XF_HOST_DEVICE void locate(std::uint32_t i, std::uint32_t page_shift, std::uint32_t* file, std::uint64_t* offset,
+                             std::uint32_t* range) const {
+    std::uint32_t base = 0;
+    for (std::uint32_t r = 0; r < range_count; ++r) {
+      const std::uint32_t n = pages_in(ranges[r], page_shift);
+      if (i < base + n) {
+        *file = ranges[r].file;
+        *offset = ((ranges[r].offset >> page_shift) + (i - base)) << page_shift;
+        *range = r;
+        return;
+      }
+      base += n;
+    }
+  }
+
+  /// Entry `i` is a page this item is loading (its pin is the loader's).
+  XF_HOST_DEVICE bool loading(std::uint32_t i) const {
+    for (std::uint32_t p = 0; p < pending_count; ++p) {
+      if (i >= pending[p].first_entry && i < pending[p].first_entry + pending[p].pages) return true;
+    }
+    return false;
+  }
+};
+
+namespace fetch_detail {
+
+/// A request being gathered in step 2 before it is rung.
+struct open_request {
+  std::uint32_t request = no_page_slot;
+  std::uint32_t first_entry = 0;
+  std::uint32_t pages = 0;
+  std::uint32_t range = 0;
+};
+
+XF_HOST_DEVICE inline std::uint32_t take_request(fetch_block& block) {
+  if (block.free_requests == 0) return no_page_slot;
+#ifdef __CUDA_ARCH__
+  const auto bit = static_cast<std::uint32_t>(__ffs(static_cast<int>(block.free_requests)) - 1);
+#else
+  const auto bit = static_cast<std::uint32_t>(std::countr_zero(block.free_requests));
+#endif
+  block.free_requests &= ~(1u << bit);
+  return block.first_request + bit;
+}
+
+XF_HOST_DEVICE inline void give_back_request(fetch_block& block, std::uint32_t request) {
+  block.free_requests |= 1u << (request - block.first_request);
+}
+
+/// Rings the open request (or returns its unused request slot) and closes it.
+XF_HOST_DEVICE inline void ring_open(const file_cache_view& v, fetch_block& block, fetch_item& item, open_request& open,
+                                     std::uint32_t op, std::uint64_t frame_offset, fetch_counters& counters) {
+  if (open.request == no_page_slot) return;
+  if (open.pages == 0) {
+    give_back_request(block, open.request);
+  } else {
+    std::uint32_t file = 0, range = 0;
+    std::uint64_t offset = 0;
+    item.locate(open.first_entry, v.page_shift, &file, &offset, &range);
+    const std::uint64_t wanted = static_cast<std::uint64_t>(open.pages) << v.page_shift;
+    const std::uint64_t left = v.file_size[file] - offset;
+    const std::uint64_t seq = write_request(v.requests[open.request], file, offset, wanted < left ? wanted : left,
+                                            op, frame_offset);
+    // The ring has a cell for every request slot, so this push finds one (a retry covers a consumer
+    // between its take and its release of the cell).
+    while (!try_push_request(v.ring, open.request)) {
+    }
+    item.pending[item.pending_count++] = {open.request, open.first_entry, open.pages, seq};
+    counters.requests += 1;
+  }
+  open = open_request{};
+}
+
+/// Drops the item's pins on valid pages (not the ones it loads): it starts over next round.
+XF_HOST_DEVICE inline void drop_valid_pins(const file_cache_view& v, fetch_item& item) {
+  for (std::uint32_t i = 0; i < item.page_count; ++i) {
+    if (item.entries[i] != no_page_slot && !item.loading(i)) {
+      unpin_page(v.slots[item.entries[i]]);
+      item.entries[i] = no_page_slot;
+    }
+  }
+  item.resolved = 0;
+}
+
+}  // namespace fetch_detail
+
+/// One step of the item's fetch (see the top of this file). `op` and `frame_offset` name the reader in
+/// its requests (a failed read's run error names them). `Copy(dst, src, bytes)` and `Zero(dst, bytes)`
+/// move a page's bytes.
+template <class Copy, class Zero>
+XF_HOST_DEVICE fetch_status fetch_step(const file_cache_view& v, fetch_block& block, fetch_item& item, std::uint32_t op,
+                                       std::uint64_t frame_offset, fetch_counters& counters, Copy&& copy,
+                                       Zero&& zero) {
+  using namespace fetch_detail;
+  const std::uint64_t page_bytes = v.page_bytes();
+  // 1. Answers.
+  for (std::uint32_t p = 0; p < item.pending_count;) {
+    const fetch_item::pending_request req = item.pending[p];
+    request_outcome out{};
+    if (!request_done(v.requests[req.request], req.seq, &out)) {
+      ++p;
+      continue;
+    }
+    const bool ok = out.status == file_status::ok;
+    const std::byte* staged = v.staging + req.request * v.staging_bytes;
+    for (std::uint32_t k = 0; k < req.pages; ++k) {
+      const std::uint32_t slot = item.entries[req.first_entry + k];
+      if (ok) {
+        const std::uint64_t first = static_cast<std::uint64_t>(k) << v.page_shift;
+        const std::uint64_t have = out.bytes > first ? out.bytes - first : 0;
+        const std::uint64_t n = have < page_bytes ? have : page_bytes;
+        copy(v.page_of(slot), staged + first, n);
+        if (n < page_bytes) zero(v.page_of(slot) + n, page_bytes - n);  // past the end of the file
+      }
+      finish_load(v.slots[slot], ok);
+    }
+    give_back_request(block, req.request);
+    if (ok) {
+      item.resolved += req.pages;
+    } else {
+      item.failed = true;
+    }
+    item.pending[p] = item.pending[--item.pending_count];
+  }
+  if (item.failed) return item.pending_count == 0 ? fetch_status::failed : fetch_status::waiting;
+
+  // 2. Lookups, pins and loads.
+  open_request open;
+  bool stop = false;
+  for (std::uint32_t i = 0; i < item.page_count && !stop; ++i) {
+    if (item.entries[i] != no_page_slot) continue;
+    std::uint32_t file = 0, range = 0;
+    std::uint64_t offset = 0;
+    item.locate(i, v.page_shift, &file, &offset, &range);
+    const std::uint64_t key = v.key_of(file, offset);
+    std::uint32_t& entry = v.table[key - 1];
+    // A few rounds of lookup: a slot can change page between the lookup and the pin.
+    for (int attempt = 0; attempt < 4; ++attempt) {
+      const std::uint32_t held = page_table_lookup(entry);
+      if (held != no_page_slot) {
+        const pin_status pin = pin_page(v.slots[held], key);
+        if (pin == pin_status::pinned) {
+          item.entries[i] = held;
+          item.resolved += 1;
+          counters.hits += 1;
+        } else if (pin == pin_status::loading) {
+          counters.waits += 1;
+        } else if (pin == pin_status::failed) {
+          item.failed = true;
+          stop = true;
+        } else {
+          continue;  // stale: the slot moved on; look again
+        }
+        break;
+      }
+      // A miss: the page joins the open request if it follows its last page, or starts one.
+      if (open.request != no_page_slot &&
+          (open.range != range || open.first_entry + open.pages != i ||
+           (static_cast<std::uint64_t>(open.pages + 1) << v.page_shift) > v.staging_bytes)) {
+        ring_open(v, block, item, open, op, frame_offset, counters);
+      }
+      if (open.request == no_page_slot) {
+        if (item.pending_count == fetch_item::max_requests) {
+          stop = true;
+          break;
+        }
+        open.request = take_request(block);
+        if (open.request == no_page_slot) {
+          stop = true;  // every request slot of the block is out: next round
+          break;
+        }
+        open.first_entry = i;
+        open.pages = 0;
+        open.range = range;
+      }
+      std::uint64_t old_key = 0;
+      const std::uint32_t slot = block.lra.allocate(v.slots, key, &old_key);
+      if (slot == no_page_slot) {
+        counters.no_page += 1;
+        ring_open(v, block, item, open, op, frame_offset, counters);
+        drop_valid_pins(v, item);
+        return fetch_status::waiting;
+      }
+      if (old_key != 0 && !page_table_remove(v.table[old_key - 1], slot)) {
+        // The slot's old page pointed elsewhere: the protocol broke. Give the slot back and fail.
+        abandon_claim(v.slots[slot]);
+        item.failed = true;
+        stop = true;
+        break;
+      }
+      const std::uint32_t installed = page_table_install(entry, slot);
+      if (installed != slot) {
+        abandon_claim(v.slots[slot]);  // another reader installed the page first: pin theirs
+        continue;
+      }
+      item.entries[i] = slot;
+      open.pages += 1;
+      counters.misses += 1;
+      break;
+    }
+  }
+  ring_open(v, block, item, open, op, frame_offset, counters);
+  if (item.failed) return item.pending_count == 0 ? fetch_status::failed : fetch_status::waiting;
+  return item.resolved == item.page_count ? fetch_status::resolved : fetch_status::waiting;
+}
+
+/// After the stage's compute (or a failure with nothing pending): unpins every page the item holds.
+XF_HOST_DEVICE inline void fetch_release(const file_cache_view& v, fetch_item& item) {
+  for (std::uint32_t i = 0; i < item.page_count; ++i) {
+    if (item.entries[i] != no_page_slot) unpin_page(v.slots[item.entries[i]]);
+    item.entries[i] = no_page_slot;
+  }
+  item.resolved = 0;
+}
+
+/// Where compute reads: byte `offset` of `file`, inside one of the item's resolved ranges. nullptr
+/// outside them (the operator asked for bytes it did not declare).
+XF_HOST_DEVICE inline const std::byte* fetched_byte(const file_cache_view& v, const fetch_item& item,
+                                                    std::uint32_t file, std::uint64_t offset) {
+  std::uint32_t base = 0;
+  for (std::uint32_t r = 0; r < item.range_count; ++r) {
+    const file_range& range = item.ranges[r];
+    if (range.file == file && offset >= range.offset && offset < range.offset + range.bytes) {
+      const std::uint32_t i = base + static_cast<std::uint32_t>((offset >> v.page_shift) - (range.offset >> v.page_shift));
+      return v.page_of(item.entries[i]) + (offset & (v.page_bytes() - 1));
+    }
+    base += fetch_item::pages_in(range, v.page_shift);
+  }
+  return nullptr;
+}
+
+}  // namespace xf
