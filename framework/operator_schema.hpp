@@ -69,6 +69,8 @@ struct operator_info {
   /// GPU operators: computes over the whole frame (its layout spans it: field-by-field records), so the
   /// GPU executor never splits its frames into parts run by several blocks.
   bool whole_frames = false;
+  /// Reads files through the file cache (runtime.file_cache applies to it).
+  bool reads_files = false;
   /// GPU maps: the output frame's bytes are the input's · numerator / denominator (operator.hpp).
   std::uint32_t output_numerator = 1;
   std::uint32_t output_denominator = 1;
@@ -126,6 +128,11 @@ class operator_schema {
   /// See operator_info::whole_frames.
   operator_schema& whole_frames() {
     info_->whole_frames = true;
+    return *this;
+  }
+  /// See operator_info::reads_files.
+  operator_schema& reads_files() {
+    info_->reads_files = true;
     return *this;
   }
   operator_schema& needs_reference() {

@@ -5,12 +5,14 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <variant>
 #include <vector>
 
 #include "framework/element_type.hpp"
 #include "framework/errors.hpp"
+#include "framework/files/file_cache_spec.hpp"
 
 namespace xf {
 
@@ -147,6 +149,8 @@ struct runtime_spec {
   coherence_spec coherence;
   /// GPU executor: a kernel block whose heartbeat stalls this long ends the run with a state dump.
   std::uint32_t watchdog_ms = 10000;
+  /// runtime.file_cache: given only for topologies whose operators read files through the cache.
+  std::optional<file_cache_spec> file_cache;
   friend bool operator==(const runtime_spec&, const runtime_spec&) = default;
 };
 

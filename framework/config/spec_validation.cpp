@@ -8,6 +8,7 @@
 #include <set>
 #include <tuple>
 
+#include "framework/config/spec_yaml.hpp"
 #include "framework/suggest.hpp"
 #include "framework/units.hpp"
 #include "topics/topic_layout.hpp"
@@ -45,6 +46,7 @@ class validator {
     check_topics();
     check_runtime();
     check_operators();
+    check_file_cache();
     check_partition();
     resolve_references();
     check_topic_uses();
@@ -117,6 +119,59 @@ class validator {
     for (const auto& [name, value] : fields)
       if (std::string why = count_problem(name, value.first, value.second); !why.empty())
         problem(at(std::string("runtime.tuning.") + name), "runtime.tuning: " + why);
+  }
+
+  /// runtime.file_cache: each size against its limits and the others (page ≤ readahead + page ≤ request),
+  /// and only where an operator reads files through the cache.
+  void check_file_cache() {
+    // Sizes as YAML takes them ("64KiB"), exact: "9.77 KiB" would hide why 10000 is not whole pages.
+    auto size_text = [](std::uint64_t bytes) {
+      const std::string text = exact_bytes(bytes);
+      return text.back() >= '0' && text.back() <= '9' ? text + " bytes" : text;
+    };
+    if (!spec_.runtime.file_cache) return;
+    const file_cache_spec& c = *spec_.runtime.file_cache;
+    const std::string context = "runtime.file_cache: ";
+    auto here = [&](const char* key) { return at(std::string("runtime.file_cache.") + key); };
+    const std::uint64_t page = c.page_bytes;
+    const bool page_ok = page >= 4 * KiB && page <= 64 * KiB && (page & (page - 1)) == 0;
+    if (!page_ok) {
+      problem(here("page_size"), context + "page_size must be a power of two from 4KiB to 64KiB, not " +
+                                     size_text(page));
+    }
+    if (page_ok && (c.size < page || c.size % page != 0)) {
+      problem(here("size"), context + "size must be a whole number of pages (" + size_text(page) + "), not " +
+                                size_text(c.size));
+    }
+    const bool readahead_ok = !page_ok || (c.readahead <= MiB && c.readahead % page == 0);
+    if (!readahead_ok) {
+      problem(here("readahead"), context + "readahead must be a whole number of pages (" + size_text(page) +
+                                     ") up to 1MiB, not " + size_text(c.readahead));
+    }
+    if (page_ok && (c.max_request > 16 * MiB || c.max_request % page != 0)) {
+      problem(here("max_request"), context + "max_request must be a whole number of pages (" + size_text(page) +
+                                       ") up to 16MiB, not " + size_text(c.max_request));
+    } else if (page_ok && readahead_ok && c.max_request < page + c.readahead) {
+      problem(here("max_request"), context + "max_request (" + size_text(c.max_request) +
+                                       ") must hold a page and its readahead (" + size_text(page + c.readahead) +
+                                       ")");
+    }
+    if (c.io_chunk < 4 * KiB || c.io_chunk % (4 * KiB) != 0) {
+      problem(here("io_chunk"), context + "io_chunk must be a whole number of 4KiB blocks, not " +
+                                    size_text(c.io_chunk));
+    }
+    for (const auto& [name, value, limits] :
+         {std::tuple{"io_threads", c.io_threads, io_threads_limits},
+          std::tuple{"io_slots_per_block", c.io_slots_per_block, io_slots_per_block_limits}}) {
+      if (std::string why = count_problem(name, value, limits); !why.empty()) problem(here(name), context + why);
+    }
+    const bool any_reader = std::any_of(entries_.begin(), entries_.end(),
+                                        [](const operator_entry* e) { return e != nullptr && e->info.reads_files; });
+    const bool all_known = std::none_of(entries_.begin(), entries_.end(), [](const operator_entry* e) { return e == nullptr; });
+    if (!any_reader && all_known) {  // an unknown class may be the reader: its own error says so
+      problem(at_key("runtime.file_cache"),
+              "runtime: file_cache is set, but no operator of this topology reads files through the cache");
+    }
   }
 
   void check_operators() {

@@ -100,6 +100,21 @@ std::string to_yaml(const topology_spec& spec) {
   out << YAML::Key << "frames" << YAML::Value << std::string(name_of(spec.runtime.coherence.frames));
   out << YAML::EndMap;
   out << YAML::Key << "watchdog_ms" << YAML::Value << spec.runtime.watchdog_ms;
+  if (const auto& c = spec.runtime.file_cache) {
+    out << YAML::Key << "file_cache" << YAML::Value << YAML::Flow << YAML::BeginMap;
+    out << YAML::Key << "size" << YAML::Value << exact_bytes(c->size);
+    out << YAML::Key << "page_size" << YAML::Value << exact_bytes(c->page_bytes);
+    out << YAML::Key << "readahead" << YAML::Value << exact_bytes(c->readahead);
+    out << YAML::Key << "readahead_mode" << YAML::Value << std::string(name_of(c->readahead_policy));
+    out << YAML::Key << "replacement" << YAML::Value << std::string(name_of(c->replacement));
+    out << YAML::Key << "io_threads" << YAML::Value << c->io_threads;
+    out << YAML::Key << "io_slots_per_block" << YAML::Value << c->io_slots_per_block;
+    out << YAML::Key << "max_request" << YAML::Value << exact_bytes(c->max_request);
+    out << YAML::Key << "io_chunk" << YAML::Value << exact_bytes(c->io_chunk);
+    out << YAML::Key << "delivery" << YAML::Value << std::string(name_of(c->delivery));
+    out << YAML::Key << "direct" << YAML::Value << std::string(name_of(c->direct));
+    out << YAML::EndMap;
+  }
   out << YAML::EndMap;
 
   out << YAML::EndMap;

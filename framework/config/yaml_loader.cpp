@@ -161,9 +161,12 @@ const std::vector<std::string> topic_keys{"frame_size", "capacity", "device_memo
 const std::vector<std::string> operator_keys{"class",   "on",    "inputs", "outputs",
                                              "threads", "warps", "params"};
 const std::vector<std::string> runtime_keys{"executor",  "blocks", "warps_per_block", "partition",
-                                            "tuning",    "coherence", "watchdog_ms"};
+                                            "tuning",    "coherence", "watchdog_ms", "file_cache"};
 const std::vector<std::string> tuning_keys{"samples", "retune_spread_percent", "retune_hold_ms"};
 const std::vector<std::string> coherence_keys{"catalog", "index", "frames"};
+const std::vector<std::string> file_cache_keys{"size",      "page_size",  "readahead",          "readahead_mode",
+                                               "replacement", "io_threads", "io_slots_per_block", "max_request",
+                                               "io_chunk",  "delivery",   "direct"};
 
 std::vector<std::string> element_names() {
   std::vector<std::string> names;
@@ -266,6 +269,16 @@ class spec_reader {
   }
 
   /// The index of the entry's value among `names`, or a problem with a suggestion.
+  /// A byte count with a unit ("64KiB"); `example` shows one in the message when the value is not a scalar.
+  std::optional<std::uint64_t> byte_count(const yaml_entry& entry, const std::string& context,
+                                          const std::string& field, const std::string& example) {
+    auto text = scalar(entry, context, field, "a byte count (e.g. " + example + ")");
+    if (!text) return std::nullopt;
+    if (auto bytes = parse_bytes(*text)) return bytes;
+    problem(entry.value.pos, context + field + ": " + bytes_syntax_problem(*text));
+    return std::nullopt;
+  }
+
   std::optional<std::size_t> choice(const yaml_entry& entry, const std::string& context,
                                     const std::string& field, const std::vector<std::string>& names) {
     const std::string expected = "one of " + join_choices(names, ", ");
@@ -301,23 +314,13 @@ class spec_reader {
         for (const auto& [key, field] : fields) {
           record(path + "." + key, *field);
           if (key == "frame_size") {
-            if (auto text = scalar(*field, context, key, "a byte count (e.g. 64KiB)")) {
-              if (auto bytes = parse_bytes(*text))
-                topic.frame_bytes = *bytes;
-              else
-                problem(field->value.pos, context + "frame_size: " + bytes_syntax_problem(*text));
-            }
+            if (auto bytes = byte_count(*field, context, key, "64KiB")) topic.frame_bytes = *bytes;
           } else if (key == "capacity") {
             capacity_field = field;
             if (auto n = count(*field, context, key, capacity_limits)) topic.capacity = *n;
           } else if (key == "device_memory") {
             budget_field = field;
-            if (auto text = scalar(*field, context, key, "a byte count (e.g. 256MiB)")) {
-              if (auto bytes = parse_bytes(*text))
-                budget = *bytes;
-              else
-                problem(field->value.pos, context + "device_memory: " + bytes_syntax_problem(*text));
-            }
+            if (auto bytes = byte_count(*field, context, key, "256MiB")) budget = *bytes;
           } else if (key == "element") {
             if (auto i = choice(*field, context, key, element_names())) topic.element = all_element_types[*i];
           } else if (key == "layout") {
@@ -492,6 +495,8 @@ class spec_reader {
         read_coherence(*field, rt.coherence);
       } else if (key == "watchdog_ms") {
         if (auto n = count(*field, context, key, watchdog_ms_limits)) rt.watchdog_ms = *n;
+      } else if (key == "file_cache") {
+        read_file_cache(*field, rt.file_cache.emplace());
       }
     }
   }
@@ -512,6 +517,47 @@ class spec_reader {
         if (auto n = count(*field, context, key, retune_spread_percent_limits)) t.retune_spread_percent = *n;
       } else if (key == "retune_hold_ms") {
         if (auto n = count(*field, context, key, retune_hold_ms_limits)) t.retune_hold_ms = *n;
+      }
+    }
+  }
+
+  void read_file_cache(const yaml_entry& cache, file_cache_spec& c) {
+    if (cache.value.type == yaml_node::kind::null) return;  // `file_cache:` alone: every default
+    if (cache.value.type != yaml_node::kind::map) {
+      problem(cache.value.pos, "runtime: file_cache must be a map of settings (" + join_choices(file_cache_keys, ", ") +
+                                   "), not " + describe_node(cache.value));
+      return;
+    }
+    const std::string context = "runtime.file_cache: ";
+    for (const auto& [key, field] : accepted(cache.value, file_cache_keys, "in runtime.file_cache", "key")) {
+      record("runtime.file_cache." + key, *field);
+      if (key == "size") {
+        if (auto b = byte_count(*field, context, key, "2GiB")) c.size = *b;
+      } else if (key == "page_size") {
+        // Checked against its limits by validation, which also sees specs built in C++.
+        if (auto b = byte_count(*field, context, key, "4KiB")) c.page_bytes = static_cast<std::uint32_t>(std::min<std::uint64_t>(*b, UINT32_MAX));
+      } else if (key == "readahead") {
+        if (auto b = byte_count(*field, context, key, "64KiB")) c.readahead = *b;
+      } else if (key == "readahead_mode") {
+        if (auto i = choice(*field, context, key, {"off", "on", "adaptive"}))
+          c.readahead_policy = std::array{readahead_mode::off, readahead_mode::on, readahead_mode::adaptive}[*i];
+      } else if (key == "replacement") {
+        if (auto i = choice(*field, context, key, {"lra", "global"}))
+          c.replacement = *i == 0 ? page_replacement::lra : page_replacement::global;
+      } else if (key == "io_threads") {
+        if (auto n = count(*field, context, key, io_threads_limits)) c.io_threads = *n;
+      } else if (key == "io_slots_per_block") {
+        if (auto n = count(*field, context, key, io_slots_per_block_limits)) c.io_slots_per_block = *n;
+      } else if (key == "max_request") {
+        if (auto b = byte_count(*field, context, key, "256KiB")) c.max_request = *b;
+      } else if (key == "io_chunk") {
+        if (auto b = byte_count(*field, context, key, "128KiB")) c.io_chunk = *b;
+      } else if (key == "delivery") {
+        if (auto i = choice(*field, context, key, {"auto", "pull", "copy"}))
+          c.delivery = std::array{file_delivery::automatic, file_delivery::pull, file_delivery::copy}[*i];
+      } else if (key == "direct") {
+        if (auto i = choice(*field, context, key, {"auto", "on", "off"}))
+          c.direct = std::array{direct_io_mode::automatic, direct_io_mode::on, direct_io_mode::off}[*i];
       }
     }
   }

@@ -12,13 +12,10 @@
 #include <vector>
 
 #include "framework/errors.hpp"
+#include "framework/files/file_cache_spec.hpp"
 #include "framework/files/request_slot.hpp"
 
 namespace xf {
-
-/// runtime.file_cache.direct: `automatic` tries O_DIRECT and falls back to buffered reads where the
-/// filesystem refuses it (tmpfs, overlayfs), `on` makes that refusal an error, `off` never tries.
-enum class direct_io_mode { automatic, on, off };
 
 struct file_table_options {
   direct_io_mode direct = direct_io_mode::automatic;

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "framework/config/spec_validation.hpp"
+#include "framework/config/spec_yaml.hpp"
 #include "framework/config/yaml_loader.hpp"
 #include "framework/topology_builder.hpp"
 #include "framework/units.hpp"
@@ -291,4 +292,114 @@ TEST_CASE("config.count_and_frame_size_messages") {
   CHECK(frame_size_problem(1 * GiB).empty());
   CHECK(frame_size_problem(0) == "frame_size must be a positive multiple of 4 KiB (4096 bytes), not 0 bytes");
   CHECK_FALSE(frame_size_problem(4097).empty());
+}
+
+namespace {
+
+/// A source that reads files through the cache (stand-in: the real readers are GPU operators of issue 6).
+class file_reader_stub final : public cpu_source {
+ public:
+  struct params {};
+  static void describe(operator_schema<params>& s) { s.describe("reads files through the file cache (stand-in)").reads_files(); }
+  explicit file_reader_stub(const params&) {}
+  bool produce(std::uint64_t, frame_out&) override { return false; }
+};
+
+const operator_registry& registry_with_reader() {
+  static const operator_registry registry = [] {
+    operator_registry r;
+    test::register_fake_builtins(r);
+    r.add<file_reader_stub>("file_reader_stub");
+    return r;
+  }();
+  return registry;
+}
+
+/// reader → scale (gpu) → verify with `cache` as runtime.file_cache.
+topology_spec reader_topology(const file_cache_spec& cache) {
+  topology_builder b("reader");
+  b.topic("c2g");
+  b.topic("g2c");
+  b.link({}, op("source", "file_reader_stub"), {"c2g"});
+  b.link({"c2g"}, op("scale", "scale").on(placement::gpu).param("factor", 2.0), {"g2c"});
+  b.link({"g2c"}, op("verify", "verify_sink"), {});
+  topology_spec spec = b.build();
+  spec.runtime.file_cache = cache;
+  return spec;
+}
+
+std::string cache_problems(void (*change)(file_cache_spec&)) {
+  file_cache_spec c;
+  change(c);
+  return problems_of(reader_topology(c), registry_with_reader());
+}
+
+}  // namespace
+
+TEST_CASE("config.file_cache_settings_are_checked_against_their_limits_and_each_other") {
+  CHECK(problems_of(reader_topology({}), registry_with_reader()) == "ok");
+  CHECK(cache_problems([](file_cache_spec& c) { c.page_bytes = 6 * KiB; }) ==
+        "<builder>: error: runtime.file_cache: page_size must be a power of two from 4KiB to 64KiB, not 6KiB");
+  CHECK(cache_problems([](file_cache_spec& c) { c.page_bytes = 128 * KiB; }).find("not 128KiB") != std::string::npos);
+  CHECK(cache_problems([](file_cache_spec& c) { c.size = 10000; }) ==
+        "<builder>: error: runtime.file_cache: size must be a whole number of pages (4KiB), not 10000 bytes");
+  CHECK(cache_problems([](file_cache_spec& c) { c.readahead = 2 * MiB; }) ==
+        "<builder>: error: runtime.file_cache: readahead must be a whole number of pages (4KiB) up to 1MiB, not 2MiB");
+  CHECK(cache_problems([](file_cache_spec& c) { c.max_request = 64 * KiB; }) ==
+        "<builder>: error: runtime.file_cache: max_request (64KiB) must hold a page and its readahead (68KiB)");
+  CHECK(cache_problems([](file_cache_spec& c) { c.max_request = 32 * MiB; }).find("up to 16MiB") != std::string::npos);
+  CHECK(cache_problems([](file_cache_spec& c) { c.io_chunk = 1000; }) ==
+        "<builder>: error: runtime.file_cache: io_chunk must be a whole number of 4KiB blocks, not 1000 bytes");
+  CHECK(cache_problems([](file_cache_spec& c) { c.io_threads = 0; }) ==
+        "<builder>: error: runtime.file_cache: io_threads must be between 1 and 64, not 0");
+  CHECK(cache_problems([](file_cache_spec& c) { c.io_slots_per_block = 33; }) ==
+        "<builder>: error: runtime.file_cache: io_slots_per_block must be between 1 and 32, not 33");
+  // Where no operator reads through it, the cache is an error of its own.
+  topology_spec plain = pingpong().build();
+  plain.runtime.file_cache = file_cache_spec{};
+  CHECK(problems_of(plain) ==
+        "<builder>: error: runtime: file_cache is set, but no operator of this topology reads files through the cache");
+}
+
+TEST_CASE("config.file_cache_reads_every_setting_and_writes_them_back") {
+  const std::string yaml = R"(name: reader
+topics:
+  c2g: {frame_size: 64KiB, capacity: 64}
+  g2c: {frame_size: 64KiB, capacity: 64}
+operators:
+  source: {class: file_reader_stub, outputs: [c2g]}
+  scale: {class: scale, on: gpu, inputs: [c2g], outputs: [g2c], params: {factor: 2}}
+  verify: {class: verify_sink, inputs: [g2c]}
+runtime:
+  file_cache: {size: 1GiB, page_size: 8KiB, readahead: 0, readahead_mode: on, replacement: global, io_threads: 8,
+               io_slots_per_block: 16, max_request: 1MiB, io_chunk: 64KiB, delivery: pull, direct: off}
+)";
+  const topology_spec spec = load_topology_text(yaml, "t.yaml", registry_with_reader());
+  REQUIRE(spec.runtime.file_cache.has_value());
+  const file_cache_spec& c = *spec.runtime.file_cache;
+  CHECK(c.size == GiB);
+  CHECK(c.page_bytes == 8 * KiB);
+  CHECK(c.readahead == 0);
+  CHECK(c.readahead_policy == readahead_mode::on);
+  CHECK(c.replacement == page_replacement::global);
+  CHECK(c.io_threads == 8);
+  CHECK(c.io_slots_per_block == 16);
+  CHECK(c.max_request == MiB);
+  CHECK(c.io_chunk == 64 * KiB);
+  CHECK(c.delivery == file_delivery::pull);
+  CHECK(c.direct == direct_io_mode::off);
+  CHECK(load_topology_text(to_yaml(spec), "again.yaml", registry_with_reader()) == spec);
+
+  // `file_cache:` alone takes every default; a scalar is not a map of settings; values are checked.
+  std::string bare = yaml.substr(0, yaml.find("  file_cache:")) + "  file_cache:\n";
+  CHECK(load_topology_text(bare, "t.yaml", registry_with_reader()).runtime.file_cache == file_cache_spec{});
+  CHECK(first_of_text(bare + "  watchdog_ms: 10000\n", registry_with_reader()) == "ok");
+  const std::string scalar = yaml.substr(0, yaml.find("  file_cache:")) + "  file_cache: 2GiB\n";
+  CHECK(first_of_text(scalar, registry_with_reader()) ==
+        "t.yaml:10:15: error: runtime: file_cache must be a map of settings (size, page_size, readahead, "
+        "readahead_mode, replacement, io_threads, io_slots_per_block, max_request, io_chunk, delivery, direct), "
+        "not '2GiB'");
+  const std::string bad_mode = yaml.substr(0, yaml.find("  file_cache:")) + "  file_cache: {delivery: dma}\n";
+  CHECK(first_of_text(bad_mode, registry_with_reader()) ==
+        "t.yaml:10:26: error: runtime.file_cache: delivery must be one of auto, pull, copy, not 'dma'");
 }

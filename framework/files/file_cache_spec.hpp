@@ -1,0 +1,49 @@
+// runtime.file_cache (issue 6): the settings of the file cache that GPU file readers read through — its
+// size and pages, readahead, replacement, and the host I/O threads behind it. Parsed by
+// framework/config/yaml_loader.cpp, emitted by spec_yaml.cpp, checked by spec_validation.cpp.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+#include "framework/files/readahead_window.hpp"
+
+namespace xf {
+
+/// `automatic` tries O_DIRECT and falls back to buffered reads where the filesystem refuses it (tmpfs,
+/// overlayfs), `on` makes that refusal an error, `off` never tries.
+enum class direct_io_mode : std::uint8_t { automatic, on, off };
+/// `lra`: each block reuses its own share of the cache in allocation order (the GPUfs readahead paper's
+/// §5); `global`: one hand over every slot, shared by all blocks (the policy it is measured against).
+enum class page_replacement : std::uint8_t { lra, global };
+/// How read bytes reach the device: `pull` (the kernel copies them out of pinned staging), `copy` (copy
+/// engines into device memory), or `automatic` (pull below 256 KiB requests, copy above).
+enum class file_delivery : std::uint8_t { automatic, pull, copy };
+
+constexpr std::string_view name_of(direct_io_mode m) {
+  return m == direct_io_mode::automatic ? "auto" : m == direct_io_mode::on ? "on" : "off";
+}
+constexpr std::string_view name_of(page_replacement r) { return r == page_replacement::lra ? "lra" : "global"; }
+constexpr std::string_view name_of(file_delivery d) {
+  return d == file_delivery::automatic ? "auto" : d == file_delivery::pull ? "pull" : "copy";
+}
+constexpr std::string_view name_of(readahead_mode m) {
+  return m == readahead_mode::off ? "off" : m == readahead_mode::on ? "on" : "adaptive";
+}
+
+struct file_cache_spec {
+  std::uint64_t size = std::uint64_t{2} << 30;  ///< bytes of page slots (device memory on the GPU executor)
+  std::uint32_t page_bytes = 4096;              ///< a power of two, 4 KiB … 64 KiB
+  std::uint64_t readahead = 64 << 10;           ///< the most a reader stream reads ahead, a multiple of the page
+  readahead_mode readahead_policy = readahead_mode::adaptive;
+  page_replacement replacement = page_replacement::lra;
+  std::uint32_t io_threads = 4;                 ///< host threads serving reads
+  std::uint32_t io_slots_per_block = 4;         ///< requests a block may have in flight
+  std::uint64_t max_request = 256 << 10;        ///< the longest request (and each slot's staging)
+  std::uint64_t io_chunk = 128 << 10;           ///< requests longer than this are split among I/O threads
+  file_delivery delivery = file_delivery::automatic;
+  direct_io_mode direct = direct_io_mode::automatic;
+  friend bool operator==(const file_cache_spec&, const file_cache_spec&) = default;
+};
+
+}  // namespace xf
