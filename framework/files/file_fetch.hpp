@@ -44,6 +44,8 @@ struct file_range {
 /// A block's part of the cache: its LRA share of page slots and its request slots.
 struct fetch_block {
   lra_queue lra;
+  /// replacement: global — the one hand every block advances over all slots (device memory); null: lra.
+  std::uint64_t* global_hand = nullptr;
   std::uint32_t first_request = 0;  ///< the block's request slots: [first_request, first_request + request_count)
   std::uint32_t request_count = 0;  ///< at most 32
   std::uint32_t free_requests = 0;  ///< bit r: request slot first_request + r is free
@@ -281,7 +283,9 @@ XF_HOST_DEVICE fetch_status fetch_step(const file_cache_view& v, fetch_block& bl
         open.range = range;
       }
       std::uint64_t old_key = 0;
-      const std::uint32_t slot = block.lra.allocate(v.slots, key, &old_key);
+      const std::uint32_t slot = block.global_hand != nullptr
+                                     ? allocate_global(v.slots, v.slot_count, *block.global_hand, key, &old_key)
+                                     : block.lra.allocate(v.slots, key, &old_key);
       if (slot == no_page_slot) {
         counters.no_page += 1;
         ring_open(v, block, item, open, op, frame_offset, counters);

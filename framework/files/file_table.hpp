@@ -78,7 +78,8 @@ class file_table {
 
   /// Test seam for what CI's disks never do: reads of `path` that cover `byte_offset` fail there with
   /// errno `error`, or the file seems to end there when `error` is 0. `direct_only`: only while the file is
-  /// open O_DIRECT (EINVAL there refuses the probe read at open). Call before open and reads.
+  /// open O_DIRECT (EINVAL there refuses the probe read at open). Call before reads (and before open, for
+  /// a fault of the probe read).
   void inject_fault(const std::string& path, std::uint64_t byte_offset, int error, bool direct_only = false);
   /// Test seam for a hung disk: reads of `path` that cover `byte_offset` first sleep `delay`, then read.
   void inject_delay(const std::string& path, std::uint64_t byte_offset, std::chrono::milliseconds delay);

@@ -17,7 +17,7 @@
 #include <thread>
 #include <vector>
 
-#include "framework/files/io_service.hpp"
+#include "framework/files/host_file_cache.hpp"
 #include "tests/support/scratch_dir.hpp"
 
 namespace xf {
@@ -35,82 +35,49 @@ std::string write_pattern_file(const test::scratch_dir& dir, std::uint32_t file,
   return path;
 }
 
-template <class T>
-using freed = std::unique_ptr<T, decltype(&std::free)>;
-
-template <class T>
-freed<T> aligned_array(std::size_t count, std::size_t alignment = 4096) {
-  const std::size_t bytes = (count * sizeof(T) + alignment - 1) / alignment * alignment;
-  auto* p = static_cast<T*>(std::aligned_alloc(alignment, bytes));
-  std::memset(static_cast<void*>(p), 0, bytes);
-  return freed<T>(p, std::free);
-}
-
 fault_site site_of(std::uint32_t op, std::uint64_t frame_offset) { return {"op" + std::to_string(op), "t", frame_offset}; }
 
-/// A file cache in host memory over `sizes` files: `blocks` blocks with `share` page slots and
-/// `requests_per_block` request slots each, 4 KiB pages, served by `io_threads` I/O threads.
+/// A host file cache over pattern files of `sizes` bytes: `blocks` blocks with `share` page slots and
+/// `requests_per_block` request slots each, 4 KiB pages, no readahead, served by `io_threads` I/O threads.
 struct host_cache_rig {
-  test::scratch_dir dir;
-  std::vector<std::string> paths;
-  file_table files;
-  std::vector<std::uint64_t> first_page, sizes;
-  freed<page_slot> slots{nullptr, std::free};
-  freed<std::byte> pages{nullptr, std::free};
-  std::vector<std::uint32_t> table;
-  std::vector<request_slot> requests;
-  freed<std::byte> staging{nullptr, std::free};
-  std::vector<request_ring_cell> cells;
-  std::uint64_t head = 0, tail = 0;
-  std::vector<fetch_block> blocks;
-  file_cache_view view;
-  std::unique_ptr<io_service> service;
-
   struct layout {
     std::vector<std::uint64_t> sizes;
     std::uint32_t blocks = 1, share = 16, requests_per_block = 4, io_threads = 2;
     std::uint64_t staging_bytes = 64 << 10;
+    page_replacement replacement = page_replacement::lra;
   };
 
-  explicit host_cache_rig(const layout& l, const std::function<void(host_cache_rig&)>& before_open = {}) {
-    for (std::uint32_t f = 0; f < l.sizes.size(); ++f) paths.push_back(write_pattern_file(dir, f, l.sizes[f]));
-    if (before_open) before_open(*this);
-    first_page.push_back(0);
+  test::scratch_dir dir;
+  std::vector<std::string> paths;
+  std::vector<std::uint64_t> sizes;
+  std::unique_ptr<host_file_cache> cache;
+  file_cache_view view;
+
+  explicit host_cache_rig(const layout& l, const std::function<void(host_cache_rig&)>& before_start = {})
+      : sizes(l.sizes) {
+    std::vector<cache_file> files;
     for (std::uint32_t f = 0; f < l.sizes.size(); ++f) {
-      files.open(paths[f], site_of(0, 0));
-      first_page.push_back(first_page.back() + (l.sizes[f] + 4095) / 4096);
+      paths.push_back(write_pattern_file(dir, f, l.sizes[f]));
+      files.push_back({paths.back(), site_of(0, 0)});
     }
-    sizes = l.sizes;
-    const std::uint32_t slot_count = l.blocks * l.share;
-    slots = aligned_array<page_slot>(slot_count, 64);
-    pages = aligned_array<std::byte>(std::size_t{slot_count} * 4096);
-    table.assign(first_page.back(), 0);
-    const std::uint32_t request_count = l.blocks * l.requests_per_block;
-    requests.resize(request_count);
-    staging = aligned_array<std::byte>(request_count * l.staging_bytes);
-    std::uint64_t cells_needed = 1;
-    while (cells_needed < request_count) cells_needed *= 2;
-    cells.resize(cells_needed);
-    view = {slots.get(), pages.get(), slot_count, 12, table.data(), first_page.data(), sizes.data(),
-            static_cast<std::uint32_t>(sizes.size()), requests.data(), staging.get(), l.staging_bytes,
-            request_ring_view{cells.data(), cells.size(), &head, &tail}};
-    reset_request_ring(view.ring);
-    for (std::uint32_t b = 0; b < l.blocks; ++b) {
-      fetch_block block;
-      block.lra = {b * l.share, l.share, 0};
-      block.first_request = b * l.requests_per_block;
-      block.request_count = l.requests_per_block;
-      block.reset_requests();
-      blocks.push_back(block);
-    }
-    service = std::make_unique<io_service>(files, view.ring, request_slots_view{requests, staging.get(), l.staging_bytes},
-                                           site_of, io_service_options{.threads = l.io_threads, .chunk_bytes = 16 << 10});
-    service->start();
+    file_cache_spec spec;
+    spec.size = std::uint64_t{l.blocks} * l.share * 4096;
+    spec.readahead = 0;
+    spec.max_request = l.staging_bytes;
+    spec.io_chunk = 16 << 10;
+    spec.io_threads = l.io_threads;
+    spec.io_slots_per_block = l.requests_per_block;
+    spec.replacement = l.replacement;
+    cache = std::make_unique<host_file_cache>(spec, l.blocks, files, site_of, std::chrono::milliseconds(0));
+    view = cache->view();
+    if (before_start) before_start(*this);
+    cache->start();
   }
+  fetch_block& block(std::uint32_t b) { return cache->block(b); }
 
   fetch_status step(std::uint32_t block, fetch_item& item, fetch_counters& counters, std::uint64_t frame = 0) {
     return fetch_step(
-        view, blocks[block], item, /*op=*/1, frame, counters,
+        view, cache->block(block), item, /*op=*/1, frame, counters,
         [](std::byte* dst, const std::byte* src, std::uint64_t n) { std::memcpy(dst, src, n); },
         [](std::byte* dst, std::uint64_t n) { std::memset(dst, 0, n); });
   }
@@ -168,7 +135,7 @@ TEST_CASE("file_fetch: a miss loads the pages, a second read of them hits, and b
   CHECK(rig.bytes_right(item));
   fetch_release(rig.view, item);
   for (std::uint32_t s = 0; s < rig.view.slot_count; ++s) CHECK(slot_pins(rig.view.slots[s]) == 0);
-  CHECK_FALSE(rig.service->poll().has_value());
+  CHECK_FALSE(rig.cache->poll().has_value());
 }
 
 TEST_CASE("file_fetch: a block reuses its share least recently allocated first") {
@@ -223,7 +190,7 @@ TEST_CASE("file_fetch: a full share makes an item drop its pins and start over, 
 
 TEST_CASE("file_fetch: a failed read fails its reader and every later reader of the page, once drained") {
   host_cache_rig rig({.sizes = {64 * 4096}},
-                     [](host_cache_rig& r) { r.files.inject_fault(r.paths[0], 5 * 4096 + 100, EIO); });
+                     [](host_cache_rig& r) { r.cache->files().inject_fault(r.paths[0], 5 * 4096 + 100, EIO); });
   std::vector<std::uint32_t> entries(8);
   fetch_counters counters;
   fetch_item item;
@@ -231,9 +198,9 @@ TEST_CASE("file_fetch: a failed read fails its reader and every later reader of 
   item.begin(&range, 1, entries.data(), 12);
   CHECK(rig.fetch(0, item, counters) == fetch_status::failed);
   CHECK(item.pending_count == 0);
-  CHECK(rig.blocks[0].free_requests == 0xfu);  // every request slot back
+  CHECK(rig.block(0).free_requests == 0xfu);  // every request slot back
   fetch_release(rig.view, item);
-  const std::optional<run_error> error = rig.service->poll();
+  const std::optional<run_error> error = rig.cache->poll();
   REQUIRE(error.has_value());
   CHECK(error->reason() == "file '" + rig.paths[0] + "': read failed at byte offset 20580: Input/output error");
   // The page stays failed in the cache: a later reader fails without a request of its own.
@@ -252,12 +219,18 @@ TEST_CASE("file_fetch: blocks on threads read random ranges through a cache smal
   // rule), where full shares are common; 32 pages is the roomier case.
   constexpr std::uint32_t blocks = 4, items = 2;
   std::uint32_t share = 13;
+  page_replacement replacement = page_replacement::lra;
   SUBCASE("the smallest share") { share = 13; }
   SUBCASE("a roomier share") { share = 32; }
   SUBCASE("a share below the rule") { share = 8; }
+  SUBCASE("one global hand over 4 x 13 slots") {
+    share = 13;
+    replacement = page_replacement::global;
+  }
   CAPTURE(share);
+  CAPTURE(name_of(replacement));
   host_cache_rig rig({.sizes = {2 << 20, 3 << 19}, .blocks = blocks, .share = share, .requests_per_block = 4,
-                      .io_threads = 3, .staging_bytes = 16 << 10});
+                      .io_threads = 3, .staging_bytes = 16 << 10, .replacement = replacement});
   std::atomic<std::uint64_t> wrong{0}, failed{0}, resolved{0}, hits{0}, misses{0}, no_page{0};
   std::vector<std::thread> threads;
   for (std::uint32_t b = 0; b < blocks; ++b) {
@@ -314,7 +287,7 @@ TEST_CASE("file_fetch: blocks on threads read random ranges through a cache smal
     });
   }
   for (std::thread& t : threads) t.join();
-  rig.service->stop();
+  rig.cache->stop();
   CHECK(wrong.load() == 0);
   CHECK(failed.load() == 0);
   CHECK(resolved.load() == blocks * 1500);
@@ -322,7 +295,18 @@ TEST_CASE("file_fetch: blocks on threads read random ranges through a cache smal
   CHECK(hits.load() > misses.load());
   MESSAGE("hits " << hits.load() << ", misses " << misses.load() << ", full-share restarts " << no_page.load());
   for (std::uint32_t s = 0; s < rig.view.slot_count; ++s) CHECK(slot_pins(rig.view.slots[s]) == 0);
-  CHECK_FALSE(rig.service->poll().has_value());
+  CHECK_FALSE(rig.cache->poll().has_value());
+}
+
+TEST_CASE("host_file_cache: a file that cannot be opened names its reader and path") {
+  test::scratch_dir dir;
+  const std::string missing = dir.file("missing.bin");
+  CHECK_THROWS_WITH_AS(host_file_cache(file_cache_spec{}, 2, {{missing, {"reader", "out", std::nullopt}}}, site_of,
+                                       std::chrono::milliseconds(0)),
+                       doctest::Contains("operator 'reader', topic 'out'"), run_error);
+  CHECK_THROWS_WITH_AS(host_file_cache(file_cache_spec{}, 2, {{missing, {"reader", "out", std::nullopt}}}, site_of,
+                                       std::chrono::milliseconds(0)),
+                       doctest::Contains("missing.bin': cannot open: No such file or directory"), run_error);
 }
 
 }  // namespace xf

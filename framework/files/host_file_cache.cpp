@@ -1,0 +1,77 @@
+// host_file_cache: laying out the cache in host memory and starting its I/O threads.
+#include "framework/files/host_file_cache.hpp"
+
+#include <cstdlib>
+#include <cstring>
+
+namespace xf {
+namespace {
+
+/// Zeroed memory aligned for O_DIRECT buffers and cache lines: a zero page slot is free, a zero table
+/// entry holds no page.
+void* zeroed(std::size_t bytes, std::size_t alignment = 4096) {
+  const std::size_t rounded = (bytes + alignment - 1) / alignment * alignment;
+  void* p = std::aligned_alloc(alignment, rounded);
+  XF_EXPECTS(p != nullptr, "host memory for the file cache (" + std::to_string(rounded) + " bytes)");
+  std::memset(p, 0, rounded);
+  return p;
+}
+
+}  // namespace
+
+void host_file_cache::freer::operator()(void* p) const { std::free(p); }
+
+host_file_cache::host_file_cache(const file_cache_spec& spec, std::uint32_t blocks,
+                                 const std::vector<cache_file>& files, io_service::site_of_request site_of,
+                                 std::chrono::milliseconds watchdog)
+    : files_({.direct = spec.direct, .max_direct_alignment = spec.page_bytes}) {
+  const std::uint64_t page = spec.page_bytes;
+  const auto slot_count = static_cast<std::uint32_t>(spec.size / page);
+  XF_EXPECTS(blocks > 0 && slot_count >= blocks, "a file cache of at least one page per block");
+  XF_EXPECTS(spec.io_slots_per_block >= 1 && spec.io_slots_per_block <= 32, "1 to 32 request slots a block");
+
+  first_page_.push_back(0);
+  for (const cache_file& f : files) {
+    const std::uint32_t id = files_.open(f.path, f.site);
+    sizes_.push_back(files_.file(id).size);
+    first_page_.push_back(first_page_.back() + (sizes_.back() + page - 1) / page);
+  }
+  slots_.reset(static_cast<page_slot*>(zeroed(std::size_t{slot_count} * sizeof(page_slot), 64)));
+  pages_.reset(static_cast<std::byte*>(zeroed(std::size_t{slot_count} * page)));
+  table_.assign(first_page_.back(), 0);
+  const std::uint32_t request_count = blocks * spec.io_slots_per_block;
+  requests_.resize(request_count);
+  staging_.reset(static_cast<std::byte*>(zeroed(std::size_t{request_count} * spec.max_request)));
+  std::uint64_t cells = 1;
+  while (cells < request_count) cells *= 2;
+  cells_.resize(cells);
+
+  int shift = 0;
+  while ((std::uint64_t{1} << shift) < page) ++shift;
+  view_ = {slots_.get(),      pages_.get(),       slot_count,        static_cast<std::uint32_t>(shift),
+           table_.data(),     first_page_.data(), sizes_.data(),     static_cast<std::uint32_t>(sizes_.size()),
+           requests_.data(),  staging_.get(),     spec.max_request,
+           request_ring_view{cells_.data(), cells, &ring_head_, &ring_tail_}};
+  reset_request_ring(view_.ring);
+
+  // LRA: block b owns slots [b·share, (b+1)·share); the slots past blocks·share are the last block's.
+  const std::uint32_t share = slot_count / blocks;
+  for (std::uint32_t b = 0; b < blocks; ++b) {
+    fetch_block block;
+    block.lra = {b * share, b + 1 == blocks ? slot_count - b * share : share, 0};
+    if (spec.replacement == page_replacement::global) block.global_hand = &global_hand_;
+    block.first_request = b * spec.io_slots_per_block;
+    block.request_count = spec.io_slots_per_block;
+    block.reset_requests();
+    blocks_.push_back(block);
+  }
+  io_ = std::make_unique<io_service>(files_, view_.ring,
+                                     request_slots_view{requests_, staging_.get(), spec.max_request},
+                                     std::move(site_of),
+                                     io_service_options{.threads = spec.io_threads, .chunk_bytes = spec.io_chunk,
+                                                        .watchdog = watchdog});
+}
+
+host_file_cache::~host_file_cache() { io_->stop(); }  // before the memory its threads read goes
+
+}  // namespace xf
