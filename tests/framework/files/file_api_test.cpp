@@ -5,12 +5,14 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <fstream>
 #include <thread>
 #include <vector>
 
+#include "framework/files/direct_reads.hpp"
 #include "framework/files/host_file_cache.hpp"
 #include "tests/support/scratch_dir.hpp"
 
@@ -115,6 +117,38 @@ TEST_CASE("file_pages: the cache's pages and flat buffers read alike") {
     const file_span spans[] = {{0, 5000, 10000, a.data() + 5000}, {1, 100, 200, b.data() + 100}};
     check_view(file_pages::flat(spans, 2, sizes.data()), sizes, false);
   }
+}
+
+}  // namespace xf
+
+namespace xf {
+
+TEST_CASE("direct_reads: unaligned ranges read whole, reused buffers, and a range past the end is an error") {
+  test::scratch_dir dir;
+  const std::string path = dir.file("f0");
+  const std::vector<std::byte> data = pattern(0, 50000);
+  std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(data.data()), static_cast<std::streamsize>(data.size()));
+  file_table files;  // O_DIRECT where the filesystem takes it: ranges are widened to its alignment
+  files.open(path, site_of(0, 0));
+  direct_reads reads(files);
+  const fault_site site{"reader", "out", 12};
+  for (const auto& [offset, bytes] : {std::pair<std::uint64_t, std::uint64_t>{5000, 10000}, {49999, 1}, {0, 50000}, {123, 7}}) {
+    CAPTURE(offset);
+    read_list list;
+    REQUIRE(list.read(file_id{0}, offset, bytes));
+    const file_pages pages = reads.read(list, site);
+    std::vector<std::byte> got(bytes);
+    CHECK(pages.copy(got.data(), file_id{0}, offset, bytes, 0, 1) == bytes);
+    CHECK(std::equal(got.begin(), got.end(), data.begin() + static_cast<std::ptrdiff_t>(offset)));
+    CHECK(pages.size(file_id{0}) == 50000);
+  }
+  read_list past;
+  REQUIRE(past.read(file_id{0}, 49000, 2000));
+  CHECK_THROWS_WITH_AS(reads.read(past, site),
+                       doctest::Contains("operator 'reader', topic 'out', offset 12"), run_error);
+  CHECK_THROWS_WITH_AS(reads.read(past, site),
+                       doctest::Contains("f0': the operator reads bytes [49000, 51000), past its size (50000 bytes)"),
+                       run_error);
 }
 
 }  // namespace xf
