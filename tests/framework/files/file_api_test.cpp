@@ -132,7 +132,8 @@ TEST_CASE("direct_reads: unaligned ranges read whole, reused buffers, and a rang
   files.open(path, site_of(0, 0));
   direct_reads reads(files);
   const fault_site site{"reader", "out", 12};
-  for (const auto& [offset, bytes] : {std::pair<std::uint64_t, std::uint64_t>{5000, 10000}, {49999, 1}, {0, 50000}, {123, 7}}) {
+  for (const auto& range : {std::pair<std::uint64_t, std::uint64_t>{5000, 10000}, {49999, 1}, {0, 50000}, {123, 7}}) {
+    const std::uint64_t offset = range.first, bytes = range.second;  // not a structured binding: CAPTURE
     CAPTURE(offset);
     read_list list;
     REQUIRE(list.read(file_id{0}, offset, bytes));
