@@ -14,20 +14,13 @@
 
 #include "framework/files/direct_reads.hpp"
 #include "framework/files/host_file_cache.hpp"
-#include "tests/support/scratch_dir.hpp"
+#include "tests/framework/files/pattern_file.hpp"
 
 namespace xf {
 namespace {
 
-std::byte pattern_byte(std::uint32_t file, std::uint64_t i) {
-  return static_cast<std::byte>(((i + 977 * file) * 2654435761u) >> 13);
-}
-
-std::vector<std::byte> pattern(std::uint32_t file, std::uint64_t bytes) {
-  std::vector<std::byte> data(bytes);
-  for (std::uint64_t i = 0; i < bytes; ++i) data[i] = pattern_byte(file, i);
-  return data;
-}
+using test::pattern;
+using test::pattern_byte;
 
 fault_site site_of(std::uint32_t, std::uint64_t offset) { return {"reader", "out", offset}; }
 
@@ -81,10 +74,7 @@ TEST_CASE("file_pages: the cache's pages and flat buffers read alike") {
   const std::vector<std::uint64_t> sizes{40000, 1000};
   std::vector<cache_file> files;
   for (std::uint32_t f = 0; f < sizes.size(); ++f) {
-    const std::string path = dir.file("f" + std::to_string(f));
-    const std::vector<std::byte> data = pattern(f, sizes[f]);
-    std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(data.data()), static_cast<std::streamsize>(data.size()));
-    files.push_back({path, site_of(0, 0)});
+    files.push_back({test::write_pattern_file(dir, "f" + std::to_string(f), f, sizes[f]), site_of(0, 0)});
   }
   read_list list;
   REQUIRE(list.read(file_id{0}, 5000, 10000));
@@ -125,9 +115,8 @@ namespace xf {
 
 TEST_CASE("direct_reads: unaligned ranges read whole, reused buffers, and a range past the end is an error") {
   test::scratch_dir dir;
-  const std::string path = dir.file("f0");
+  const std::string path = test::write_pattern_file(dir, "f0", 0, 50000);
   const std::vector<std::byte> data = pattern(0, 50000);
-  std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(data.data()), static_cast<std::streamsize>(data.size()));
   file_table files;  // O_DIRECT where the filesystem takes it: ranges are widened to its alignment
   files.open(path, site_of(0, 0));
   direct_reads reads(files);

@@ -18,21 +18,15 @@
 #include <vector>
 
 #include "framework/files/host_file_cache.hpp"
-#include "tests/support/scratch_dir.hpp"
+#include "tests/framework/files/pattern_file.hpp"
 
 namespace xf {
 namespace {
 
-std::byte pattern_byte(std::uint32_t file, std::uint64_t i) {
-  return static_cast<std::byte>(((i + 977 * file) * 2654435761u) >> 13);
-}
+using test::pattern_byte;
 
 std::string write_pattern_file(const test::scratch_dir& dir, std::uint32_t file, std::uint64_t bytes) {
-  const std::string path = dir.file("data" + std::to_string(file) + ".bin");
-  std::vector<std::byte> data(bytes);
-  for (std::uint64_t i = 0; i < bytes; ++i) data[i] = pattern_byte(file, i);
-  std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(data.data()), static_cast<std::streamsize>(bytes));
-  return path;
+  return test::write_pattern_file(dir, "data" + std::to_string(file) + ".bin", file, bytes);
 }
 
 fault_site site_of(std::uint32_t op, std::uint64_t frame_offset) { return {"op" + std::to_string(op), "t", frame_offset}; }

@@ -12,20 +12,15 @@
 #include <vector>
 
 #include "framework/files/file_table.hpp"
-#include "tests/support/scratch_dir.hpp"
+#include "tests/framework/files/pattern_file.hpp"
 
 namespace xf {
 namespace {
 
-/// Byte i of the test files: a pattern no two nearby pages share.
-std::byte pattern_byte(std::uint64_t i) { return static_cast<std::byte>((i * 2654435761u) >> 13); }
+std::byte pattern_byte(std::uint64_t i) { return test::pattern_byte(0, i); }
 
 std::string write_pattern_file(const test::scratch_dir& dir, const std::string& name, std::uint64_t bytes) {
-  const std::string path = dir.file(name);
-  std::vector<std::byte> data(bytes);
-  for (std::uint64_t i = 0; i < bytes; ++i) data[i] = pattern_byte(i);
-  std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(data.data()), static_cast<std::streamsize>(bytes));
-  return path;
+  return test::write_pattern_file(dir, name, 0, bytes);
 }
 
 struct aligned_buffer {

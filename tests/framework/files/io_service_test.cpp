@@ -16,20 +16,24 @@
 #include <thread>
 #include <vector>
 
-#include "tests/support/scratch_dir.hpp"
+#include "tests/framework/files/pattern_file.hpp"
 
 namespace xf {
 namespace {
 
-std::byte pattern_byte(std::uint64_t i) { return static_cast<std::byte>((i * 2654435761u) >> 13); }
+std::byte pattern_byte(std::uint64_t i) { return test::pattern_byte(0, i); }
 
-std::string write_pattern_file(const test::scratch_dir& dir, std::uint64_t bytes) {
-  const std::string path = dir.file("data.bin");
-  std::vector<std::byte> data(bytes);
-  for (std::uint64_t i = 0; i < bytes; ++i) data[i] = pattern_byte(i);
-  std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(data.data()), static_cast<std::streamsize>(bytes));
-  return path;
-}
+fault_site site_of(std::uint32_t op, std::uint64_t frame_offset);
+
+/// A pattern file of `bytes` in a scratch directory and the table it is opened in (as file 0) once the
+/// test has injected what it needs.
+struct pattern_file_table {
+  test::scratch_dir dir;
+  std::string path;
+  file_table files;
+  explicit pattern_file_table(std::uint64_t bytes) : path(test::write_pattern_file(dir, "data.bin", 0, bytes)) {}
+  void open() { REQUIRE(files.open(path, site_of(1, 0)) == 0); }
+};
 
 /// The ring, the slots and their staging, in host memory (the host executor's layout).
 struct request_rig {
@@ -76,14 +80,12 @@ fault_site site_of(std::uint32_t op, std::uint64_t frame_offset) {
 }  // namespace
 
 TEST_CASE("io_service: readers on four threads get every byte of requests from 4 KiB to 1 MiB") {
-  test::scratch_dir dir;
   const std::uint64_t size = 8 << 20;
-  const std::string path = write_pattern_file(dir, size);
-  file_table files;
-  REQUIRE(files.open(path, site_of(1, 0)) == 0);
+  pattern_file_table t(size);
+  t.open();
   constexpr std::uint32_t readers = 4, slots_per_reader = 2;
   request_rig rig(readers * slots_per_reader, 1 << 20);
-  io_service service(files, rig.ring(), rig.view(), site_of, {.threads = 3, .chunk_bytes = 64 << 10});
+  io_service service(t.files, rig.ring(), rig.view(), site_of, {.threads = 3, .chunk_bytes = 64 << 10});
   service.start();
 
   std::atomic<std::uint64_t> bad{0}, requested{0}, requests{0};
@@ -129,12 +131,10 @@ TEST_CASE("io_service: readers on four threads get every byte of requests from 4
 
 TEST_CASE("io_service: one request's chunks are read by idle threads, and the last one answers") {
   // One 1 MiB request of 16 chunks and three threads: the answer comes once, after every chunk.
-  test::scratch_dir dir;
-  const std::string path = write_pattern_file(dir, 2 << 20);
-  file_table files;
-  files.open(path, site_of(1, 0));
+  pattern_file_table t(2 << 20);
+  t.open();
   request_rig rig(1, 1 << 20);
-  io_service service(files, rig.ring(), rig.view(), site_of, {.threads = 3, .chunk_bytes = 64 << 10});
+  io_service service(t.files, rig.ring(), rig.view(), site_of, {.threads = 3, .chunk_bytes = 64 << 10});
   service.start();
   for (int round = 0; round < 20; ++round) {
     const std::uint64_t offset = static_cast<std::uint64_t>(round % 2) << 20;
@@ -153,13 +153,11 @@ TEST_CASE("io_service: one request's chunks are read by idle threads, and the la
 }
 
 TEST_CASE("io_service: a failed read answers its reader and is the run's error; later requests are refused") {
-  test::scratch_dir dir;
-  const std::string path = write_pattern_file(dir, 1 << 20);
-  file_table files;
-  files.inject_fault(path, 300000, EIO);
-  files.open(path, site_of(1, 0));
+  pattern_file_table t(1 << 20);
+  t.files.inject_fault(t.path, 300000, EIO);
+  t.open();
   request_rig rig(2, 256 << 10);
-  io_service service(files, rig.ring(), rig.view(), site_of, {.threads = 2, .chunk_bytes = 64 << 10});
+  io_service service(t.files, rig.ring(), rig.view(), site_of, {.threads = 2, .chunk_bytes = 64 << 10});
   service.start();
   CHECK(rig.wait(0, rig.ring_request(0, 0, 256 << 10, 41)).status == file_status::ok);
   CHECK_FALSE(service.poll().has_value());
@@ -170,7 +168,7 @@ TEST_CASE("io_service: a failed read answers its reader and is the run's error; 
   const std::optional<run_error> error = service.poll();
   REQUIRE(error.has_value());
   CHECK(error->site().str() == "operator 'reader', topic 'frames', offset 42");
-  CHECK(error->reason() == "file '" + path + "': read failed at byte offset 300000: Input/output error");
+  CHECK(error->reason() == "file '" + t.path + "': read failed at byte offset 300000: Input/output error");
   CHECK(rig.wait(0, rig.ring_request(0, 0, 4096)).status == file_status::stopped);
   service.stop();
   const std::optional<run_error> after_stop = service.poll();
@@ -179,23 +177,21 @@ TEST_CASE("io_service: a failed read answers its reader and is the run's error; 
 }
 
 TEST_CASE("io_service: a request past the file's end or larger than its staging is refused, naming why") {
-  test::scratch_dir dir;
-  const std::string path = write_pattern_file(dir, 100000);
-  file_table files;
-  files.open(path, site_of(1, 0));
+  pattern_file_table t(100000);
+  t.open();
   SUBCASE("past the end") {
     request_rig rig(1, 64 << 10);
-    io_service service(files, rig.ring(), rig.view(), site_of, {.threads = 1});
+    io_service service(t.files, rig.ring(), rig.view(), site_of, {.threads = 1});
     service.start();
     CHECK(rig.wait(0, rig.ring_request(0, 98304, 4096, 5)).status == file_status::io_error);
     const std::optional<run_error> error = service.poll();
     REQUIRE(error.has_value());
     CHECK(error->reason() ==
-          "file '" + path + "': a request for 4096 bytes at byte offset 98304 runs past its size (100000 bytes)");
+          "file '" + t.path + "': a request for 4096 bytes at byte offset 98304 runs past its size (100000 bytes)");
   }
   SUBCASE("larger than staging") {
     request_rig rig(1, 64 << 10);
-    io_service service(files, rig.ring(), rig.view(), site_of, {.threads = 1});
+    io_service service(t.files, rig.ring(), rig.view(), site_of, {.threads = 1});
     service.start();
     CHECK(rig.wait(0, rig.ring_request(0, 0, 65536 + 4096, 5)).status == file_status::io_error);
     const std::optional<run_error> error = service.poll();
@@ -204,7 +200,7 @@ TEST_CASE("io_service: a request past the file's end or larger than its staging 
   }
   SUBCASE("a file never opened") {
     request_rig rig(1, 64 << 10);
-    io_service service(files, rig.ring(), rig.view(), site_of, {.threads = 1});
+    io_service service(t.files, rig.ring(), rig.view(), site_of, {.threads = 1});
     service.start();
     CHECK(rig.wait(0, rig.ring_request(0, 0, 4096, 5, /*file=*/3)).status == file_status::io_error);
     const std::optional<run_error> error = service.poll();
@@ -214,13 +210,11 @@ TEST_CASE("io_service: a request past the file's end or larger than its staging 
 }
 
 TEST_CASE("io_service: the watchdog fails a read that hangs, and its reader stops waiting") {
-  test::scratch_dir dir;
-  const std::string path = write_pattern_file(dir, 1 << 20);
-  file_table files;
-  files.inject_delay(path, 500000, std::chrono::milliseconds(800));
-  files.open(path, site_of(1, 0));
+  pattern_file_table t(1 << 20);
+  t.files.inject_delay(t.path, 500000, std::chrono::milliseconds(800));
+  t.open();
   request_rig rig(1, 64 << 10);
-  io_service service(files, rig.ring(), rig.view(), site_of,
+  io_service service(t.files, rig.ring(), rig.view(), site_of,
                      {.threads = 1, .watchdog = std::chrono::milliseconds(50)});
   service.start();
   const std::uint64_t seq = rig.ring_request(0, 491520, 16384, 9);
@@ -232,7 +226,7 @@ TEST_CASE("io_service: the watchdog fails a read that hangs, and its reader stop
   }
   CHECK(std::chrono::steady_clock::now() - start < std::chrono::milliseconds(700));  // not after the read
   CHECK(error->site().str() == "operator 'reader', topic 'frames', offset 9");
-  CHECK(error->reason().find("file '" + path + "': read of 16384 bytes at byte offset 491520 has not completed after") == 0);
+  CHECK(error->reason().find("file '" + t.path + "': read of 16384 bytes at byte offset 491520 has not completed after") == 0);
   CHECK(rig.wait(0, seq).status == file_status::timed_out);
   service.stop();  // joins the thread once its read returns; its late answer is dropped
   request_outcome out{};
@@ -241,12 +235,10 @@ TEST_CASE("io_service: the watchdog fails a read that hangs, and its reader stop
 }
 
 TEST_CASE("io_service: stop() answers every request it leaves") {
-  test::scratch_dir dir;
-  const std::string path = write_pattern_file(dir, 1 << 20);
-  file_table files;
-  files.open(path, site_of(1, 0));
+  pattern_file_table t(1 << 20);
+  t.open();
   request_rig rig(3, 64 << 10);
-  io_service service(files, rig.ring(), rig.view(), site_of, {.threads = 2});
+  io_service service(t.files, rig.ring(), rig.view(), site_of, {.threads = 2});
   std::vector<std::uint64_t> seqs;
   for (std::uint32_t s = 0; s < 3; ++s) seqs.push_back(rig.ring_request(s, s * 65536, 65536));
   service.stop();  // never started: all three still in the ring
