@@ -43,7 +43,7 @@ void affinity_cards_op::describe(operator_schema<params>& s) {
       .whole_frames();
   describe_common(s);
   s.parsed(&params::result, "result", "file for the cards (sorted u64, little-endian; '': none)", "",
-           parse_result_path);
+           parse_path_text);
   s.check_params([](const params& p) { return power_of_two_problem(p.card_slots, "card_slots"); });
 }
 
@@ -66,12 +66,12 @@ void affinity_shared_op::describe(operator_schema<params>& s) {
        "shared_merchants, and the optional 'MERCHANT CARDS' result file")
       .whole_frames();
   describe_common(s);
-  s.parsed(&params::cards, "cards", "affinity_cards' result file (A's cards)", "", parse_result_path);
+  s.parsed(&params::cards, "cards", "affinity_cards' result file (A's cards)", "", parse_path_text);
   s.bytes(&params::pair_slots, "pair_slots",
           "slots of the set of (merchant, card) pairs (8 bytes each, a power of two): room for 3/4 as many",
           std::uint64_t{1} << 22, 16, static_cast<double>(std::uint64_t{1} << 40));
   s.parsed(&params::result, "result", "file for the 'MERCHANT CARDS' lines, by merchant ('': none)", "",
-           parse_result_path);
+           parse_path_text);
   s.check_params([](const params& p) -> std::string {
     if (p.cards.empty()) return "cards must name affinity_cards' result file";
     if (std::string why = power_of_two_problem(p.card_slots, "card_slots"); !why.empty()) return why;

@@ -67,7 +67,7 @@ struct affinity_cards_op {
   struct params {
     std::uint32_t merchant = 0;
     std::uint64_t card_slots = std::uint64_t{1} << 20;
-    result_path result;
+    path_text result;
   };
 
   static void describe(operator_schema<params>& s);
@@ -105,10 +105,10 @@ struct affinity_cards_op {
 struct affinity_shared_op {
   struct params {
     std::uint32_t merchant = 0;
-    result_path cards;
+    path_text cards;
     std::uint64_t card_slots = std::uint64_t{1} << 20;
     std::uint64_t pair_slots = std::uint64_t{1} << 22;
-    result_path result;
+    path_text result;
   };
 
   static void describe(operator_schema<params>& s);

@@ -8,15 +8,7 @@
 
 namespace xf {
 
-const char* parse_result_path(const std::string& text, result_path& out) {
-  if (text.size() >= sizeof out.text) return "a path of at most 511 bytes";
-  if (text.find('\0') != std::string::npos) return "a path without NUL bytes";
-  std::memcpy(out.text, text.data(), text.size());
-  out.text[text.size()] = '\0';
-  return "";
-}
-
-void write_result_file(const result_path& path, std::string_view bytes) {
+void write_result_file(const path_text& path, std::string_view bytes) {
   const std::string target = path.text;
   const std::string temporary = target + ".partial";
   auto fail = [&](const std::string& what) {

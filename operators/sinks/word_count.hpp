@@ -32,7 +32,7 @@ struct word_count_op {
   struct params {
     std::uint64_t table_slots = std::uint64_t{1} << 20;
     std::int64_t lanes = 1;
-    result_path result;
+    path_text result;
   };
 
   /// One distinct word: a cache line. `hash` is claimed by compare-exchange (0: free); the claimer then
@@ -67,7 +67,7 @@ struct word_count_op {
             "lane l at k*L + l, prefetch_assembler with pad 32), read back in text order",
             params{}.lanes, 1, 1 << 20);
     s.parsed(&params::result, "result", "file for the sorted 'WORD COUNT' lines ('' : none)", "",
-             parse_result_path);
+             parse_path_text);
     s.check_params([](const params& p) -> std::string {
       if ((p.table_slots & (p.table_slots - 1)) != 0) return "table_slots must be a power of two";
       return "";

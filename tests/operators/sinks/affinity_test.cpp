@@ -109,7 +109,7 @@ TEST_CASE("affinity.two_passes_equal_a_brute_force_count") {
     affinity_cards_op::params one;
     one.merchant = a;
     one.card_slots = 1024;
-    REQUIRE(std::string(parse_result_path(cards_file.string(), one.result)).empty());
+    REQUIRE(std::string(parse_path_text(cards_file.string(), one.result)).empty());
     std::vector<std::uint64_t> state;
     REQUIRE(fold<affinity_cards_op>(one, frames, threads, state) == 0);
     CHECK(affinity_cards_op::finish(one, bytes_of(state)).at("cards_at_merchant") == cards_at_a.size());
@@ -119,8 +119,8 @@ TEST_CASE("affinity.two_passes_equal_a_brute_force_count") {
     two.merchant = a;
     two.card_slots = 1024;
     two.pair_slots = 4096;
-    REQUIRE(std::string(parse_result_path(cards_file.string(), two.cards)).empty());
-    REQUIRE(std::string(parse_result_path(shared_file.string(), two.result)).empty());
+    REQUIRE(std::string(parse_path_text(cards_file.string(), two.cards)).empty());
+    REQUIRE(std::string(parse_path_text(shared_file.string(), two.result)).empty());
     REQUIRE(fold<affinity_shared_op>(two, frames, threads, state) == 0);
     const operator_counters c = affinity_shared_op::finish(two, bytes_of(state));
     CHECK(c.at("cards_at_merchant") == cards_at_a.size());
@@ -150,7 +150,7 @@ TEST_CASE("affinity.bad_frames_full_sets_and_bad_card_files_are_named") {
   two.card_slots = 16;
   const auto odd = temp_path("odd");
   std::ofstream(odd, std::ios::binary) << "12345";
-  REQUIRE(std::string(parse_result_path(odd.string(), two.cards)).empty());
+  REQUIRE(std::string(parse_path_text(odd.string(), two.cards)).empty());
   std::vector<std::uint64_t> accumulator(affinity_shared_op::state_bytes(two) / 8);
   const std::span<std::byte> bytes{reinterpret_cast<std::byte*>(accumulator.data()), accumulator.size() * 8};
   CHECK_THROWS_WITH_AS(affinity_shared_op::prepare(two, bytes), doctest::Contains("not whole u64 cards"),
@@ -161,7 +161,7 @@ TEST_CASE("affinity.bad_frames_full_sets_and_bad_card_files_are_named") {
   }
   CHECK_THROWS_WITH_AS(affinity_shared_op::prepare(two, bytes), doctest::Contains("need card_slots of at least 18"),
                        std::runtime_error);
-  REQUIRE(std::string(parse_result_path(temp_path("missing").string(), two.cards)).empty());
+  REQUIRE(std::string(parse_path_text(temp_path("missing").string(), two.cards)).empty());
   CHECK_THROWS_WITH_AS(affinity_shared_op::prepare(two, bytes), doctest::Contains("cannot open"), std::runtime_error);
   std::filesystem::remove(odd);
 }

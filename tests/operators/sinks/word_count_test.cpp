@@ -171,7 +171,7 @@ TEST_CASE("word_count.writes_the_sorted_lines_to_its_result_file") {
                     ("xeflow-word-count-" + std::to_string(::getpid()) + ".txt");
   word_count_op::params p;
   p.table_slots = 64;
-  REQUIRE(std::string(parse_result_path(path.string(), p.result)).empty());
+  REQUIRE(std::string(parse_path_text(path.string(), p.result)).empty());
   const counted r = count_words({text}, 32, 1, p);
   REQUIRE(r.failure == 0);
   std::ifstream in(path);
@@ -181,9 +181,9 @@ TEST_CASE("word_count.writes_the_sorted_lines_to_its_result_file") {
   CHECK(!std::filesystem::exists(path.string() + ".partial"));
   std::filesystem::remove(path);
 
-  result_path too_long;
-  CHECK(std::string(parse_result_path(std::string(600, 'x'), too_long)) == "a path of at most 511 bytes");
-  REQUIRE(std::string(parse_result_path("/nonexistent/dir/counts.txt", p.result)).empty());
+  path_text too_long;
+  CHECK(std::string(parse_path_text(std::string(600, 'x'), too_long)) == "a path of at most 511 bytes");
+  REQUIRE(std::string(parse_path_text("/nonexistent/dir/counts.txt", p.result)).empty());
   CHECK_THROWS_WITH_AS(count_words({text}, 32, 1, p), doctest::Contains("/nonexistent/dir/counts.txt"),
                        std::runtime_error);
 }
