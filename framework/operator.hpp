@@ -16,6 +16,8 @@
 #include <vector>
 
 #include "framework/exec_space.hpp"
+#include "framework/files/file_api.hpp"
+#include "framework/files/file_list.hpp"
 #include "framework/frame.hpp"
 #include "framework/system_atomic.hpp"
 
@@ -118,6 +120,14 @@ struct frame_task {
   /// A GPU sink's accumulator (see gpu_sink below): Op::state_bytes(params) bytes, zero before the first
   /// frame, shared by every virtual thread of every block for the whole run. Null for maps.
   std::byte* state = nullptr;
+  /// File readers (gpu_file_reader below): the stage's ranges, resident; null for other operators.
+  const file_pages* files = nullptr;
+  /// File readers: the stage being read (0, 1, …).
+  std::uint32_t stage = 0;
+  /// File readers: carry_bytes the item's stages pass along (zero at stage 0; compute writes, the next
+  /// stage's reads and compute read). Every virtual thread sees the same bytes.
+  std::byte* carry = nullptr;
+  static constexpr std::uint32_t carry_bytes = 64;
 
   /// Fails this frame with an operator-defined `code`: the run ends cleanly once the frame's round is
   /// over, and the error names the operator, its input topic, the offset and the code. Any virtual
@@ -141,6 +151,27 @@ struct frame_task {
 ///   static void prepare(const params&, std::span<std::byte> state);
 /// which fills the zeroed accumulator on the host before the run (a table loaded from a file: the second
 /// pass of a two-pass query); what it throws fails the run's start, naming the operator.
+/// What a file reader's `reads` says of a stage: `more` — it added the ranges the stage needs (resident and
+/// pinned before compute runs with that stage); `done` — the item is finished, its output published.
+enum class read_step : std::uint32_t { more, done };
+
+/// A GPU map that reads files (issue 6, the GPUfs readahead paper's readers). Besides params, describe and
+/// compute, the type declares
+///   static void files(const params&, file_list&);       // the files it opens at start; file_id{k} is the k-th
+///   template <class T> static XF_HOST_DEVICE read_step reads(const params&, const frame_task<T>&, read_list&);
+/// An item runs in stages k = 0, 1, …: `reads` (with task.stage = k and the carry) adds the ranges stage k
+/// needs and returns `more`, or returns `done`; the framework makes them resident and calls compute with
+/// task.files over them. `reads` must be a pure function of (params, input frame, offset, stage, carry):
+/// every virtual thread may call it, and nothing inside compute ever waits for I/O. A plain reader adds its
+/// ranges at stage 0 and returns `done` at stage 1. A range past its file's size fails the run, naming the
+/// operator, the path and the bytes.
+template <class Op>
+concept gpu_file_reader = requires(const typename Op::params& p, file_list& files,
+                                   const frame_task<std::uint32_t>& task, read_list& reads) {
+  Op::files(p, files);
+  { Op::template reads<std::uint32_t>(p, task, reads) } -> std::same_as<read_step>;
+};
+
 template <class Op>
 concept gpu_sink = requires(const typename Op::params& p, std::span<const std::byte> state) {
   { Op::state_bytes(p) } -> std::convertible_to<std::uint64_t>;

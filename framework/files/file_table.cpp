@@ -92,7 +92,7 @@ const opened_file& file_table::file(std::uint32_t id) const {
   return files_[id];
 }
 
-std::uint32_t file_table::open(const std::string& path, const fault_site& site) {
+std::uint32_t file_table::open(const std::string& path, const fault_site& site, access_advice advice) {
   auto fail = [&](const std::string& reason) { throw run_error(site, "file '" + path + "': " + reason); };
   opened_file f;
   f.path = path;
@@ -132,9 +132,13 @@ std::uint32_t file_table::open(const std::string& path, const fault_site& site) 
     f.direct = false;
     f.alignment = 1;
   }
-  if (!f.direct && options_.advise_random) {
+  if (!f.direct) {
     // Advice only: a filesystem that ignores it reads the same bytes.
-    (void)::posix_fadvise(f.fd, 0, 0, POSIX_FADV_RANDOM);
+    if (options_.advise_random || advice == access_advice::random) {
+      (void)::posix_fadvise(f.fd, 0, 0, POSIX_FADV_RANDOM);
+    } else if (advice == access_advice::sequential) {
+      (void)::posix_fadvise(f.fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+    }
   }
   files_.push_back(f);
   return static_cast<std::uint32_t>(files_.size() - 1);

@@ -13,6 +13,7 @@
 
 #include "framework/errors.hpp"
 #include "framework/files/file_cache_spec.hpp"
+#include "framework/files/file_list.hpp"
 #include "framework/files/request_slot.hpp"
 
 namespace xf {
@@ -61,7 +62,8 @@ class file_table {
 
   /// Opens a regular file for reading; returns its id (0, 1, … in the order opened). Throws run_error at
   /// `site` naming the path and the reason (missing, not a regular file, O_DIRECT refused under `on`).
-  std::uint32_t open(const std::string& path, const fault_site& site);
+  /// `advice` reaches the kernel's readahead of a buffered file (random also when advise_random is set).
+  std::uint32_t open(const std::string& path, const fault_site& site, access_advice advice = access_advice::normal);
 
   std::uint32_t count() const { return static_cast<std::uint32_t>(files_.size()); }
   const opened_file& file(std::uint32_t id) const;
