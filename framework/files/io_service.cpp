@@ -136,14 +136,24 @@ void io_service::serve(chunk c, thread_counters& counters) {
   const std::uint64_t bytes = std::min(options_.chunk_bytes, r.bytes - first);
   std::byte* dst = slots_.staging + std::uint64_t{c.slot} * slots_.staging_bytes + first;
   const std::int64_t t0 = now_ns();
-  const read_outcome out = files_.read(r.file, r.offset + first, bytes, dst, slots_.staging_bytes - first);
+  read_outcome out;
+  try {
+    out = files_.read(r.file, r.offset + first, bytes, dst, slots_.staging_bytes - first);
+  } catch (const std::exception& e) {
+    // A read the table refuses (a chunk off the file's O_DIRECT alignment): the run's error, not this
+    // thread's end, and the reader still gets its answer.
+    fail(run_error(site_of_(r.op, r.frame_offset), "file '" + files_.file(r.file).path + "': " + e.what()));
+    out = {file_status::io_error, 0, 0};
+  }
   counters.busy_ns.fetch_add(static_cast<std::uint64_t>(now_ns() - t0), std::memory_order_relaxed);
   counters.chunks.fetch_add(1, std::memory_order_relaxed);
   counters.bytes.fetch_add(out.bytes, std::memory_order_relaxed);
   if (out.status != file_status::ok) {
     std::int32_t ok = static_cast<std::int32_t>(file_status::ok);
     p.status.compare_exchange_strong(ok, static_cast<std::int32_t>(out.status), std::memory_order_relaxed);
-    fail(files_.failure(r.file, out, r.offset + first, site_of_(r.op, r.frame_offset)));
+    if (out.error != 0 || out.status != file_status::io_error) {  // a refused read was reported above
+      fail(files_.failure(r.file, out, r.offset + first, site_of_(r.op, r.frame_offset)));
+    }
   }
   // acq_rel: the thread that reads the last chunk sees every other chunk's status before it answers.
   if (p.chunks_left.fetch_sub(1, std::memory_order_acq_rel) == 1) {
