@@ -4,12 +4,15 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
+#include <cstring>
 #include <condition_variable>
 #include <memory>
 #include <thread>
 
 #include "framework/backoff.hpp"
+#include "framework/files/host_file_cache.hpp"
 #include "framework/latency_histogram.hpp"
 #include "framework/partition_tuner.hpp"
 #include "framework/reference_chain.hpp"
@@ -86,6 +89,9 @@ class topology_run {
   // ---- set-up ----
   void make_topics();
   void make_operators();
+  /// Host executor with file readers among the kernel operators: opens every reader's files into one
+  /// file cache (the operator's file k is the cache's first_file_[op] + k) and starts its I/O threads.
+  void make_file_cache();
   void start_operators();
   void stop_operators();
   void finish_kernel_sinks();
@@ -94,7 +100,13 @@ class topology_run {
   void source_worker(std::size_t op);
   void map_worker(std::size_t op);
   void sink_worker(std::size_t op);
-  void kernel_block();
+  void kernel_block(std::uint32_t block);
+  struct reader_lane;
+  /// Advances a file reader's frame in block `block` as far as its pages allow: true once every stage
+  /// ran (the output is complete), false while a stage waits for pages.
+  bool advance_reader(std::uint32_t block, std::size_t op, std::uint64_t offset, const frame_in& in,
+                      frame_out& out, reader_lane& r, fetch_counters& counters);
+  void collect_file_cache_stats(run_stats& stats);
   /// Device executor: launches the kernel and watches it until it ends; returns whether it ended well.
   /// Builds the device side (replicas, placement, copy bridge) and launches the kernel.
   void launch_device_kernel(const kernel_program& program);
@@ -159,6 +171,10 @@ class topology_run {
   std::vector<operator_counters> sink_counters_;  // GPU sinks' finish(), by operator index
   std::unique_ptr<reference_chain> references_;
   std::vector<bool> started_;
+  std::unique_ptr<host_file_cache> file_cache_;
+  std::vector<std::uint32_t> first_file_, file_count_;  // by operator index: its files in the cache
+  std::mutex fetch_mutex_;
+  fetch_counters fetch_totals_;  // the blocks' fetch counters, added as each block ends
   // The stream window: the first frame any source published, the last any sink received (host clock ns).
   std::atomic<std::uint64_t> stream_first_ns_{~std::uint64_t{0}};
   std::atomic<std::uint64_t> stream_last_ns_{0};
@@ -248,6 +264,30 @@ void topology_run::make_operators() {
       throw run_error(fault_site{po.spec->name, {}, {}}, std::string("cannot create: ") + e.what());
     }
   }
+}
+
+void topology_run::make_file_cache() {
+  if (plan_.executor != resolved_executor::host) return;
+  std::vector<cache_file> files;
+  first_file_.assign(plan_.operators.size(), 0);
+  file_count_.assign(plan_.operators.size(), 0);
+  for (std::size_t op : plan_.kernel_operators) {
+    const host_kernel_op& kernel = *instances_[op].kernel;
+    if (!kernel.reads_files()) continue;
+    first_file_[op] = static_cast<std::uint32_t>(files.size());
+    const file_list list = kernel.files();
+    for (const file_list::entry& f : list.entries())
+      files.push_back({f.path, site(op, plan_.operators[op].inputs[0], std::nullopt), f.advice});
+    file_count_[op] = static_cast<std::uint32_t>(files.size()) - first_file_[op];
+  }
+  const bool any_reader = std::any_of(plan_.kernel_operators.begin(), plan_.kernel_operators.end(),
+                                      [&](std::size_t op) { return instances_[op].kernel->reads_files(); });
+  if (!any_reader) return;
+  file_cache_ = std::make_unique<host_file_cache>(
+      spec_.runtime.file_cache.value_or(file_cache_spec{}), plan_.blocks, files,
+      [this](std::uint32_t op, std::uint64_t frame_offset) { return site(op, plan_.operators[op].inputs[0], frame_offset); },
+      std::chrono::milliseconds(plan_.watchdog_ms));
+  file_cache_->start();
 }
 
 void topology_run::start_operators() {
@@ -437,16 +477,114 @@ void topology_run::sink_worker(std::size_t op) {
 /// operator's warps over it (virtual thread ids 0..32·warps-1) and publish at the same offset. Nothing in
 /// a round blocks — an operator whose frame is not ready waits for a later round — so blocks that feed
 /// each other through topics never deadlock, exactly as the GPU kernel's blocks must not.
-void topology_run::kernel_block() {
+/// A file reader's frame in one block: the stage it is at, that stage's fetch, and the carry.
+struct topology_run::reader_lane {
+  std::uint32_t stage = 0;
+  bool fetching = false;  ///< the stage's ranges were declared and are being made resident
+  fetch_item item;
+  std::vector<std::uint32_t> entries;
+  std::array<std::byte, frame_task<std::uint32_t>::carry_bytes> carry{};
+
+  void next_frame() {  // keeps the entries' memory
+    stage = 0;
+    fetching = false;
+    carry.fill(std::byte{0});
+  }
+};
+
+bool topology_run::advance_reader(std::uint32_t block, std::size_t op, std::uint64_t offset, const frame_in& in,
+                                  frame_out& out, reader_lane& r, fetch_counters& counters) {
+  const planned_operator& po = plan_.operators[op];
+  const std::size_t topic = po.inputs[0];
+  const host_kernel_op& kernel = *instances_[op].kernel;
+  const file_cache_view& v = file_cache_->view();
+  fetch_block& share = file_cache_->block(block);
+  const auto copy = [](std::byte* dst, const std::byte* src, std::uint64_t n) { std::memcpy(dst, src, n); };
+  const auto zero = [](std::byte* dst, std::uint64_t n) { std::memset(dst, 0, n); };
+  while (true) {
+    if (!r.fetching) {
+      read_list list;
+      const read_step step =
+          call_hook(op, topic, offset, [&] { return kernel.reads(in, offset, r.stage, r.carry.data(), list); });
+      if (step == read_step::done) return true;
+      list.shift_files(first_file_[op]);
+      if (const range_check check = check_ranges(list, v.file_size, first_file_[op], file_count_[op]);
+          check.problem != range_problem::none)
+        throw file_cache_->files().range_failure(list, check, first_file_[op], file_count_[op], site(op, topic, offset));
+      std::uint64_t pages = 0;
+      for (std::uint32_t i = 0; i < list.size(); ++i) pages += fetch_item::pages_in(list[i], v.page_shift);
+      // A stage holds all its pages at once: more than the block may hold would never resolve.
+      const std::uint64_t room = share.global_hand != nullptr ? v.slot_count : share.lra.slot_count;
+      if (pages > room)
+        throw run_error(site(op, topic, offset),
+                        "stage " + std::to_string(r.stage) + " reads " + std::to_string(pages) + " pages of " +
+                            format_bytes(v.page_bytes()) + ", more than a block's share of the file cache (" +
+                            std::to_string(room) + " pages of " + std::to_string(plan_.blocks) +
+                            " blocks): raise runtime.file_cache.size");
+      r.entries.resize(pages);
+      r.item.begin(list.data(), list.size(), r.entries.data(), v.page_shift);
+      r.fetching = true;
+    }
+    const fetch_status status = fetch_step(v, share, r.item, static_cast<std::uint32_t>(op), offset, counters, copy, zero);
+    if (status == fetch_status::waiting) return false;
+    if (status == fetch_status::failed) {
+      // The I/O service recorded why (path, byte offset) with this reader's name and offset.
+      if (std::optional<run_error> error = file_cache_->poll()) throw *error;
+      throw run_error(site(op, topic, offset), "a page stage " + std::to_string(r.stage) + " reads failed to load");
+    }
+    const file_pages pages = file_pages::paged(&v, &r.item, first_file_[op]);
+    const reader_stage reading{&pages, r.stage, r.carry.data()};
+    const std::uint32_t threads = po.warps * 32;
+    try {
+      call_hook(op, topic, offset, [&] {
+        for (std::uint32_t warp = 0; warp < po.warps; ++warp)
+          kernel.run(in, &out, offset, warp * 32, warp * 32 + 32, threads, &reading);
+      });
+    } catch (...) {
+      fetch_release(v, r.item);
+      throw;
+    }
+    fetch_release(v, r.item);
+    r.fetching = false;
+    ++r.stage;
+  }
+}
+
+/// One host block of the virtualised kernel. Each round, for every kernel operator still running in this
+/// block: hold an input offset, and once its frame is published and the output slot is free, run the
+/// operator's warps over it (virtual thread ids 0..32·warps-1) and publish at the same offset. Nothing in
+/// a round blocks — an operator whose frame is not ready waits for a later round, a file reader whose
+/// pages are not resident yet asks for them and comes back — so blocks that feed each other through
+/// topics never deadlock, exactly as the GPU kernel's blocks must not.
+void topology_run::kernel_block(std::uint32_t block) {
   struct lane {
-    std::size_t op;
-    std::uint64_t offset;
+    std::size_t op = 0;
+    std::uint64_t offset = 0;
     bool holding = false;
     bool reserved = false;
     bool done = false;
+    std::uint32_t frame = no_frame;  ///< the output frame, once reserved (a reader fills it over rounds)
+    std::unique_ptr<reader_lane> reader;
   };
   std::vector<lane> lanes;
-  for (std::size_t op : plan_.kernel_operators) lanes.push_back(lane{op, 0});
+  for (std::size_t op : plan_.kernel_operators) {
+    lane& l = lanes.emplace_back();
+    l.op = op;
+    if (instances_[op].kernel->reads_files()) l.reader = std::make_unique<reader_lane>();
+  }
+  fetch_counters counters;
+  struct add_counters {  // into the run's totals however the block ends
+    topology_run& run;
+    const fetch_counters& c;
+    ~add_counters() {
+      std::lock_guard lock(run.fetch_mutex_);
+      run.fetch_totals_.hits += c.hits;
+      run.fetch_totals_.misses += c.misses;
+      run.fetch_totals_.waits += c.waits;
+      run.fetch_totals_.requests += c.requests;
+      run.fetch_totals_.no_page += c.no_page;
+    }
+  } totals{*this, counters};
   std::size_t running = lanes.size();
   backoff idle;
   while (running > 0) {
@@ -496,34 +634,49 @@ void topology_run::kernel_block() {
         if (!vo.slot_free(l.offset)) continue;  // backpressure: try again next round
         vo.reclaim(l.offset);
         l.reserved = true;
+        if (!(slot.flags & slot_void)) {
+          l.frame = vo.alloc_frame(l.offset);
+          if (l.frame == no_frame)
+            throw run_error(site(l.op, out, l.offset),
+                            "frame heap exhausted (broken invariant: one frame per slot)");
+        }
       }
       if (slot.flags & slot_void) {
         vo.publish_void(l.offset);
       } else {
-        const std::uint32_t frame = vo.alloc_frame(l.offset);
-        if (frame == no_frame)
-          throw run_error(site(l.op, out, l.offset),
-                          "frame heap exhausted (broken invariant: one frame per slot)");
         const std::uint64_t out_bytes = kernel.output_bytes(slot.bytes);
         frame_in fi{vi.frame_data(slot.frame), slot.bytes, plan_.topics[in].spec->element};
-        frame_out fo{vo.frame_data(frame), vo.frame_bytes, out_bytes, plan_.topics[out].spec->element};
-        call_hook(l.op, in, l.offset, [&] {
-          for (std::uint32_t warp = 0; warp < po.warps; ++warp)
-            kernel.run(fi, &fo, l.offset, warp * 32, warp * 32 + 32, threads);
-        });
-        vo.publish(l.offset, frame, out_bytes, slot.tag, 0, slot.born_ns);
+        frame_out fo{vo.frame_data(l.frame), vo.frame_bytes, out_bytes, plan_.topics[out].spec->element};
+        if (l.reader) {
+          const fetch_counters before = counters;
+          const bool finished = advance_reader(block, l.op, l.offset, fi, fo, *l.reader, counters);
+          if (counters.requests != before.requests || counters.hits != before.hits) progressed = true;
+          if (!finished) continue;  // its pages are on their way: next round
+          l.reader->next_frame();
+        } else {
+          call_hook(l.op, in, l.offset, [&] {
+            for (std::uint32_t warp = 0; warp < po.warps; ++warp)
+              kernel.run(fi, &fo, l.offset, warp * 32, warp * 32 + 32, threads);
+          });
+        }
+        vo.publish(l.offset, l.frame, out_bytes, slot.tag, 0, slot.born_ns);
         add(counters_[l.op].frames_in, 1);
         add(counters_[l.op].bytes_in, slot.bytes);
         count_publish(l.op, out, out_bytes);
       }
       vi.release(group, l.offset);
       l.holding = l.reserved = false;
+      l.frame = no_frame;
       progressed = true;
     }
-    if (progressed)
+    if (progressed) {
       idle = backoff{};
-    else
+    } else {
+      // Waiting for I/O shows here: a failed read or a hung one (the watchdog) ends the run.
+      if (file_cache_)
+        if (std::optional<run_error> error = file_cache_->poll()) throw *error;
       idle.pause();
+    }
   }
 }
 
@@ -537,6 +690,7 @@ run_stats topology_run::execute(const run_options& options) {
   try {
     make_topics();
     make_operators();
+    make_file_cache();
     start_operators();
     const bool on_device = plan_.executor == resolved_executor::device;
     // The device side is allocated, placed and launched before any CPU worker runs. Its setup (device
@@ -567,7 +721,7 @@ run_stats topology_run::execute(const run_options& options) {
     }
     if (!plan_.kernel_operators.empty() && !on_device)
       for (std::uint32_t b = 0; b < plan_.blocks; ++b)
-        threads.emplace_back([this] { guarded(plan_.kernel_operators.front(), [&] { kernel_block(); }); });
+        threads.emplace_back([this, b] { guarded(plan_.kernel_operators.front(), [&] { kernel_block(b); }); });
     if (options.on_progress || options.timeline_interval.count() > 0) {
       monitor = std::thread([&] {
         const auto step = options.timeline_interval.count() > 0
@@ -609,6 +763,7 @@ run_stats topology_run::execute(const run_options& options) {
   for (auto& t : threads) t.join();
   workers_done.store(true);
   if (monitor.joinable()) monitor.join();
+  if (file_cache_) file_cache_->stop();
   stop_operators();
   finish_kernel_sinks();
 
@@ -663,7 +818,23 @@ run_stats topology_run::execute(const run_options& options) {
     stats.topics.push_back(std::move(ts));
   }
   collect_device_stats(stats);
+  collect_file_cache_stats(stats);
   return stats;
+}
+
+void topology_run::collect_file_cache_stats(run_stats& stats) {
+  if (!file_cache_) return;
+  file_cache_stats c;
+  c.page_bytes = file_cache_->view().page_bytes();
+  c.slots = file_cache_->view().slot_count;
+  c.replacement = std::string(name_of(file_cache_->spec().replacement));
+  c.hits = fetch_totals_.hits;
+  c.misses = fetch_totals_.misses;
+  c.waits = fetch_totals_.waits;
+  c.requests = fetch_totals_.requests;
+  c.no_page = fetch_totals_.no_page;
+  for (const io_thread_stats& t : file_cache_->io_stats()) c.io_threads.push_back({t.requests, t.chunks, t.bytes, t.busy_ns});
+  stats.file_cache = std::move(c);
 }
 
 void topology_run::launch_device_kernel(const kernel_program& program) {

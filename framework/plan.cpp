@@ -50,10 +50,12 @@ plan make_plan(const topology_spec& spec, const operator_registry& registry, con
   bool any_kernel_op = false;
   std::string missing;  // a GPU operator whose class the launcher's kernel lacks
   std::size_t missing_op = 0;
+  std::string reader;  // a GPU operator that reads files (the device's file cache is not built yet)
   for (std::size_t i = 0; i < p.operators.size(); ++i) {
     const planned_operator& po = p.operators[i];
     if (!po.in_kernel) continue;
     any_kernel_op = true;
+    if (reader.empty() && po.entry->info.reads_files) reader = po.spec->name;
     if (missing.empty() && dev.compiled_in &&
         (!po.entry->gpu_type || !dev.compiled_in(*po.entry->gpu_type))) {
       missing = po.spec->class_name;
@@ -68,6 +70,9 @@ plan make_plan(const topology_spec& spec, const operator_registry& registry, con
   else if (!missing.empty())
     device_refusal = "class '" + missing + "' (operator '" + p.operators[missing_op].spec->name +
                      "') is not compiled into this launcher's GPU kernel";
+  else if (!reader.empty())
+    device_refusal = "operator '" + reader + "' reads files, and the GPU executor's file cache is not built yet "
+                     "(issue 6): the host executor's blocks read through the host file cache";
   if (spec.runtime.executor == executor_kind::device && !options.force_host) {
     if (!missing.empty() && dev.usable)
       throw config_error(spec.position_of("operators." + p.operators[missing_op].spec->name + ".class"),

@@ -3,6 +3,8 @@
 
 #include <unordered_map>
 
+#include "framework/direct_reader.hpp"
+
 namespace xf {
 namespace {
 
@@ -30,14 +32,19 @@ class source_reference final : public frame_reference {
 
 class map_reference final : public frame_reference {
  public:
+  /// `site`: the map's operator and input topic, for the errors of a file reader's replay.
   map_reference(const frame_reference* upstream, std::uint64_t input_frame_bytes, element_type input_element,
-                cpu_map* map, const host_kernel_op* kernel)
+                cpu_map* map, const host_kernel_op* kernel, const fault_site& site)
       : upstream_(upstream),
         input_frame_bytes_(input_frame_bytes),
         input_element_(input_element),
         map_(map),
         kernel_(kernel),
-        phases_(kernel ? kernel->phases() : map->phases()) {}
+        phases_(kernel ? kernel->phases() : map->phases()),
+        site_(site) {
+    // A file reader the kernel's blocks ran through the cache is replayed with direct reads.
+    if (kernel_ != nullptr && kernel_->reads_files()) reader_ = std::make_unique<direct_reader>(*kernel_, site_);
+  }
 
   bool expected(std::uint64_t offset, frame_out& out) const override {
     auto& buffer = scratch_for(this, input_frame_bytes_);
@@ -45,7 +52,9 @@ class map_reference final : public frame_reference {
     if (!upstream_->expected(offset, upstream_frame)) return false;
     frame_in in{buffer.data(), upstream_frame.bytes, input_element_};
     out.bytes = kernel_ ? kernel_->output_bytes(in.bytes) : in.bytes;  // a CPU map sets its own
-    if (kernel_)
+    if (reader_)
+      reader_->run(in, out, offset, site_);
+    else if (kernel_)
       kernel_->run(in, &out, offset, 0, 1, 1);
     else
       map_->replay(offset, in, out);
@@ -73,6 +82,8 @@ class map_reference final : public frame_reference {
   cpu_map* map_;
   const host_kernel_op* kernel_;
   map_phases phases_;
+  fault_site site_;
+  std::unique_ptr<direct_reader> reader_;
 };
 
 }  // namespace
@@ -103,8 +114,8 @@ reference_chain::reference_chain(const plan& p, const std::vector<operator_insta
       const topic_spec& in = *p.topics[po.inputs[0]].spec;
       auto* map = dynamic_cast<cpu_map*>(inst.cpu.get());
       if (!map && !inst.kernel) continue;
-      owned_.push_back(
-          std::make_unique<map_reference>(upstream, in.frame_bytes, in.element, map, inst.kernel.get()));
+      owned_.push_back(std::make_unique<map_reference>(upstream, in.frame_bytes, in.element, map, inst.kernel.get(),
+                                                       fault_site{po.spec->name, in.name, std::nullopt}));
     } else {
       continue;
     }

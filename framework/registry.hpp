@@ -17,35 +17,14 @@
 #include <typeindex>
 #include <vector>
 
-#include "framework/files/direct_reads.hpp"
-#include "framework/files/file_table.hpp"
+#include "framework/direct_reader.hpp"
+#include "framework/host_kernel_op.hpp"
 #include "framework/operator.hpp"
 #include "framework/operator_schema.hpp"
 
 namespace xf {
 
 using param_map = std::map<std::string, param_value>;
-
-/// A GPU operator's compute as the host executor calls it: runs virtual threads
-/// [thread_begin, thread_end) of `thread_count` over one frame (a warp's lanes, in kernel terms).
-/// For a GPU sink `out` is null and the virtual threads fold the frame into the accumulator
-/// (`accumulator()`, concurrently from every host block).
-class host_kernel_op {
- public:
-  virtual ~host_kernel_op() = default;
-  virtual void run(const frame_in& in, frame_out* out, std::uint64_t offset, std::uint32_t thread_begin,
-                   std::uint32_t thread_end, std::uint32_t thread_count) const = 0;
-  /// The operator's phases (map_phases): from `Op::phases(params)` when the operator type declares it.
-  virtual map_phases phases() const { return {}; }
-  /// A map's output frame bytes for an input frame of `input_bytes` (operator.hpp: output_numerator).
-  virtual std::uint64_t output_bytes(std::uint64_t input_bytes) const { return input_bytes; }
-  /// A GPU sink's accumulator on the host, zeroed and prepared (Op::prepare) at construction; empty for
-  /// maps. The device executor starts the kernel's accumulator from it and copies the kernel's back into it
-  /// before finish().
-  virtual std::span<std::byte> accumulator() { return {}; }
-  /// A GPU sink's Op::finish over accumulator(); maps have nothing to finish.
-  virtual operator_counters finish() const { return {}; }
-};
 
 struct operator_entry {
   operator_info info;
@@ -61,15 +40,28 @@ struct operator_entry {
 
 namespace detail {
 
-template <class Op, class T>
-void run_gpu_compute(const typename Op::params& p, const frame_in& in, frame_out* out, std::byte* state,
-                     std::uint64_t offset, std::uint32_t begin, std::uint32_t end, std::uint32_t count) {
+/// The task the host's callers of compute and reads give an operator for a whole frame.
+template <class T>
+frame_task<T> host_task(const frame_in& in, frame_out* out, std::uint64_t offset, const reader_stage* reading) {
   frame_task<T> task;
   task.in = reinterpret_cast<const T*>(in.data);
   task.out = out != nullptr ? reinterpret_cast<T*>(out->data) : nullptr;
-  task.state = state;
   task.count = in.bytes / sizeof(T);
   task.offset = offset;
+  if (reading != nullptr) {
+    task.files = reading->files;
+    task.stage = reading->stage;
+    task.carry = reading->carry;
+  }
+  return task;
+}
+
+template <class Op, class T>
+void run_gpu_compute(const typename Op::params& p, const frame_in& in, frame_out* out, std::byte* state,
+                     std::uint64_t offset, std::uint32_t begin, std::uint32_t end, std::uint32_t count,
+                     const reader_stage* reading) {
+  frame_task<T> task = host_task<T>(in, out, offset, reading);
+  task.state = state;
   task.thread_count = count;
   std::uint64_t failure = 0;
   task.failure = &failure;
@@ -82,10 +74,27 @@ void run_gpu_compute(const typename Op::params& p, const frame_in& in, frame_out
 
 template <class Op>
 void run_gpu_compute_any(const typename Op::params& p, const frame_in& in, frame_out* out, std::byte* state,
-                         std::uint64_t offset, std::uint32_t begin, std::uint32_t end, std::uint32_t count) {
+                         std::uint64_t offset, std::uint32_t begin, std::uint32_t end, std::uint32_t count,
+                         const reader_stage* reading = nullptr) {
   visit_element(in.element, [&](auto zero) {
-    run_gpu_compute<Op, decltype(zero)>(p, in, out, state, offset, begin, end, count);
+    run_gpu_compute<Op, decltype(zero)>(p, in, out, state, offset, begin, end, count, reading);
   });
+}
+
+/// A reader's stage `stage` of a frame: Op::reads over the task, and a stage that asked for more ranges
+/// than a read_list holds is the frame's error (its compute would read bytes it never got).
+template <gpu_file_reader Op>
+read_step reader_reads(const typename Op::params& p, const frame_in& in, std::uint64_t offset, std::uint32_t stage,
+                       std::byte* carry, read_list& list) {
+  const reader_stage reading{nullptr, stage, carry};
+  read_step step = read_step::done;
+  visit_element(in.element, [&](auto zero) {
+    step = Op::template reads<decltype(zero)>(p, host_task<decltype(zero)>(in, nullptr, offset, &reading), list);
+  });
+  if (step == read_step::more && list.overflowed())
+    throw std::runtime_error("stage " + std::to_string(stage) + " asks for more than " +
+                             std::to_string(read_list::capacity) + " ranges (a read_list's capacity)");
+  return step;
 }
 
 /// Op::prepare over a fresh accumulator when the sink declares it (see gpu_sink).
@@ -132,8 +141,19 @@ class gpu_op_on_host final : public host_kernel_op {
  public:
   explicit gpu_op_on_host(typename Op::params p) : params_(p) {}
   void run(const frame_in& in, frame_out* out, std::uint64_t offset, std::uint32_t begin, std::uint32_t end,
-           std::uint32_t count) const override {
-    run_gpu_compute_any<Op>(params_, in, out, nullptr, offset, begin, end, count);
+           std::uint32_t count, const reader_stage* reading) const override {
+    run_gpu_compute_any<Op>(params_, in, out, nullptr, offset, begin, end, count, reading);
+  }
+  bool reads_files() const override { return gpu_file_reader<Op>; }
+  file_list files() const override {
+    file_list list;
+    if constexpr (gpu_file_reader<Op>) Op::files(params_, list);
+    return list;
+  }
+  read_step reads(const frame_in& in, std::uint64_t offset, std::uint32_t stage, std::byte* carry,
+                  read_list& list) const override {
+    if constexpr (gpu_file_reader<Op>) return reader_reads<Op>(params_, in, offset, stage, carry, list);
+    return read_step::done;
   }
   map_phases phases() const override { return phases_of<Op>(params_); }
   std::uint64_t output_bytes(std::uint64_t input_bytes) const override {
@@ -151,7 +171,7 @@ class gpu_sink_on_host final : public host_kernel_op {
     prepare_accumulator<Op>(params_, state_.bytes());
   }
   void run(const frame_in& in, frame_out*, std::uint64_t offset, std::uint32_t begin, std::uint32_t end,
-           std::uint32_t count) const override {
+           std::uint32_t count, const reader_stage*) const override {
     run_gpu_compute_any<Op>(params_, in, nullptr, state_.bytes().data(), offset, begin, end, count);
   }
   std::span<std::byte> accumulator() override { return state_.bytes(); }
@@ -177,71 +197,29 @@ class gpu_op_on_cpu final : public cpu_map {
   typename Op::params params_;
 };
 
-/// A GPU file reader placed `on: cpu`: each frame's stages read their ranges synchronously (the direct
-/// backend, through a file table of the operator's own) and compute runs one virtual thread per stage.
+/// A GPU file reader placed `on: cpu`: each frame's stages read their ranges synchronously (direct_reader,
+/// over files of the operator's own) and compute runs one virtual thread per stage.
 template <gpu_file_reader Op>
 class gpu_reader_on_cpu final : public cpu_map {
  public:
-  explicit gpu_reader_on_cpu(typename Op::params p) : params_(p) {}
+  explicit gpu_reader_on_cpu(typename Op::params p) : compute_(p), phases_(phases_of<Op>(p)) {}
   void on_start(const operator_setup& setup) override {
-    name_ = setup.name;
-    topic_ = setup.inputs.empty() ? "" : setup.inputs.front().name;
-    file_list list;
-    Op::files(params_, list);
-    files_.emplace(file_table_options{.direct = direct_io_mode::off, .advise_random = false});
-    for (const file_list::entry& f : list.entries()) files_->open(f.path, {name_, topic_, std::nullopt}, f.advice);
+    site_ = {setup.name, setup.inputs.empty() ? "" : setup.inputs.front().name, std::nullopt};
+    reader_.emplace(compute_, site_);
   }
   void on_frame(std::uint64_t offset, const frame_in& in, frame_out& out) override {
-    out.bytes = in.bytes * output_numerator<Op>() / output_denominator<Op>();
-    XF_EXPECTS(files_.has_value(), "a file reader's frames after on_start");
-    // on_frame runs on the operator's threads at once: each call borrows a set of read buffers.
-    std::unique_ptr<direct_reads> reads;
-    {
-      std::lock_guard lock(pool_mutex_);
-      if (!pool_.empty()) {
-        reads = std::move(pool_.back());
-        pool_.pop_back();
-      }
-    }
-    if (!reads) reads = std::make_unique<direct_reads>(*files_);
-    visit_element(in.element, [&](auto zero) { run_stages<decltype(zero)>(offset, in, out, *reads); });
-    std::lock_guard lock(pool_mutex_);
-    pool_.push_back(std::move(reads));
+    XF_EXPECTS(reader_.has_value(), "a file reader's frames after on_start");
+    out.bytes = compute_.output_bytes(in.bytes);
+    reader_->run(in, out, offset, site_);
   }
-  void on_stop() override {
-    pool_.clear();
-    files_.reset();
-  }
-  map_phases phases() const override { return phases_of<Op>(params_); }
+  void on_stop() override { reader_.reset(); }
+  map_phases phases() const override { return phases_; }
 
  private:
-  template <class T>
-  void run_stages(std::uint64_t offset, const frame_in& in, frame_out& out, direct_reads& reads) const {
-    std::byte carry[frame_task<T>::carry_bytes] = {};
-    std::uint64_t failure = 0;
-    frame_task<T> task;
-    task.in = reinterpret_cast<const T*>(in.data);
-    task.out = reinterpret_cast<T*>(out.data);
-    task.count = in.bytes / sizeof(T);
-    task.offset = offset;
-    task.failure = &failure;
-    task.carry = carry;
-    for (task.stage = 0;; ++task.stage) {
-      read_list list;
-      if (Op::template reads<T>(params_, task, list) == read_step::done) break;
-      const file_pages pages = reads.read(list, {name_, topic_, offset});
-      task.files = &pages;
-      Op::compute(params_, task);
-      task.files = nullptr;
-      if (failure != 0) throw frame_failed{static_cast<std::uint32_t>(failure)};
-    }
-  }
-
-  typename Op::params params_;
-  std::string name_, topic_;
-  std::optional<file_table> files_;
-  std::mutex pool_mutex_;
-  std::vector<std::unique_ptr<direct_reads>> pool_;  ///< read buffers not in use
+  gpu_op_on_host<Op> compute_;
+  map_phases phases_;
+  fault_site site_;
+  std::optional<direct_reader> reader_;
 };
 
 /// A GPU sink placed `on: cpu`: its compute folds each frame on the sink's threads (one virtual thread
@@ -316,9 +294,8 @@ class operator_registry {
       if (output_numerator<Op>() != output_denominator<Op>() && !entry->info.whole_frames)
         throw std::logic_error("operator class '" + class_name +
                                "': a map with a shorter output must compute whole frames (describe: whole_frames())");
+      // Readers placed on: cpu read directly; on the host executor's blocks through the file cache.
       if constexpr (gpu_file_reader<Op>) {
-        // On the GPU (and the host executor's virtual blocks) readers need the file cache in the kernel,
-        // which is not built yet (issue 6): validation asks for on: cpu, where they read directly.
         entry->info.reads_files = true;
         entry->make_cpu = [schema](const param_map& values) -> std::unique_ptr<cpu_operator> {
           return std::make_unique<detail::gpu_reader_on_cpu<Op>>(schema.make(values));
@@ -327,10 +304,10 @@ class operator_registry {
         entry->make_cpu = [schema](const param_map& values) -> std::unique_ptr<cpu_operator> {
           return std::make_unique<detail::gpu_op_on_cpu<Op>>(schema.make(values));
         };
-        entry->make_host_kernel = [schema](const param_map& values) -> std::unique_ptr<host_kernel_op> {
-          return std::make_unique<detail::gpu_op_on_host<Op>>(schema.make(values));
-        };
       }
+      entry->make_host_kernel = [schema](const param_map& values) -> std::unique_ptr<host_kernel_op> {
+        return std::make_unique<detail::gpu_op_on_host<Op>>(schema.make(values));
+      };
     }
     if constexpr (!std::is_base_of_v<cpu_operator, Op>) {
       if constexpr (requires { { Op::failure_reason(std::uint32_t{}) } -> std::convertible_to<const char*>; })

@@ -135,6 +135,22 @@ std::string format_stats_table(const run_stats& s) {
         << " rounds (" << k.busy_rounds << " with work)\n"
         << phases.str();
   }
+  if (s.file_cache) {
+    const file_cache_stats& c = *s.file_cache;
+    const std::uint64_t looks = c.hits + c.misses;
+    out << "\nfile cache: " << c.slots << " pages of " << c.page_bytes / 1024 << " KiB, replacement " << c.replacement
+        << "; " << c.hits << " hits, " << c.misses << " misses ("
+        << fixed(looks > 0 ? 100.0 * static_cast<double>(c.hits) / static_cast<double>(looks) : 0, 1) << "% hits), "
+        << c.waits << " waits on loading pages, " << c.requests << " requests, " << c.no_page
+        << " fetches restarted on a full share\n";
+    text_table io({"I/O thread", "requests", "reads", "GB read", "busy s"});
+    for (std::size_t t = 0; t < c.io_threads.size(); ++t) {
+      const auto& th = c.io_threads[t];
+      io.add({std::to_string(t), std::to_string(th.requests), std::to_string(th.chunks), fixed(gb(th.bytes), 3),
+              fixed(seconds(th.busy_ns), 3)});
+    }
+    out << io.str();
+  }
   if (s.partition) {
     const partition_stats& p = *s.partition;
     text_table ops({"GPU operator", "warps", "items/round", "items", "us per item", "% of busy round"});
@@ -242,6 +258,18 @@ std::string format_stats_json(const run_stats& s) {
                      {"compute_cycles", k.compute},
                      {"publish_cycles", k.publish},
                      {"idle_cycles", k.idle}};
+  }
+  if (s.file_cache) {
+    const file_cache_stats& c = *s.file_cache;
+    nlohmann::ordered_json threads = nlohmann::ordered_json::array();
+    for (const auto& th : c.io_threads)
+      threads.push_back({{"requests", th.requests},
+                         {"reads", th.chunks},
+                         {"bytes", th.bytes},
+                         {"busy_seconds", seconds(th.busy_ns)}});
+    doc["file_cache"] = {{"page_bytes", c.page_bytes}, {"slots", c.slots},     {"replacement", c.replacement},
+                         {"hits", c.hits},             {"misses", c.misses},   {"waits", c.waits},
+                         {"requests", c.requests},     {"no_page", c.no_page}, {"io_threads", std::move(threads)}};
   }
   if (!s.timeline.empty()) {
     nlohmann::ordered_json t = nlohmann::ordered_json::array();

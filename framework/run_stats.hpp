@@ -52,6 +52,22 @@ struct partition_stats {
   std::vector<tuning_record> tunings;
 };
 
+/// The file cache of a run with file readers in the kernel's blocks (issue 6): what the readers' fetches
+/// found and asked for, and what each host I/O thread read.
+struct file_cache_stats {
+  std::uint64_t page_bytes = 0, slots = 0;
+  std::string replacement;
+  std::uint64_t hits = 0;      ///< pages found resident
+  std::uint64_t misses = 0;    ///< pages loaded
+  std::uint64_t waits = 0;     ///< looks at a page another reader was loading
+  std::uint64_t requests = 0;  ///< requests rung to the I/O threads
+  std::uint64_t no_page = 0;   ///< fetch steps that found their block's share full and started over
+  struct io_thread {
+    std::uint64_t requests = 0, chunks = 0, bytes = 0, busy_ns = 0;
+  };
+  std::vector<io_thread> io_threads;
+};
+
 struct topic_stats {
   std::string name;
   std::uint64_t frame_bytes = 0;
@@ -82,6 +98,7 @@ struct run_stats {
   std::vector<topic_stats> topics;
   std::optional<kernel_breakdown> kernel;
   std::optional<partition_stats> partition;
+  std::optional<file_cache_stats> file_cache;
   /// The sinks' totals over time (run_options::timeline_interval; xeflow-run --timeline-ms).
   struct timeline_sample {
     double seconds = 0;  ///< since the run started

@@ -231,10 +231,6 @@ class validator {
       if (op.on == placement::gpu && !info.gpu)
         problem(at_field(path, "on"),
                 context + "class '" + op.class_name + "' has no GPU compute, so it cannot run on gpu");
-      else if (op.on == placement::gpu && info.reads_files)
-        problem(at_field(path, "on"),
-                context + "class '" + op.class_name +
-                    "' reads files, which it does on: cpu for now (the GPU executor's file cache is not built yet)");
       check_arity(op, info);
       for (const auto& p : normalize_params(info, op.params)) {
         source_pos where = p.key.empty()                       ? at_field(path, "params")

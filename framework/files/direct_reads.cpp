@@ -13,15 +13,11 @@ direct_reads::direct_reads(const file_table& files) : files_(files) {
 }
 
 file_pages direct_reads::read(const read_list& list, const fault_site& site) {
+  if (const range_check check = check_ranges(list, sizes_.data(), 0, files_.count()); check.problem != range_problem::none)
+    throw files_.range_failure(list, check, 0, files_.count(), site);
   for (std::uint32_t r = 0; r < list.size(); ++r) {
     const file_range& range = list[r];
-    XF_EXPECTS(range.file < files_.count(), "a file id of the run's file table");
     const opened_file& f = files_.file(range.file);
-    if (range.offset > f.size || range.bytes > f.size - range.offset) {
-      throw run_error(site, "file '" + f.path + "': the operator reads bytes [" + std::to_string(range.offset) + ", " +
-                                std::to_string(range.offset + range.bytes) + "), past its size (" +
-                                std::to_string(f.size) + " bytes)");
-    }
     // Widened to the file's alignment (1 when buffered): O_DIRECT reads whole aligned blocks.
     const std::uint64_t first = range.offset / f.alignment * f.alignment;
     const std::uint64_t bytes = range.offset + range.bytes - first;

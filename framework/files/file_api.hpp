@@ -28,23 +28,57 @@ class read_list {
  public:
   static constexpr std::uint32_t capacity = fetch_item::max_ranges;
 
-  /// Adds bytes [offset, offset + bytes) of `f`; false when the list is full (the operator declared
-  /// fewer ranges than it asks for). Empty ranges add nothing and succeed.
+  /// Adds bytes [offset, offset + bytes) of `f`; false when the list is full (a stage reads at most
+  /// `capacity` ranges): the list remembers it, and the executor fails the frame rather than run compute
+  /// over fewer bytes than it asked for. Empty ranges add nothing and succeed.
   XF_HOST_DEVICE bool read(file_id f, std::uint64_t offset, std::uint64_t bytes) {
     if (bytes == 0) return true;
-    if (count_ == capacity) return false;
+    if (count_ == capacity) {
+      overflowed_ = true;
+      return false;
+    }
     ranges_[count_++] = {f.index, offset, bytes};
     return true;
   }
+  /// A read() found the list full.
+  XF_HOST_DEVICE bool overflowed() const { return overflowed_; }
   XF_HOST_DEVICE std::uint32_t size() const { return count_; }
   XF_HOST_DEVICE const file_range& operator[](std::uint32_t i) const { return ranges_[i]; }
   XF_HOST_DEVICE const file_range* data() const { return ranges_; }
-  XF_HOST_DEVICE void clear() { count_ = 0; }
+  XF_HOST_DEVICE void clear() {
+    count_ = 0;
+    overflowed_ = false;
+  }
+  /// Turns the operator's file ids (0, 1, … in its `files` order) into the run's: the cache holds every
+  /// reader's files, this operator's from `first_file` on.
+  XF_HOST_DEVICE void shift_files(std::uint32_t first_file) {
+    for (std::uint32_t r = 0; r < count_; ++r) ranges_[r].file += first_file;
+  }
 
  private:
   file_range ranges_[capacity]{};
   std::uint32_t count_ = 0;
+  bool overflowed_ = false;
 };
+
+/// Why a stage's ranges (run-global ids) cannot be read, checked before any is fetched: kind `none`, or a
+/// file id the operator did not open (`ranges[index].file` ≥ file_count), or bytes past the file's size at
+/// open. The executors turn it into the run's error with the path and bytes (range_problem_text).
+enum class range_problem : std::uint32_t { none, unknown_file, past_end };
+struct range_check {
+  range_problem problem = range_problem::none;
+  std::uint32_t index = 0;  ///< the range at fault
+};
+XF_HOST_DEVICE inline range_check check_ranges(const read_list& list, const std::uint64_t* file_size,
+                                               std::uint32_t first_file, std::uint32_t file_count) {
+  for (std::uint32_t r = 0; r < list.size(); ++r) {
+    const file_range& range = list[r];
+    if (range.file < first_file || range.file >= first_file + file_count) return {range_problem::unknown_file, r};
+    const std::uint64_t size = file_size[range.file];
+    if (range.offset > size || range.bytes > size - range.offset) return {range_problem::past_end, r};
+  }
+  return {};
+}
 
 /// A range held in one flat buffer (direct and resident backends): bytes [offset, offset + bytes) of
 /// `file` at `data`.
@@ -57,11 +91,13 @@ struct file_span {
 
 class file_pages {
  public:
-  /// The cache's pages of a resolved item.
-  XF_HOST_DEVICE static file_pages paged(const file_cache_view* cache, const fetch_item* item) {
+  /// The cache's pages of a resolved item; the operator's file k is the cache's first_file + k.
+  XF_HOST_DEVICE static file_pages paged(const file_cache_view* cache, const fetch_item* item,
+                                         std::uint32_t first_file = 0) {
     file_pages p;
     p.cache_ = cache;
     p.item_ = item;
+    p.first_file_ = first_file;
     return p;
   }
   /// Flat buffers, one per range.
@@ -75,13 +111,13 @@ class file_pages {
 
   /// The file's bytes at open.
   XF_HOST_DEVICE std::uint64_t size(file_id f) const {
-    return cache_ != nullptr ? cache_->file_size[f.index] : sizes_[f.index];
+    return cache_ != nullptr ? cache_->file_size[f.index + first_file_] : sizes_[f.index];
   }
 
   /// The byte at `offset` of `f`, which must lie inside one of the stage's ranges; nullptr otherwise (a
   /// read the operator did not declare).
   XF_HOST_DEVICE const std::byte* at(file_id f, std::uint64_t offset) const {
-    if (cache_ != nullptr) return fetched_byte(*cache_, *item_, f.index, offset);
+    if (cache_ != nullptr) return fetched_byte(*cache_, *item_, f.index + first_file_, offset);
     const file_span* s = span_of(f, offset);
     return s != nullptr ? s->data + (offset - s->offset) : nullptr;
   }
@@ -134,7 +170,7 @@ class file_pages {
   XF_HOST_DEVICE const file_range* range_of(file_id f, std::uint64_t offset) const {
     for (std::uint32_t r = 0; r < item_->range_count; ++r) {
       const file_range& range = item_->ranges[r];
-      if (range.file == f.index && offset >= range.offset && offset < range.offset + range.bytes) return &range;
+      if (range.file == f.index + first_file_ && offset >= range.offset && offset < range.offset + range.bytes) return &range;
     }
     return nullptr;
   }
@@ -148,6 +184,7 @@ class file_pages {
 
   const file_cache_view* cache_ = nullptr;
   const fetch_item* item_ = nullptr;
+  std::uint32_t first_file_ = 0;
   const file_span* spans_ = nullptr;
   std::uint32_t span_count_ = 0;
   const std::uint64_t* sizes_ = nullptr;

@@ -210,4 +210,18 @@ run_error file_table::failure(std::uint32_t id, const read_outcome& outcome, std
   return run_error(std::move(site), "file '" + f.path + "': " + describe_read_failure(outcome, offset, f.size));
 }
 
+run_error file_table::range_failure(const read_list& list, range_check check, std::uint32_t first_file,
+                                    std::uint32_t file_count, fault_site site) const {
+  const file_range& r = list[check.index];
+  if (check.problem == range_problem::unknown_file) {
+    const std::int64_t local = std::int64_t{r.file} - std::int64_t{first_file};
+    return run_error(std::move(site), "the operator reads its file " + std::to_string(local) + ", but its files() lists " +
+                                          std::to_string(file_count) + " file(s)");
+  }
+  const opened_file& f = file(r.file);
+  return run_error(std::move(site), "file '" + f.path + "': the operator reads bytes [" + std::to_string(r.offset) +
+                                        ", " + std::to_string(r.offset + r.bytes) + "), past its size (" +
+                                        std::to_string(f.size) + " bytes)");
+}
+
 }  // namespace xf

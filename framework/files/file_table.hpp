@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "framework/errors.hpp"
+#include "framework/files/file_api.hpp"
 #include "framework/files/file_cache_spec.hpp"
 #include "framework/files/file_list.hpp"
 #include "framework/files/request_slot.hpp"
@@ -77,6 +78,10 @@ class file_table {
 
   /// The run error for a failed read of file `id` at `offset` ("file 'P': …"), at `site`.
   run_error failure(std::uint32_t id, const read_outcome& outcome, std::uint64_t offset, fault_site site) const;
+  /// The run error for a stage's range that check_ranges (file_api.hpp) refused: ids are run-global,
+  /// the operator's own are [first_file, first_file + file_count).
+  run_error range_failure(const read_list& list, range_check check, std::uint32_t first_file,
+                          std::uint32_t file_count, fault_site site) const;
 
   /// Test seam for what CI's disks never do: reads of `path` that cover `byte_offset` fail there with
   /// errno `error`, or the file seems to end there when `error` is 0. `direct_only`: only while the file is

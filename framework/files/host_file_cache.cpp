@@ -7,13 +7,14 @@
 namespace xf {
 namespace {
 
-/// Zeroed memory aligned for O_DIRECT buffers and cache lines: a zero page slot is free, a zero table
-/// entry holds no page.
-void* zeroed(std::size_t bytes, std::size_t alignment = 4096) {
+/// Memory aligned for O_DIRECT buffers and cache lines. `zero` for the slots (a zero slot is free); the
+/// page bytes and staging are written before they are read, and left untouched they cost no memory (a
+/// default cache is 2 GiB, sized for a GPU).
+void* allocate(std::size_t bytes, bool zero, std::size_t alignment = 4096) {
   const std::size_t rounded = (bytes + alignment - 1) / alignment * alignment;
   void* p = std::aligned_alloc(alignment, rounded);
   XF_EXPECTS(p != nullptr, "host memory for the file cache (" + std::to_string(rounded) + " bytes)");
-  std::memset(p, 0, rounded);
+  if (zero) std::memset(p, 0, rounded);
   return p;
 }
 
@@ -24,7 +25,7 @@ void host_file_cache::freer::operator()(void* p) const { std::free(p); }
 host_file_cache::host_file_cache(const file_cache_spec& spec, std::uint32_t blocks,
                                  const std::vector<cache_file>& files, io_service::site_of_request site_of,
                                  std::chrono::milliseconds watchdog)
-    : files_({.direct = spec.direct, .max_direct_alignment = spec.page_bytes}) {
+    : spec_(spec), files_({.direct = spec.direct, .max_direct_alignment = spec.page_bytes}) {
   const std::uint64_t page = spec.page_bytes;
   const auto slot_count = static_cast<std::uint32_t>(spec.size / page);
   XF_EXPECTS(blocks > 0 && slot_count >= blocks, "a file cache of at least one page per block");
@@ -32,16 +33,16 @@ host_file_cache::host_file_cache(const file_cache_spec& spec, std::uint32_t bloc
 
   first_page_.push_back(0);
   for (const cache_file& f : files) {
-    const std::uint32_t id = files_.open(f.path, f.site);
+    const std::uint32_t id = files_.open(f.path, f.site, f.advice);
     sizes_.push_back(files_.file(id).size);
     first_page_.push_back(first_page_.back() + (sizes_.back() + page - 1) / page);
   }
-  slots_.reset(static_cast<page_slot*>(zeroed(std::size_t{slot_count} * sizeof(page_slot), 64)));
-  pages_.reset(static_cast<std::byte*>(zeroed(std::size_t{slot_count} * page)));
+  slots_.reset(static_cast<page_slot*>(allocate(std::size_t{slot_count} * sizeof(page_slot), true, 64)));
+  pages_.reset(static_cast<std::byte*>(allocate(std::size_t{slot_count} * page, false)));
   table_.assign(first_page_.back(), 0);
   const std::uint32_t request_count = blocks * spec.io_slots_per_block;
   requests_.resize(request_count);
-  staging_.reset(static_cast<std::byte*>(zeroed(std::size_t{request_count} * spec.max_request)));
+  staging_.reset(static_cast<std::byte*>(allocate(std::size_t{request_count} * spec.max_request, false)));
   std::uint64_t cells = 1;
   while (cells < request_count) cells *= 2;
   cells_.resize(cells);

@@ -20,10 +20,11 @@
 
 namespace xf {
 
-/// A file a reader opens: its path and who asks (for the errors of opening it).
+/// A file a reader opens: its path, who asks (for the errors of opening it) and how it will be walked.
 struct cache_file {
   std::string path;
   fault_site site;
+  access_advice advice = access_advice::normal;
 };
 
 class host_file_cache {
@@ -51,11 +52,13 @@ class host_file_cache {
   /// The first I/O error or watchdog timeout, if any (the executor's poll).
   std::optional<run_error> poll() { return io_->poll(); }
   std::vector<io_thread_stats> io_stats() const { return io_->stats(); }
+  const file_cache_spec& spec() const { return spec_; }
 
  private:
   struct freer {
     void operator()(void* p) const;
   };
+  file_cache_spec spec_;
   file_table files_;
   std::vector<std::uint64_t> first_page_, sizes_;
   std::unique_ptr<page_slot[], freer> slots_;

@@ -1,70 +1,21 @@
 // The file reader contract (framework/operator.hpp: gpu_file_reader) as the registry runs it on: cpu:
 // files opened at start in the order `files` lists them, stages with their carry, reads through the direct
 // backend, and the errors of a missing file, a range past the end and a frame the operator fails. Also
-// that the placement on gpu is refused until the GPU file cache exists.
+// that a reader placed on gpu plans onto the host executor until the GPU file cache exists.
 #include <doctest/doctest.h>
 
 #include <cstring>
 #include <vector>
 
 #include "framework/config/spec_validation.hpp"
+#include "framework/plan.hpp"
 #include "framework/registry.hpp"
 #include "framework/topology_builder.hpp"
+#include "tests/framework/files/indexed_add.hpp"
 #include "tests/framework/files/pattern_file.hpp"
 
 namespace xf {
 namespace {
-
-/// Two stages per frame of u32 elements: stage 0 reads the 8-byte index word at (offset · 8) of the index
-/// file and keeps it in the carry; stage 1 reads `count` u32 of the data file at the byte the index word
-/// names (mod a window), and the output is input + data. A frame whose first element is 0xDEAD fails.
-struct indexed_add {
-  struct params {
-    path_text index, data;
-    std::uint64_t window = 0;  ///< bytes of the data file the index words address
-  };
-  static void describe(operator_schema<params>& s) {
-    s.describe("adds data the index file points at (test reader)");
-    s.parsed(&params::index, "index", "index file", std::string(), parse_path_text);
-    s.parsed(&params::data, "data", "data file", std::string(), parse_path_text);
-    s.bytes(&params::window, "window", "bytes the index words address", 0);
-  }
-  static void files(const params& p, file_list& out) {
-    out.add(p.index, access_advice::random);
-    out.add(p.data);
-  }
-  template <class T>
-  XF_HOST_DEVICE static read_step reads(const params& p, const frame_task<T>& task, read_list& list) {
-    if (task.stage == 0) {
-      list.read(file_id{0}, task.offset * 8, 8);
-      return read_step::more;
-    }
-    if (task.stage == 1) {
-      std::uint64_t word = 0;
-      std::memcpy(&word, task.carry, 8);
-      list.read(file_id{1}, word % p.window / 4 * 4, task.count * sizeof(T));
-      return read_step::more;
-    }
-    return read_step::done;
-  }
-  template <class T>
-  XF_HOST_DEVICE static void compute(const params& p, const frame_task<T>& task) {
-    if (task.count > 0 && task.in[0] == T(0xDEAD)) task.fail(7);
-    if (task.stage == 0) {
-      const std::uint64_t word = task.files->template load<std::uint64_t>(file_id{0}, task.offset * 8);
-      std::memcpy(task.carry, &word, 8);
-      return;
-    }
-    std::uint64_t word = 0;
-    std::memcpy(&word, task.carry, 8);
-    const std::uint64_t at = word % p.window / 4 * 4;
-    for (std::uint64_t i = 0; i < task.count; ++i) {
-      task.out[i] = task.in[i] + task.files->template load<T>(file_id{1}, at + i * sizeof(T));
-    }
-  }
-};
-
-static_assert(gpu_file_reader<indexed_add>);
 
 const operator_registry& reader_registry() {
   static const operator_registry registry = [] {
@@ -129,7 +80,7 @@ TEST_CASE("file reader on cpu: a missing file fails the start naming the operato
                        doctest::Contains("operator 'adder', topic 'in'"), run_error);
 }
 
-TEST_CASE("file reader: placed on gpu, validation asks for on: cpu until the GPU file cache exists") {
+TEST_CASE("file reader: placed on gpu, it runs on the host executor until the GPU file cache exists") {
   operator_registry registry;
   registry.add<indexed_add>("indexed_add");
   struct stub_source final : public cpu_source {
@@ -154,13 +105,20 @@ TEST_CASE("file reader: placed on gpu, validation asks for on: cpu until the GPU
          {"b"});
   b.link({"b"}, op("sink", "stub_sink"), {});
   topology_spec spec = b.build();
-  CHECK_THROWS_WITH_AS(validate_topology(spec, registry),
-                       doctest::Contains("operator 'add': class 'indexed_add' reads files, which it does on: cpu for now"),
-                       config_error);
-  topology_spec on_cpu = spec;
-  for (operator_spec& o : on_cpu.operators)
-    if (o.name == "add") o.on = placement::cpu;
-  CHECK_NOTHROW(validate_topology(on_cpu, registry));
+  CHECK_NOTHROW(validate_topology(spec, registry));
+  // A machine whose GPU could run every other operator: the reader keeps the kernel's operators on the host.
+  plan_options options;
+  options.device.usable = true;
+  options.device.sm_count = 132;
+  options.device.blocks_per_sm = [](int) { return 2; };
+  options.device.compiled_in = [](std::type_index) { return true; };
+  const plan p = make_plan(spec, registry, options);
+  CHECK(p.executor == resolved_executor::host);
+  CHECK(p.executor_reason.find("operator 'add' reads files") != std::string::npos);
+  topology_spec forced = spec;
+  forced.runtime.executor = executor_kind::device;
+  CHECK_THROWS_WITH_AS(make_plan(forced, registry, options),
+                       doctest::Contains("runtime.executor is 'device' but operator 'add' reads files"), config_error);
 }
 
 }  // namespace xf

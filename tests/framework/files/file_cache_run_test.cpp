@@ -1,0 +1,158 @@
+// File readers on the host executor's blocks (issue 6): whole topologies whose reader, placed on gpu, reads
+// through the host file cache — the same fetch protocol, page slots, LRA shares and I/O threads the
+// kernel's blocks will use — verified frame by frame against a replay with direct reads. Small caches
+// force replacement; errors (a missing file, a range past the end, a stage larger than a block's share)
+// end the run naming the operator, topic and offset.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "framework/config/spec_validation.hpp"
+#include "framework/executor.hpp"
+#include "framework/plan.hpp"
+#include "framework/topology_builder.hpp"
+#include "framework/units.hpp"
+#include "operators/builtin.hpp"
+#include "tests/framework/files/indexed_add.hpp"
+#include "tests/framework/files/pattern_file.hpp"
+
+namespace xf {
+namespace {
+
+const operator_registry& registry() {
+  static const operator_registry r = [] {
+    operator_registry reg;
+    register_builtin_operators(reg);
+    reg.add<indexed_add>("indexed_add");
+    return reg;
+  }();
+  return r;
+}
+
+struct reader_files {
+  test::scratch_dir dir;
+  std::string index, data;
+  std::uint64_t data_bytes = 1 << 20;
+  explicit reader_files(std::uint64_t index_bytes = 64 * KiB) {
+    index = test::write_pattern_file(dir, "index", 0, index_bytes);
+    data = test::write_pattern_file(dir, "data", 1, data_bytes);
+  }
+};
+
+/// sequence_source → indexed_add (gpu) → verify_sink, `frames` frames of 4 KiB u32 (the last one short).
+topology_spec reader_topology(const reader_files& f, std::uint64_t frames, std::uint32_t warps = 2) {
+  topology_builder b("reader");
+  b.topic("in").frame_bytes(4 * KiB).capacity(8).element(element_type::u32);
+  b.topic("out").frame_bytes(4 * KiB).capacity(8).element(element_type::u32);
+  b.link({}, op("source", "sequence_source").param("total_bytes", std::int64_t(frames * 4 * KiB - 12)), {"in"});
+  b.link({"in"},
+         op("add", "indexed_add")
+             .on(placement::gpu)
+             .warps(warps)
+             .param("index", f.index)
+             .param("data", f.data)
+             .param("window", std::int64_t(f.data_bytes - 4 * KiB)),
+         {"out"});
+  b.link({"out"}, op("verify", "verify_sink").threads(2), {});
+  b.runtime().partition(partition_policy::explicit_warps).warps_per_block(warps).blocks(3);
+  return b.build();
+}
+
+run_stats run(topology_spec spec, run_control& control) {
+  validate_topology(spec, registry());
+  plan_options options;
+  options.host_cores = 3;
+  const plan p = make_plan(spec, registry(), options);
+  REQUIRE(p.executor == resolved_executor::host);
+  return run_topology(p, spec, control);
+}
+
+const operator_stats& stats_of(const run_stats& s, const std::string& name) {
+  for (const auto& o : s.operators)
+    if (o.name == name) return o;
+  FAIL("no operator " << name);
+  return s.operators.front();
+}
+
+void check_verified(const run_stats& stats, std::uint64_t frames) {
+  const operator_stats& verify = stats_of(stats, "verify");
+  CHECK(verify.counters.at("frames") == frames);
+  CHECK(verify.counters.at("lost") == 0);
+  CHECK(verify.counters.at("corrupt") == 0);
+  CHECK(verify.counters.at("reordered") == 0);
+  CHECK(verify.counters.at("duplicated") == 0);
+}
+
+}  // namespace
+
+TEST_CASE("file cache run: a reader on the host executor's blocks reads every frame's pages through the cache") {
+  reader_files files;
+  for (const page_replacement replacement : {page_replacement::lra, page_replacement::global}) {
+    for (const std::uint64_t cache_pages : {std::uint64_t{12}, std::uint64_t{3 * 64}}) {
+      CAPTURE(name_of(replacement));
+      CAPTURE(cache_pages);
+      topology_spec spec = reader_topology(files, 700);
+      file_cache_spec cache;
+      cache.size = cache_pages * 4 * KiB;  // 12 pages: 4 a block, so pages are replaced all the time
+      cache.replacement = replacement;
+      cache.io_threads = 2;
+      spec.runtime.file_cache = cache;
+      run_control control;
+      const run_stats stats = run(spec, control);
+      REQUIRE_MESSAGE(stats.status == "completed", stats.error);
+      check_verified(stats, 700);
+      REQUIRE(stats.file_cache.has_value());
+      const file_cache_stats& c = *stats.file_cache;
+      CHECK(c.slots == cache_pages);
+      CHECK(c.replacement == name_of(replacement));
+      // Each frame reads 1 index page (512 words a page: consecutive offsets share it) and 2 data pages.
+      CHECK(c.hits + c.misses >= 700 * 2);
+      CHECK(c.misses > 0);
+      CHECK(c.hits > 0);
+      std::uint64_t read = 0;
+      for (const auto& t : c.io_threads) read += t.bytes;
+      CHECK(read >= c.misses * 4 * KiB - 4 * KiB);  // a file's last page may be short
+      const std::string table = format_stats_table(stats);
+      CHECK(table.find("file cache: " + std::to_string(cache_pages) + " pages of 4 KiB") != std::string::npos);
+    }
+  }
+}
+
+TEST_CASE("file cache run: a range past the end of a file fails the run naming operator, topic, offset and path") {
+  reader_files files(4 * KiB);  // 512 index words: the frame at offset 512 reads past the end
+  topology_spec spec = reader_topology(files, 600);
+  run_control control;
+  const run_stats stats = run(spec, control);
+  CHECK(stats.status == "failed");
+  const std::string expected = "operator 'add', topic 'in', offset 512: file '" + files.index +
+                               "': the operator reads bytes [4096, 4104), past its size (4096 bytes)";
+  CHECK_MESSAGE(stats.error.find(expected) != std::string::npos, stats.error);
+}
+
+TEST_CASE("file cache run: a missing file fails the start naming the operator and the path") {
+  reader_files files;
+  topology_spec spec = reader_topology(files, 10);
+  for (operator_spec& o : spec.operators)
+    if (o.name == "add") o.params["data"] = files.dir.file("missing");
+  run_control control;
+  const run_stats stats = run(spec, control);
+  CHECK(stats.status == "failed");
+  CHECK_MESSAGE(stats.error.find("operator 'add', topic 'in'") != std::string::npos, stats.error);
+  CHECK_MESSAGE(stats.error.find(files.dir.file("missing")) != std::string::npos, stats.error);
+}
+
+TEST_CASE("file cache run: a stage that needs more pages than a block's share fails instead of waiting forever") {
+  reader_files files;
+  topology_spec spec = reader_topology(files, 10);
+  file_cache_spec cache;
+  cache.size = 3 * 4 * KiB;  // one page a block; a data stage spans two
+  spec.runtime.file_cache = cache;
+  run_control control;
+  const run_stats stats = run(spec, control);
+  CHECK(stats.status == "failed");
+  CHECK_MESSAGE(stats.error.find("stage 1 reads 2 pages of 4 KiB, more than a block's share of the file cache (1 "
+                                 "pages of 3 blocks)") != std::string::npos,
+                stats.error);
+}
+
+}  // namespace xf
