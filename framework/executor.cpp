@@ -583,6 +583,8 @@ void topology_run::kernel_block(std::uint32_t block) {
       run.fetch_totals_.waits += c.waits;
       run.fetch_totals_.requests += c.requests;
       run.fetch_totals_.no_page += c.no_page;
+      run.fetch_totals_.ahead_pages += c.ahead_pages;
+      run.fetch_totals_.ahead_hits += c.ahead_hits;
     }
   } totals{*this, counters};
   std::size_t running = lanes.size();
@@ -650,7 +652,9 @@ void topology_run::kernel_block(std::uint32_t block) {
         if (l.reader) {
           const fetch_counters before = counters;
           const bool finished = advance_reader(block, l.op, l.offset, fi, fo, *l.reader, counters);
-          if (counters.requests != before.requests || counters.hits != before.hits) progressed = true;
+          if (counters.requests != before.requests || counters.hits != before.hits ||
+              counters.ahead_hits != before.ahead_hits)
+            progressed = true;
           if (!finished) continue;  // its pages are on their way: next round
           l.reader->next_frame();
         } else {
@@ -833,6 +837,8 @@ void topology_run::collect_file_cache_stats(run_stats& stats) {
   c.waits = fetch_totals_.waits;
   c.requests = fetch_totals_.requests;
   c.no_page = fetch_totals_.no_page;
+  c.ahead_pages = fetch_totals_.ahead_pages;
+  c.ahead_hits = fetch_totals_.ahead_hits;
   for (const io_thread_stats& t : file_cache_->io_stats()) c.io_threads.push_back({t.requests, t.chunks, t.bytes, t.busy_ns});
   stats.file_cache = std::move(c);
 }

@@ -142,7 +142,8 @@ std::string format_stats_table(const run_stats& s) {
         << "; " << c.hits << " hits, " << c.misses << " misses ("
         << fixed(looks > 0 ? 100.0 * static_cast<double>(c.hits) / static_cast<double>(looks) : 0, 1) << "% hits), "
         << c.waits << " waits on loading pages, " << c.requests << " requests, " << c.no_page
-        << " fetches restarted on a full share\n";
+        << " fetches restarted on a full share; " << c.ahead_pages << " pages read ahead, " << c.ahead_hits
+        << " misses served from them\n";
     text_table io({"I/O thread", "requests", "reads", "GB read", "busy s"});
     for (std::size_t t = 0; t < c.io_threads.size(); ++t) {
       const auto& th = c.io_threads[t];
@@ -269,7 +270,8 @@ std::string format_stats_json(const run_stats& s) {
                          {"busy_seconds", seconds(th.busy_ns)}});
     doc["file_cache"] = {{"page_bytes", c.page_bytes}, {"slots", c.slots},     {"replacement", c.replacement},
                          {"hits", c.hits},             {"misses", c.misses},   {"waits", c.waits},
-                         {"requests", c.requests},     {"no_page", c.no_page}, {"io_threads", std::move(threads)}};
+                         {"requests", c.requests},     {"no_page", c.no_page}, {"ahead_pages", c.ahead_pages},
+                         {"ahead_hits", c.ahead_hits}, {"io_threads", std::move(threads)}};
   }
   if (!s.timeline.empty()) {
     nlohmann::ordered_json t = nlohmann::ordered_json::array();

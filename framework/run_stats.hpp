@@ -62,6 +62,8 @@ struct file_cache_stats {
   std::uint64_t waits = 0;     ///< looks at a page another reader was loading
   std::uint64_t requests = 0;  ///< requests rung to the I/O threads
   std::uint64_t no_page = 0;   ///< fetch steps that found their block's share full and started over
+  std::uint64_t ahead_pages = 0;  ///< pages read ahead into the blocks' readahead buffers
+  std::uint64_t ahead_hits = 0;   ///< misses served from a readahead buffer, without a request
   struct io_thread {
     std::uint64_t requests = 0, chunks = 0, bytes = 0, busy_ns = 0;
   };

@@ -15,6 +15,12 @@
 //      or loading): the item drops the pins it holds on valid pages and starts over next round, so items
 //      never hold pages while waiting for pages (no deadlock between items or blocks), and a share of
 //      `items × pages per item + 1` always lets some item finish.
+//
+// Readahead (the GPUfs readahead paper): a request asks, beyond its pages, for as many more as the block's
+// readahead_window for that file says (all of them with `on`, none with `off`, while the misses run
+// sequentially with `adaptive`). Those extra pages land in the block's private readahead buffer, not in
+// the cache — prefetch nobody reads evicts nothing — and a later miss on one of them takes it from the
+// buffer into a slot with no request at all.
 // An item that failed still drains its requests before it says so: a slot it loads must not stay loading.
 //
 // The same code runs on both processors: `Copy` moves a page's bytes (memcpy on the host; a warp's wide
@@ -29,6 +35,7 @@
 #include "framework/files/lra_queue.hpp"
 #include "framework/files/page_slot.hpp"
 #include "framework/files/page_table.hpp"
+#include "framework/files/readahead_window.hpp"
 #include "framework/files/request_ring.hpp"
 #include "framework/files/request_slot.hpp"
 
@@ -41,7 +48,8 @@ struct file_range {
   std::uint64_t bytes;
 };
 
-/// A block's part of the cache: its LRA share of page slots and its request slots.
+/// A block's part of the cache: its LRA share of page slots, its request slots and its readahead. One
+/// thread of control uses it at a time (a host block's thread; on the GPU, the block's fetching warp).
 struct fetch_block {
   lra_queue lra;
   /// replacement: global — the one hand every block advances over all slots (device memory); null: lra.
@@ -49,6 +57,16 @@ struct fetch_block {
   std::uint32_t first_request = 0;  ///< the block's request slots: [first_request, first_request + request_count)
   std::uint32_t request_count = 0;  ///< at most 32
   std::uint32_t free_requests = 0;  ///< bit r: request slot first_request + r is free
+
+  /// Readahead buffer of ahead_capacity pages; null: no readahead. It holds file ahead_file's pages
+  /// [ahead_first, ahead_first + ahead_count), the last readahead that arrived.
+  std::byte* ahead = nullptr;
+  std::uint32_t ahead_capacity = 0;
+  std::uint32_t ahead_count = 0;
+  std::uint32_t ahead_file = 0;
+  std::uint64_t ahead_first = 0;
+  /// With `ahead`: the block's reader stream of each file (file_count of them).
+  readahead_window* windows = nullptr;
 
   XF_HOST_DEVICE void reset_requests() {
     free_requests = request_count == 32 ? 0xffffffffu : (1u << request_count) - 1;
@@ -62,6 +80,8 @@ struct fetch_counters {
   std::uint64_t waits = 0;       ///< pages found loading by another reader
   std::uint64_t requests = 0;    ///< requests rung
   std::uint64_t no_page = 0;     ///< steps that found the block's share full and started over
+  std::uint64_t ahead_pages = 0; ///< pages that arrived in readahead buffers
+  std::uint64_t ahead_hits = 0;  ///< misses served from the block's readahead buffer
 };
 
 enum class fetch_status : std::uint32_t { resolved, waiting, failed };
@@ -75,6 +95,7 @@ struct fetch_item {
     std::uint32_t first_entry;  ///< the page entries it loads: [first_entry, first_entry + pages)
     std::uint32_t pages;
     std::uint64_t seq;
+    std::uint32_t ahead_pages;  ///< asked for beyond `pages`, for the block's readahead buffer
   };
 
   file_range ranges[max_ranges];
@@ -156,7 +177,8 @@ XF_HOST_DEVICE inline void give_back_request(fetch_block& block, std::uint32_t r
   block.free_requests |= 1u << (request - block.first_request);
 }
 
-/// Rings the open request (or returns its unused request slot) and closes it.
+/// Rings the open request (or returns its unused request slot) and closes it. The block's readahead window
+/// for the file decides how many pages after the request's last one it also asks for.
 XF_HOST_DEVICE inline void ring_open(const file_cache_view& v, fetch_block& block, fetch_item& item, open_request& open,
                                      std::uint32_t op, std::uint64_t frame_offset, fetch_counters& counters) {
   if (open.request == no_page_slot) return;
@@ -166,7 +188,21 @@ XF_HOST_DEVICE inline void ring_open(const file_cache_view& v, fetch_block& bloc
     std::uint32_t file = 0, range = 0;
     std::uint64_t offset = 0;
     item.locate(open.first_entry, v.page_shift, &file, &offset, &range);
-    const std::uint64_t wanted = static_cast<std::uint64_t>(open.pages) << v.page_shift;
+    std::uint32_t ahead = 0;
+    if (block.ahead != nullptr) {
+      readahead_window& window = block.windows[file];
+      const std::uint64_t first_page = offset >> v.page_shift;
+      ahead = window.on_miss(first_page);
+      if (open.pages > 1) window.on_hit(first_page + open.pages - 1, false);  // the stream reads on to here
+      // Clipped to the buffer, to the staging and to the file.
+      const std::uint64_t file_pages = (v.file_size[file] + v.page_bytes() - 1) >> v.page_shift;
+      const std::uint64_t after = file_pages - (first_page + open.pages);
+      const std::uint64_t room = (v.staging_bytes >> v.page_shift) - open.pages;
+      if (ahead > block.ahead_capacity) ahead = block.ahead_capacity;
+      if (ahead > room) ahead = static_cast<std::uint32_t>(room);
+      if (ahead > after) ahead = static_cast<std::uint32_t>(after);
+    }
+    const std::uint64_t wanted = static_cast<std::uint64_t>(open.pages + ahead) << v.page_shift;
     const std::uint64_t left = v.file_size[file] - offset;
     const std::uint64_t seq = write_request(v.requests[open.request], file, offset, wanted < left ? wanted : left,
                                             op, frame_offset);
@@ -174,10 +210,41 @@ XF_HOST_DEVICE inline void ring_open(const file_cache_view& v, fetch_block& bloc
     // between its take and its release of the cell).
     while (!try_push_request(v.ring, open.request)) {
     }
-    item.pending[item.pending_count++] = {open.request, open.first_entry, open.pages, seq};
+    item.pending[item.pending_count++] = {open.request, open.first_entry, open.pages, seq, ahead};
     counters.requests += 1;
   }
   open = open_request{};
+}
+
+/// Whether the block's readahead buffer holds page `page` of `file`.
+XF_HOST_DEVICE inline bool in_readahead(const fetch_block& block, std::uint32_t file, std::uint64_t page) {
+  return block.ahead != nullptr && block.ahead_count > 0 && file == block.ahead_file && page >= block.ahead_first &&
+         page < block.ahead_first + block.ahead_count;
+}
+
+enum class claim_status : std::uint32_t { claimed, no_slot, lost, broken };
+
+/// Claims a slot of the block's share for page `key` and installs it in the table `entry`: `claimed` (the
+/// slot is loading, pinned by the caller), `no_slot` (the share is all pinned or loading), `lost` (another
+/// reader installed the page first: look it up again) or `broken` (the protocol failed: the slot's old
+/// page was not where the table said).
+XF_HOST_DEVICE inline claim_status claim_page(const file_cache_view& v, fetch_block& block, std::uint64_t key,
+                                              std::uint32_t& entry, std::uint32_t* slot_out) {
+  std::uint64_t old_key = 0;
+  const std::uint32_t slot = block.global_hand != nullptr
+                                 ? allocate_global(v.slots, v.slot_count, *block.global_hand, key, &old_key)
+                                 : block.lra.allocate(v.slots, key, &old_key);
+  if (slot == no_page_slot) return claim_status::no_slot;
+  if (old_key != 0 && !page_table_remove(v.table[old_key - 1], slot)) {
+    abandon_claim(v.slots[slot]);
+    return claim_status::broken;
+  }
+  if (page_table_install(entry, slot) != slot) {
+    abandon_claim(v.slots[slot]);
+    return claim_status::lost;
+  }
+  *slot_out = slot;
+  return claim_status::claimed;
 }
 
 /// Drops the item's pins on valid pages (not the ones it loads): it starts over next round.
@@ -223,6 +290,23 @@ XF_HOST_DEVICE fetch_status fetch_step(const file_cache_view& v, fetch_block& bl
       }
       finish_load(v.slots[slot], ok);
     }
+    const std::uint64_t own = static_cast<std::uint64_t>(req.pages) << v.page_shift;
+    if (ok && req.ahead_pages > 0 && out.bytes > own) {
+      // The readahead: into the block's buffer, replacing the one before.
+      const std::uint64_t extra = out.bytes - own;
+      const auto pages = static_cast<std::uint32_t>((extra + page_bytes - 1) >> v.page_shift);
+      copy(block.ahead, staged + own, extra);
+      const std::uint64_t whole = static_cast<std::uint64_t>(pages) << v.page_shift;
+      if (extra < whole) zero(block.ahead + extra, whole - extra);  // past the end of the file
+      std::uint32_t file = 0, range = 0;
+      std::uint64_t offset = 0;
+      item.locate(req.first_entry, v.page_shift, &file, &offset, &range);
+      block.ahead_file = file;
+      block.ahead_first = (offset >> v.page_shift) + req.pages;
+      block.ahead_count = pages;
+      block.windows[file].fetched(pages);
+      counters.ahead_pages += pages;
+    }
     give_back_request(block, req.request);
     if (ok) {
       item.resolved += req.pages;
@@ -252,6 +336,7 @@ XF_HOST_DEVICE fetch_status fetch_step(const file_cache_view& v, fetch_block& bl
           item.entries[i] = held;
           item.resolved += 1;
           counters.hits += 1;
+          if (block.ahead != nullptr) block.windows[file].on_hit(offset >> v.page_shift, false);
         } else if (pin == pin_status::loading) {
           counters.waits += 1;
         } else if (pin == pin_status::failed) {
@@ -262,51 +347,56 @@ XF_HOST_DEVICE fetch_status fetch_step(const file_cache_view& v, fetch_block& bl
         }
         break;
       }
-      // A miss: the page joins the open request if it follows its last page, or starts one.
-      if (open.request != no_page_slot &&
-          (open.range != range || open.first_entry + open.pages != i ||
-           (static_cast<std::uint64_t>(open.pages + 1) << v.page_shift) > v.staging_bytes)) {
-        ring_open(v, block, item, open, op, frame_offset, counters);
-      }
-      if (open.request == no_page_slot) {
-        if (item.pending_count == fetch_item::max_requests) {
-          stop = true;
-          break;
+      // A miss. A page in the block's readahead buffer needs no request; any other joins the open
+      // request if it follows its last page, or starts one.
+      const std::uint64_t page = offset >> v.page_shift;
+      const bool from_ahead = in_readahead(block, file, page);
+      if (!from_ahead) {
+        if (open.request != no_page_slot &&
+            (open.range != range || open.first_entry + open.pages != i ||
+             (static_cast<std::uint64_t>(open.pages + 1) << v.page_shift) > v.staging_bytes)) {
+          ring_open(v, block, item, open, op, frame_offset, counters);
         }
-        open.request = take_request(block);
         if (open.request == no_page_slot) {
-          stop = true;  // every request slot of the block is out: next round
-          break;
+          if (item.pending_count == fetch_item::max_requests) {
+            stop = true;
+            break;
+          }
+          open.request = take_request(block);
+          if (open.request == no_page_slot) {
+            stop = true;  // every request slot of the block is out: next round
+            break;
+          }
+          open.first_entry = i;
+          open.pages = 0;
+          open.range = range;
         }
-        open.first_entry = i;
-        open.pages = 0;
-        open.range = range;
       }
-      std::uint64_t old_key = 0;
-      const std::uint32_t slot = block.global_hand != nullptr
-                                     ? allocate_global(v.slots, v.slot_count, *block.global_hand, key, &old_key)
-                                     : block.lra.allocate(v.slots, key, &old_key);
-      if (slot == no_page_slot) {
+      std::uint32_t slot = no_page_slot;
+      const claim_status claim = claim_page(v, block, key, entry, &slot);
+      if (claim == claim_status::no_slot) {
         counters.no_page += 1;
         ring_open(v, block, item, open, op, frame_offset, counters);
         drop_valid_pins(v, item);
         return fetch_status::waiting;
       }
-      if (old_key != 0 && !page_table_remove(v.table[old_key - 1], slot)) {
-        // The slot's old page pointed elsewhere: the protocol broke. Give the slot back and fail.
-        abandon_claim(v.slots[slot]);
+      if (claim == claim_status::broken) {
         item.failed = true;
         stop = true;
         break;
       }
-      const std::uint32_t installed = page_table_install(entry, slot);
-      if (installed != slot) {
-        abandon_claim(v.slots[slot]);  // another reader installed the page first: pin theirs
-        continue;
-      }
+      if (claim == claim_status::lost) continue;  // another reader installed the page first: pin theirs
       item.entries[i] = slot;
-      open.pages += 1;
-      counters.misses += 1;
+      if (from_ahead) {
+        copy(v.page_of(slot), block.ahead + ((page - block.ahead_first) << v.page_shift), page_bytes);
+        finish_load(v.slots[slot], true);  // valid, and still pinned by this item
+        item.resolved += 1;
+        counters.ahead_hits += 1;
+        block.windows[file].on_hit(page, true);
+      } else {
+        open.pages += 1;
+        counters.misses += 1;
+      }
       break;
     }
   }

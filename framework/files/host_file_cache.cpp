@@ -55,10 +55,30 @@ host_file_cache::host_file_cache(const file_cache_spec& spec, std::uint32_t bloc
            request_ring_view{cells_.data(), cells, &ring_head_, &ring_tail_}};
   reset_request_ring(view_.ring);
 
+  // Readahead: a buffer per block and a window per block and file, whose mode the file's advice may set.
+  const auto ahead_pages = static_cast<std::uint32_t>(spec.readahead / page);
+  const bool readahead = ahead_pages > 0 && spec.readahead_policy != readahead_mode::off;
+  if (readahead) {
+    ahead_.reset(static_cast<std::byte*>(allocate(std::size_t{blocks} * ahead_pages * page, false)));
+    for (std::uint32_t b = 0; b < blocks; ++b) {
+      for (const cache_file& f : files) {
+        const readahead_mode mode = f.advice == access_advice::random       ? readahead_mode::off
+                                    : f.advice == access_advice::sequential ? readahead_mode::on
+                                                                            : spec.readahead_policy;
+        windows_.emplace_back(mode, ahead_pages);
+      }
+    }
+  }
+
   // LRA: block b owns slots [b·share, (b+1)·share); the slots past blocks·share are the last block's.
   const std::uint32_t share = slot_count / blocks;
   for (std::uint32_t b = 0; b < blocks; ++b) {
     fetch_block block;
+    if (readahead) {
+      block.ahead = ahead_.get() + std::size_t{b} * ahead_pages * page;
+      block.ahead_capacity = ahead_pages;
+      block.windows = windows_.data() + std::size_t{b} * files.size();
+    }
     block.lra = {b * share, b + 1 == blocks ? slot_count - b * share : share, 0};
     if (spec.replacement == page_replacement::global) block.global_hand = &global_hand_;
     block.first_request = b * spec.io_slots_per_block;

@@ -62,7 +62,8 @@ class host_file_cache {
   file_table files_;
   std::vector<std::uint64_t> first_page_, sizes_;
   std::unique_ptr<page_slot[], freer> slots_;
-  std::unique_ptr<std::byte[], freer> pages_, staging_;
+  std::unique_ptr<std::byte[], freer> pages_, staging_, ahead_;
+  std::vector<readahead_window> windows_;  ///< blocks × files
   std::vector<std::uint32_t> table_;
   std::vector<request_slot> requests_;
   std::vector<request_ring_cell> cells_;

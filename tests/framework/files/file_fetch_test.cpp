@@ -32,13 +32,17 @@ std::string write_pattern_file(const test::scratch_dir& dir, std::uint32_t file,
 fault_site site_of(std::uint32_t op, std::uint64_t frame_offset) { return {"op" + std::to_string(op), "t", frame_offset}; }
 
 /// A host file cache over pattern files of `sizes` bytes: `blocks` blocks with `share` page slots and
-/// `requests_per_block` request slots each, 4 KiB pages, no readahead, served by `io_threads` I/O threads.
+/// `requests_per_block` request slots each, 4 KiB pages, readahead as set (none by default), served by
+/// `io_threads` I/O threads.
 struct host_cache_rig {
   struct layout {
     std::vector<std::uint64_t> sizes;
     std::uint32_t blocks = 1, share = 16, requests_per_block = 4, io_threads = 2;
     std::uint64_t staging_bytes = 64 << 10;
     page_replacement replacement = page_replacement::lra;
+    std::uint32_t readahead_pages = 0;
+    readahead_mode readahead_policy = readahead_mode::adaptive;
+    std::vector<access_advice> advice = {};  ///< per file; normal when missing
   };
 
   test::scratch_dir dir;
@@ -52,11 +56,12 @@ struct host_cache_rig {
     std::vector<cache_file> files;
     for (std::uint32_t f = 0; f < l.sizes.size(); ++f) {
       paths.push_back(write_pattern_file(dir, f, l.sizes[f]));
-      files.push_back({paths.back(), site_of(0, 0)});
+      files.push_back({paths.back(), site_of(0, 0), f < l.advice.size() ? l.advice[f] : access_advice::normal});
     }
     file_cache_spec spec;
     spec.size = std::uint64_t{l.blocks} * l.share * 4096;
-    spec.readahead = 0;
+    spec.readahead = std::uint64_t{l.readahead_pages} * 4096;
+    spec.readahead_policy = l.readahead_policy;
     spec.max_request = l.staging_bytes;
     spec.io_chunk = 16 << 10;
     spec.io_threads = l.io_threads;
@@ -221,11 +226,18 @@ TEST_CASE("file_fetch: blocks on threads read random ranges through a cache smal
     share = 13;
     replacement = page_replacement::global;
   }
+  std::uint32_t readahead = 0;
+  SUBCASE("the smallest share, reading 4 pages ahead on every miss") {
+    share = 13;
+    readahead = 4;
+  }
   CAPTURE(share);
   CAPTURE(name_of(replacement));
+  CAPTURE(readahead);
   host_cache_rig rig({.sizes = {2 << 20, 3 << 19}, .blocks = blocks, .share = share, .requests_per_block = 4,
-                      .io_threads = 3, .staging_bytes = 16 << 10, .replacement = replacement});
-  std::atomic<std::uint64_t> wrong{0}, failed{0}, resolved{0}, hits{0}, misses{0}, no_page{0};
+                      .io_threads = 3, .staging_bytes = readahead > 0 ? 32 << 10 : 16 << 10, .replacement = replacement,
+                      .readahead_pages = readahead, .readahead_policy = readahead_mode::on});
+  std::atomic<std::uint64_t> wrong{0}, failed{0}, resolved{0}, hits{0}, misses{0}, no_page{0}, ahead_hits{0};
   std::vector<std::thread> threads;
   for (std::uint32_t b = 0; b < blocks; ++b) {
     threads.emplace_back([&, b] {
@@ -272,6 +284,7 @@ TEST_CASE("file_fetch: blocks on threads read random ranges through a cache smal
       hits.fetch_add(counters.hits);
       misses.fetch_add(counters.misses);
       no_page.fetch_add(counters.no_page);
+      ahead_hits.fetch_add(counters.ahead_hits);
       // Drain what is still in flight so the I/O threads stop with nothing pinned.
       for (std::uint32_t k = 0; k < items; ++k) {
         if (!busy[k]) continue;
@@ -287,9 +300,129 @@ TEST_CASE("file_fetch: blocks on threads read random ranges through a cache smal
   CHECK(resolved.load() == blocks * 1500);
   CHECK(misses.load() > 0);
   CHECK(hits.load() > 0);  // both paths taken (how many of each depends on the share and the timing)
-  MESSAGE("hits " << hits.load() << ", misses " << misses.load() << ", full-share restarts " << no_page.load());
+  if (readahead > 0) CHECK(ahead_hits.load() > 0);
+  MESSAGE("hits " << hits.load() << ", misses " << misses.load() << ", full-share restarts " << no_page.load()
+                  << ", served from readahead " << ahead_hits.load());
   for (std::uint32_t s = 0; s < rig.view.slot_count; ++s) CHECK(slot_pins(rig.view.slots[s]) == 0);
   CHECK_FALSE(rig.cache->poll().has_value());
+}
+
+namespace {
+
+/// Reads `pages` one page at a time, in `order`, each fetched, checked and released as a stream's items
+/// are; returns the counters.
+fetch_counters read_pages(host_cache_rig& rig, std::uint32_t file, const std::vector<std::uint64_t>& order,
+                          bool* all_right) {
+  std::vector<std::uint32_t> entries(2);
+  fetch_counters counters;
+  *all_right = true;
+  for (const std::uint64_t page : order) {
+    fetch_item item;
+    const std::uint64_t offset = page * 4096;
+    const file_range range{file, offset, std::min<std::uint64_t>(4096, rig.sizes[file] - offset)};
+    item.begin(&range, 1, entries.data(), 12);
+    if (rig.fetch(0, item, counters) != fetch_status::resolved || !rig.bytes_right(item)) *all_right = false;
+    fetch_release(rig.view, item);
+  }
+  return counters;
+}
+
+std::vector<std::uint64_t> in_order(std::uint64_t pages) {
+  std::vector<std::uint64_t> order(pages);
+  for (std::uint64_t p = 0; p < pages; ++p) order[p] = p;
+  return order;
+}
+
+}  // namespace
+
+TEST_CASE("file_fetch: adaptive readahead starts on a sequential stream, and its pages need no request") {
+  // 256 pages and a short last one; 16 pages of readahead; a share of 16 (nothing is read twice).
+  const std::uint64_t size = 255 * 4096 + 1000;
+  host_cache_rig rig({.sizes = {size}, .share = 16, .staging_bytes = 128 << 10, .readahead_pages = 16});
+  bool right = false;
+  const fetch_counters c = read_pages(rig, 0, in_order(256), &right);
+  CHECK(right);
+  CHECK(c.misses + c.ahead_hits == 256);
+  CHECK(c.hits == 0);
+  // Two misses before it starts, then windows of 4, 8, 16, 16, …: about 256 / 17 requests.
+  CHECK(c.requests <= 2 + 1 + 1 + 256 / 17 + 1);
+  CHECK(c.ahead_hits >= 256 - 20);
+  CHECK(c.ahead_pages == c.ahead_hits);  // a sequential stream reads every page it fetched ahead
+  // The last page, short, came from the buffer: past the file's end it is zero.
+  std::vector<std::uint32_t> entries(1);
+  fetch_item last;
+  const file_range range{0, 255 * 4096, 1000};
+  last.begin(&range, 1, entries.data(), 12);
+  fetch_counters again;
+  REQUIRE(rig.fetch(0, last, again) == fetch_status::resolved);
+  const std::byte* page = rig.view.page_of(last.entries[0]);
+  bool zero_tail = true;
+  for (std::uint64_t b = 1000; b < 4096; ++b) zero_tail = zero_tail && page[b] == std::byte{0};
+  CHECK(zero_tail);
+  fetch_release(rig.view, last);
+}
+
+TEST_CASE("file_fetch: readahead on reads ahead from the first miss; off and random advice never do") {
+  const std::uint64_t pages = 64;
+  SUBCASE("on") {
+    host_cache_rig rig({.sizes = {pages * 4096}, .share = 16, .staging_bytes = 128 << 10, .readahead_pages = 16,
+                        .readahead_policy = readahead_mode::on});
+    bool right = false;
+    const fetch_counters c = read_pages(rig, 0, in_order(pages), &right);
+    CHECK(right);
+    CHECK(c.requests == 4);  // pages 0, 17, 34, 51, each with the next 16 (the last clipped at the end)
+    CHECK(c.ahead_hits == pages - 4);
+  }
+  SUBCASE("sequential advice starts it at once") {
+    host_cache_rig rig({.sizes = {pages * 4096}, .share = 16, .staging_bytes = 128 << 10, .readahead_pages = 16,
+                        .advice = {access_advice::sequential}});
+    bool right = false;
+    const fetch_counters c = read_pages(rig, 0, in_order(pages), &right);
+    CHECK(right);
+    CHECK(c.requests == 4);
+  }
+  SUBCASE("off") {
+    host_cache_rig rig({.sizes = {pages * 4096}, .share = 16, .staging_bytes = 128 << 10, .readahead_pages = 16,
+                        .readahead_policy = readahead_mode::off});
+    CHECK(rig.block(0).ahead == nullptr);
+    bool right = false;
+    const fetch_counters c = read_pages(rig, 0, in_order(pages), &right);
+    CHECK(right);
+    CHECK(c.requests == pages);
+    CHECK(c.ahead_pages == 0);
+  }
+  SUBCASE("random advice turns it off for that file only") {
+    host_cache_rig rig({.sizes = {pages * 4096, pages * 4096}, .share = 16, .staging_bytes = 128 << 10,
+                        .readahead_pages = 16, .readahead_policy = readahead_mode::on,
+                        .advice = {access_advice::random, access_advice::normal}});
+    bool right = false;
+    const fetch_counters random_file = read_pages(rig, 0, in_order(pages), &right);
+    CHECK(right);
+    CHECK(random_file.requests == pages);
+    CHECK(random_file.ahead_pages == 0);
+    const fetch_counters other = read_pages(rig, 1, in_order(pages), &right);
+    CHECK(right);
+    CHECK(other.requests == 4);
+  }
+}
+
+TEST_CASE("file_fetch: adaptive readahead stays off for data-dependent random reads") {
+  const std::uint64_t pages = 4096;  // 16 MiB
+  host_cache_rig rig({.sizes = {pages * 4096}, .share = 16, .staging_bytes = 128 << 10, .readahead_pages = 16});
+  std::vector<std::uint64_t> order;
+  std::uint64_t state = 12345;
+  for (int i = 0; i < 400; ++i) {
+    state = state * 6364136223846793005u + 1442695040888963407u;
+    order.push_back((state >> 33) % pages);
+  }
+  bool right = false;
+  const fetch_counters c = read_pages(rig, 0, order, &right);
+  CHECK(right);
+  // A jump turns it off and two sequential misses in a row are needed to turn it on: random pages 4096
+  // apart almost never do.
+  CHECK(c.ahead_pages <= 16);
+  CHECK(c.misses + c.hits + c.ahead_hits == 400);  // a few random pages repeat and hit
+  CHECK(c.requests == c.misses);                   // one page each: nothing rode along
 }
 
 TEST_CASE("host_file_cache: a file that cannot be opened names its reader and path") {
