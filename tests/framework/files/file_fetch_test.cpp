@@ -235,7 +235,7 @@ TEST_CASE("file_fetch: blocks on threads read random ranges through a cache smal
   CAPTURE(name_of(replacement));
   CAPTURE(readahead);
   host_cache_rig rig({.sizes = {2 << 20, 3 << 19}, .blocks = blocks, .share = share, .requests_per_block = 4,
-                      .io_threads = 3, .staging_bytes = readahead > 0 ? 32 << 10 : 16 << 10, .replacement = replacement,
+                      .io_threads = 3, .staging_bytes = readahead > 0 ? std::uint64_t{32} << 10 : std::uint64_t{16} << 10, .replacement = replacement,
                       .readahead_pages = readahead, .readahead_policy = readahead_mode::on});
   std::atomic<std::uint64_t> wrong{0}, failed{0}, resolved{0}, hits{0}, misses{0}, no_page{0}, ahead_hits{0};
   std::vector<std::thread> threads;
