@@ -6,7 +6,7 @@ namespace xf {
 direct_reader::direct_reader(const host_kernel_op& reader, const fault_site& site)
     : reader_(reader), files_(file_table_options{.direct = direct_io_mode::off, .advise_random = false}) {
   const file_list list = reader.files();
-  for (const file_list::entry& f : list.entries()) files_.open(f.path, site, f.advice);
+  for (const file_list::entry& f : list.entries()) sizes_.push_back(files_.file(files_.open(f.path, site, f.advice)).size);
 }
 
 void direct_reader::run(const frame_in& in, frame_out& out, std::uint64_t offset, const fault_site& site) const {
@@ -24,9 +24,9 @@ void direct_reader::run(const frame_in& in, frame_out& out, std::uint64_t offset
   std::byte carry[frame_task<std::uint32_t>::carry_bytes] = {};
   for (std::uint32_t stage = 0;; ++stage) {
     read_list list;
-    if (reader_.reads(in, offset, stage, carry, list) == read_step::done) break;
+    if (reader_.reads(in, &out, offset, {nullptr, stage, carry, sizes_.data()}, list) == read_step::done) break;
     const file_pages pages = reads->read(list, at);
-    const reader_stage reading{&pages, stage, carry};
+    const reader_stage reading{&pages, stage, carry, sizes_.data()};
     reader_.run(in, &out, offset, 0, 1, 1, &reading);
   }
   std::lock_guard lock(pool_mutex_);

@@ -27,9 +27,13 @@ class direct_reader {
   /// offset. Thread-safe: each call borrows a set of read buffers.
   void run(const frame_in& in, frame_out& out, std::uint64_t offset, const fault_site& site) const;
 
+  /// The reader's files' sizes at open, in its files() order.
+  const std::uint64_t* file_sizes() const { return sizes_.data(); }
+
  private:
   const host_kernel_op& reader_;
   file_table files_;
+  std::vector<std::uint64_t> sizes_;
   mutable std::mutex pool_mutex_;
   mutable std::vector<std::unique_ptr<direct_reads>> pool_;  ///< read buffers not in use
 };

@@ -107,6 +107,11 @@ class topology_run {
   bool advance_reader(std::uint32_t block, std::size_t op, std::uint64_t offset, const frame_in& in,
                       frame_out& out, reader_lane& r, fetch_counters& counters);
   void collect_file_cache_stats(run_stats& stats);
+  /// The topic a file reader's errors name: its input, or a source's output.
+  std::size_t reader_topic(std::size_t op) const {
+    const planned_operator& po = plan_.operators[op];
+    return po.inputs.empty() ? po.outputs.at(0) : po.inputs[0];
+  }
   /// Device executor: launches the kernel and watches it until it ends; returns whether it ended well.
   /// Builds the device side (replicas, placement, copy bridge) and launches the kernel.
   void launch_device_kernel(const kernel_program& program);
@@ -173,6 +178,9 @@ class topology_run {
   std::vector<bool> started_;
   std::unique_ptr<host_file_cache> file_cache_;
   std::vector<std::uint32_t> first_file_, file_count_;  // by operator index: its files in the cache
+  // File sources in the kernel's blocks, by operator index: frames in the stream, offsets a block claims at
+  // once (its run: read in order, so its reads of the file are sequential).
+  std::vector<std::uint64_t> source_frames_, source_run_;
   std::mutex fetch_mutex_;
   fetch_counters fetch_totals_;  // the blocks' fetch counters, added as each block ends
   // The stream window: the first frame any source published, the last any sink received (host clock ns).
@@ -277,16 +285,28 @@ void topology_run::make_file_cache() {
     first_file_[op] = static_cast<std::uint32_t>(files.size());
     const file_list list = kernel.files();
     for (const file_list::entry& f : list.entries())
-      files.push_back({f.path, site(op, plan_.operators[op].inputs[0], std::nullopt), f.advice});
+      files.push_back({f.path, site(op, reader_topic(op), std::nullopt), f.advice});
     file_count_[op] = static_cast<std::uint32_t>(files.size()) - first_file_[op];
   }
+  source_frames_.assign(plan_.operators.size(), 0);
+  source_run_.assign(plan_.operators.size(), 1);
   const bool any_reader = std::any_of(plan_.kernel_operators.begin(), plan_.kernel_operators.end(),
                                       [&](std::size_t op) { return instances_[op].kernel->reads_files(); });
   if (!any_reader) return;
   file_cache_ = std::make_unique<host_file_cache>(
       spec_.runtime.file_cache.value_or(file_cache_spec{}), plan_.blocks, files,
-      [this](std::uint32_t op, std::uint64_t frame_offset) { return site(op, plan_.operators[op].inputs[0], frame_offset); },
+      [this](std::uint32_t op, std::uint64_t frame_offset) { return site(op, reader_topic(op), frame_offset); },
       std::chrono::milliseconds(plan_.watchdog_ms));
+  for (std::size_t op : plan_.kernel_operators) {
+    const host_kernel_op& kernel = *instances_[op].kernel;
+    if (!kernel.is_source()) continue;
+    const topic_spec& out = *plan_.topics[plan_.operators[op].outputs[0]].spec;
+    source_frames_[op] = kernel.frame_count(file_cache_->view().file_size + first_file_[op], out.frame_bytes);
+    // A run as long as the readahead reaches, and no more than a block's part of the ring's capacity.
+    const std::uint64_t readahead = file_cache_->spec().readahead;
+    const std::uint64_t fair = std::max<std::uint64_t>(1, out.capacity / (2 * std::uint64_t{plan_.blocks}));
+    source_run_[op] = std::clamp<std::uint64_t>(readahead / out.frame_bytes, 1, fair);
+  }
   file_cache_->start();
 }
 
@@ -495,17 +515,19 @@ struct topology_run::reader_lane {
 bool topology_run::advance_reader(std::uint32_t block, std::size_t op, std::uint64_t offset, const frame_in& in,
                                   frame_out& out, reader_lane& r, fetch_counters& counters) {
   const planned_operator& po = plan_.operators[op];
-  const std::size_t topic = po.inputs[0];
+  const std::size_t topic = reader_topic(op);
   const host_kernel_op& kernel = *instances_[op].kernel;
   const file_cache_view& v = file_cache_->view();
+  const std::uint64_t* sizes = v.file_size + first_file_[op];
   fetch_block& share = file_cache_->block(block);
   const auto copy = [](std::byte* dst, const std::byte* src, std::uint64_t n) { std::memcpy(dst, src, n); };
   const auto zero = [](std::byte* dst, std::uint64_t n) { std::memset(dst, 0, n); };
   while (true) {
     if (!r.fetching) {
       read_list list;
-      const read_step step =
-          call_hook(op, topic, offset, [&] { return kernel.reads(in, offset, r.stage, r.carry.data(), list); });
+      const read_step step = call_hook(op, topic, offset, [&] {
+        return kernel.reads(in, &out, offset, {nullptr, r.stage, r.carry.data(), sizes}, list);
+      });
       if (step == read_step::done) return true;
       list.shift_files(first_file_[op]);
       if (const range_check check = check_ranges(list, v.file_size, first_file_[op], file_count_[op]);
@@ -533,7 +555,7 @@ bool topology_run::advance_reader(std::uint32_t block, std::size_t op, std::uint
       throw run_error(site(op, topic, offset), "a page stage " + std::to_string(r.stage) + " reads failed to load");
     }
     const file_pages pages = file_pages::paged(&v, &r.item, first_file_[op]);
-    const reader_stage reading{&pages, r.stage, r.carry.data()};
+    const reader_stage reading{&pages, r.stage, r.carry.data(), sizes};
     const std::uint32_t threads = po.warps * 32;
     try {
       call_hook(op, topic, offset, [&] {
@@ -565,6 +587,8 @@ void topology_run::kernel_block(std::uint32_t block) {
     bool done = false;
     std::uint32_t frame = no_frame;  ///< the output frame, once reserved (a reader fills it over rounds)
     std::unique_ptr<reader_lane> reader;
+    // File sources: the claimed run of offsets [next, run_end), and one past the last offset published.
+    std::uint64_t next = 0, run_end = 0, published_end = 0;
   };
   std::vector<lane> lanes;
   for (std::size_t op : plan_.kernel_operators) {
@@ -595,6 +619,55 @@ void topology_run::kernel_block(std::uint32_t block) {
     for (lane& l : lanes) {
       if (l.done) continue;
       const planned_operator& po = plan_.operators[l.op];
+      if (po.inputs.empty()) {  // a file source: claims runs of offsets, reads and publishes them in order
+        const std::size_t out = po.outputs[0];
+        const topic_view& vo = view(out);
+        if (!l.holding) {
+          if (l.next == l.run_end) {
+            const std::uint64_t first = control_.draining() ? source_frames_[l.op] : vo.claim_offsets(source_run_[l.op]);
+            if (first >= source_frames_[l.op]) {
+              vo.close(l.published_end);
+              l.done = true;
+              --running;
+              progressed = true;
+              continue;
+            }
+            l.next = first;
+            l.run_end = std::min(first + source_run_[l.op], source_frames_[l.op]);
+          }
+          l.offset = l.next++;
+          l.holding = true;
+        }
+        if (!l.reserved) {
+          if (!vo.slot_free(l.offset)) continue;  // backpressure: try again next round
+          vo.reclaim(l.offset);
+          l.reserved = true;
+          l.frame = vo.alloc_frame(l.offset);
+          if (l.frame == no_frame)
+            throw run_error(site(l.op, out, l.offset), "frame heap exhausted (broken invariant: one frame per slot)");
+        }
+        const host_kernel_op& kernel = *instances_[l.op].kernel;
+        const element_type element = plan_.topics[out].spec->element;
+        const std::uint64_t bytes =
+            kernel.frame_bytes(file_cache_->view().file_size + first_file_[l.op], vo.frame_bytes, l.offset);
+        frame_out fo{vo.frame_data(l.frame), vo.frame_bytes, bytes, element};
+        const fetch_counters before = counters;
+        const bool finished = advance_reader(block, l.op, l.offset, frame_in{nullptr, 0, element}, fo, *l.reader, counters);
+        if (counters.requests != before.requests || counters.hits != before.hits ||
+            counters.ahead_hits != before.ahead_hits)
+          progressed = true;
+        if (!finished) continue;
+        l.reader->next_frame();
+        const std::uint64_t born = now_ns();
+        fetch_min(stream_first_ns_, born);
+        vo.publish(l.offset, l.frame, bytes, l.offset, 0, born);
+        count_publish(l.op, out, bytes);
+        l.published_end = l.offset + 1;
+        l.holding = l.reserved = false;
+        l.frame = no_frame;
+        progressed = true;
+        continue;
+      }
       const std::size_t in = po.inputs[0];
       const topic_view& vi = view(in);
       const std::uint32_t group = po.input_groups[0];

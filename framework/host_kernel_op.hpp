@@ -15,7 +15,8 @@ namespace xf {
 struct reader_stage {
   const file_pages* files = nullptr;
   std::uint32_t stage = 0;
-  std::byte* carry = nullptr;  ///< frame_task::carry_bytes
+  std::byte* carry = nullptr;                  ///< frame_task::carry_bytes
+  const std::uint64_t* file_sizes = nullptr;  ///< the operator's files' sizes at open
 };
 
 /// A GPU operator's compute as the host executor calls it: runs virtual threads
@@ -33,11 +34,17 @@ class host_kernel_op {
   /// File readers (operator.hpp: gpu_file_reader): whether this is one, and its files in file_id order.
   virtual bool reads_files() const { return false; }
   virtual file_list files() const { return {}; }
-  /// File readers: adds the ranges of stage `stage` of the frame at `offset` (`more`), or says the frame
-  /// is done. Ids are the operator's own.
-  virtual read_step reads(const frame_in&, std::uint64_t, std::uint32_t, std::byte*, read_list&) const {
+  /// File readers: adds the ranges of stage `reading.stage` of the frame at `offset` (`more`), or says
+  /// the frame is done (reading.files is null here). `out`: the output frame (a source's frames' length).
+  /// Ids are the operator's own.
+  virtual read_step reads(const frame_in&, const frame_out*, std::uint64_t, const reader_stage&, read_list&) const {
     return read_step::done;
   }
+  /// File sources (operator.hpp: gpu_file_source): whether this is one, its frames and each one's bytes,
+  /// for its files of `file_sizes` and output frames of `capacity` bytes.
+  virtual bool is_source() const { return false; }
+  virtual std::uint64_t frame_count(const std::uint64_t*, std::uint64_t) const { return 0; }
+  virtual std::uint64_t frame_bytes(const std::uint64_t*, std::uint64_t, std::uint64_t) const { return 0; }
   /// The operator's phases (map_phases): from `Op::phases(params)` when the operator type declares it.
   virtual map_phases phases() const { return {}; }
   /// A map's output frame bytes for an input frame of `input_bytes` (operator.hpp: output_numerator).

@@ -128,6 +128,10 @@ struct frame_task {
   /// stage's reads and compute read). Every virtual thread sees the same bytes.
   std::byte* carry = nullptr;
   static constexpr std::uint32_t carry_bytes = 64;
+  /// File readers: each of its files' size at open, in the order `files` lists them (for reads and compute).
+  const std::uint64_t* file_sizes = nullptr;
+  /// Bytes the output frame holds (its topic's frame size); 0 without an output.
+  std::uint64_t out_capacity = 0;
 
   /// Fails this frame with an operator-defined `code`: the run ends cleanly once the frame's round is
   /// over, and the error names the operator, its input topic, the offset and the code. Any virtual
@@ -171,6 +175,21 @@ concept gpu_file_reader = requires(const typename Op::params& p, file_list& file
   Op::files(p, files);
   { Op::template reads<std::uint32_t>(p, task, reads) } -> std::same_as<read_step>;
 };
+
+/// A GPU source that reads files (issue 6): a file reader with no input topic. The framework streams offsets
+/// 0 … frame_count − 1 through it; for each, `frame_bytes` is the frame's length and `reads` and `compute`
+/// fill it (task.in null, task.count the frame's elements, task.out the frame, task.file_sizes set). Besides
+/// params, describe, files, reads and compute, the type declares
+///   static std::uint64_t frame_count(const params&, const std::uint64_t* file_sizes, std::uint64_t capacity);
+///   static XF_HOST_DEVICE std::uint64_t frame_bytes(const params&, const std::uint64_t* file_sizes,
+///                                                   std::uint64_t capacity, std::uint64_t offset);
+/// where `capacity` is the output topic's frame size. operators/sources/readahead_file_source.hpp is one.
+template <class Op>
+concept gpu_file_source =
+    gpu_file_reader<Op> && requires(const typename Op::params& p, const std::uint64_t* sizes, std::uint64_t n) {
+      { Op::frame_count(p, sizes, n) } -> std::convertible_to<std::uint64_t>;
+      { Op::frame_bytes(p, sizes, n, n) } -> std::convertible_to<std::uint64_t>;
+    };
 
 template <class Op>
 concept gpu_sink = requires(const typename Op::params& p, std::span<const std::byte> state) {

@@ -30,6 +30,30 @@ class source_reference final : public frame_reference {
   cpu_source* source_;
 };
 
+/// Replays a file source the kernel's blocks ran through the cache: its frames read again with direct reads.
+class file_source_reference final : public frame_reference {
+ public:
+  file_source_reference(const host_kernel_op& source, std::uint64_t capacity, element_type element,
+                        const fault_site& site)
+      : source_(source), reader_(source, site), capacity_(capacity), element_(element), site_(site),
+        frames_(source.frame_count(reader_.file_sizes(), capacity)) {}
+  bool expected(std::uint64_t offset, frame_out& out) const override {
+    if (offset >= frames_) return false;
+    out.bytes = source_.frame_bytes(reader_.file_sizes(), capacity_, offset);
+    reader_.run(frame_in{nullptr, 0, element_}, out, offset, site_);
+    return true;
+  }
+  std::optional<std::uint64_t> frame_count() const override { return frames_; }
+
+ private:
+  const host_kernel_op& source_;
+  direct_reader reader_;
+  std::uint64_t capacity_;
+  element_type element_;
+  fault_site site_;
+  std::uint64_t frames_;
+};
+
 class map_reference final : public frame_reference {
  public:
   /// `site`: the map's operator and input topic, for the errors of a file reader's replay.
@@ -99,6 +123,13 @@ reference_chain::reference_chain(const plan& p, const std::vector<operator_insta
     if (p.topics[out].publishers.size() != 1 || !po.entry->info.replayable) continue;
     const operator_instance& inst = instances[i];
     if (po.entry->info.role == operator_role::source) {
+      if (inst.kernel != nullptr && inst.kernel->is_source()) {
+        const topic_spec& t = *p.topics[out].spec;
+        owned_.push_back(std::make_unique<file_source_reference>(*inst.kernel, t.frame_bytes, t.element,
+                                                                 fault_site{po.spec->name, t.name, std::nullopt}));
+        by_topic_[out] = owned_.back().get();
+        continue;
+      }
       auto* source = dynamic_cast<cpu_source*>(inst.cpu.get());
       if (!source) continue;
       // A source may replay itself (dataset_source does, to report its period and to keep replays out

@@ -41,17 +41,20 @@ struct operator_entry {
 namespace detail {
 
 /// The task the host's callers of compute and reads give an operator for a whole frame.
+/// (A file source has no input: `in.data` is null and its frame's elements are the output's.)
 template <class T>
-frame_task<T> host_task(const frame_in& in, frame_out* out, std::uint64_t offset, const reader_stage* reading) {
+frame_task<T> host_task(const frame_in& in, const frame_out* out, std::uint64_t offset, const reader_stage* reading) {
   frame_task<T> task;
   task.in = reinterpret_cast<const T*>(in.data);
   task.out = out != nullptr ? reinterpret_cast<T*>(out->data) : nullptr;
-  task.count = in.bytes / sizeof(T);
+  task.count = (in.data != nullptr ? in.bytes : out != nullptr ? out->bytes : 0) / sizeof(T);
+  task.out_capacity = out != nullptr ? out->capacity : 0;
   task.offset = offset;
   if (reading != nullptr) {
     task.files = reading->files;
     task.stage = reading->stage;
     task.carry = reading->carry;
+    task.file_sizes = reading->file_sizes;
   }
   return task;
 }
@@ -84,15 +87,16 @@ void run_gpu_compute_any(const typename Op::params& p, const frame_in& in, frame
 /// A reader's stage `stage` of a frame: Op::reads over the task, and a stage that asked for more ranges
 /// than a read_list holds is the frame's error (its compute would read bytes it never got).
 template <gpu_file_reader Op>
-read_step reader_reads(const typename Op::params& p, const frame_in& in, std::uint64_t offset, std::uint32_t stage,
-                       std::byte* carry, read_list& list) {
-  const reader_stage reading{nullptr, stage, carry};
+read_step reader_reads(const typename Op::params& p, const frame_in& in, const frame_out* out, std::uint64_t offset,
+                       const reader_stage& stage, read_list& list) {
+  reader_stage reading = stage;
+  reading.files = nullptr;
   read_step step = read_step::done;
   visit_element(in.element, [&](auto zero) {
-    step = Op::template reads<decltype(zero)>(p, host_task<decltype(zero)>(in, nullptr, offset, &reading), list);
+    step = Op::template reads<decltype(zero)>(p, host_task<decltype(zero)>(in, out, offset, &reading), list);
   });
   if (step == read_step::more && list.overflowed())
-    throw std::runtime_error("stage " + std::to_string(stage) + " asks for more than " +
+    throw std::runtime_error("stage " + std::to_string(stage.stage) + " asks for more than " +
                              std::to_string(read_list::capacity) + " ranges (a read_list's capacity)");
   return step;
 }
@@ -150,10 +154,19 @@ class gpu_op_on_host final : public host_kernel_op {
     if constexpr (gpu_file_reader<Op>) Op::files(params_, list);
     return list;
   }
-  read_step reads(const frame_in& in, std::uint64_t offset, std::uint32_t stage, std::byte* carry,
+  read_step reads(const frame_in& in, const frame_out* out, std::uint64_t offset, const reader_stage& stage,
                   read_list& list) const override {
-    if constexpr (gpu_file_reader<Op>) return reader_reads<Op>(params_, in, offset, stage, carry, list);
+    if constexpr (gpu_file_reader<Op>) return reader_reads<Op>(params_, in, out, offset, stage, list);
     return read_step::done;
+  }
+  bool is_source() const override { return gpu_file_source<Op>; }
+  std::uint64_t frame_count(const std::uint64_t* sizes, std::uint64_t capacity) const override {
+    if constexpr (gpu_file_source<Op>) return Op::frame_count(params_, sizes, capacity);
+    return 0;
+  }
+  std::uint64_t frame_bytes(const std::uint64_t* sizes, std::uint64_t capacity, std::uint64_t offset) const override {
+    if constexpr (gpu_file_source<Op>) return Op::frame_bytes(params_, sizes, capacity, offset);
+    return 0;
   }
   map_phases phases() const override { return phases_of<Op>(params_); }
   std::uint64_t output_bytes(std::uint64_t input_bytes) const override {
@@ -222,6 +235,36 @@ class gpu_reader_on_cpu final : public cpu_map {
   std::optional<direct_reader> reader_;
 };
 
+/// A GPU file source placed `on: cpu`: its frames are read with direct reads on the source's threads (any
+/// thread any frame), compute running one virtual thread per stage.
+template <gpu_file_source Op>
+class gpu_source_on_cpu final : public cpu_source {
+ public:
+  explicit gpu_source_on_cpu(typename Op::params p) : compute_(p) {}
+  void on_start(const operator_setup& setup) override {
+    XF_EXPECTS(setup.outputs.size() == 1, "a source has one output topic");
+    const topic_info& out = setup.outputs.front();
+    site_ = {setup.name, out.name, std::nullopt};
+    capacity_ = out.frame_bytes;
+    reader_.emplace(compute_, site_);
+    frames_ = compute_.frame_count(reader_->file_sizes(), capacity_);
+  }
+  bool produce(std::uint64_t offset, frame_out& out) override {
+    XF_EXPECTS(reader_.has_value(), "a file source's frames after on_start");
+    if (offset >= frames_) return false;
+    out.bytes = compute_.frame_bytes(reader_->file_sizes(), capacity_, offset);
+    reader_->run(frame_in{nullptr, 0, out.element}, out, offset, site_);
+    return true;
+  }
+  void on_stop() override { reader_.reset(); }
+
+ private:
+  gpu_op_on_host<Op> compute_;
+  fault_site site_;
+  std::uint64_t capacity_ = 0, frames_ = 0;
+  std::optional<direct_reader> reader_;
+};
+
 /// A GPU sink placed `on: cpu`: its compute folds each frame on the sink's threads (one virtual thread
 /// per frame); on_stop finishes the accumulator unless the run was interrupted before the stream ended.
 template <gpu_sink Op>
@@ -282,6 +325,16 @@ class operator_registry {
       };
       entry->make_host_kernel = [schema](const param_map& values) -> std::unique_ptr<host_kernel_op> {
         return std::make_unique<detail::gpu_sink_on_host<Op>>(schema.make(values));
+      };
+    } else if constexpr (gpu_file_source<Op>) {
+      entry->info.role = operator_role::source;
+      entry->info.gpu = true;
+      entry->info.reads_files = true;
+      entry->make_cpu = [schema](const param_map& values) -> std::unique_ptr<cpu_operator> {
+        return std::make_unique<detail::gpu_source_on_cpu<Op>>(schema.make(values));
+      };
+      entry->make_host_kernel = [schema](const param_map& values) -> std::unique_ptr<host_kernel_op> {
+        return std::make_unique<detail::gpu_op_on_host<Op>>(schema.make(values));
       };
     } else {
       entry->info.role = operator_role::map;

@@ -13,6 +13,7 @@
 #include "operators/sources/prefetch_source.hpp"
 #include "operators/sources/prefetch_varlen_source.hpp"
 #include "operators/sources/random_source.hpp"
+#include "operators/sources/readahead_file_source.hpp"
 #include "operators/sources/sequence_source.hpp"
 #include "operators/sources/text_source.hpp"
 #include "operators/transforms/address_generators/byte_addresses.hpp"
@@ -34,6 +35,7 @@ void register_builtin_operators(operator_registry& registry) {
   registry.add<prefetch_source>("prefetch_source");
   registry.add<prefetch_varlen_source>("prefetch_varlen_source");
   registry.add<prefetch_ranges>("prefetch_ranges");
+  registry.add<readahead_file_source>("readahead_file_source");
   registry.add<text_source>("text_source");
   registry.add<scale_op>("scale");
   registry.add<fma_op>("fma");

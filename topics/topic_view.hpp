@@ -48,6 +48,9 @@ struct topic_view {
   XF_HOST_DEVICE std::uint64_t claim_offset() const {
     return fetch_add_relaxed(claim->value, std::uint64_t{1});
   }
+  /// Claims `n` consecutive offsets at once (a GPU file source's per-block run: one block reads them in
+  /// order, so its reads of the file run sequentially); returns the first.
+  XF_HOST_DEVICE std::uint64_t claim_offsets(std::uint64_t n) const { return fetch_add_relaxed(claim->value, n); }
 
   XF_HOST_DEVICE std::uint32_t slot_of(std::uint64_t offset) const {
     return static_cast<std::uint32_t>(offset % capacity);

@@ -5,7 +5,12 @@
 // end the run naming the operator, topic and offset.
 #include <doctest/doctest.h>
 
+#include <cstring>
+
+#include <map>
+#include <mutex>
 #include <string>
+#include <vector>
 
 #include "framework/config/spec_validation.hpp"
 #include "framework/executor.hpp"
@@ -13,17 +18,38 @@
 #include "framework/topology_builder.hpp"
 #include "framework/units.hpp"
 #include "operators/builtin.hpp"
+#include "operators/sources/readahead_file_source.hpp"
 #include "tests/framework/files/indexed_add.hpp"
 #include "tests/framework/files/pattern_file.hpp"
 
 namespace xf {
 namespace {
 
+/// Keeps every frame it receives, by offset (the test checks them against the files themselves).
+struct collect_sink final : public cpu_sink {
+  struct params {};
+  static void describe(operator_schema<params>& s) { s.describe("keeps the frames (test)"); }
+  explicit collect_sink(const params&) {}
+  void on_frame(std::uint64_t offset, const frame_in& in) override {
+    std::lock_guard lock(mutex());
+    frames()[offset].assign(in.data, in.data + in.bytes);
+  }
+  static std::mutex& mutex() {
+    static std::mutex m;
+    return m;
+  }
+  static std::map<std::uint64_t, std::vector<std::byte>>& frames() {
+    static std::map<std::uint64_t, std::vector<std::byte>> f;
+    return f;
+  }
+};
+
 const operator_registry& registry() {
   static const operator_registry r = [] {
     operator_registry reg;
     register_builtin_operators(reg);
     reg.add<indexed_add>("indexed_add");
+    reg.add<collect_sink>("collect_sink");
     return reg;
   }();
   return r;
@@ -153,6 +179,97 @@ TEST_CASE("file cache run: a stage that needs more pages than a block's share fa
   CHECK_MESSAGE(stats.error.find("stage 1 reads 2 pages of 4 KiB, more than a block's share of the file cache (1 "
                                  "pages of 3 blocks)") != std::string::npos,
                 stats.error);
+}
+
+namespace {
+
+/// readahead_file_source (on `where`) → verify_sink (replays the files with direct reads) and collect_sink.
+topology_spec source_topology(const std::string& paths, placement where, std::uint64_t frame_bytes = 16 * KiB) {
+  topology_builder b("files");
+  b.topic("frames").frame_bytes(frame_bytes).capacity(16).element(element_type::u8);
+  b.link({}, op("files", "readahead_file_source").on(where).param("path", paths), {"frames"});
+  b.link({"frames"}, op("verify", "verify_sink"), {});
+  b.link({"frames"}, op("copy", "collect_sink"), {});
+  if (where == placement::gpu) b.runtime().blocks(3);
+  return b.build();
+}
+
+}  // namespace
+
+TEST_CASE("file source: files of 0 B, 1 B and sizes off the page and frame grid stream byte-exact, on gpu and cpu") {
+  test::scratch_dir dir;
+  const std::vector<std::uint64_t> sizes = {0, 1, 16 * KiB, 100000, 3 * 16 * KiB + 5, 4096, 70001, 2};
+  std::string paths;
+  std::vector<std::vector<std::byte>> contents;
+  for (std::uint32_t f = 0; f < sizes.size(); ++f) {
+    const std::string path = test::write_pattern_file(dir, "f" + std::to_string(f), f, sizes[f]);
+    paths += (f ? "; " : "") + path;
+    contents.push_back(test::pattern(f, sizes[f]));
+  }
+  std::uint64_t frames = 0;
+  for (std::uint64_t size : sizes) frames += frames_in_file(size, 16 * KiB);
+  for (const placement where : {placement::gpu, placement::cpu}) {
+    for (const std::uint64_t cache_pages : {std::uint64_t{3 * 8}, std::uint64_t{3 * 256}}) {
+      CAPTURE(name_of(where));
+      CAPTURE(cache_pages);
+      collect_sink::frames().clear();
+      topology_spec spec = source_topology(paths, where);
+      if (where == placement::gpu) {
+        file_cache_spec cache;
+        cache.size = cache_pages * 4 * KiB;  // 8 pages a block: 16 KiB frames and 32 KiB of readahead squeeze
+        cache.readahead = 32 * KiB;
+        spec.runtime.file_cache = cache;
+      }
+      run_control control;
+      const run_stats stats = run(spec, control);
+      REQUIRE_MESSAGE(stats.status == "completed", stats.error);
+      check_verified(stats, frames);
+      CHECK(stats_of(stats, "files").frames_out == frames);
+      // Frame o: the next 16 KiB of the current file, each file's last frame short, empty files none.
+      const auto& got = collect_sink::frames();
+      std::uint64_t frame = 0;
+      bool exact = got.size() == frames;
+      for (std::uint32_t f = 0; f < sizes.size(); ++f) {
+        for (std::uint64_t at = 0; at < sizes[f]; at += 16 * KiB, ++frame) {
+          const std::uint64_t n = std::min<std::uint64_t>(16 * KiB, sizes[f] - at);
+          const auto it = got.find(frame);
+          exact = exact && it != got.end() && it->second.size() == n &&
+                  std::memcmp(it->second.data(), contents[f].data() + at, n) == 0;
+        }
+      }
+      CHECK(frame == frames);
+      CHECK(exact);
+      if (where == placement::gpu) {
+        REQUIRE(stats.file_cache.has_value());
+        CHECK(stats.file_cache->ahead_hits > 0);  // sequential advice: blocks' runs read ahead
+      }
+    }
+  }
+}
+
+TEST_CASE("file source: an empty file is an empty stream, and bad paths are refused or named") {
+  test::scratch_dir dir;
+  const std::string empty = test::write_pattern_file(dir, "empty", 0, 0);
+  run_control control;
+  const run_stats stats = run(source_topology(empty, placement::gpu), control);
+  REQUIRE_MESSAGE(stats.status == "completed", stats.error);
+  CHECK(stats_of(stats, "files").frames_out == 0);
+
+  run_control missing_control;
+  const run_stats missing = run(source_topology(empty + "; " + dir.file("nope"), placement::gpu), missing_control);
+  CHECK(missing.status == "failed");
+  CHECK_MESSAGE(missing.error.find("operator 'files', topic 'frames'") != std::string::npos, missing.error);
+  CHECK_MESSAGE(missing.error.find(dir.file("nope")) != std::string::npos, missing.error);
+
+  path_list list;
+  CHECK(std::string(parse_path_list("a.bin;; b.bin", list)) == "a list of paths separated by ';', none empty");
+  CHECK(std::string(parse_path_list("1;2;3;4;5;6;7;8;9", list)) == "at most 8 files");
+  CHECK(std::string(parse_path_list(" a.bin ;b.bin", list)).empty());
+  CHECK(list.count == 2);
+  CHECK(list.paths[0].str() == "a.bin");
+  topology_spec none = source_topology("", placement::gpu);
+  CHECK_THROWS_WITH_AS(validate_topology(none, registry()), doctest::Contains("path: name at least one file"),
+                       config_error);
 }
 
 }  // namespace xf
