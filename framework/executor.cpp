@@ -104,8 +104,16 @@ class topology_run {
   struct reader_lane;
   /// Advances a file reader's frame in block `block` as far as its pages allow: true once every stage
   /// ran (the output is complete), false while a stage waits for pages.
+  /// `ahead_limit`: readahead in that file (run-global id) stops before that page (a file source's run
+  /// ends there); none by default.
+  struct readahead_limit {
+    std::uint32_t file = ~std::uint32_t{0};
+    std::uint64_t end_page = 0;
+  };
   bool advance_reader(std::uint32_t block, std::size_t op, std::uint64_t offset, const frame_in& in,
-                      frame_out& out, reader_lane& r, fetch_counters& counters);
+                      frame_out& out, reader_lane& r, fetch_counters& counters, readahead_limit ahead_limit);
+  /// Where a file source's run [.., last] ends in its files: the end of the last range its last frame reads.
+  readahead_limit run_limit(std::size_t op, std::uint64_t last);
   void collect_file_cache_stats(run_stats& stats);
   /// The topic a file reader's errors name: its input, or a source's output.
   std::size_t reader_topic(std::size_t op) const {
@@ -492,11 +500,6 @@ void topology_run::sink_worker(std::size_t op) {
   if (last_ns != 0) fetch_max(stream_last_ns_, last_ns);
 }
 
-/// One host block of the virtualised kernel. Each round, for every kernel operator still running in this
-/// block: hold an input offset, and once its frame is published and the output slot is free, run the
-/// operator's warps over it (virtual thread ids 0..32·warps-1) and publish at the same offset. Nothing in
-/// a round blocks — an operator whose frame is not ready waits for a later round — so blocks that feed
-/// each other through topics never deadlock, exactly as the GPU kernel's blocks must not.
 /// A file reader's frame in one block: the stage it is at, that stage's fetch, and the carry.
 struct topology_run::reader_lane {
   std::uint32_t stage = 0;
@@ -513,7 +516,8 @@ struct topology_run::reader_lane {
 };
 
 bool topology_run::advance_reader(std::uint32_t block, std::size_t op, std::uint64_t offset, const frame_in& in,
-                                  frame_out& out, reader_lane& r, fetch_counters& counters) {
+                                  frame_out& out, reader_lane& r, fetch_counters& counters,
+                                  readahead_limit ahead_limit) {
   const planned_operator& po = plan_.operators[op];
   const std::size_t topic = reader_topic(op);
   const host_kernel_op& kernel = *instances_[op].kernel;
@@ -545,6 +549,8 @@ bool topology_run::advance_reader(std::uint32_t block, std::size_t op, std::uint
                             " blocks): raise runtime.file_cache.size");
       r.entries.resize(pages);
       r.item.begin(list.data(), list.size(), r.entries.data(), v.page_shift);
+      r.item.ahead_limit_file = ahead_limit.file;
+      r.item.ahead_end_page = ahead_limit.end_page;
       r.fetching = true;
     }
     const fetch_status status = fetch_step(v, share, r.item, static_cast<std::uint32_t>(op), offset, counters, copy, zero);
@@ -572,6 +578,24 @@ bool topology_run::advance_reader(std::uint32_t block, std::size_t op, std::uint
   }
 }
 
+topology_run::readahead_limit topology_run::run_limit(std::size_t op, std::uint64_t last) {
+  // `reads` is a pure function of (params, input, offset, stage, carry): a source's stage 0 of its run's
+  // last frame says where the run ends, whatever the operator's layout of files into frames.
+  const host_kernel_op& kernel = *instances_[op].kernel;
+  const topic_spec& out = *plan_.topics[plan_.operators[op].outputs[0]].spec;
+  const std::uint64_t* sizes = file_cache_->view().file_size + first_file_[op];
+  frame_out frame{nullptr, out.frame_bytes, kernel.frame_bytes(sizes, out.frame_bytes, last), out.element};
+  std::byte carry[frame_task<std::uint32_t>::carry_bytes] = {};
+  read_list list;
+  const read_step step = call_hook(op, reader_topic(op), last, [&] {
+    return kernel.reads(frame_in{nullptr, 0, out.element}, &frame, last, {nullptr, 0, carry, sizes}, list);
+  });
+  if (step == read_step::done || list.size() == 0) return {};
+  const file_range& r = list[list.size() - 1];
+  const file_cache_view& v = file_cache_->view();
+  return {r.file + first_file_[op], (r.offset + r.bytes + v.page_bytes() - 1) >> v.page_shift};
+}
+
 /// One host block of the virtualised kernel. Each round, for every kernel operator still running in this
 /// block: hold an input offset, and once its frame is published and the output slot is free, run the
 /// operator's warps over it (virtual thread ids 0..32·warps-1) and publish at the same offset. Nothing in
@@ -589,6 +613,7 @@ void topology_run::kernel_block(std::uint32_t block) {
     std::unique_ptr<reader_lane> reader;
     // File sources: the claimed run of offsets [next, run_end), and one past the last offset published.
     std::uint64_t next = 0, run_end = 0, published_end = 0;
+    readahead_limit ahead_limit;
   };
   std::vector<lane> lanes;
   for (std::size_t op : plan_.kernel_operators) {
@@ -634,6 +659,8 @@ void topology_run::kernel_block(std::uint32_t block) {
             }
             l.next = first;
             l.run_end = std::min(first + source_run_[l.op], source_frames_[l.op]);
+            // Readahead ends with the run's last frame: the frames after it are another block's to read.
+            l.ahead_limit = run_limit(l.op, l.run_end - 1);
           }
           l.offset = l.next++;
           l.holding = true;
@@ -652,7 +679,8 @@ void topology_run::kernel_block(std::uint32_t block) {
             kernel.frame_bytes(file_cache_->view().file_size + first_file_[l.op], vo.frame_bytes, l.offset);
         frame_out fo{vo.frame_data(l.frame), vo.frame_bytes, bytes, element};
         const fetch_counters before = counters;
-        const bool finished = advance_reader(block, l.op, l.offset, frame_in{nullptr, 0, element}, fo, *l.reader, counters);
+        const bool finished = advance_reader(block, l.op, l.offset, frame_in{nullptr, 0, element}, fo, *l.reader,
+                                             counters, l.ahead_limit);
         if (counters.requests != before.requests || counters.hits != before.hits ||
             counters.ahead_hits != before.ahead_hits)
           progressed = true;
@@ -724,7 +752,7 @@ void topology_run::kernel_block(std::uint32_t block) {
         frame_out fo{vo.frame_data(l.frame), vo.frame_bytes, out_bytes, plan_.topics[out].spec->element};
         if (l.reader) {
           const fetch_counters before = counters;
-          const bool finished = advance_reader(block, l.op, l.offset, fi, fo, *l.reader, counters);
+          const bool finished = advance_reader(block, l.op, l.offset, fi, fo, *l.reader, counters, readahead_limit{});
           if (counters.requests != before.requests || counters.hits != before.hits ||
               counters.ahead_hits != before.ahead_hits)
             progressed = true;

@@ -106,6 +106,11 @@ struct fetch_item {
   pending_request pending[max_requests];
   std::uint32_t pending_count = 0;
   bool failed = false;
+  /// Readahead in file `ahead_limit_file` stops before page `ahead_end_page` (set after begin: a file
+  /// source's blocks read runs of frames, and the pages past a run are another block's); by default it
+  /// reaches the file's end.
+  std::uint32_t ahead_limit_file = ~std::uint32_t{0};
+  std::uint64_t ahead_end_page = 0;
 
   /// Starts a stage over `count` ranges; `entry_memory` holds at least pages_of(ranges) entries.
   XF_HOST_DEVICE void begin(const file_range* list, std::uint32_t count, std::uint32_t* entry_memory,
@@ -121,6 +126,7 @@ struct fetch_item {
     resolved = 0;
     pending_count = 0;
     failed = false;
+    ahead_limit_file = ~std::uint32_t{0};
   }
 
   XF_HOST_DEVICE static std::uint32_t pages_in(const file_range& r, std::uint32_t page_shift) {
@@ -195,8 +201,10 @@ XF_HOST_DEVICE inline void ring_open(const file_cache_view& v, fetch_block& bloc
       ahead = window.on_miss(first_page);
       if (open.pages > 1) window.on_hit(first_page + open.pages - 1, false);  // the stream reads on to here
       // Clipped to the buffer, to the staging and to the file.
-      const std::uint64_t file_pages = (v.file_size[file] + v.page_bytes() - 1) >> v.page_shift;
-      const std::uint64_t after = file_pages - (first_page + open.pages);
+      std::uint64_t end_page = (v.file_size[file] + v.page_bytes() - 1) >> v.page_shift;
+      if (file == item.ahead_limit_file && item.ahead_end_page < end_page) end_page = item.ahead_end_page;
+      const std::uint64_t next_page = first_page + open.pages;
+      const std::uint64_t after = end_page > next_page ? end_page - next_page : 0;
       const std::uint64_t room = (v.staging_bytes >> v.page_shift) - open.pages;
       if (ahead > block.ahead_capacity) ahead = block.ahead_capacity;
       if (ahead > room) ahead = static_cast<std::uint32_t>(room);

@@ -28,10 +28,19 @@ inline std::vector<std::filesystem::path> every_topology() {
   return files;
 }
 
+/// Whether an operator of `topology` reads files through the file cache (issue 6): the device executor's
+/// file cache is not built yet, so such a topology runs on the host executor even where a GPU is.
+inline bool reads_files(const std::filesystem::path& topology) {
+  const YAML::Node doc = YAML::LoadFile(topology.string());
+  for (const auto& op : doc["operators"])
+    if (op.second["class"].as<std::string>() == "readahead_file_source") return true;
+  return false;
+}
+
 /// The `--set` arguments that make a run of `topology` short: the operator named `source` streams `bytes`;
 /// the operators of a particle dataset (prefetch_source, prefetch_writeback, and the address stage's
 /// prefetch_ranges and prefetch_assembler) get a generated K-means file of `bytes` (at least 200 000
-/// particles), a text_source — or an address stage feeding a word_count — a generated word-count text of
+/// particles; a readahead_file_source streams that file too), a text_source — or an address stage feeding a word_count — a generated word-count text of
 /// `bytes` (at most 256 MiB), a prefetch_varlen_source a generated affinity
 /// dataset of 300 000 records, a word_count or affinity_cards a result file, and an affinity_shared the
 /// cards of pass 1 (affinity_cards.yaml run on the host over the same dataset) — all made on construction,
@@ -72,7 +81,7 @@ class short_run {
         const std::filesystem::path result = temp_result(stem, name);
         sets_.insert(sets_.end(), {"--set", "operators." + name + ".params.result=" + result.string()});
       } else if (cls == "prefetch_source" || cls == "prefetch_writeback" || cls == "prefetch_ranges" ||
-          cls == "prefetch_assembler") {
+          cls == "prefetch_assembler" || cls == "readahead_file_source") {
         if (dataset_.empty()) {
           dataset_ = std::filesystem::temp_directory_path() /
                      ("xeflow-particles-" + std::to_string(::getpid()) + "-" + topology.stem().string());

@@ -242,6 +242,8 @@ TEST_CASE("file source: files of 0 B, 1 B and sizes off the page and frame grid 
       if (where == placement::gpu) {
         REQUIRE(stats.file_cache.has_value());
         CHECK(stats.file_cache->ahead_hits > 0);  // sequential advice: blocks' runs read ahead
+        // … and never past their run's end: every page read ahead was read.
+        CHECK(stats.file_cache->ahead_pages == stats.file_cache->ahead_hits);
       }
     }
   }
