@@ -1,9 +1,11 @@
 // xeflow-custom: xeflow-run plus this folder's operators — the path for a user's own operators.
 // Their launcher registers them (one line each) next to the built-ins and passes its fused GPU kernel
 // (custom_kernel.cu: one line naming its GPU operators); nothing in framework/, topics/ or operators/
-// changes.
+// changes. golden_diff is a file reader (issue 6): it runs on the host executor's blocks until the device
+// executor has its file cache, so it is not in the kernel list yet.
 #include "apps/custom_operator/clamp_op.hpp"
 #include "apps/custom_operator/custom_kernel.hpp"
+#include "apps/custom_operator/golden_diff_op.hpp"
 #include "apps/custom_operator/xor_mask_op.hpp"
 #include "tools/launcher.hpp"
 
@@ -13,6 +15,7 @@ int main(int argc, char** argv) {
       [](xf::operator_registry& registry) {
         registry.add<example::clamp_op>("clamp");
         registry.add<example::xor_mask_op>("xor_mask");
+        registry.add<example::golden_diff_op>("golden_diff");
       },
       example::custom_kernel());
 }

@@ -7,11 +7,13 @@
 
 #include <cstring>
 
+#include <fstream>
 #include <map>
 #include <mutex>
 #include <string>
 #include <vector>
 
+#include "apps/custom_operator/golden_diff_op.hpp"
 #include "framework/config/spec_validation.hpp"
 #include "framework/executor.hpp"
 #include "framework/plan.hpp"
@@ -50,6 +52,7 @@ const operator_registry& registry() {
     register_builtin_operators(reg);
     reg.add<indexed_add>("indexed_add");
     reg.add<collect_sink>("collect_sink");
+    reg.add<example::golden_diff_op>("golden_diff");
     return reg;
   }();
   return r;
@@ -272,6 +275,46 @@ TEST_CASE("file source: an empty file is an empty stream, and bad paths are refu
   topology_spec none = source_topology("", placement::gpu);
   CHECK_THROWS_WITH_AS(validate_topology(none, registry()), doctest::Contains("path: name at least one file"),
                        config_error);
+}
+
+TEST_CASE("file readers: the README's example (golden_diff) shows where a stream differs from its golden file") {
+  test::scratch_dir dir;
+  const std::uint64_t size = 300000;
+  const std::string data = test::write_pattern_file(dir, "data", 3, size);
+  // The golden file: the data's first 250 000 bytes, one of them changed.
+  std::vector<std::byte> golden = test::pattern(3, 250000);
+  golden[123457] ^= std::byte{0x5a};
+  const std::string golden_path = dir.file("golden");
+  std::ofstream(golden_path, std::ios::binary)
+      .write(reinterpret_cast<const char*>(golden.data()), static_cast<std::streamsize>(golden.size()));
+  for (const placement where : {placement::gpu, placement::cpu}) {
+    CAPTURE(name_of(where));
+    collect_sink::frames().clear();
+    topology_builder b("golden");
+    b.topic("frames").frame_bytes(16 * KiB).capacity(16).element(element_type::u8);
+    b.topic("diff").frame_bytes(16 * KiB).capacity(16).element(element_type::u8);
+    b.link({}, op("files", "readahead_file_source").on(placement::gpu).param("path", data), {"frames"});
+    b.link({"frames"}, op("compare", "golden_diff").on(where).param("golden", golden_path), {"diff"});
+    b.link({"diff"}, op("verify", "verify_sink"), {});
+    b.link({"diff"}, op("keep", "collect_sink"), {});
+    b.runtime().blocks(2);
+    run_control control;
+    const run_stats stats = run(b.build(), control);
+    REQUIRE_MESSAGE(stats.status == "completed", stats.error);
+    check_verified(stats, (size + 16 * KiB - 1) / (16 * KiB));
+    const std::vector<std::byte> pattern = test::pattern(3, size);
+    std::uint64_t differing = 0, wrong = 0;
+    for (const auto& [offset, frame] : collect_sink::frames()) {
+      for (std::uint64_t i = 0; i < frame.size(); ++i) {
+        const std::uint64_t at = offset * 16 * KiB + i;
+        const std::byte expected = at == 123457 ? std::byte{0x5a} : at < 250000 ? std::byte{0} : pattern[at];
+        wrong += frame[i] != expected;
+        differing += at < 250000 && frame[i] != std::byte{0};
+      }
+    }
+    CHECK(wrong == 0);
+    CHECK(differing == 1);
+  }
 }
 
 }  // namespace xf
