@@ -46,9 +46,11 @@ TEST_CASE("file reader on cpu: stages with their carry read the bytes the index 
   const std::uint64_t window = (1 << 20) - 4096;
   auto op = entry.make_cpu({{"index", index}, {"data", data}, {"window", std::int64_t(window)}});
   auto& map = dynamic_cast<cpu_map&>(*op);
-  map.on_start({.name = "adder",
-                .inputs = {{"in", 4096, 4, element_type::u32}},
-                .outputs = {{"out", 4096, 4, element_type::u32}}});
+  operator_setup setup;
+  setup.name = "adder";
+  setup.inputs = {{"in", 4096, 4, element_type::u32}};
+  setup.outputs = {{"out", 4096, 4, element_type::u32}};
+  map.on_start(setup);
   for (std::uint64_t offset = 0; offset < 512; offset += 37) {
     CAPTURE(offset);
     std::vector<std::uint32_t> in(1024), out(1024, 0);
@@ -78,7 +80,10 @@ TEST_CASE("file reader on cpu: a missing file fails the start naming the operato
   test::scratch_dir dir;
   auto op = reader_registry().find("indexed_add")->make_cpu(
       {{"index", dir.file("none")}, {"data", dir.file("none")}, {"window", std::int64_t(4096)}});
-  CHECK_THROWS_WITH_AS(op->on_start({.name = "adder", .inputs = {{"in", 4096, 4, element_type::u32}}}),
+  operator_setup setup;
+  setup.name = "adder";
+  setup.inputs = {{"in", 4096, 4, element_type::u32}};
+  CHECK_THROWS_WITH_AS(op->on_start(setup),
                        doctest::Contains("operator 'adder', topic 'in'"), run_error);
 }
 
