@@ -102,16 +102,23 @@ class topology_run {
   void sink_worker(std::size_t op);
   void kernel_block(std::uint32_t block);
   struct reader_lane;
-  /// Advances a file reader's frame in block `block` as far as its pages allow: true once every stage
-  /// ran (the output is complete), false while a stage waits for pages.
+  /// Advances a file reader's frame in block `block` as far as its pages allow.
   /// `ahead_limit`: readahead in that file (run-global id) stops before that page (a file source's run
   /// ends there); none by default.
   struct readahead_limit {
     std::uint32_t file = ~std::uint32_t{0};
     std::uint64_t end_page = 0;
   };
-  bool advance_reader(std::uint32_t block, std::size_t op, std::uint64_t offset, const frame_in& in,
-                      frame_out& out, reader_lane& r, fetch_counters& counters, readahead_limit ahead_limit);
+  struct reader_progress {
+    bool finished = false;  ///< every stage ran: the output is complete
+    bool moved = false;     ///< it found or asked for pages (the block's round was not idle)
+  };
+  reader_progress advance_reader(std::uint32_t block, std::size_t op, std::uint64_t offset, const frame_in& in,
+                                 frame_out& out, reader_lane& r, fetch_counters& counters,
+                                 readahead_limit ahead_limit);
+  /// Steps of advance_reader, which reports whether they moved.
+  bool advance_stages(std::uint32_t block, std::size_t op, std::uint64_t offset, const frame_in& in, frame_out& out,
+                      reader_lane& r, fetch_counters& counters, readahead_limit ahead_limit);
   /// Where a file source's run [.., last] ends in its files: the end of the last range its last frame reads.
   readahead_limit run_limit(std::size_t op, std::uint64_t last);
   void collect_file_cache_stats(run_stats& stats);
@@ -515,7 +522,17 @@ struct topology_run::reader_lane {
   }
 };
 
-bool topology_run::advance_reader(std::uint32_t block, std::size_t op, std::uint64_t offset, const frame_in& in,
+topology_run::reader_progress topology_run::advance_reader(std::uint32_t block, std::size_t op, std::uint64_t offset,
+                                                           const frame_in& in, frame_out& out, reader_lane& r,
+                                                           fetch_counters& counters, readahead_limit ahead_limit) {
+  const fetch_counters before = counters;
+  const bool finished = advance_stages(block, op, offset, in, out, r, counters, ahead_limit);
+  return {finished, counters.requests != before.requests || counters.hits != before.hits ||
+                        counters.ahead_hits != before.ahead_hits};
+}
+
+/// True once every stage ran, false while a stage waits for pages.
+bool topology_run::advance_stages(std::uint32_t block, std::size_t op, std::uint64_t offset, const frame_in& in,
                                   frame_out& out, reader_lane& r, fetch_counters& counters,
                                   readahead_limit ahead_limit) {
   const planned_operator& po = plan_.operators[op];
@@ -636,6 +653,21 @@ void topology_run::kernel_block(std::uint32_t block) {
       run.fetch_totals_.ahead_hits += c.ahead_hits;
     }
   } totals{*this, counters};
+  // Reserves the output slot at the lane's offset, with a frame unless the offset is void: false while
+  // the slot is not free (backpressure).
+  auto reserve = [&](lane& l, std::size_t out, bool with_frame) {
+    if (l.reserved) return true;
+    const topic_view& vo = view(out);
+    if (!vo.slot_free(l.offset)) return false;
+    vo.reclaim(l.offset);
+    l.reserved = true;
+    if (with_frame) {
+      l.frame = vo.alloc_frame(l.offset);
+      if (l.frame == no_frame)
+        throw run_error(site(l.op, out, l.offset), "frame heap exhausted (broken invariant: one frame per slot)");
+    }
+    return true;
+  };
   std::size_t running = lanes.size();
   backoff idle;
   while (running > 0) {
@@ -665,26 +697,16 @@ void topology_run::kernel_block(std::uint32_t block) {
           l.offset = l.next++;
           l.holding = true;
         }
-        if (!l.reserved) {
-          if (!vo.slot_free(l.offset)) continue;  // backpressure: try again next round
-          vo.reclaim(l.offset);
-          l.reserved = true;
-          l.frame = vo.alloc_frame(l.offset);
-          if (l.frame == no_frame)
-            throw run_error(site(l.op, out, l.offset), "frame heap exhausted (broken invariant: one frame per slot)");
-        }
+        if (!reserve(l, out, true)) continue;  // backpressure: try again next round
         const host_kernel_op& kernel = *instances_[l.op].kernel;
         const element_type element = plan_.topics[out].spec->element;
         const std::uint64_t bytes =
             kernel.frame_bytes(file_cache_->view().file_size + first_file_[l.op], vo.frame_bytes, l.offset);
         frame_out fo{vo.frame_data(l.frame), vo.frame_bytes, bytes, element};
-        const fetch_counters before = counters;
-        const bool finished = advance_reader(block, l.op, l.offset, frame_in{nullptr, 0, element}, fo, *l.reader,
-                                             counters, l.ahead_limit);
-        if (counters.requests != before.requests || counters.hits != before.hits ||
-            counters.ahead_hits != before.ahead_hits)
-          progressed = true;
-        if (!finished) continue;
+        const reader_progress read = advance_reader(block, l.op, l.offset, frame_in{nullptr, 0, element}, fo,
+                                                    *l.reader, counters, l.ahead_limit);
+        progressed = progressed || read.moved;
+        if (!read.finished) continue;
         l.reader->next_frame();
         const std::uint64_t born = now_ns();
         fetch_min(stream_first_ns_, born);
@@ -733,17 +755,7 @@ void topology_run::kernel_block(std::uint32_t block) {
       }
       const std::size_t out = po.outputs[0];
       const topic_view& vo = view(out);
-      if (!l.reserved) {
-        if (!vo.slot_free(l.offset)) continue;  // backpressure: try again next round
-        vo.reclaim(l.offset);
-        l.reserved = true;
-        if (!(slot.flags & slot_void)) {
-          l.frame = vo.alloc_frame(l.offset);
-          if (l.frame == no_frame)
-            throw run_error(site(l.op, out, l.offset),
-                            "frame heap exhausted (broken invariant: one frame per slot)");
-        }
-      }
+      if (!reserve(l, out, !(slot.flags & slot_void))) continue;  // backpressure: try again next round
       if (slot.flags & slot_void) {
         vo.publish_void(l.offset);
       } else {
@@ -751,12 +763,9 @@ void topology_run::kernel_block(std::uint32_t block) {
         frame_in fi{vi.frame_data(slot.frame), slot.bytes, plan_.topics[in].spec->element};
         frame_out fo{vo.frame_data(l.frame), vo.frame_bytes, out_bytes, plan_.topics[out].spec->element};
         if (l.reader) {
-          const fetch_counters before = counters;
-          const bool finished = advance_reader(block, l.op, l.offset, fi, fo, *l.reader, counters, readahead_limit{});
-          if (counters.requests != before.requests || counters.hits != before.hits ||
-              counters.ahead_hits != before.ahead_hits)
-            progressed = true;
-          if (!finished) continue;  // its pages are on their way: next round
+          const reader_progress read = advance_reader(block, l.op, l.offset, fi, fo, *l.reader, counters, {});
+          progressed = progressed || read.moved;
+          if (!read.finished) continue;  // its pages are on their way: next round
           l.reader->next_frame();
         } else {
           call_hook(l.op, in, l.offset, [&] {
