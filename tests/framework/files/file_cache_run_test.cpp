@@ -7,6 +7,7 @@
 
 #include <cstring>
 
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <mutex>
@@ -46,12 +47,36 @@ struct collect_sink final : public cpu_sink {
   }
 };
 
+/// Passes frames through; at offset 0 it cuts the file `path` to `keep` bytes (a file truncated while the
+/// run reads it).
+struct truncate_at_start final : public cpu_map {
+  struct params {
+    std::string path;
+    std::int64_t keep = 0;
+  };
+  static void describe(operator_schema<params>& s) {
+    s.describe("truncates a file when frame 0 passes (test)");
+    s.param(&params::path, "path", "file to cut", required);
+    s.param(&params::keep, "keep", "bytes kept", std::int64_t{0});
+  }
+  explicit truncate_at_start(const params& p) : params_(p) {}
+  void on_frame(std::uint64_t offset, const frame_in& in, frame_out& out) override {
+    if (offset == 0) std::filesystem::resize_file(params_.path, static_cast<std::uintmax_t>(params_.keep));
+    std::memcpy(out.data, in.data, in.bytes);
+    out.bytes = in.bytes;
+  }
+
+ private:
+  params params_;
+};
+
 const operator_registry& registry() {
   static const operator_registry r = [] {
     operator_registry reg;
     register_builtin_operators(reg);
     reg.add<indexed_add>("indexed_add");
     reg.add<collect_sink>("collect_sink");
+    reg.add<truncate_at_start>("truncate_at_start");
     reg.add<example::golden_diff_op>("golden_diff");
     return reg;
   }();
@@ -315,6 +340,31 @@ TEST_CASE("file readers: the README's example (golden_diff) shows where a stream
     CHECK(wrong == 0);
     CHECK(differing == 1);
   }
+}
+
+TEST_CASE("file source: a file truncated while the run reads it fails the run naming the path and offset") {
+  test::scratch_dir dir;
+  const std::string data = test::write_pattern_file(dir, "data", 5, 4 << 20);
+  topology_builder b("truncated");
+  b.topic("frames").frame_bytes(16 * KiB).capacity(8).element(element_type::u8);
+  b.topic("passed").frame_bytes(16 * KiB).capacity(8).element(element_type::u8);
+  b.link({}, op("files", "readahead_file_source").on(placement::gpu).param("path", data), {"frames"});
+  b.link({"frames"}, op("cut", "truncate_at_start").param("path", data).param("keep", std::int64_t{64 * KiB}),
+         {"passed"});
+  b.link({"passed"}, op("sink", "null_sink"), {});
+  b.runtime().blocks(2);
+  topology_spec spec = b.build();
+  file_cache_spec cache;
+  cache.size = 2 * 64 * 4 * KiB;
+  cache.readahead = 32 * KiB;
+  spec.runtime.file_cache = cache;
+  run_control control;
+  const run_stats stats = run(spec, control);
+  CHECK(stats.status == "failed");
+  // The source is at most a ring and a readahead ahead of the cut: a later frame finds the file short.
+  CHECK_MESSAGE(stats.error.find("operator 'files', topic 'frames', offset ") != std::string::npos, stats.error);
+  CHECK_MESSAGE(stats.error.find("file '" + data + "': file ends at byte offset") != std::string::npos, stats.error);
+  CHECK_MESSAGE(stats.error.find("truncated while being read") != std::string::npos, stats.error);
 }
 
 }  // namespace xf
