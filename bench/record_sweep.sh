@@ -8,6 +8,9 @@
 #
 #   bash bench/record_sweep.sh COMMIT PART BUDGET_MIN [stream_bench run options...]
 #   PART 0 = no --part (use with --skip-done DIR to finish what earlier parts left)
+# BUDGET_MIN is the whole call's: a build and the ceilings (a fresh machine) come out of it, since the run's
+# own --time-budget starts after them (on 2026-11-24 two fresh-machine calls with 5.5 min ran into the
+# device tool's limit and lost most of their part). Give the tool's timeout_s about BUDGET_MIN·60 + 90.
 set -euo pipefail
 # The device machine's copy of .git is the checkout the session started from: a commit made since then
 # travels as a bundle (`git bundle create .carry/NAME.bundle START..HEAD`, with `carry: [".carry"]`).
@@ -16,6 +19,7 @@ if ! git cat-file -e "$1^{commit}" 2>/dev/null; then
 fi
 commit=$(git rev-parse "$1") part=$2 budget=$3
 shift 3
+started=$SECONDS
 out=${OUT:?set OUT to the folder the results go to}
 tree=build-sweep-${commit:0:7}
 ceiling=off
@@ -25,6 +29,10 @@ if [[ ! -x $tree/build/tools/xeflow-run ]]; then
   (cd "$tree" && meson setup build -Dbuildtype=release >/dev/null && ninja -C build >/dev/null)
   ceiling=on
 fi
+# What is left for the points: the budget less the build so far and, on a fresh machine, ~2 min of ceilings.
+budget=$(awk -v b="$budget" -v built=$((SECONDS - started)) -v ceil="$ceiling" \
+  'BEGIN { left = b - built / 60 - (ceil == "on" ? 2 : 0); printf "%.1f", left < 0.5 ? 0.5 : left }')
+echo "record_sweep: $budget min left for the points"
 tag=part$part
 selection=(--part "$part")
 if [[ $part == 0 ]]; then tag=rest; selection=(); fi
