@@ -541,8 +541,7 @@ bool topology_run::advance_stages(std::uint32_t block, std::size_t op, std::uint
   const file_cache_view& v = file_cache_->view();
   const std::uint64_t* sizes = v.file_size + first_file_[op];
   fetch_block& share = file_cache_->block(block);
-  const auto copy = [](std::byte* dst, const std::byte* src, std::uint64_t n) { std::memcpy(dst, src, n); };
-  const auto zero = [](std::byte* dst, std::uint64_t n) { std::memset(dst, 0, n); };
+  inline_moves moves;
   while (true) {
     if (!r.fetching) {
       read_list list;
@@ -570,7 +569,7 @@ bool topology_run::advance_stages(std::uint32_t block, std::size_t op, std::uint
       r.item.ahead_end_page = ahead_limit.end_page;
       r.fetching = true;
     }
-    const fetch_status status = fetch_step(v, share, r.item, static_cast<std::uint32_t>(op), offset, counters, copy, zero);
+    const fetch_status status = fetch_step(v, share, r.item, static_cast<std::uint32_t>(op), offset, counters, moves);
     if (status == fetch_status::waiting) return false;
     if (status == fetch_status::failed) {
       // The I/O service recorded why (path, byte offset) with this reader's name and offset.

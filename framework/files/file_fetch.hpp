@@ -23,8 +23,8 @@
 // buffer into a slot with no request at all.
 // An item that failed still drains its requests before it says so: a slot it loads must not stay loading.
 //
-// The same code runs on both processors: `Copy` moves a page's bytes (memcpy on the host; a warp's wide
-// copy on the GPU).
+// The same protocol runs on both processors; `Moves` (page_moves.hpp) moves the bytes: at once on the host,
+// queued for the block's threads on the GPU.
 #pragma once
 
 #include <bit>
@@ -33,6 +33,7 @@
 #include "framework/exec_space.hpp"
 #include "framework/files/file_cache_view.hpp"
 #include "framework/files/lra_queue.hpp"
+#include "framework/files/page_moves.hpp"
 #include "framework/files/page_slot.hpp"
 #include "framework/files/page_table.hpp"
 #include "framework/files/readahead_window.hpp"
@@ -183,6 +184,13 @@ XF_HOST_DEVICE inline void give_back_request(fetch_block& block, std::uint32_t r
   block.free_requests |= 1u << (request - block.first_request);
 }
 
+/// A request slot whose staging was read (or never written) goes back to the block through the moves: on
+/// the GPU only once the queued copies out of its staging have run.
+template <class Moves>
+XF_HOST_DEVICE void release_request(fetch_block& block, std::uint32_t request, Moves& moves) {
+  moves.release_request(block.free_requests, request - block.first_request);
+}
+
 /// Rings the open request (or returns its unused request slot) and closes it. The block's readahead window
 /// for the file decides how many pages after the request's last one it also asks for.
 XF_HOST_DEVICE inline void ring_open(const file_cache_view& v, fetch_block& block, fetch_item& item, open_request& open,
@@ -269,12 +277,10 @@ XF_HOST_DEVICE inline void drop_valid_pins(const file_cache_view& v, fetch_item&
 }  // namespace fetch_detail
 
 /// One step of the item's fetch (see the top of this file). `op` and `frame_offset` name the reader in
-/// its requests (a failed read's run error names them). `Copy(dst, src, bytes)` and `Zero(dst, bytes)`
-/// move a page's bytes.
-template <class Copy, class Zero>
+/// its requests (a failed read's run error names them). `moves` moves the pages' bytes (page_moves.hpp).
+template <class Moves>
 XF_HOST_DEVICE fetch_status fetch_step(const file_cache_view& v, fetch_block& block, fetch_item& item, std::uint32_t op,
-                                       std::uint64_t frame_offset, fetch_counters& counters, Copy&& copy,
-                                       Zero&& zero) {
+                                       std::uint64_t frame_offset, fetch_counters& counters, Moves& moves) {
   using namespace fetch_detail;
   const std::uint64_t page_bytes = v.page_bytes();
   // 1. Answers.
@@ -286,26 +292,29 @@ XF_HOST_DEVICE fetch_status fetch_step(const file_cache_view& v, fetch_block& bl
       continue;
     }
     const bool ok = out.status == file_status::ok;
+    const std::uint64_t own = static_cast<std::uint64_t>(req.pages) << v.page_shift;
+    const bool fills = ok && req.ahead_pages > 0 && out.bytes > own;
+    if (ok && (!moves.room(req.pages + (fills ? 1 : 0)) || (fills && !moves.may_fill_ahead()))) {
+      ++p;  // the moves are full this round: the answer keeps until the next
+      continue;
+    }
     const std::byte* staged = v.staging + req.request * v.staging_bytes;
     for (std::uint32_t k = 0; k < req.pages; ++k) {
       const std::uint32_t slot = item.entries[req.first_entry + k];
       if (ok) {
         const std::uint64_t first = static_cast<std::uint64_t>(k) << v.page_shift;
         const std::uint64_t have = out.bytes > first ? out.bytes - first : 0;
-        const std::uint64_t n = have < page_bytes ? have : page_bytes;
-        copy(v.page_of(slot), staged + first, n);
-        if (n < page_bytes) zero(v.page_of(slot) + n, page_bytes - n);  // past the end of the file
+        moves.to_slot(v.slots, slot, v.page_of(slot), staged + first, have < page_bytes ? have : page_bytes,
+                      page_bytes);
+      } else {
+        finish_load(v.slots[slot], false);
       }
-      finish_load(v.slots[slot], ok);
     }
-    const std::uint64_t own = static_cast<std::uint64_t>(req.pages) << v.page_shift;
-    if (ok && req.ahead_pages > 0 && out.bytes > own) {
+    if (fills) {
       // The readahead: into the block's buffer, replacing the one before.
       const std::uint64_t extra = out.bytes - own;
       const auto pages = static_cast<std::uint32_t>((extra + page_bytes - 1) >> v.page_shift);
-      copy(block.ahead, staged + own, extra);
-      const std::uint64_t whole = static_cast<std::uint64_t>(pages) << v.page_shift;
-      if (extra < whole) zero(block.ahead + extra, whole - extra);  // past the end of the file
+      moves.fill_ahead(block.ahead, staged + own, extra, static_cast<std::uint64_t>(pages) << v.page_shift);
       std::uint32_t file = 0, range = 0;
       std::uint64_t offset = 0;
       item.locate(req.first_entry, v.page_shift, &file, &offset, &range);
@@ -315,7 +324,7 @@ XF_HOST_DEVICE fetch_status fetch_step(const file_cache_view& v, fetch_block& bl
       block.windows[file].fetched(pages);
       counters.ahead_pages += pages;
     }
-    give_back_request(block, req.request);
+    release_request(block, req.request, moves);
     if (ok) {
       item.resolved += req.pages;
     } else {
@@ -359,6 +368,10 @@ XF_HOST_DEVICE fetch_status fetch_step(const file_cache_view& v, fetch_block& bl
       // request if it follows its last page, or starts one.
       const std::uint64_t page = offset >> v.page_shift;
       const bool from_ahead = in_readahead(block, file, page);
+      if (from_ahead && !moves.room(1)) {
+        stop = true;  // the moves are full this round
+        break;
+      }
       if (!from_ahead) {
         if (open.request != no_page_slot &&
             (open.range != range || open.first_entry + open.pages != i ||
@@ -396,8 +409,9 @@ XF_HOST_DEVICE fetch_status fetch_step(const file_cache_view& v, fetch_block& bl
       if (claim == claim_status::lost) continue;  // another reader installed the page first: pin theirs
       item.entries[i] = slot;
       if (from_ahead) {
-        copy(v.page_of(slot), block.ahead + ((page - block.ahead_first) << v.page_shift), page_bytes);
-        finish_load(v.slots[slot], true);  // valid, and still pinned by this item
+        // Valid once moved, and still pinned by this item.
+        moves.from_ahead(v.slots, slot, v.page_of(slot), block.ahead + ((page - block.ahead_first) << v.page_shift),
+                         page_bytes);
         item.resolved += 1;
         counters.ahead_hits += 1;
         block.windows[file].on_hit(page, true);

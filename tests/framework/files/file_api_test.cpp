@@ -91,10 +91,8 @@ TEST_CASE("file_pages: the cache's pages and flat buffers read alike") {
     fetch_counters counters;
     const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(20);
     fetch_status status = fetch_status::waiting;
-    while ((status = fetch_step(
-                cache.view(), cache.block(0), item, 0, 0, counters,
-                [](std::byte* d, const std::byte* s, std::uint64_t n) { std::memcpy(d, s, n); },
-                [](std::byte* d, std::uint64_t n) { std::memset(d, 0, n); })) == fetch_status::waiting) {
+    inline_moves moves;
+    while ((status = fetch_step(cache.view(), cache.block(0), item, 0, 0, counters, moves)) == fetch_status::waiting) {
       REQUIRE(std::chrono::steady_clock::now() < give_up);
       std::this_thread::yield();
     }

@@ -43,6 +43,8 @@ struct host_cache_rig {
     std::uint32_t readahead_pages = 0;
     readahead_mode readahead_policy = readahead_mode::adaptive;
     std::vector<access_advice> advice = {};  ///< per file; normal when missing
+    /// Move the bytes as the GPU kernel does (deferred_moves, run after each step) instead of at once.
+    bool deferred = false;
   };
 
   test::scratch_dir dir;
@@ -51,8 +53,10 @@ struct host_cache_rig {
   std::unique_ptr<host_file_cache> cache;
   file_cache_view view;
 
+  bool deferred = false;
+
   explicit host_cache_rig(const layout& l, const std::function<void(host_cache_rig&)>& before_start = {})
-      : sizes(l.sizes) {
+      : sizes(l.sizes), deferred(l.deferred) {
     std::vector<cache_file> files;
     for (std::uint32_t f = 0; f < l.sizes.size(); ++f) {
       paths.push_back(write_pattern_file(dir, f, l.sizes[f]));
@@ -74,11 +78,33 @@ struct host_cache_rig {
   }
   fetch_block& block(std::uint32_t b) { return cache->block(b); }
 
+  /// One step, its bytes moved before it returns (with `deferred`, as the kernel's round moves them).
   fetch_status step(std::uint32_t block, fetch_item& item, fetch_counters& counters, std::uint64_t frame = 0) {
-    return fetch_step(
-        view, cache->block(block), item, /*op=*/1, frame, counters,
-        [](std::byte* dst, const std::byte* src, std::uint64_t n) { std::memcpy(dst, src, n); },
-        [](std::byte* dst, std::uint64_t n) { std::memset(dst, 0, n); });
+    if (!deferred) {
+      inline_moves moves;
+      return fetch_step(view, cache->block(block), item, /*op=*/1, frame, counters, moves);
+    }
+    deferred_moves moves;
+    moves.clear();
+    const fetch_status s = fetch_step(view, cache->block(block), item, /*op=*/1, frame, counters, moves);
+    run_moves(moves);
+    return s;
+  }
+  /// A step whose moves join `moves` (several items' steps share a round's queue, as in the kernel).
+  fetch_status queue_step(std::uint32_t block, fetch_item& item, fetch_counters& counters, std::uint64_t frame,
+                          deferred_moves& moves) {
+    return fetch_step(view, cache->block(block), item, /*op=*/1, frame, counters, moves);
+  }
+  /// What the kernel's threads do with a round's queue: the copies out of staging, then those out of the
+  /// readahead buffer, then the finishes.
+  void run_moves(deferred_moves& moves) {
+    const auto copy = [](std::byte* dst, const std::byte* src, std::uint32_t bytes, std::uint32_t zeros) {
+      std::memcpy(dst, src, bytes);
+      std::memset(dst + bytes, 0, zeros);
+    };
+    moves.run(0, copy);
+    moves.run(1, copy);
+    moves.finish(view.slots);
   }
 
   /// Steps until the item is resolved or failed (bounded).
@@ -231,12 +257,24 @@ TEST_CASE("file_fetch: blocks on threads read random ranges through a cache smal
     share = 13;
     readahead = 4;
   }
+  // The GPU's moves: a round's steps queue their copies, run after all of them.
+  bool deferred = false;
+  SUBCASE("the smallest share, deferred moves") {
+    share = 13;
+    deferred = true;
+  }
+  SUBCASE("the smallest share, reading 4 pages ahead, deferred moves") {
+    share = 13;
+    readahead = 4;
+    deferred = true;
+  }
   CAPTURE(share);
   CAPTURE(name_of(replacement));
   CAPTURE(readahead);
+  CAPTURE(deferred);
   host_cache_rig rig({.sizes = {2 << 20, 3 << 19}, .blocks = blocks, .share = share, .requests_per_block = 4,
                       .io_threads = 3, .staging_bytes = readahead > 0 ? std::uint64_t{32} << 10 : std::uint64_t{16} << 10, .replacement = replacement,
-                      .readahead_pages = readahead, .readahead_policy = readahead_mode::on});
+                      .readahead_pages = readahead, .readahead_policy = readahead_mode::on, .deferred = deferred});
   std::atomic<std::uint64_t> wrong{0}, failed{0}, resolved{0}, hits{0}, misses{0}, no_page{0}, ahead_hits{0};
   std::vector<std::thread> threads;
   for (std::uint32_t b = 0; b < blocks; ++b) {
@@ -251,6 +289,10 @@ TEST_CASE("file_fetch: blocks on threads read random ranges through a cache smal
       std::uint32_t done = 0, started = 0;
       const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(60);
       while (done < 1500 && std::chrono::steady_clock::now() < give_up) {
+        fetch_status status[items];
+        bool stepped[items] = {};
+        deferred_moves moves;
+        moves.clear();
         for (std::uint32_t k = 0; k < items; ++k) {  // one round: each item steps once, as lanes do
           if (!busy[k]) {
             if (started == 1500) continue;
@@ -267,7 +309,13 @@ TEST_CASE("file_fetch: blocks on threads read random ranges through a cache smal
             item[k].begin(ranges[k], count, entries.data() + k * 8, 12);
             busy[k] = true;
           }
-          const fetch_status s = rig.step(b, item[k], counters, done);
+          status[k] = deferred ? rig.queue_step(b, item[k], counters, done, moves) : rig.step(b, item[k], counters, done);
+          stepped[k] = true;
+        }
+        if (deferred) rig.run_moves(moves);
+        for (std::uint32_t k = 0; k < items; ++k) {
+          if (!stepped[k]) continue;
+          const fetch_status s = status[k];
           if (s == fetch_status::waiting) continue;
           if (s == fetch_status::failed) {
             failed.fetch_add(1);
@@ -338,7 +386,12 @@ std::vector<std::uint64_t> in_order(std::uint64_t pages) {
 TEST_CASE("file_fetch: adaptive readahead starts on a sequential stream, and its pages need no request") {
   // 256 pages and a short last one; 16 pages of readahead; a share of 16 (nothing is read twice).
   const std::uint64_t size = 255 * 4096 + 1000;
-  host_cache_rig rig({.sizes = {size}, .share = 16, .staging_bytes = 128 << 10, .readahead_pages = 16});
+  bool deferred = false;
+  SUBCASE("moved at once") { deferred = false; }
+  SUBCASE("moved as the GPU does") { deferred = true; }
+  CAPTURE(deferred);
+  host_cache_rig rig(
+      {.sizes = {size}, .share = 16, .staging_bytes = 128 << 10, .readahead_pages = 16, .deferred = deferred});
   bool right = false;
   const fetch_counters c = read_pages(rig, 0, in_order(256), &right);
   CHECK(right);

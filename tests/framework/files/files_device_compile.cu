@@ -11,16 +11,20 @@ namespace xf {
 
 __global__ void files_device_compile(file_cache_view view, fetch_block* blocks, fetch_item* items,
                                      fetch_counters* counters, std::byte* out) {
-  auto copy = [](std::byte* d, const std::byte* s, std::uint64_t n) {
-    for (std::uint64_t i = 0; i < n; ++i) d[i] = s[i];
-  };
-  auto zero = [](std::byte* d, std::uint64_t n) {
-    for (std::uint64_t i = 0; i < n; ++i) d[i] = std::byte{0};
-  };
+  __shared__ deferred_moves moves;
   fetch_item& item = items[blockIdx.x];
   read_list reads;
   reads.read(file_id{0}, 4096 * blockIdx.x, 100);
-  if (fetch_step(view, blocks[blockIdx.x], item, 1, 7, counters[blockIdx.x], copy, zero) == fetch_status::resolved) {
+  moves.clear();
+  const fetch_status status = fetch_step(view, blocks[blockIdx.x], item, 1, 7, counters[blockIdx.x], moves);
+  moves.run(0, [](std::byte* d, const std::byte* s, std::uint32_t n, std::uint32_t z) {
+    for (std::uint32_t i = 0; i < n; ++i) d[i] = s[i];
+    for (std::uint32_t i = 0; i < z; ++i) d[n + i] = std::byte{0};
+  });
+  moves.finish(view.slots);
+  inline_moves at_once;
+  if (fetch_step(view, blocks[0], item, 1, 7, counters[0], at_once) == fetch_status::resolved &&
+      status == fetch_status::resolved) {
     const file_pages pages = file_pages::paged(&view, &item);
     pages.copy(out, file_id{0}, 0, 100, threadIdx.x, blockDim.x);
     out[0] = static_cast<std::byte>(pages.load<std::uint32_t>(file_id{0}, 4094));
