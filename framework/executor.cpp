@@ -12,7 +12,7 @@
 #include <thread>
 
 #include "framework/backoff.hpp"
-#include "framework/files/host_file_cache.hpp"
+#include "framework/files/file_cache.hpp"
 #include "framework/latency_histogram.hpp"
 #include "framework/partition_tuner.hpp"
 #include "framework/reference_chain.hpp"
@@ -191,7 +191,7 @@ class topology_run {
   std::vector<operator_counters> sink_counters_;  // GPU sinks' finish(), by operator index
   std::unique_ptr<reference_chain> references_;
   std::vector<bool> started_;
-  std::unique_ptr<host_file_cache> file_cache_;
+  std::unique_ptr<file_cache> file_cache_;
   std::vector<std::uint32_t> first_file_, file_count_;  // by operator index: its files in the cache
   // File sources in the kernel's blocks, by operator index: frames in the stream, offsets a block claims at
   // once (its run: read in order, so its reads of the file are sequential).
@@ -308,7 +308,7 @@ void topology_run::make_file_cache() {
   const bool any_reader = std::any_of(plan_.kernel_operators.begin(), plan_.kernel_operators.end(),
                                       [&](std::size_t op) { return instances_[op].kernel->reads_files(); });
   if (!any_reader) return;
-  file_cache_ = std::make_unique<host_file_cache>(
+  file_cache_ = std::make_unique<file_cache>(
       spec_.runtime.file_cache.value_or(file_cache_spec{}), plan_.blocks, files,
       [this](std::uint32_t op, std::uint64_t frame_offset) { return site(op, reader_topic(op), frame_offset); },
       std::chrono::milliseconds(plan_.watchdog_ms));

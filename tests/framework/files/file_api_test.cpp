@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "framework/files/direct_reads.hpp"
-#include "framework/files/host_file_cache.hpp"
+#include "framework/files/file_cache.hpp"
 #include "tests/framework/files/pattern_file.hpp"
 
 namespace xf {
@@ -83,7 +83,7 @@ TEST_CASE("file_pages: the cache's pages and flat buffers read alike") {
   SUBCASE("paged") {
     file_cache_spec spec;
     spec.size = 16 * 4096;
-    host_file_cache cache(spec, 1, files, site_of, std::chrono::milliseconds(0));
+    file_cache cache(spec, 1, files, site_of, std::chrono::milliseconds(0));
     cache.start();
     std::vector<std::uint32_t> entries(8);
     fetch_item item;

@@ -17,7 +17,7 @@
 #include <thread>
 #include <vector>
 
-#include "framework/files/host_file_cache.hpp"
+#include "framework/files/file_cache.hpp"
 #include "tests/framework/files/pattern_file.hpp"
 
 namespace xf {
@@ -50,7 +50,7 @@ struct host_cache_rig {
   test::scratch_dir dir;
   std::vector<std::string> paths;
   std::vector<std::uint64_t> sizes;
-  std::unique_ptr<host_file_cache> cache;
+  std::unique_ptr<file_cache> cache;
   file_cache_view view;
 
   bool deferred = false;
@@ -71,7 +71,7 @@ struct host_cache_rig {
     spec.io_threads = l.io_threads;
     spec.io_slots_per_block = l.requests_per_block;
     spec.replacement = l.replacement;
-    cache = std::make_unique<host_file_cache>(spec, l.blocks, files, site_of, std::chrono::milliseconds(0));
+    cache = std::make_unique<file_cache>(spec, l.blocks, files, site_of, std::chrono::milliseconds(0));
     view = cache->view();
     if (before_start) before_start(*this);
     cache->start();
@@ -478,13 +478,13 @@ TEST_CASE("file_fetch: adaptive readahead stays off for data-dependent random re
   CHECK(c.requests == c.misses);                   // one page each: nothing rode along
 }
 
-TEST_CASE("host_file_cache: a file that cannot be opened names its reader and path") {
+TEST_CASE("file_cache: a file that cannot be opened names its reader and path") {
   test::scratch_dir dir;
   const std::string missing = dir.file("missing.bin");
-  CHECK_THROWS_WITH_AS(host_file_cache(file_cache_spec{}, 2, {{missing, {"reader", "out", std::nullopt}}}, site_of,
+  CHECK_THROWS_WITH_AS(file_cache(file_cache_spec{}, 2, {{missing, {"reader", "out", std::nullopt}}}, site_of,
                                        std::chrono::milliseconds(0)),
                        doctest::Contains("operator 'reader', topic 'out'"), run_error);
-  CHECK_THROWS_WITH_AS(host_file_cache(file_cache_spec{}, 2, {{missing, {"reader", "out", std::nullopt}}}, site_of,
+  CHECK_THROWS_WITH_AS(file_cache(file_cache_spec{}, 2, {{missing, {"reader", "out", std::nullopt}}}, site_of,
                                        std::chrono::milliseconds(0)),
                        doctest::Contains("missing.bin': cannot open: No such file or directory"), run_error);
 }
