@@ -22,6 +22,7 @@
 
 #if defined(XF_HAVE_CUDA)
 #include "framework/gpu/cuda_check.hpp"
+#include "framework/gpu/device_cache_memory.hpp"
 #include "framework/gpu/device_run.hpp"
 #include "framework/gpu/um_counters.hpp"
 #include "topics/managed_topic_memory.hpp"
@@ -77,6 +78,7 @@ class topology_run {
       // Leak it; the caller ends the process (run_stats::device_wedged).
       (void)new std::vector<topic>(std::move(topics_));
       (void)memory_.release();
+      (void)file_cache_.release();  // its pages and table are device memory the kernel still holds
     }
 #endif
   }
@@ -89,8 +91,9 @@ class topology_run {
   // ---- set-up ----
   void make_topics();
   void make_operators();
-  /// Host executor with file readers among the kernel operators: opens every reader's files into one
-  /// file cache (the operator's file k is the cache's first_file_[op] + k) and starts its I/O threads.
+  /// File readers among the kernel operators: opens every reader's files into one file cache (the
+  /// operator's file k is the cache's first_file_[op] + k; device memory on the device executor, host
+  /// memory on the host's) and starts its I/O threads.
   void make_file_cache();
   void start_operators();
   void stop_operators();
@@ -203,6 +206,7 @@ class topology_run {
   std::atomic<std::uint64_t> stream_last_ns_{0};
 #if defined(XF_HAVE_CUDA)
   std::unique_ptr<um_counters> um_;  // before device_: outlives the kernel's run
+  device_readers device_readers_;  // what device_ is told of the file cache
   std::unique_ptr<device_run> device_;
   // The auto partitions' controller (device runs with partition auto / auto-online), fed from the watch
   // loop; kept for the stats.
@@ -290,7 +294,6 @@ void topology_run::make_operators() {
 }
 
 void topology_run::make_file_cache() {
-  if (plan_.executor != resolved_executor::host) return;
   std::vector<cache_file> files;
   first_file_.assign(plan_.operators.size(), 0);
   file_count_.assign(plan_.operators.size(), 0);
@@ -308,10 +311,14 @@ void topology_run::make_file_cache() {
   const bool any_reader = std::any_of(plan_.kernel_operators.begin(), plan_.kernel_operators.end(),
                                       [&](std::size_t op) { return instances_[op].kernel->reads_files(); });
   if (!any_reader) return;
+  std::unique_ptr<cache_memory> memory;  // host memory unless the kernel runs on the device
+#if defined(XF_HAVE_CUDA)
+  if (plan_.executor == resolved_executor::device) memory = std::make_unique<device_cache_memory>();
+#endif
   file_cache_ = std::make_unique<file_cache>(
       spec_.runtime.file_cache.value_or(file_cache_spec{}), plan_.blocks, files,
       [this](std::uint32_t op, std::uint64_t frame_offset) { return site(op, reader_topic(op), frame_offset); },
-      std::chrono::milliseconds(plan_.watchdog_ms));
+      std::chrono::milliseconds(plan_.watchdog_ms), std::move(memory));
   for (std::size_t op : plan_.kernel_operators) {
     const host_kernel_op& kernel = *instances_[op].kernel;
     if (!kernel.is_source()) continue;
@@ -643,13 +650,7 @@ void topology_run::kernel_block(std::uint32_t block) {
     const fetch_counters& c;
     ~add_counters() {
       std::lock_guard lock(run.fetch_mutex_);
-      run.fetch_totals_.hits += c.hits;
-      run.fetch_totals_.misses += c.misses;
-      run.fetch_totals_.waits += c.waits;
-      run.fetch_totals_.requests += c.requests;
-      run.fetch_totals_.no_page += c.no_page;
-      run.fetch_totals_.ahead_pages += c.ahead_pages;
-      run.fetch_totals_.ahead_hits += c.ahead_hits;
+      run.fetch_totals_ += c;
     }
   } totals{*this, counters};
   // Reserves the output slot at the lane's offset, with a frame unless the offset is void: false while
@@ -937,6 +938,9 @@ run_stats topology_run::execute(const run_options& options) {
 
 void topology_run::collect_file_cache_stats(run_stats& stats) {
   if (!file_cache_) return;
+#if defined(XF_HAVE_CUDA)
+  if (device_) fetch_totals_ += device_->fetch_totals();  // the kernel's blocks counted on the device
+#endif
   file_cache_stats c;
   c.page_bytes = file_cache_->view().page_bytes();
   c.slots = file_cache_->view().slot_count;
@@ -960,8 +964,20 @@ void topology_run::launch_device_kernel(const kernel_program& program) {
     params.push_back(plan_.operators[k].entry->make_gpu_params(plan_.operators[k].spec->params));
     accumulators.push_back(instances_[k].kernel->accumulator());
   }
+  if (file_cache_) {
+    device_readers_.cache = file_cache_.get();
+    device_readers_.first_file = first_file_;
+    device_readers_.file_count = file_count_;
+    device_readers_.source_frames = source_frames_;
+    device_readers_.source_run = source_run_;
+  }
   device_ = std::make_unique<device_run>(plan_, topics_, params, accumulators, program,
-                                         static_cast<managed_topic_memory&>(*memory_));
+                                         static_cast<managed_topic_memory&>(*memory_),
+                                         file_cache_ ? &device_readers_ : nullptr);
+  // A file source in the kernel starts the stream with the launch (a CPU source stamps its first publish).
+  if (std::any_of(plan_.kernel_operators.begin(), plan_.kernel_operators.end(),
+                  [&](std::size_t i) { return plan_.operators[i].inputs.empty(); }))
+    fetch_min(stream_first_ns_, now_ns());
   device_->launch();
 #else
   (void)program;
@@ -991,6 +1007,7 @@ void topology_run::watch_device_kernel() {
   }
   bool stop_sent = false;
   while (true) {
+    if (control_.draining()) device_->request_drain();  // GPU file sources claim no more (idempotent)
     const device_run::state state = device_->poll();
     if (state == device_run::state::finished) {
       // GPU sinks deliver in the kernel: the stream window ends when it did (to within a poll interval).

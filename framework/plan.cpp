@@ -7,9 +7,21 @@
 #include <thread>
 
 #include "framework/errors.hpp"
+#include "framework/files/page_moves.hpp"
 #include "framework/gpu/kernel_catalog.hpp"
+#include "framework/units.hpp"
 
 namespace xf {
+namespace {
+
+/// The topic whose frames a kernel operator works through: its input, or a file source's output.
+std::size_t frame_topic(const planned_operator& po) { return po.inputs.empty() ? po.outputs.at(0) : po.inputs[0]; }
+
+/// Whether the kernel runs the operator's frames whole (one block a frame): a map that says so, and
+/// every file reader (its stages read and compute over the frame as one item).
+bool runs_whole_frames(const planned_operator& po) { return po.entry->info.whole_frames || po.entry->info.reads_files; }
+
+}  // namespace
 
 plan make_plan(const topology_spec& spec, const operator_registry& registry, const plan_options& options) {
   plan p;
@@ -50,12 +62,10 @@ plan make_plan(const topology_spec& spec, const operator_registry& registry, con
   bool any_kernel_op = false;
   std::string missing;  // a GPU operator whose class the launcher's kernel lacks
   std::size_t missing_op = 0;
-  std::string reader;  // a GPU operator that reads files (the device's file cache is not built yet)
   for (std::size_t i = 0; i < p.operators.size(); ++i) {
     const planned_operator& po = p.operators[i];
     if (!po.in_kernel) continue;
     any_kernel_op = true;
-    if (reader.empty() && po.entry->info.reads_files) reader = po.spec->name;
     if (missing.empty() && dev.compiled_in &&
         (!po.entry->gpu_type || !dev.compiled_in(*po.entry->gpu_type))) {
       missing = po.spec->class_name;
@@ -70,9 +80,6 @@ plan make_plan(const topology_spec& spec, const operator_registry& registry, con
   else if (!missing.empty())
     device_refusal = "class '" + missing + "' (operator '" + p.operators[missing_op].spec->name +
                      "') is not compiled into this launcher's GPU kernel";
-  else if (!reader.empty())
-    device_refusal = "operator '" + reader + "' reads files, and the GPU executor's file cache is not built yet "
-                     "(issue 6): the host executor's blocks read through the host file cache";
   if (spec.runtime.executor == executor_kind::device && !options.force_host) {
     if (!missing.empty() && dev.usable)
       throw config_error(spec.position_of("operators." + p.operators[missing_op].spec->name + ".class"),
@@ -119,8 +126,8 @@ plan make_plan(const topology_spec& spec, const operator_registry& registry, con
     std::uint64_t items_in_flight = 1;
     for (std::size_t i = 0; i < p.operators.size(); ++i) {
       if (!p.operators[i].in_kernel) continue;
-      const topic_spec& in = *p.topics[p.operators[i].inputs[0]].spec;
-      const std::uint64_t parts = p.operators[i].entry->info.whole_frames
+      const topic_spec& in = *p.topics[frame_topic(p.operators[i])].spec;
+      const std::uint64_t parts = runs_whole_frames(p.operators[i])
                                       ? 1
                                       : (in.frame_bytes + kernel_part_bytes - 1) / kernel_part_bytes;
       items_in_flight = std::max<std::uint64_t>(items_in_flight, std::uint64_t{in.capacity} * parts);
@@ -131,6 +138,32 @@ plan make_plan(const topology_spec& spec, const operator_registry& registry, con
                    : static_cast<std::uint32_t>(std::min<std::uint64_t>(full, items_in_flight));
   } else {
     p.blocks = spec.runtime.blocks ? spec.runtime.blocks : cores;
+  }
+
+  // The file cache: each block reuses a share of it of its own (LRA), so each needs at least one page.
+  if (std::any_of(p.operators.begin(), p.operators.end(),
+                  [](const planned_operator& po) { return po.in_kernel && po.entry->info.reads_files; })) {
+    const file_cache_spec cache = spec.runtime.file_cache.value_or(file_cache_spec{});
+    const std::uint64_t pages = cache.size / cache.page_bytes;
+    if (pages < p.blocks)
+      throw config_error(spec.position_of("runtime.file_cache.size"),
+                         "runtime.file_cache.size holds " + std::to_string(pages) + " pages of " +
+                             format_bytes(cache.page_bytes) + ", fewer than the kernel's " + std::to_string(p.blocks) +
+                             " blocks: each block reads through a share of at least one page (at least " +
+                             format_bytes(std::uint64_t{p.blocks} * cache.page_bytes) + ")");
+    // The kernel queues a request's page copies for the block's threads (deferred_moves): all at once.
+    if (p.executor == resolved_executor::device &&
+        cache.max_request / cache.page_bytes + 1 > deferred_moves::capacity)
+      throw config_error(spec.position_of("runtime.file_cache.max_request"),
+                         "runtime.file_cache.max_request is " + format_bytes(cache.max_request) + ": " +
+                             std::to_string(cache.max_request / cache.page_bytes) + " pages of " +
+                             format_bytes(cache.page_bytes) + ", more than the kernel moves at once (" +
+                             std::to_string(deferred_moves::capacity - 1) + "): at most " +
+                             format_bytes(std::uint64_t{deferred_moves::capacity - 1} * cache.page_bytes));
+    if (p.executor == resolved_executor::device && cache.delivery == file_delivery::copy)
+      throw config_error(spec.position_of("runtime.file_cache.delivery"),
+                         "runtime.file_cache.delivery: copy (the copy engines into device staging) is not built "
+                         "yet: the kernel pulls staged bytes over PCIe (pull, or auto)");
   }
 
   // Kernel operators and the warp partition of a block.
@@ -229,9 +262,9 @@ plan make_plan(const topology_spec& spec, const operator_registry& registry, con
     }
     for (std::size_t k : p.kernel_operators) {
       planned_operator& po = p.operators[k];
-      const planned_topic& in = p.topics[po.inputs[0]];
+      const planned_topic& in = p.topics[frame_topic(po)];
       const std::uint64_t frame = in.spec->frame_bytes;
-      po.parts = po.entry->info.whole_frames
+      po.parts = runs_whole_frames(po)
                      ? 1
                      : static_cast<std::uint32_t>((frame + kernel_part_bytes - 1) / kernel_part_bytes);
       // Where the kernel finds the frames: device memory for GPU-only topics and the copy engines' replica.
@@ -239,8 +272,11 @@ plan make_plan(const topology_spec& spec, const operator_registry& registry, con
         return t.dma || (std::all_of(t.publishers.begin(), t.publishers.end(), on_gpu) &&
                          std::all_of(t.subscribers.begin(), t.subscribers.end(), on_gpu));
       };
-      po.stage = !in_device_memory(in);
-      po.stage_output = !po.outputs.empty() && !in_device_memory(p.topics[po.outputs[0]]);
+      // A file reader's item spans rounds (its stages), over which the block's scratch would have to hold
+      // its frames: it reads and writes the topics in place.
+      const bool reader = po.entry->info.reads_files;
+      po.stage = !reader && !po.inputs.empty() && !in_device_memory(in);
+      po.stage_output = !reader && !po.outputs.empty() && !in_device_memory(p.topics[po.outputs[0]]);
     }
     // Items per round: enough whole frames for kernel_round_bytes, a divisor of the operator's warps (so
     // every item gets the same warps), and over all blocks at most a quarter of what the input topic
@@ -251,9 +287,12 @@ plan make_plan(const topology_spec& spec, const operator_registry& registry, con
     std::uint32_t lanes_left = max_block_items;
     for (std::size_t n = 0; n < p.kernel_operators.size(); ++n) {
       planned_operator& po = p.operators[p.kernel_operators[n]];
-      const topic_spec& in = *p.topics[po.inputs[0]].spec;
+      const topic_spec& in = *p.topics[frame_topic(po)].spec;
       const auto ops_after = static_cast<std::uint32_t>(p.kernel_operators.size() - n - 1);
-      std::uint64_t want = po.parts > 1 ? 1 : (kernel_round_bytes + in.frame_bytes - 1) / in.frame_bytes;
+      // A file reader: one item a block (its lane owns the block's file cache share while it fetches).
+      std::uint64_t want = po.parts > 1 || po.entry->info.reads_files
+                               ? 1
+                               : (kernel_round_bytes + in.frame_bytes - 1) / in.frame_bytes;
       want = std::min<std::uint64_t>(want, std::uint64_t{in.capacity} / (4 * std::uint64_t{p.blocks}));
       want = std::min<std::uint64_t>(want, lanes_left - ops_after);
       std::uint32_t items = 1;

@@ -5,6 +5,7 @@
 #include "framework/gpu_operator_list.hpp"
 #include "operators/sinks/affinity.hpp"
 #include "operators/sinks/word_count.hpp"
+#include "operators/sources/readahead_file_source.hpp"
 #include "operators/transforms/address_generators/byte_addresses.hpp"
 #include "operators/transforms/address_generators/indexed_addresses.hpp"
 #include "operators/transforms/address_generators/record_addresses.hpp"
@@ -18,6 +19,6 @@ namespace xf {
 using builtin_gpu_operators =
     gpu_operator_list<scale_op, fma_op, pass_through_op, kmeans_assign_op, record_addresses_op,
                       byte_addresses_op, indexed_addresses_op, word_count_op, affinity_cards_op,
-                      affinity_shared_op>;
+                      affinity_shared_op, readahead_file_source>;
 
 }  // namespace xf

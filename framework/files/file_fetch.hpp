@@ -83,6 +83,17 @@ struct fetch_counters {
   std::uint64_t no_page = 0;     ///< steps that found the block's share full and started over
   std::uint64_t ahead_pages = 0; ///< pages that arrived in readahead buffers
   std::uint64_t ahead_hits = 0;  ///< misses served from the block's readahead buffer
+
+  XF_HOST_DEVICE fetch_counters& operator+=(const fetch_counters& o) {
+    hits += o.hits;
+    misses += o.misses;
+    waits += o.waits;
+    requests += o.requests;
+    no_page += o.no_page;
+    ahead_pages += o.ahead_pages;
+    ahead_hits += o.ahead_hits;
+    return *this;
+  }
 };
 
 enum class fetch_status : std::uint32_t { resolved, waiting, failed };

@@ -54,7 +54,9 @@ struct inline_moves {
 };
 
 struct deferred_moves {
-  static constexpr std::uint32_t capacity = 64;
+  /// A request's pages and its readahead fill must fit at once: 128 pages (a 512 KiB request of 4 KiB
+  /// pages, the plan's limit on the device) and one fill. 4 KiB of shared memory.
+  static constexpr std::uint32_t capacity = 129;
   struct move {
     std::byte* dst;
     const std::byte* src;

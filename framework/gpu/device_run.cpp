@@ -7,6 +7,8 @@
 #include <sstream>
 #include <thread>
 
+#include "framework/units.hpp"
+
 namespace xf {
 namespace {
 
@@ -38,6 +40,8 @@ std::string_view phase_name(std::uint32_t phase) {
       return "done";
     case lane_running:
       return "running the operator on it";
+    case lane_reading:
+      return "reading its files (stages fetched and computed)";
   }
   return "?";
 }
@@ -52,14 +56,15 @@ T load_acquire_host(T& word) {
 device_run::device_run(const plan& p, std::vector<topic>& topics,
                        const std::vector<std::vector<std::byte>>& params,
                        const std::vector<std::span<const std::byte>>& accumulators, const kernel_program& program,
-                       managed_topic_memory& memory)
+                       managed_topic_memory& memory, const device_readers* readers)
     : plan_(p),
       topics_(topics),
       program_(program),
       blocks_(p.blocks),
       threads_(p.warps_per_block * 32),
       watchdog_(p.watchdog_ms),
-      memory_(memory) {
+      memory_(memory),
+      readers_(readers) {
   const auto op_count = static_cast<std::uint32_t>(p.kernel_operators.size());
   XF_EXPECTS(op_count >= 1 && op_count <= max_kernel_operators, "1 to 32 kernel operators");
   XF_EXPECTS(params.size() == op_count, "one params blob per kernel operator");
@@ -109,11 +114,14 @@ device_run::device_run(const plan& p, std::vector<topic>& topics,
     kernel_op& op = ops[k];
     op = kernel_op{};
     op.type = *type;
-    op.element = p.topics[po.inputs[0]].spec->element;
-    op.input = static_cast<std::uint32_t>(po.inputs[0]);
+    // A file source has no input: its elements and frames are its output's.
+    const bool source = po.inputs.empty();
+    const std::size_t frame_topic = source ? po.outputs.at(0) : po.inputs[0];
+    op.element = p.topics[frame_topic].spec->element;
+    op.input = source ? no_input_topic : static_cast<std::uint32_t>(po.inputs[0]);
     op.output = po.outputs.empty() ? no_output_topic : static_cast<std::uint32_t>(po.outputs[0]);
     XF_EXPECTS(po.outputs.empty() == !accumulators[k].empty(), "GPU sinks, and only they, accumulate");
-    op.group = po.input_groups[0];
+    op.group = source ? 0 : po.input_groups[0];
     op.first_warp = first_warp;
     op.warps = po.warps;
     first_warp += po.warps;
@@ -122,7 +130,7 @@ device_run::device_run(const plan& p, std::vector<topic>& topics,
     op.first_item = item_count;
     item_count += po.items;
     op.parts = po.parts;
-    const std::uint64_t frame_bytes = p.topics[po.inputs[0]].spec->frame_bytes;
+    const std::uint64_t frame_bytes = p.topics[frame_topic].spec->frame_bytes;
     op.part_bytes = po.parts > 1 ? kernel_part_bytes : frame_bytes;
     op.stage = po.stage ? 1 : 0;
     op.stage_output = po.stage_output ? 1 : 0;
@@ -150,6 +158,7 @@ device_run::device_run(const plan& p, std::vector<topic>& topics,
   }
   XF_EXPECTS(first_warp <= p.warps_per_block, "the partition fits the block");
   XF_EXPECTS(item_count <= max_block_items, "one leader-warp lane per work item");
+  set_up_readers(ops, item_count);
 
   stop_word_ = pinned_buffer<std::uint32_t>(1);
   *stop_word_.get() = 1;
@@ -157,7 +166,7 @@ device_run::device_run(const plan& p, std::vector<topic>& topics,
   heartbeats_ = pinned_buffer<block_heartbeat>(blocks_);
   snapshots_ = device_buffer<lane_snapshot>(blocks_);
   snapshot_copy_ = pinned_buffer<lane_snapshot>(blocks_);
-  device_words_ = device_buffer<std::uint32_t>(2);
+  device_words_ = device_buffer<std::uint32_t>(3);
   timings_ = device_buffer<block_timing>(blocks_);
   counters_ = device_buffer<kernel_op_counters>(op_count);
   // The plan's partition is generation 0 (both buffers, so a stale read cannot see zeros).
@@ -205,6 +214,7 @@ device_run::device_run(const plan& p, std::vector<topic>& topics,
   args_.block_generation = block_generation_.get();
   args_.costs = costs_.get();
   args_.cost_flush_interval_ns = cost_flush_interval_ns;
+  args_.drain = device_words_.get() + 2;
 
   // Device-placed topic regions and the catalog's read-only replica go to the GPU before the launch.
   memory_.settle();
@@ -231,6 +241,9 @@ device_run::~device_run() {
     for (auto& b : parts_done_) b.leak();
     for (auto& b : accumulators_) b.leak();
     scratch_.leak();
+    reader_lanes_.leak();
+    reader_entries_.leak();
+    fetch_totals_.leak();
     if (stream_) stream_->leak();
     if (side_stream_) side_stream_->leak();
     if (bridge_) bridge_->leak();
@@ -259,6 +272,49 @@ void device_run::request_stop() noexcept {
   // Not a memset: that may run as a kernel, which would wait for this one to end.
   cuda_ok(cudaMemcpyAsync(device_words_.get(), stop_word_.get(), sizeof(std::uint32_t),
                           cudaMemcpyHostToDevice, side_stream_->get()));
+}
+
+void device_run::request_drain() noexcept {
+  if (drain_requested_ || !side_stream_) return;
+  drain_requested_ = true;
+  cuda_ok(cudaMemcpyAsync(device_words_.get() + 2, stop_word_.get(), sizeof(std::uint32_t), cudaMemcpyHostToDevice,
+                          side_stream_->get()));
+}
+
+void device_run::set_up_readers(kernel_op* ops, std::uint32_t item_count) {
+  bool any = false;
+  for (std::uint32_t k = 0; k < args_.op_count; ++k) {
+    const std::size_t i = plan_.kernel_operators[k];
+    const planned_operator& po = plan_.operators[i];
+    if (!po.entry->info.reads_files) continue;
+    XF_EXPECTS(readers_ != nullptr && readers_->cache != nullptr, "a file cache for the GPU file readers");
+    XF_EXPECTS(po.parts == 1 && !po.stage && !po.stage_output && po.items == 1,
+               "file readers run whole, unstaged frames, one item a block (the plan's)");
+    kernel_op& op = ops[k];
+    op.reader = po.inputs.empty() ? reader_source : reader_map;
+    op.first_file = readers_->first_file.at(i);
+    op.file_count = readers_->file_count.at(i);
+    op.source_frames = readers_->source_frames.at(i);
+    op.source_run = readers_->source_run.at(i);
+    any = true;
+  }
+  if (!any) return;
+  const file_cache& cache = *readers_->cache;
+  XF_EXPECTS(cache.block_count() == blocks_, "a file cache share per block");
+  // The most pages one stage may hold: a block's room, and over all lanes at most 64 MiB of entries.
+  constexpr std::uint64_t entries_budget = std::uint64_t{64} << 20;
+  const std::uint64_t lanes = std::uint64_t{blocks_} * item_count;
+  const std::uint64_t per_lane = std::max<std::uint64_t>(1, entries_budget / sizeof(std::uint32_t) / lanes);
+  args_.entries_per_lane = static_cast<std::uint32_t>(std::min<std::uint64_t>(cache.block_room(), per_lane));
+  args_.block_room = cache.block_room();
+  args_.files = cache.view();
+  args_.fetch_blocks = cache.blocks();
+  reader_lanes_ = device_buffer<reader_lane>(lanes);  // zero: no run claimed, no stage started
+  reader_entries_ = device_buffer<std::uint32_t>(lanes * args_.entries_per_lane);
+  fetch_totals_ = device_buffer<fetch_counters>(blocks_);
+  args_.readers = reader_lanes_.get();
+  args_.reader_entries = reader_entries_.get();
+  args_.fetch_totals = fetch_totals_.get();
 }
 
 std::uint32_t device_run::request_partition(const std::vector<std::uint32_t>& warps) {
@@ -301,31 +357,67 @@ device_run::cost_reading device_run::read_costs() {
   return r;
 }
 
+std::size_t device_run::error_topic(std::uint32_t op) const {
+  const planned_operator& po = plan_.operators[plan_.kernel_operators.at(op)];
+  return po.inputs.empty() ? po.outputs.at(0) : po.inputs[0];
+}
+
 run_error device_run::site_error(std::uint32_t op, std::optional<std::uint64_t> offset,
                                  const std::string& reason) const {
   const planned_operator& po = plan_.operators[plan_.kernel_operators.at(op)];
-  return run_error(fault_site{po.spec->name, plan_.topics[po.inputs[0]].spec->name, offset}, reason);
+  return run_error(fault_site{po.spec->name, plan_.topics[error_topic(op)].spec->name, offset}, reason);
+}
+
+run_error device_run::failure_error(const kernel_failure& f) {
+  const planned_operator& po = plan_.operators[plan_.kernel_operators.at(f.op)];
+  const std::string stage = "stage " + std::to_string(f.problem);
+  switch (f.kind) {
+    case fault_frame_failed:
+      return site_error(f.op, f.offset,
+                        frame_failed_reason(static_cast<std::uint32_t>(f.detail),
+                                            po.entry->info.failure_meaning(static_cast<std::uint32_t>(f.detail))));
+    case fault_bad_bytes:
+      return site_error(f.op, f.offset,
+                        "the input slot announces " + std::to_string(f.detail) +
+                            " bytes, more than the output topic's frame holds");
+    case fault_read_range: {
+      read_list list;
+      list.read(file_id{f.range.file}, f.range.offset, f.range.bytes);
+      const std::size_t i = plan_.kernel_operators.at(f.op);
+      return readers_->cache->files().range_failure(list, {static_cast<range_problem>(f.problem), 0},
+                                                    readers_->first_file.at(i), readers_->file_count.at(i),
+                                                    fault_site{po.spec->name, plan_.topics[error_topic(f.op)].spec->name,
+                                                               f.offset});
+    }
+    case fault_read_list:
+      return site_error(f.op, f.offset,
+                        stage + " asks for more than " + std::to_string(read_list::capacity) +
+                            " ranges (a read_list's capacity)");
+    case fault_stage_pages:
+      return site_error(f.op, f.offset,
+                        stage + " reads " + std::to_string(f.detail) + " pages of " +
+                            format_bytes(readers_->cache->view().page_bytes()) +
+                            ", more than a block's share of the file cache (" + std::to_string(f.range.bytes) +
+                            " pages of " + std::to_string(blocks_) + " blocks): raise runtime.file_cache.size");
+    case fault_read_failed:
+      // The I/O service knows why (path, byte offset); poll() asks it first.
+      if (std::optional<run_error> io = readers_->cache->poll()) return *io;
+      return site_error(f.op, f.offset, "a page " + stage + " reads failed to load");
+    default:
+      return site_error(f.op, f.offset, "the kernel reported fault " + std::to_string(f.kind));
+  }
 }
 
 device_run::state device_run::poll() {
   if (finished_) return error_ ? state::failed : state::finished;
   // A failure the kernel reported (the kernel then winds down by itself).
   kernel_failure& f = *failure_.get();
-  if (!error_ && load_acquire_host(f.failed) != 0) {
-    switch (f.kind) {
-      case fault_frame_failed:
-        error_ = site_error(f.op, f.offset,
-                            frame_failed_reason(static_cast<std::uint32_t>(f.detail),
-                                                plan_.operators[plan_.kernel_operators[f.op]].entry->info.failure_meaning(
-                                                    static_cast<std::uint32_t>(f.detail))));
-        break;
-      case fault_bad_bytes:
-        error_ = site_error(f.op, f.offset,
-                            "the input slot announces " + std::to_string(f.detail) +
-                                " bytes, more than the output topic's frame holds");
-        break;
-      default:
-        error_ = site_error(f.op, f.offset, "the kernel reported fault " + std::to_string(f.kind));
+  if (!error_ && load_acquire_host(f.failed) != 0) error_ = failure_error(f);
+  // A read that failed or hung (the I/O watchdog): the readers waiting for it would loop for ever.
+  if (!error_ && readers_ != nullptr && readers_->cache != nullptr) {
+    if (std::optional<run_error> io = readers_->cache->poll()) {
+      error_ = std::move(io);
+      request_stop();
     }
   }
   // A bridge that failed stops the kernel like a failed frame does.
@@ -432,7 +524,7 @@ std::string device_run::describe_blocks(const std::vector<std::uint32_t>& stalle
         }
         out << "offset " << r.item[lane] / po.parts;
         if (po.parts > 1) out << " part " << r.item[lane] % po.parts << "/" << po.parts;
-        out << " of '" << plan_.topics[po.inputs[0]].spec->name << "', " << phase_name(phase);
+        out << " of '" << plan_.topics[error_topic(k)].spec->name << "', " << phase_name(phase);
       }
     }
   }
@@ -459,6 +551,16 @@ void device_run::copy_accumulator(std::uint32_t k, std::span<std::byte> host) co
   XF_EXPECTS(finished_ && !wedged_, "the kernel finished");
   XF_EXPECTS(k < accumulators_.size() && host.size() == accumulators_[k].size(), "the accumulator's size");
   XF_CUDA_TRY(cudaMemcpy(host.data(), accumulators_[k].get(), host.size(), cudaMemcpyDeviceToHost));
+}
+
+fetch_counters device_run::fetch_totals() const {
+  fetch_counters sum;
+  if (!finished_ || wedged_ || fetch_totals_.size() == 0) return sum;
+  std::vector<fetch_counters> all(blocks_);
+  XF_CUDA_TRY(cudaMemcpy(all.data(), fetch_totals_.get(), sizeof(fetch_counters) * all.size(),
+                         cudaMemcpyDeviceToHost));
+  for (const fetch_counters& c : all) sum += c;
+  return sum;
 }
 
 block_timing device_run::timing() const {

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "framework/errors.hpp"
+#include "framework/files/file_cache.hpp"
 #include "framework/gpu/copy_bridge.hpp"
 #include "framework/gpu/cuda_buffer.hpp"
 #include "framework/gpu/kernel_program.hpp"
@@ -23,15 +24,25 @@
 
 namespace xf {
 
+/// A run's GPU file readers (issue 6): the file cache (in device memory) and, by operator index, where each
+/// reader's files are in it (the operator's file k is the cache's first_file + k), and each file source's
+/// frames and the offsets a block claims at once.
+struct device_readers {
+  file_cache* cache = nullptr;
+  std::vector<std::uint32_t> first_file, file_count;
+  std::vector<std::uint64_t> source_frames, source_run;
+};
+
 class device_run {
  public:
   /// `topics` (indexed like plan.topics) and `memory` must outlive this object; `params[k]` is the
   /// params struct of the k-th kernel operator as bytes, `accumulators[k]` the contents its accumulator
   /// starts from (a GPU sink's, prepared on the host; empty for maps). Throws cuda_error or run_error (an
   /// operator whose class is not compiled into `program`).
+  /// `readers` (null without GPU file readers) must outlive this object too.
   device_run(const plan& p, std::vector<topic>& topics, const std::vector<std::vector<std::byte>>& params,
              const std::vector<std::span<const std::byte>>& accumulators, const kernel_program& program,
-             managed_topic_memory& memory);
+             managed_topic_memory& memory, const device_readers* readers = nullptr);
   ~device_run();
   device_run(const device_run&) = delete;
   device_run& operator=(const device_run&) = delete;
@@ -47,6 +58,8 @@ class device_run {
   const std::optional<run_error>& error() const noexcept { return error_; }
   /// Asks every block to stop at its next round (a failure elsewhere, or an abort).
   void request_stop() noexcept;
+  /// An interrupt: file sources claim no more offsets, so the streams end after what they claimed.
+  void request_drain() noexcept;
   /// True once the kernel can no longer be waited for or freed around (a sticky CUDA error, or a hung
   /// block): the caller ends the process instead of tearing the device down.
   bool wedged() const noexcept { return wedged_; }
@@ -76,6 +89,8 @@ class device_run {
   void copy_accumulator(std::uint32_t k, std::span<std::byte> host) const;
   /// After `finished`: the phase clocks summed over blocks.
   block_timing timing() const;
+  /// After `finished`: the file readers' fetch counters summed over blocks (zero without readers).
+  fetch_counters fetch_totals() const;
   /// What the copy engines carried, per bridged topic (topic index, direction, counters).
   struct bridged_topic {
     std::size_t topic;
@@ -90,6 +105,11 @@ class device_run {
   const lane_snapshot* read_snapshots(std::string& why_not);
   run_error site_error(std::uint32_t op, std::optional<std::uint64_t> offset,
                        const std::string& reason) const;
+  /// The error of a failure the kernel reported (kernel_failure).
+  run_error failure_error(const kernel_failure& f);
+  /// The topic a kernel operator's errors name: its input, or a file source's output.
+  std::size_t error_topic(std::uint32_t op) const;
+  void set_up_readers(kernel_op* ops, std::uint32_t item_count);
 
   const plan& plan_;
   std::vector<topic>& topics_;
@@ -131,6 +151,11 @@ class device_run {
   std::unique_ptr<cuda_stream> stream_;
   std::unique_ptr<cuda_stream> side_stream_;  // stop requests and the watchdog's copies, beside the kernel
   std::unique_ptr<copy_bridge> bridge_;       // the dma topics' frames and publishes across PCIe
+  const device_readers* readers_ = nullptr;
+  device_buffer<reader_lane> reader_lanes_;
+  device_buffer<std::uint32_t> reader_entries_;
+  device_buffer<fetch_counters> fetch_totals_;
+  bool drain_requested_ = false;
 
   bool launched_ = false;
   bool stop_requested_ = false;

@@ -86,14 +86,61 @@ struct frame_call {
   std::uint32_t thread_count;
   std::uint64_t* failure;
   std::byte* state;  ///< a GPU sink's accumulator (kernel_op::state)
+  // File readers (frame_task's fields of the same names); null / zero for other operators.
+  const file_pages* files = nullptr;
+  std::uint32_t stage = 0;
+  std::byte* carry = nullptr;
+  const std::uint64_t* file_sizes = nullptr;
+  std::uint64_t out_capacity = 0;
 };
 
-template <class Op, class T>
-__device__ void run_typed(const frame_call& c) {
+/// Calls f(T{}) for the element type e.
+template <class F>
+__device__ __forceinline__ void with_element(element_type e, F&& f) {
+  switch (e) {
+    case element_type::u8:
+      f(std::uint8_t{});
+      break;
+    case element_type::i8:
+      f(std::int8_t{});
+      break;
+    case element_type::u16:
+      f(std::uint16_t{});
+      break;
+    case element_type::i16:
+      f(std::int16_t{});
+      break;
+    case element_type::u32:
+      f(std::uint32_t{});
+      break;
+    case element_type::i32:
+      f(std::int32_t{});
+      break;
+    case element_type::u64:
+      f(std::uint64_t{});
+      break;
+    case element_type::i64:
+      f(std::int64_t{});
+      break;
+    case element_type::f32:
+      f(float{});
+      break;
+    case element_type::f64:
+      f(double{});
+      break;
+  }
+}
+
+template <class Op>
+__device__ __forceinline__ const typename Op::params& params_of(const frame_call& c) {
   static_assert(alignof(typename Op::params) <= 16, "the parameter arena aligns each params struct to 16 bytes");
   // Read in place (16-byte aligned arena, trivially copyable params, no strict aliasing in this build): a
   // copy put large params — kmeans_assign's 32 centres — on every thread's stack for every item.
-  const auto& p = *reinterpret_cast<const typename Op::params*>(c.params);
+  return *reinterpret_cast<const typename Op::params*>(c.params);
+}
+
+template <class T>
+__device__ __forceinline__ frame_task<T> task_of(const frame_call& c) {
   frame_task<T> task;
   task.in = reinterpret_cast<const T*>(c.in);
   task.out = reinterpret_cast<T*>(c.out);
@@ -104,43 +151,17 @@ __device__ void run_typed(const frame_call& c) {
   task.thread_count = c.thread_count;
   task.failure = c.failure;
   task.state = c.state;
-  Op::compute(p, task);
+  task.files = c.files;
+  task.stage = c.stage;
+  task.carry = c.carry;
+  task.file_sizes = c.file_sizes;
+  task.out_capacity = c.out_capacity;
+  return task;
 }
 
 template <class Op>
 __device__ void run_op(element_type e, const frame_call& c) {
-  switch (e) {
-    case element_type::u8:
-      run_typed<Op, std::uint8_t>(c);
-      break;
-    case element_type::i8:
-      run_typed<Op, std::int8_t>(c);
-      break;
-    case element_type::u16:
-      run_typed<Op, std::uint16_t>(c);
-      break;
-    case element_type::i16:
-      run_typed<Op, std::int16_t>(c);
-      break;
-    case element_type::u32:
-      run_typed<Op, std::uint32_t>(c);
-      break;
-    case element_type::i32:
-      run_typed<Op, std::int32_t>(c);
-      break;
-    case element_type::u64:
-      run_typed<Op, std::uint64_t>(c);
-      break;
-    case element_type::i64:
-      run_typed<Op, std::int64_t>(c);
-      break;
-    case element_type::f32:
-      run_typed<Op, float>(c);
-      break;
-    case element_type::f64:
-      run_typed<Op, double>(c);
-      break;
-  }
+  with_element(e, [&](auto zero) { Op::compute(params_of<Op>(c), task_of<decltype(zero)>(c)); });
 }
 
 template <class... Ops>
@@ -148,6 +169,46 @@ __device__ void dispatch(gpu_operator_list<Ops...>, std::uint32_t type, element_
   std::uint32_t i = 0;
   ((type == i++ ? run_op<Ops>(e, c) : void()), ...);
 }
+
+template <class Op>
+__device__ void reads_op(element_type e, const frame_call& c, read_list& list, read_step& step) {
+  if constexpr (gpu_file_reader<Op>)
+    with_element(e, [&](auto zero) {
+      step = Op::template reads<decltype(zero)>(params_of<Op>(c), task_of<decltype(zero)>(c), list);
+    });
+}
+
+/// A file reader's `reads` for the stage in `c` (operator.hpp: gpu_file_reader); `done` for any other type.
+template <class... Ops>
+__device__ read_step dispatch_reads(gpu_operator_list<Ops...>, std::uint32_t type, element_type e,
+                                   const frame_call& c, read_list& list) {
+  read_step step = read_step::done;
+  std::uint32_t i = 0;
+  ((type == i++ ? reads_op<Ops>(e, c, list, step) : void()), ...);
+  return step;
+}
+
+template <class Op>
+__device__ void frame_bytes_op(const frame_call& c, std::uint64_t& bytes) {
+  if constexpr (gpu_file_source<Op>) bytes = Op::frame_bytes(params_of<Op>(c), c.file_sizes, c.out_capacity, c.offset);
+}
+
+/// A file source's frame_bytes (operator.hpp: gpu_file_source); 0 for any other type.
+template <class... Ops>
+__device__ std::uint64_t dispatch_frame_bytes(gpu_operator_list<Ops...>, std::uint32_t type, const frame_call& c) {
+  std::uint64_t bytes = 0;
+  std::uint32_t i = 0;
+  ((type == i++ ? frame_bytes_op<Ops>(c, bytes) : void()), ...);
+  return bytes;
+}
+
+/// Whether any operator of the list reads files: the kernel's reader phases are compiled in only then.
+template <class List>
+struct reads_any_files;
+template <class... Ops>
+struct reads_any_files<gpu_operator_list<Ops...>> {
+  static constexpr bool value = (gpu_file_reader<Ops> || ...);
+};
 
 // ---- device helpers ------------------------------------------------------------------------------------
 
@@ -206,9 +267,14 @@ struct lane_state {
   std::uint32_t first_warp;  ///< the item's warps are [first_warp, first_warp + item_warps)
   std::uint32_t item_warps;
   std::uint32_t stage_bits;  ///< stage_input_bit | stage_output_bit, as the operator stages
+  std::uint32_t reader;      ///< kernel_op::reader
   std::uint64_t item;   ///< offset·parts + part
   std::uint32_t phase;  ///< lane_phase
-  std::uint32_t ready;  ///< 1: run this round (the input is published and the output slot is free)
+  /// 1: the item is finished this round: publish it. Other operators' items compute in the same round;
+  /// a file reader's item computes in the rounds its stages' pages are resident (`compute`) and is
+  /// published in a later one.
+  std::uint32_t ready;
+  std::uint32_t compute;  ///< 1: the item's warps run the operator this round
   std::uint32_t is_void;
   std::uint32_t misses;  ///< polls that found the input pending (end of stream is checked every few)
   std::uint32_t skip;    ///< rounds to wait before polling again (backoff of a lane whose input lags)
@@ -230,9 +296,11 @@ constexpr std::uint32_t end_check_interval = 8;
 /// Idle backoff of a block whose lanes all wait: doubles from this value to kernel_args::idle_sleep_max_ns.
 constexpr std::uint32_t idle_sleep_min_ns = 64;
 
-/// Reports the first failure of the run and stops every block.
+/// Reports the first failure of the run and stops every block. `range` and `problem`: a file reader's
+/// (kernel_failure).
 __device__ void report_failure(const kernel_args& a, std::uint32_t kind, std::uint32_t op,
-                               std::uint64_t offset, std::uint64_t detail) {
+                               std::uint64_t offset, std::uint64_t detail, file_range range = {},
+                               std::uint32_t problem = 0) {
   cuda::atomic_ref<std::uint32_t, cuda::thread_scope_device> claim(*a.fail_claim);
   std::uint32_t expected = 0;
   if (claim.compare_exchange_strong(expected, 1u, cuda::std::memory_order_relaxed)) {
@@ -240,20 +308,36 @@ __device__ void report_failure(const kernel_args& a, std::uint32_t kind, std::ui
     a.failure->op = op;
     a.failure->offset = offset;
     a.failure->detail = detail;
+    a.failure->range = range;
+    a.failure->problem = problem;
     store_release(a.failure->failed, std::uint64_t{1});  // the fields above before the flag
   }
   cuda::atomic_ref<std::uint32_t, cuda::thread_scope_device>(*a.device_abort)
       .store(1u, cuda::std::memory_order_relaxed);
 }
 
+}  // namespace kernel_detail
+}  // namespace xf
+
+#include "framework/gpu/kernel_readers.cuh"
+
+namespace xf {
+namespace kernel_detail {
+
 /// Subscribe step of one lane of warp 0 (one work item of operator l.op). `ops_closed[k]` counts the
 /// block's lanes of operator k that saw the end of its input: the last one closes the output, so each
 /// block closes each output once, as the topic's publisher count expects.
-__device__ void subscribe(const kernel_args& a, lane_state& l, std::byte* block_scratch,
+__device__ void subscribe(const kernel_args& a, lane_state& l, std::uint32_t lane, std::byte* block_scratch,
                           std::uint32_t* ops_closed) {
   l.ready = 0;
-  if (l.phase == lane_done) return;
+  l.compute = 0;
+  // A file reader's item in its stages is advanced by the fetch phase (kernel_readers.cuh).
+  if (l.phase == lane_done || l.phase == lane_reading) return;
   const kernel_op& op = a.ops[l.op];
+  if (op.input == no_input_topic) {
+    subscribe_source(a, l, lane);
+    return;
+  }
   const topic_view& vi = a.topics[op.input];
   // A GPU sink has no output: no backpressure, nothing to publish or close.
   const topic_view* vo = op.output == no_output_topic ? nullptr : &a.topics[op.output];
@@ -308,6 +392,7 @@ __device__ void subscribe(const kernel_args& a, lane_state& l, std::byte* block_
   }
   if (vo == nullptr) {
     l.ready = 1;
+    l.compute = 1;
     return;
   }
   // The output slot is ours (slot_free) and nobody reads its fields before its seq says offset + 1, so
@@ -318,7 +403,12 @@ __device__ void subscribe(const kernel_args& a, lane_state& l, std::byte* block_
   out_slot.tag = l.is_void ? offset : l.tag;
   out_slot.flags = l.is_void ? slot_void : 0;
   out_slot.born_ns = l.born_ns;
+  if (op.reader != reader_none && !l.is_void) {
+    start_reading(a, l, lane, false);  // its stages run from the next fetch phase on
+    return;
+  }
   l.ready = 1;
+  l.compute = 1;
 }
 
 /// Publish step, run by all of warp 0 together (lane s owns work item s): each ready lane counts its
@@ -329,9 +419,19 @@ __device__ void publish(const kernel_args& a, lane_state* lanes, std::uint32_t l
   lane_state* l = lane_id < a.item_count && lanes[lane_id].ready ? &lanes[lane_id] : nullptr;
   bool last = false;
   std::uint64_t offset = 0;
+  // A file reader's stage computed this round: a failure is the frame's (it is published in a later
+  // round, if at all), and its cost counts with the item's other stages.
+  if (lane_id < a.item_count && lanes[lane_id].reader != reader_none && lanes[lane_id].compute) {
+    lane_state& r = lanes[lane_id];
+    if (r.failure != 0) {
+      report_failure(a, fault_frame_failed, r.op, r.item, r.failure & 0xffffffffu);
+    } else if (r.item_bytes != 0) {
+      atomicAdd(&op_cycles[r.op], static_cast<unsigned long long>(item_cycles[lane_id]));
+    }
+  }
   if (l != nullptr) {
     const kernel_op& op = a.ops[l->op];
-    const topic_view& vi = a.topics[op.input];
+    const topic_view& vi = a.topics[op.input == no_input_topic ? op.output : op.input];
     offset = l->item / op.parts;
     if (l->failure != 0) {
       report_failure(a, fault_frame_failed, l->op, offset, l->failure & 0xffffffffu);
@@ -354,11 +454,15 @@ __device__ void publish(const kernel_args& a, lane_state* lanes, std::uint32_t l
     cuda::atomic_thread_fence(cuda::std::memory_order_release, cuda::thread_scope_system);
   if (last) {
     const kernel_op& op = a.ops[l->op];
-    const topic_view& vi = a.topics[op.input];
     if (op.output != no_output_topic)
       store_relaxed(a.topics[op.output].seq_word(offset), offset + 1);  // publish (topic_view::publish)
-    store_relaxed(vi.released[std::uint64_t{op.group} * vi.capacity + vi.slot_of(offset)],
-                  offset + 1);  // release (topic_view::release)
+    if (op.input != no_input_topic) {
+      const topic_view& vi = a.topics[op.input];
+      store_relaxed(vi.released[std::uint64_t{op.group} * vi.capacity + vi.slot_of(offset)],
+                    offset + 1);  // release (topic_view::release)
+    } else {
+      reader_of(a, lane_id).published_end = offset + 1;  // a file source closes its output with it
+    }
     if (!l->is_void) {
       cuda::atomic_ref<std::uint64_t, cuda::thread_scope_device> frames(a.counters[l->op].frames);
       cuda::atomic_ref<std::uint64_t, cuda::thread_scope_device> bytes(a.counters[l->op].bytes);
@@ -367,7 +471,9 @@ __device__ void publish(const kernel_args& a, lane_state* lanes, std::uint32_t l
     }
   }
   if (l != nullptr && l->failure == 0) {
-    if (l->item_bytes != 0) {  // it ran this round: its cost counts
+    if (l->reader != reader_none) {
+      atomicAdd(&op_items[l->op], 1u);  // its stages' costs were counted as they ran
+    } else if (l->item_bytes != 0) {  // it ran this round: its cost counts
       atomicAdd(&op_cycles[l->op], static_cast<unsigned long long>(item_cycles[lane_id]));
       atomicAdd(&op_items[l->op], 1u);
     }
@@ -417,10 +523,14 @@ __device__ void adopt_partition(const kernel_args& a, lane_state* lanes, std::ui
 /// grew the kernel; with 128 it spills ~0.1 KB.
 inline constexpr int narrow_block_threads = 256;
 
-template <class List, int MaxThreads>
+/// `Readers`: the kernel with the file readers' phases (kernel_readers.cuh), compiled only for a list that
+/// has a reader and launched only for a topology that has one, so the other topologies' kernel is the
+/// one measured without them.
+template <class List, int MaxThreads, bool Readers>
 __global__ void __launch_bounds__(MaxThreads, MaxThreads <= narrow_block_threads ? 2 : 1)
     persistent_kernel(kernel_args a) {
   __shared__ lane_state lanes[max_block_items];
+  __shared__ deferred_moves moves;  // the fetch phase's page copies (Readers only)
   __shared__ std::uint32_t ops_closed[max_kernel_operators];
   __shared__ std::uint32_t warp_item[max_kernel_operators];  // the work-vector: item (lane) per warp, or none
   __shared__ std::uint32_t stop;
@@ -448,10 +558,15 @@ __global__ void __launch_bounds__(MaxThreads, MaxThreads <= narrow_block_threads
         l.index = threadIdx.x - op.first_item;
         item_warp_range(op.first_warp, op.warps, op.items, l.index, &l.first_warp, &l.item_warps);
         l.stage_bits = (op.stage ? stage_input_bit : 0u) | (op.stage_output ? stage_output_bit : 0u);
+        l.reader = op.reader;
       }
     l.phase = lane_idle;
     lanes[threadIdx.x] = l;
   }
+  if constexpr (Readers) {
+    if (threadIdx.x == 0) moves.clear();
+  }
+  fetch_counters fetched{};  // thread 0's (Readers only)
   if (threadIdx.x < max_kernel_operators) {
     ops_closed[threadIdx.x] = 0;
     op_cycles[threadIdx.x] = 0;
@@ -484,13 +599,17 @@ __global__ void __launch_bounds__(MaxThreads, MaxThreads <= narrow_block_threads
     // 1. subscribe: one leader-warp lane per work item, so their remote polls overlap.
     if (warp == 0 && lane_id < a.item_count) {
       lane_state& l = lanes[lane_id];
-      subscribe(a, l, block_scratch, ops_closed);
+      subscribe(a, l, lane_id, block_scratch, ops_closed);
       // The lane's item in the block's snapshot: if its operator never returns, the watchdog's dump names
       // the frame (device memory: one coalesced store per round, nothing over PCIe).
       device_store(snapshot.item[lane_id], l.item);
       device_store(snapshot.phase[lane_id], l.ready ? std::uint32_t{lane_running} : l.phase);
     }
     __syncwarp();
+    // 1b. fetch: the file readers' stages (their time counts as subscribe's).
+    if constexpr (Readers) {
+      if (threadIdx.x == 0) fetch_readers<List>(a, lanes, moves, fetched, timing.rounds);
+    }
     const std::uint64_t t1 = clock64();
     // 2. schedule
     if (threadIdx.x == 0) {
@@ -511,9 +630,11 @@ __global__ void __launch_bounds__(MaxThreads, MaxThreads <= narrow_block_threads
       for (std::uint32_t s = 0; s < a.item_count; ++s) {
         const lane_state& l = lanes[s];
         if (l.phase != lane_done) ++running;
-        if (!l.ready) continue;
+        if (!l.ready && !l.compute) continue;
         ++ready;
-        if (l.item_bytes == 0) continue;  // void, or a part past a short frame's end: nothing to compute
+        // Void, a part past a short frame's end, or a file reader's item that is only published this
+        // round: nothing to compute.
+        if (!l.compute || l.item_bytes == 0) continue;
         for (std::uint32_t w = l.first_warp; w < l.first_warp + l.item_warps; ++w) warp_item[w] = s;
         stage |= l.stage_bits;
       }
@@ -544,6 +665,9 @@ __global__ void __launch_bounds__(MaxThreads, MaxThreads <= narrow_block_threads
     }
     __syncthreads();
     if (stop) break;
+    if constexpr (Readers) {
+      if (moves.count != 0) run_moves(moves, a.files.slots);  // the pages this round's stages read
+    }
     const std::uint32_t s = warp_item[warp];
     if (s == no_item && warp != 0) {
       // Idle warps only meet the barriers.
@@ -569,6 +693,19 @@ __global__ void __launch_bounds__(MaxThreads, MaxThreads <= narrow_block_threads
       }
       frame_call call{a.params + op.params_offset, l.in,  l.out,         l.item_bytes, l.first,
                       l.item / op.parts,           local, local_threads, &l.failure,   op.state};
+      file_cache_view cache;  // what task.files points into, for a file reader's stage
+      file_pages pages;
+      if constexpr (Readers) {
+        if (l.reader != reader_none) {
+          reader_lane& r = reader_of(a, s);
+          cache = a.files;
+          pages = file_pages::paged(&cache, &r.item, op.first_file);
+          call = reader_call(a, l, op, r, &pages);
+          call.thread_id = local;
+          call.thread_count = local_threads;
+          call.failure = &l.failure;
+        }
+      }
       const std::uint64_t w1 = clock64();
       dispatch(List{}, op.type, op.element, call);
       work += clock64() - w1;
@@ -598,6 +735,7 @@ __global__ void __launch_bounds__(MaxThreads, MaxThreads <= narrow_block_threads
   }
   if (threadIdx.x == 0) {
     flush_costs(a, op_cycles, op_items);
+    if constexpr (Readers) a.fetch_totals[blockIdx.x] = fetched;
     a.timings[blockIdx.x] = timing;
     store_relaxed(heartbeat_word.rounds, timing.rounds);
     store_relaxed(heartbeat_word.beat, ~std::uint64_t{0});  // exited: the watchdog stops watching
@@ -636,16 +774,19 @@ class fused_kernel_program final : public kernel_program {
   }
 
   int blocks_per_sm(int threads) const override {
-    int blocks = 0;
-    XF_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, persistent_for(threads), threads, 0));
-    return blocks;
+    // The fewer of the two kernels': the plan sizes the grid before it knows which one runs.
+    int blocks = 0, with_readers = 0;
+    XF_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, persistent_for(threads, false), threads, 0));
+    XF_CUDA_TRY(
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&with_readers, persistent_for(threads, true), threads, 0));
+    return blocks < with_readers ? blocks : with_readers;
   }
 
   void launch(const kernel_args& args, std::uint32_t blocks, std::uint32_t threads,
               cudaStream_t stream) const override {
     kernel_args copy = args;
     void* params[] = {&copy};
-    const auto kernel = persistent_for(static_cast<int>(threads));
+    const auto kernel = persistent_for(static_cast<int>(threads), args.readers != nullptr);
     XF_CUDA_TRY(cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(kernel), dim3(blocks),
                                             dim3(threads), params, 0, stream));
   }
@@ -663,10 +804,16 @@ class fused_kernel_program final : public kernel_program {
   }
 
  private:
-  /// The persistent kernel compiled for blocks of `threads`.
-  static auto persistent_for(int threads) {
-    return threads <= narrow_block_threads ? &persistent_kernel<List, narrow_block_threads>
-                                           : &persistent_kernel<List, 1024>;
+  /// The persistent kernel compiled for blocks of `threads`, with the file readers' phases when the run
+  /// has readers (and the list any).
+  static auto persistent_for(int threads, bool readers) {
+    if constexpr (reads_any_files<List>::value) {
+      if (readers)
+        return threads <= narrow_block_threads ? &persistent_kernel<List, narrow_block_threads, true>
+                                               : &persistent_kernel<List, 1024, true>;
+    }
+    return threads <= narrow_block_threads ? &persistent_kernel<List, narrow_block_threads, false>
+                                           : &persistent_kernel<List, 1024, false>;
   }
 };
 

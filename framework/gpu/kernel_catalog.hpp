@@ -9,6 +9,8 @@
 
 #include "framework/element_type.hpp"
 #include "framework/exec_space.hpp"
+#include "framework/files/file_cache_view.hpp"
+#include "framework/files/file_fetch.hpp"
 #include "topics/topic_layout.hpp"
 #include "topics/topic_view.hpp"
 
@@ -19,8 +21,16 @@ inline constexpr std::uint32_t max_kernel_operators = 32;
 /// Work items a block holds at once over all its operators: one per lane of its leader warp.
 inline constexpr std::uint32_t max_block_items = 32;
 
-/// kernel_op::output of a GPU sink: it publishes nothing.
+/// kernel_op::output of a GPU sink: it publishes nothing; kernel_op::input of a file source.
 inline constexpr std::uint32_t no_output_topic = ~0u;
+inline constexpr std::uint32_t no_input_topic = ~0u;
+
+/// What kind of file reader a kernel operator is (issue 6).
+enum kernel_reader : std::uint32_t {
+  reader_none = 0,
+  reader_map = 1,     ///< reads files for each input frame (gpu_file_reader)
+  reader_source = 2,  ///< streams files into its output topic (gpu_file_source)
+};
 
 /// One GPU operator as the kernel sees it. Catalog layer: written by the host before launch, read-only
 /// while the kernel runs (a read-mostly replica on the GPU under the read_mostly catalog policy).
@@ -62,6 +72,15 @@ struct kernel_op {
   std::uint32_t* parts_done;
   /// Device memory: a GPU sink's accumulator (frame_task::state), zeroed before the launch; null for maps.
   std::byte* state;
+  /// File readers (issue 6): a kernel_reader; its files are the cache's [first_file, first_file + file_count).
+  /// Readers run whole frames (parts 1), unstaged, one item a block.
+  std::uint32_t reader;
+  std::uint32_t first_file;
+  std::uint32_t file_count;
+  /// File sources: frames in the stream (from the files' sizes at open), and how many offsets a block
+  /// claims at once (read in order, so its misses are sequential and its readahead follows them).
+  std::uint64_t source_frames;
+  std::uint64_t source_run;
 };
 static_assert(std::is_trivially_copyable_v<kernel_op>);
 
@@ -72,7 +91,30 @@ enum lane_phase : std::uint32_t {
   lane_wait_output = 2,  ///< input ready; the output slot is still held by a subscriber group
   lane_done = 3,         ///< its input stream ended
   lane_running = 4,      ///< the operator is running on the item (recorded when a round starts it)
+  lane_reading = 5,      ///< a file reader's item: its stages' pages are being fetched and computed over
 };
+
+/// A file reader's work item in one block, in device memory ([blocks × item_count]; a lane of another
+/// operator leaves its own unused). Only the block's thread 0 writes it, in the round's fetch phase
+/// (and the subscribing lane when the item starts); compute reads `item` and `carry` after the barrier.
+struct reader_lane {
+  fetch_item item;
+  alignas(16) std::byte carry[64];  ///< frame_task::carry
+  std::uint32_t stage;
+  std::uint32_t fetching;  ///< 1: the stage's ranges were declared and are being made resident
+  std::uint32_t computed;  ///< 1: the stage's compute runs this round; next round releases its pages
+  std::uint32_t fresh;     ///< 1: a file source's new frame: its bytes and slot fields are still to set
+  /// File sources: the block's claimed run of offsets [next, run_end), one past the last offset it
+  /// published, and where the readahead stops (the run's last frame's last page: beyond is another
+  /// block's run).
+  std::uint64_t next;
+  std::uint64_t run_end;
+  std::uint64_t published_end;
+  std::uint32_t run_limit_pending;  ///< 1: a new run whose readahead limit is still to compute
+  std::uint32_t ahead_limit_file;
+  std::uint64_t ahead_end_page;
+};
+static_assert(std::is_trivially_copyable_v<reader_lane>);
 
 /// A block's heartbeat, in pinned host memory: the block's leader stores it about every millisecond with
 /// relaxed remote stores and no fence, and the host watchdog reads it. (A system-scope fence per report
@@ -100,6 +142,10 @@ enum kernel_fault : std::uint32_t {
   fault_none = 0,
   fault_frame_failed = 1,  ///< an operator called frame_task::fail(code)
   fault_bad_bytes = 2,     ///< an input slot announces more bytes than the output frame holds
+  fault_read_range = 3,    ///< a file reader's stage reads outside its files (kernel_failure::range)
+  fault_read_list = 4,     ///< a stage asked for more ranges than a read_list holds (detail: the stage)
+  fault_stage_pages = 5,   ///< a stage needs more pages than a block may hold (detail: pages, range.offset: room)
+  fault_read_failed = 6,   ///< a page a stage reads could not be read (the I/O service says why)
 };
 
 /// The first failure of the run. Pinned host memory: written by the one block that won `fail_claim`,
@@ -110,6 +156,8 @@ struct alignas(64) kernel_failure {
   std::uint32_t op;      ///< kernel operator index
   std::uint64_t offset;  ///< input offset of the frame
   std::uint64_t detail;  ///< the operator's code (frame_failed) or the announced bytes (bad_bytes)
+  file_range range;      ///< read_range: the range at fault (run-global file id); `problem` says what
+  std::uint32_t problem; ///< read_range: a range_problem
 };
 
 /// Per-block phase clocks (SM cycles), summed by the block and written once when it exits (device
@@ -192,6 +240,16 @@ struct kernel_args {
   std::uint32_t* block_generation;     ///< device, [gridDim.x]: the partition generation each block runs
   op_cost* costs;                      ///< device, [op_count]
   std::uint32_t cost_flush_interval_ns;
+  // File readers (issue 6); `readers` null when the topology has none.
+  file_cache_view files;             ///< the file cache (kernel parts in device memory)
+  fetch_block* fetch_blocks;         ///< device, [gridDim.x]: each block's share, request slots, readahead
+  reader_lane* readers;              ///< device, [gridDim.x · item_count]
+  std::uint32_t* reader_entries;     ///< device, [gridDim.x · item_count · entries_per_lane]
+  std::uint32_t entries_per_lane;    ///< the most pages one stage may hold
+  std::uint32_t block_room;          ///< pages a block may hold at once (its LRA share, or all slots)
+  fetch_counters* fetch_totals;      ///< device, [gridDim.x]: written once when the block exits
+  /// Device memory: non-zero once the host drains the run (an interrupt): file sources claim no more.
+  std::uint32_t* drain;
 };
 static_assert(std::is_trivially_copyable_v<kernel_args>);
 

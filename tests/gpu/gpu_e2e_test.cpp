@@ -73,11 +73,6 @@ TEST_CASE("gpu.every_topology_runs_verified_on_the_device" * doctest::skip(no_gp
   const std::vector<fs::path> files = every_topology();
   REQUIRE(files.size() >= 8);
   for (const auto& file : files) {
-    if (reads_files(file)) {
-      MESSAGE(file.filename().string() << ": skipped — it reads files, and the device executor's file cache is "
-                                          "not built yet (issue 6); e2e runs it on the host executor");
-      continue;
-    }
     SUBCASE(file.filename().string().c_str()) {
       INFO(file);
       const short_run run(file, "256MiB");
@@ -422,10 +417,6 @@ TEST_CASE("gpu.partitions_switch_mid_stream_without_losing_a_frame" * doctest::s
 
 TEST_CASE("gpu.xeflow_tune_works_on_every_topology" * doctest::skip(no_gpu())) {
   for (const auto& file : every_topology()) {
-    if (reads_files(file)) {
-      MESSAGE(file.filename().string() << ": skipped — it reads files, which the device executor does not do yet");
-      continue;
-    }
     SUBCASE(file.filename().string().c_str()) {
       const fs::path written = fs::temp_directory_path() / ("xeflow_tuned_" + file.filename().string());
       // 1 GiB: a dataset source cannot stream longer than its file, and sampling takes tens of ms.

@@ -28,15 +28,6 @@ inline std::vector<std::filesystem::path> every_topology() {
   return files;
 }
 
-/// Whether an operator of `topology` reads files through the file cache (issue 6): the device executor's
-/// file cache is not built yet, so such a topology runs on the host executor even where a GPU is.
-inline bool reads_files(const std::filesystem::path& topology) {
-  const YAML::Node doc = YAML::LoadFile(topology.string());
-  for (const auto& op : doc["operators"])
-    if (op.second["class"].as<std::string>() == "readahead_file_source") return true;
-  return false;
-}
-
 /// The `--set` arguments that make a run of `topology` short: the operator named `source` streams `bytes`;
 /// the operators of a particle dataset (prefetch_source, prefetch_writeback, and the address stage's
 /// prefetch_ranges and prefetch_assembler) get a generated K-means file of `bytes` (at least 200 000

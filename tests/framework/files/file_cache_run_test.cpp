@@ -1,10 +1,13 @@
-// File readers on the host executor's blocks (issue 6): whole topologies whose reader, placed on gpu, reads
-// through the host file cache — the same fetch protocol, page slots, LRA shares and I/O threads the
-// kernel's blocks will use — verified frame by frame against a replay with direct reads. Small caches
-// force replacement; errors (a missing file, a range past the end, a stage larger than a block's share)
-// end the run naming the operator, topic and offset.
+// File readers in the kernel's blocks (issue 6): whole topologies whose reader, placed on gpu, reads through
+// the file cache — on the host executor's blocks (host memory; CI) and, where a GPU is, on the device
+// executor's (device memory, the H100) — verified frame by frame against a replay with direct reads. The
+// same fetch protocol, page slots, LRA shares and I/O threads either way. Small caches force replacement;
+// errors (a missing file, a range past the end, a stage larger than a block's share, a file truncated
+// while read) end the run naming the operator, topic and offset.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <cstdio>
 #include <cstring>
 
 #include <filesystem>
@@ -17,13 +20,19 @@
 #include "apps/custom_operator/golden_diff_op.hpp"
 #include "framework/config/spec_validation.hpp"
 #include "framework/executor.hpp"
+#if defined(XF_HAVE_CUDA)
+#include "framework/gpu/kernel_program.hpp"
+#endif
 #include "framework/plan.hpp"
 #include "framework/topology_builder.hpp"
 #include "framework/units.hpp"
 #include "operators/builtin.hpp"
 #include "operators/sources/readahead_file_source.hpp"
+#include "tests/framework/files/files_kernel.hpp"
 #include "tests/framework/files/indexed_add.hpp"
 #include "tests/framework/files/pattern_file.hpp"
+#include "tests/framework/files/small_files_reader.hpp"
+#include "framework/device_probe.hpp"
 
 namespace xf {
 namespace {
@@ -70,40 +79,6 @@ struct truncate_at_start final : public cpu_map {
   params params_;
 };
 
-/// A reader of many small files: `count` files named <dir>/small<k>; frame o (u8) holds file o % count,
-/// its bytes from the start of the frame, zeros after.
-struct small_files_reader {
-  struct params {
-    path_text dir;
-    std::uint32_t count = 0;
-  };
-  static void describe(operator_schema<params>& s) {
-    s.describe("reads one small file per frame (test)");
-    s.parsed(&params::dir, "dir", "folder of the files", std::string(), parse_path_text);
-    s.param(&params::count, "count", "files", 1u, 1);
-  }
-  static void files(const params& p, file_list& out) {
-    for (std::uint32_t k = 0; k < p.count; ++k) out.add(p.dir.str() + "/small" + std::to_string(k));
-  }
-  template <class T>
-  XF_HOST_DEVICE static read_step reads(const params& p, const frame_task<T>& task, read_list& list) {
-    if (task.stage > 0) return read_step::done;
-    const auto f = static_cast<std::uint32_t>(task.offset % p.count);
-    list.read(file_id{f}, 0, task.file_sizes[f]);
-    return read_step::more;
-  }
-  template <class T>
-  XF_HOST_DEVICE static void compute(const params& p, const frame_task<T>& task) {
-    const auto f = static_cast<std::uint32_t>(task.offset % p.count);
-    auto* out = reinterpret_cast<std::byte*>(task.out);
-    const std::uint64_t size = task.file_sizes[f], bytes = task.count * sizeof(T);
-    for (std::uint64_t b = task.thread_id; b < bytes; b += task.thread_count) {
-      const std::byte* at = b < size ? task.files->at(file_id{f}, b) : nullptr;
-      out[b] = at != nullptr ? *at : std::byte{0};
-    }
-  }
-};
-
 const operator_registry& registry() {
   static const operator_registry r = [] {
     operator_registry reg;
@@ -111,7 +86,7 @@ const operator_registry& registry() {
     reg.add<indexed_add>("indexed_add");
     reg.add<collect_sink>("collect_sink");
     reg.add<truncate_at_start>("truncate_at_start");
-    reg.add<small_files_reader>("small_files_reader");
+    reg.add<test::small_files_reader>("small_files_reader");
     reg.add<example::golden_diff_op>("golden_diff");
     return reg;
   }();
@@ -147,13 +122,62 @@ topology_spec reader_topology(const reader_files& f, std::uint64_t frames, std::
   return b.build();
 }
 
+/// Where `run` puts the kernel's operators: the host executor's blocks (CI), or the device's (the H100).
+enum class kernel_on { host, device, skipped };
+kernel_on& current_executor() {
+  static kernel_on where = kernel_on::host;
+  return where;
+}
+
+const device_status& gpu() {
+  static const device_status status = probe_device();
+  return status;
+}
+
+/// Subcases of the calling test: the kernel's operators on the host executor, then on the device executor
+/// (a GPU case: said and skipped visibly where there is no GPU, or no kernel in this build). Returns
+/// `skipped` for a device subcase that cannot run.
+kernel_on each_executor() {
+  kernel_on where = kernel_on::host;
+  SUBCASE("host executor") { where = kernel_on::host; }
+  SUBCASE("device executor (GPU)") {
+    where = kernel_on::device;
+    if (!gpu().usable || test::files_test_kernel() == nullptr) {
+      const std::string why = test::files_test_kernel() == nullptr ? std::string("a build without CUDA") : gpu().reason;
+      MESSAGE("skipped on the device executor: " << why);
+      static bool said = false;  // once in the log, whatever doctest's verbosity
+      if (!said) std::printf("files_test: the device-executor subcases are skipped (GPU tests): %s\n", why.c_str());
+      said = true;
+      where = kernel_on::skipped;
+    }
+  }
+  current_executor() = where;
+  return where;
+}
+
 run_stats run(topology_spec spec, run_control& control) {
   validate_topology(spec, registry());
   plan_options options;
   options.host_cores = 3;
+  run_options run;
+  if (current_executor() == kernel_on::device) {
+    if (spec.runtime.blocks == 0) spec.runtime.blocks = 3;  // the host's blocks, so the shares match
+    spec.runtime.executor = executor_kind::device;
+    const kernel_program* kernel = test::files_test_kernel();
+    options.device.usable = true;
+    options.device.sm_count = gpu().sm_count;
+#if defined(XF_HAVE_CUDA)  // (each_executor never picks the device without a kernel)
+    options.device.blocks_per_sm = [kernel](int threads) { return kernel->blocks_per_sm(threads); };
+    options.device.compiled_in = [kernel](std::type_index t) { return kernel->index_of(t).has_value(); };
+#endif
+    run.kernel = kernel;
+  }
   const plan p = make_plan(spec, registry(), options);
-  REQUIRE(p.executor == resolved_executor::host);
-  return run_topology(p, spec, control);
+  const bool gpu_ops = std::any_of(spec.operators.begin(), spec.operators.end(),
+                                   [](const operator_spec& o) { return o.on == placement::gpu; });
+  REQUIRE(p.executor == (current_executor() == kernel_on::device && gpu_ops ? resolved_executor::device
+                                                                            : resolved_executor::host));
+  return run_topology(p, spec, control, run);
 }
 
 const operator_stats& stats_of(const run_stats& s, const std::string& name) {
@@ -174,7 +198,8 @@ void check_verified(const run_stats& stats, std::uint64_t frames) {
 
 }  // namespace
 
-TEST_CASE("file cache run: a reader on the host executor's blocks reads every frame's pages through the cache") {
+TEST_CASE("file cache run: a reader in the kernel's blocks reads every frame's pages through the cache") {
+  if (each_executor() == kernel_on::skipped) return;
   reader_files files;
   for (const page_replacement replacement : {page_replacement::lra, page_replacement::global}) {
     for (const std::uint64_t cache_pages : {std::uint64_t{12}, std::uint64_t{3 * 64}}) {
@@ -208,6 +233,7 @@ TEST_CASE("file cache run: a reader on the host executor's blocks reads every fr
 }
 
 TEST_CASE("file cache run: a range past the end of a file fails the run naming operator, topic, offset and path") {
+  if (each_executor() == kernel_on::skipped) return;
   reader_files files(4 * KiB);  // 512 index words: the frame at offset 512 reads past the end
   topology_spec spec = reader_topology(files, 600);
   run_control control;
@@ -219,6 +245,7 @@ TEST_CASE("file cache run: a range past the end of a file fails the run naming o
 }
 
 TEST_CASE("file cache run: a missing file fails the start naming the operator and the path") {
+  if (each_executor() == kernel_on::skipped) return;
   reader_files files;
   topology_spec spec = reader_topology(files, 10);
   for (operator_spec& o : spec.operators)
@@ -231,6 +258,7 @@ TEST_CASE("file cache run: a missing file fails the start naming the operator an
 }
 
 TEST_CASE("file cache run: a stage that needs more pages than a block's share fails instead of waiting forever") {
+  if (each_executor() == kernel_on::skipped) return;
   reader_files files;
   topology_spec spec = reader_topology(files, 10);
   file_cache_spec cache;
@@ -260,6 +288,7 @@ topology_spec source_topology(const std::string& paths, placement where, std::ui
 }  // namespace
 
 TEST_CASE("file source: files of 0 B, 1 B and sizes off the page and frame grid stream byte-exact, on gpu and cpu") {
+  if (each_executor() == kernel_on::skipped) return;
   test::scratch_dir dir;
   const std::vector<std::uint64_t> sizes = {0, 1, 16 * KiB, 100000, 3 * 16 * KiB + 5, 4096, 70001, 2};
   std::string paths;
@@ -313,6 +342,7 @@ TEST_CASE("file source: files of 0 B, 1 B and sizes off the page and frame grid 
 }
 
 TEST_CASE("file source: an empty file is an empty stream, and bad paths are refused or named") {
+  if (each_executor() == kernel_on::skipped) return;
   test::scratch_dir dir;
   const std::string empty = test::write_pattern_file(dir, "empty", 0, 0);
   run_control control;
@@ -338,6 +368,7 @@ TEST_CASE("file source: an empty file is an empty stream, and bad paths are refu
 }
 
 TEST_CASE("file readers: the README's example (golden_diff) shows where a stream differs from its golden file") {
+  if (each_executor() == kernel_on::skipped) return;
   test::scratch_dir dir;
   const std::uint64_t size = 300000;
   const std::string data = test::write_pattern_file(dir, "data", 3, size);
@@ -378,6 +409,7 @@ TEST_CASE("file readers: the README's example (golden_diff) shows where a stream
 }
 
 TEST_CASE("file source: a file truncated while the run reads it fails the run naming the path and offset") {
+  if (each_executor() == kernel_on::skipped) return;
   test::scratch_dir dir;
   const std::string data = test::write_pattern_file(dir, "data", 5, 4 << 20);
   topology_builder b("truncated");
@@ -403,6 +435,7 @@ TEST_CASE("file source: a file truncated while the run reads it fails the run na
 }
 
 TEST_CASE("file readers: many small files, each read whole, byte-exact through a cache smaller than them all") {
+  if (each_executor() == kernel_on::skipped) return;
   test::scratch_dir dir;
   constexpr std::uint32_t count = 300;
   std::vector<std::vector<std::byte>> contents;

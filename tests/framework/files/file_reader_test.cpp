@@ -87,7 +87,7 @@ TEST_CASE("file reader on cpu: a missing file fails the start naming the operato
                        doctest::Contains("operator 'adder', topic 'in'"), run_error);
 }
 
-TEST_CASE("file reader: placed on gpu, it runs on the host executor until the GPU file cache exists") {
+TEST_CASE("file reader: placed on gpu, the device executor runs its frames whole, unstaged, one a block") {
   operator_registry registry;
   registry.add<indexed_add>("indexed_add");
   struct stub_source final : public cpu_source {
@@ -113,19 +113,32 @@ TEST_CASE("file reader: placed on gpu, it runs on the host executor until the GP
   b.link({"b"}, op("sink", "stub_sink"), {});
   topology_spec spec = b.build();
   CHECK_NOTHROW(validate_topology(spec, registry));
-  // A machine whose GPU could run every other operator: the reader keeps the kernel's operators on the host.
   plan_options options;
   options.device.usable = true;
   options.device.sm_count = 132;
   options.device.blocks_per_sm = [](int) { return 2; };
   options.device.compiled_in = [](std::type_index) { return true; };
   const plan p = make_plan(spec, registry, options);
-  CHECK(p.executor == resolved_executor::host);
-  CHECK(p.executor_reason.find("operator 'add' reads files") != std::string::npos);
-  topology_spec forced = spec;
-  forced.runtime.executor = executor_kind::device;
-  CHECK_THROWS_WITH_AS(make_plan(forced, registry, options),
-                       doctest::Contains("runtime.executor is 'device' but operator 'add' reads files"), config_error);
+  CHECK(p.executor == resolved_executor::device);
+  const planned_operator& add = p.operators.at(1);
+  REQUIRE(add.spec->name == "add");
+  // Its stages span rounds, over which it holds the block's fetch: whole frames, read and written in place.
+  CHECK(add.parts == 1);
+  CHECK(add.items == 1);
+  CHECK_FALSE(add.stage);
+  CHECK_FALSE(add.stage_output);
+  // Each block reads through a share of the cache of its own: fewer pages than blocks is refused.
+  topology_spec small = spec;
+  file_cache_spec cache;
+  cache.size = 16 * 4096;
+  small.runtime.file_cache = cache;
+  CHECK_THROWS_WITH_AS(make_plan(small, registry, options),
+                       doctest::Contains("runtime.file_cache.size holds 16 pages of 4 KiB, fewer than the kernel's"),
+                       config_error);
+  // The host executor's blocks (here 4) are fine with it.
+  options.force_host = true;
+  options.host_cores = 4;
+  CHECK_NOTHROW(make_plan(small, registry, options));
 }
 
 }  // namespace xf

@@ -1,0 +1,37 @@
+// The file cache's memory on the GPU executor (issue 6; files/cache_memory.hpp): kernel memory is device
+// memory (cudaMalloc: the blocks reach slots, pages and table at L2 speed), shared memory is pinned host
+// memory mapped into the device (the I/O threads pread into staging, the blocks read it over PCIe).
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+#include "framework/files/cache_memory.hpp"
+
+namespace xf {
+
+class device_cache_memory final : public cache_memory {
+ public:
+  device_cache_memory() = default;
+  ~device_cache_memory() override;
+  device_cache_memory(const device_cache_memory&) = delete;
+  device_cache_memory& operator=(const device_cache_memory&) = delete;
+
+  /// Throws run_error naming the bytes asked and the device memory free when the device cannot hold them.
+  void* allocate(std::size_t bytes, cache_place place, bool zero) override;
+  void upload(void* kernel_dst, const void* host_src, std::size_t bytes) override;
+  void download(void* host_dst, const void* kernel_src, std::size_t bytes) override;
+  const char* kernel_name() const override { return "device memory"; }
+  bool kernel_on_host() const override { return false; }
+  /// Gives the memory up without freeing it (a wedged device context: a free would block or fail).
+  void leak() noexcept { blocks_.clear(); }
+
+ private:
+  struct block {
+    void* p;
+    cache_place place;
+  };
+  std::vector<block> blocks_;
+};
+
+}  // namespace xf
