@@ -317,13 +317,19 @@ void topology_run::make_file_cache() {
 #endif
   file_cache_ = std::make_unique<file_cache>(
       spec_.runtime.file_cache.value_or(file_cache_spec{}), plan_.blocks, files,
-      [this](std::uint32_t op, std::uint64_t frame_offset) { return site(op, reader_topic(op), frame_offset); },
+      // A request names its reader by operator index: the plan's on the host executor, the kernel's on
+      // the device (kernel_op order).
+      [this](std::uint32_t op, std::uint64_t frame_offset) {
+        const std::size_t i = plan_.executor == resolved_executor::device ? plan_.kernel_operators.at(op) : op;
+        return site(i, reader_topic(i), frame_offset);
+      },
       std::chrono::milliseconds(plan_.watchdog_ms), std::move(memory));
   for (std::size_t op : plan_.kernel_operators) {
     const host_kernel_op& kernel = *instances_[op].kernel;
     if (!kernel.is_source()) continue;
     const topic_spec& out = *plan_.topics[plan_.operators[op].outputs[0]].spec;
-    source_frames_[op] = kernel.frame_count(file_cache_->view().file_size + first_file_[op], out.frame_bytes);
+    // The host's copy of the sizes: on the device executor view() points into device memory.
+    source_frames_[op] = kernel.frame_count(file_cache_->sizes().data() + first_file_[op], out.frame_bytes);
     // A run as long as the readahead reaches, and no more than a block's part of the ring's capacity.
     const std::uint64_t readahead = file_cache_->spec().readahead;
     const std::uint64_t fair = std::max<std::uint64_t>(1, out.capacity / (2 * std::uint64_t{plan_.blocks}));
@@ -606,7 +612,7 @@ topology_run::readahead_limit topology_run::run_limit(std::size_t op, std::uint6
   // last frame says where the run ends, whatever the operator's layout of files into frames.
   const host_kernel_op& kernel = *instances_[op].kernel;
   const topic_spec& out = *plan_.topics[plan_.operators[op].outputs[0]].spec;
-  const std::uint64_t* sizes = file_cache_->view().file_size + first_file_[op];
+  const std::uint64_t* sizes = file_cache_->sizes().data() + first_file_[op];
   frame_out frame{nullptr, out.frame_bytes, kernel.frame_bytes(sizes, out.frame_bytes, last), out.element};
   std::byte carry[frame_task<std::uint32_t>::carry_bytes] = {};
   read_list list;
@@ -701,7 +707,7 @@ void topology_run::kernel_block(std::uint32_t block) {
         const host_kernel_op& kernel = *instances_[l.op].kernel;
         const element_type element = plan_.topics[out].spec->element;
         const std::uint64_t bytes =
-            kernel.frame_bytes(file_cache_->view().file_size + first_file_[l.op], vo.frame_bytes, l.offset);
+            kernel.frame_bytes(file_cache_->sizes().data() + first_file_[l.op], vo.frame_bytes, l.offset);
         frame_out fo{vo.frame_data(l.frame), vo.frame_bytes, bytes, element};
         const reader_progress read = advance_reader(block, l.op, l.offset, frame_in{nullptr, 0, element}, fo,
                                                     *l.reader, counters, l.ahead_limit);
@@ -1076,8 +1082,10 @@ void topology_run::collect_device_stats(run_stats& stats) {
     for (std::size_t k = 0; k < plan_.kernel_operators.size(); ++k) {
       const std::size_t i = plan_.kernel_operators[k];
       operator_stats& o = stats.operators[i];
-      o.frames_in = counters[k].frames;
-      o.bytes_in = counters[k].bytes;
+      if (!plan_.operators[i].inputs.empty()) {  // a file source's frames are all output
+        o.frames_in = counters[k].frames;
+        o.bytes_in = counters[k].bytes;
+      }
       if (plan_.operators[i].outputs.empty()) continue;  // a GPU sink publishes nothing
       // The kernel counts input bytes; a map with a shorter output (operator.hpp) published that share of
       // them (exact: such maps take frames of whole records).

@@ -283,7 +283,8 @@ void device_run::request_drain() noexcept {
 
 void device_run::set_up_readers(kernel_op* ops, std::uint32_t item_count) {
   bool any = false;
-  for (std::uint32_t k = 0; k < args_.op_count; ++k) {
+  // (Called while the operator table is being built: args_ holds none of its counts yet.)
+  for (std::uint32_t k = 0; k < plan_.kernel_operators.size(); ++k) {
     const std::size_t i = plan_.kernel_operators[k];
     const planned_operator& po = plan_.operators[i];
     if (!po.entry->info.reads_files) continue;
