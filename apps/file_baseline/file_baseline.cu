@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "apps/file_baseline/file_checksum.hpp"
 #include "framework/files/file_table.hpp"
 #include "framework/gpu/cuda_check.hpp"
 
@@ -27,25 +28,6 @@ __global__ void sum_words(const std::uint64_t* words, std::uint64_t count, unsig
        i += std::uint64_t{gridDim.x} * blockDim.x)
     local += words[i];
   atomicAdd(sum, local);
-}
-
-std::uint64_t host_checksum(const file_table& files, std::uint64_t size, std::uint64_t request) {
-  void* raw = nullptr;
-  if (posix_memalign(&raw, 4096, request) != 0) throw std::runtime_error("host memory for the checksum");
-  std::unique_ptr<std::byte, decltype(&std::free)> chunk(static_cast<std::byte*>(raw), &std::free);
-  std::uint64_t sum = 0;
-  for (std::uint64_t at = 0; at < size; at += request) {
-    const std::uint64_t n = std::min(request, size - at);
-    const read_outcome out = files.read(0, at, n, chunk.get(), request);
-    if (out.status != file_status::ok) throw files.failure(0, out, at, {"xeflow-file-baseline", "", std::nullopt});
-    std::memset(chunk.get() + n, 0, (n + 7) / 8 * 8 - n);
-    for (std::uint64_t w = 0; w < (n + 7) / 8; ++w) {
-      std::uint64_t word;
-      std::memcpy(&word, chunk.get() + 8 * w, 8);
-      sum += word;
-    }
-  }
-  return sum;
 }
 
 struct pinned_deleter {
@@ -136,7 +118,7 @@ result run(const config& c) {
     XF_CUDA_TRY(cudaMemcpy(&device_sum, sum, sizeof device_sum, cudaMemcpyDeviceToHost));
     cuda_ok(cudaFree(sum));
     r.device_checksum = device_sum;
-    r.file_checksum = host_checksum(files, file.size, c.request);
+    r.file_checksum = file_checksum(files, 0, file.size, c.request, "xeflow-file-baseline");
     r.verified = r.device_checksum == r.file_checksum;
   }
   return r;

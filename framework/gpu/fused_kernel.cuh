@@ -39,6 +39,7 @@ const kernel_program* fused_kernel() {
 #include <typeindex>
 #include <typeinfo>
 
+#include "framework/gpu/block_moves.cuh"
 #include "framework/gpu/cuda_check.hpp"
 #include "framework/gpu/kernel_program.hpp"
 #include "framework/operator.hpp"
@@ -216,33 +217,6 @@ __device__ __forceinline__ std::uint64_t global_ns() {
   std::uint64_t t;
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
   return t;
-}
-
-/// Copies `bytes` between a topic's frame in host memory and a block's scratch (either way) with 16-byte
-/// accesses, `unroll` loads in flight per thread before any store: a staged input waits on PCIe latency
-/// once per `unroll·threads·16` bytes instead of once per element, and a staged output crosses PCIe in
-/// 512-byte warp stores instead of the operator's element-sized ones. Both pointers are 16-byte aligned.
-__device__ __forceinline__ void stage_copy(std::byte* dst, const std::byte* src, std::uint64_t bytes,
-                                           std::uint32_t thread, std::uint32_t threads) {
-  constexpr std::uint32_t unroll = 8;
-  const auto* s = reinterpret_cast<const uint4*>(src);
-  auto* d = reinterpret_cast<uint4*>(dst);
-  const std::uint64_t vectors = bytes / sizeof(uint4);
-  const std::uint64_t step = std::uint64_t{threads} * unroll;
-  for (std::uint64_t base = thread; base < vectors; base += step) {
-    uint4 v[unroll];
-#pragma unroll
-    for (std::uint32_t u = 0; u < unroll; ++u) {
-      const std::uint64_t i = base + std::uint64_t{u} * threads;
-      if (i < vectors) v[u] = s[i];
-    }
-#pragma unroll
-    for (std::uint32_t u = 0; u < unroll; ++u) {
-      const std::uint64_t i = base + std::uint64_t{u} * threads;
-      if (i < vectors) d[i] = v[u];
-    }
-  }
-  for (std::uint64_t i = vectors * sizeof(uint4) + thread; i < bytes; i += threads) dst[i] = src[i];
 }
 
 /// A relaxed device-scope store: emitted where it stands (a plain store may be deferred or merged),

@@ -21,6 +21,7 @@
 #include "framework/files/file_api.hpp"
 #include "framework/files/file_fetch.hpp"
 #include "framework/files/page_moves.hpp"
+#include "framework/gpu/block_moves.cuh"
 #include "framework/gpu/kernel_catalog.hpp"
 
 namespace xf {
@@ -189,28 +190,6 @@ __device__ void fetch_readers(const kernel_args& a, lane_state* lanes, deferred_
     } else if (status == fetch_status::failed) {
       report_failure(a, fault_read_failed, l.op, offset, 0, {}, r.stage);
     }
-  }
-}
-
-/// The moves phase (every thread of the block, after the schedule's barrier, when the fetch queued any):
-/// the copies out of staging, a barrier, the copies out of the readahead buffer, a barrier, then thread 0
-/// finishes the loads. 16-byte accesses, several in flight per thread: staging is read over PCIe.
-__device__ void run_moves(deferred_moves& moves, page_slot* slots) {
-  const auto copy = [](std::byte* dst, const std::byte* src, std::uint32_t bytes, std::uint32_t zeros) {
-    stage_copy(dst, src, bytes, threadIdx.x, blockDim.x);
-    for (std::uint32_t i = threadIdx.x; i < zeros; i += blockDim.x) dst[bytes + i] = std::byte{0};
-  };
-  moves.run(0, copy);
-  __syncthreads();
-  if (moves.takes != 0) {
-    moves.run(1, copy);
-    __syncthreads();
-  }
-  if (threadIdx.x == 0) {
-    // The pages were written by the block's threads (ordered to thread 0 by the barrier): a device-scope
-    // release before the loads' own makes them visible to every block that pins them.
-    cuda::atomic_thread_fence(cuda::std::memory_order_release, cuda::thread_scope_device);
-    moves.finish(slots);
   }
 }
 

@@ -1,0 +1,85 @@
+// GPUfs's read at block granularity, for a user's own kernel (issue 6): every thread of a block calls
+// block_read with the same arguments, and it returns once the bytes are in `dst`. Outside the virtualised
+// kernel a block may wait — inside it, readers declare their ranges by stages instead (kernel_readers.cuh)
+// — so this is the API of a plain kernel over a file_cache in device memory, and the driver of the GPUfs
+// readahead paper's microbenchmark (apps/file_read_bench). The same fetch protocol: thread 0 steps the
+// fetch, the block's threads run its page moves, and between looks the block sleeps.
+#pragma once
+
+#include <cstdint>
+
+#include "framework/files/file_api.hpp"
+#include "framework/files/file_cache_view.hpp"
+#include "framework/files/file_fetch.hpp"
+#include "framework/files/page_moves.hpp"
+#include "framework/gpu/block_moves.cuh"
+
+namespace xf {
+
+/// A block's read state, in device memory (one per block): its fetch item and the page entries a read
+/// may span.
+struct block_reader {
+  fetch_item item;
+  std::uint32_t* entries;   ///< entry_capacity entries (device memory)
+  std::uint32_t entry_capacity;
+};
+
+enum class block_read_status : std::uint32_t {
+  ok,
+  failed,     ///< a page could not be read (the file cache's I/O service says why: path and byte offset)
+  too_large,  ///< the range spans more pages than the reader's entries or the block's share hold
+};
+
+/// Reads bytes [offset, offset + bytes) of `file` (a cache file id; bytes > 0, within the file) into
+/// `dst`. `moves` is the block's (shared memory, cleared once before the first read); `room` the pages the
+/// block may hold at once (file_cache::block_room). Every thread of the block calls it alike.
+__device__ inline block_read_status block_read(const file_cache_view& v, fetch_block& block, block_reader& r,
+                                               deferred_moves& moves, std::uint32_t room, fetch_counters& counters,
+                                               std::uint32_t file, std::uint64_t offset, std::uint64_t bytes,
+                                               std::byte* dst) {
+  __shared__ std::uint32_t status;  // thread 0's fetch_status (or too_large), read by all after a barrier
+  constexpr std::uint32_t too_large = 0xffffffffu;
+  if (threadIdx.x == 0) {
+    const file_range range{file, offset, bytes};
+    const std::uint32_t pages = fetch_item::pages_in(range, v.page_shift);
+    if (pages > r.entry_capacity || pages > room) {
+      status = too_large;
+    } else {
+      r.item.begin(&range, 1, r.entries, v.page_shift);
+      status = static_cast<std::uint32_t>(fetch_status::waiting);
+    }
+  }
+  __syncthreads();
+  if (status == too_large) {
+    __syncthreads();  // everyone has read it before a later call's thread 0 writes it again
+    return block_read_status::too_large;
+  }
+  std::uint32_t sleep_ns = 64;
+  while (true) {
+    if (threadIdx.x == 0)
+      status = static_cast<std::uint32_t>(fetch_step(v, block, r.item, 0, offset, counters, moves));
+    __syncthreads();
+    const auto seen = static_cast<fetch_status>(status);
+    if (moves.count != 0) run_moves(moves, v.slots);  // its barriers: every thread sees the same count
+    if (seen == fetch_status::failed) {
+      __syncthreads();
+      if (threadIdx.x == 0) fetch_release(v, r.item);
+      __syncthreads();
+      return block_read_status::failed;
+    }
+    if (seen == fetch_status::resolved) break;
+    if (threadIdx.x == 0) {
+      __nanosleep(sleep_ns);
+      sleep_ns = sleep_ns < 4096 ? sleep_ns * 2 : sleep_ns;
+    }
+    __syncthreads();  // everyone has read `status` before thread 0's next step writes it
+  }
+  const file_pages pages = file_pages::paged(&v, &r.item);
+  pages.copy(dst, file_id{file}, offset, bytes, threadIdx.x, blockDim.x);
+  __syncthreads();  // every thread's last read of the pages before they are unpinned
+  if (threadIdx.x == 0) fetch_release(v, r.item);
+  __syncthreads();
+  return block_read_status::ok;
+}
+
+}  // namespace xf
