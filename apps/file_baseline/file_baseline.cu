@@ -1,19 +1,15 @@
-// xeflow-file-baseline's work: the reading threads and their copies, and the device checksum.
+// xeflow-file-baseline's work: the file read into device memory by the reading threads (pread_copier), and
+// the device checksum.
 #include "apps/file_baseline/file_baseline.hpp"
 
 #include <cuda_runtime.h>
 
-#include <algorithm>
-#include <atomic>
 #include <chrono>
-#include <cstring>
 #include <memory>
-#include <mutex>
 #include <stdexcept>
-#include <thread>
-#include <vector>
 
 #include "apps/file_baseline/file_checksum.hpp"
+#include "apps/file_baseline/pread_copier.hpp"
 #include "framework/files/file_table.hpp"
 #include "framework/gpu/cuda_check.hpp"
 
@@ -30,9 +26,6 @@ __global__ void sum_words(const std::uint64_t* words, std::uint64_t count, unsig
   atomicAdd(sum, local);
 }
 
-struct pinned_deleter {
-  void operator()(std::byte* p) const { cuda_ok(cudaFreeHost(p)); }
-};
 struct device_deleter {
   void operator()(std::byte* p) const { cuda_ok(cudaFree(p)); }
 };
@@ -61,51 +54,11 @@ result run(const config& c) {
   std::unique_ptr<std::byte, device_deleter> image_owner(image);
   XF_CUDA_TRY(cudaMemset(image, 0, image_bytes));
 
-  // Thread t reads bytes [t·part, (t+1)·part) of the file, in requests; part a multiple of the request.
-  const std::uint64_t requests = (file.size + c.request - 1) / c.request;
-  const std::uint64_t part = (requests + c.threads - 1) / c.threads * c.request;
-  std::atomic<bool> failed{false};
-  std::string failure;
-  std::mutex failure_mutex;
-  std::vector<std::thread> threads;
+  // The threads' buffers and streams first: the time is from the first read to the last copy's completion.
+  pread_copier copier(files, 0, c.threads, c.request, c.buffers, "xeflow-file-baseline");
   const auto start = std::chrono::steady_clock::now();
-  for (unsigned t = 0; t < c.threads; ++t) {
-    threads.emplace_back([&, t] {
-      try {
-        cudaStream_t stream = nullptr;
-        XF_CUDA_TRY(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-        std::vector<std::unique_ptr<std::byte, pinned_deleter>> buffers;
-        std::vector<cudaEvent_t> copied(c.buffers, nullptr);
-        for (unsigned b = 0; b < c.buffers; ++b) {
-          std::byte* p = nullptr;
-          XF_CUDA_TRY(cudaHostAlloc(&p, c.request, cudaHostAllocDefault));
-          buffers.emplace_back(p);
-          XF_CUDA_TRY(cudaEventCreateWithFlags(&copied[b], cudaEventDisableTiming));
-        }
-        const std::uint64_t begin = std::min<std::uint64_t>(file.size, t * part);
-        const std::uint64_t end = std::min<std::uint64_t>(file.size, begin + part);
-        unsigned next = 0;
-        for (std::uint64_t at = begin; at < end && !failed.load(); at += c.request) {
-          const std::uint64_t n = std::min(c.request, end - at);
-          XF_CUDA_TRY(cudaEventSynchronize(copied[next]));  // its last copy is done: the buffer is free
-          const read_outcome out = files.read(0, at, n, buffers[next].get(), c.request);
-          if (out.status != file_status::ok) throw files.failure(0, out, at, {"xeflow-file-baseline", "", std::nullopt});
-          XF_CUDA_TRY(cudaMemcpyAsync(image + at, buffers[next].get(), n, cudaMemcpyHostToDevice, stream));
-          XF_CUDA_TRY(cudaEventRecord(copied[next], stream));
-          next = (next + 1) % c.buffers;
-        }
-        XF_CUDA_TRY(cudaStreamSynchronize(stream));
-        for (cudaEvent_t e : copied) cuda_ok(cudaEventDestroy(e));
-        cuda_ok(cudaStreamDestroy(stream));
-      } catch (const std::exception& e) {
-        std::lock_guard lock(failure_mutex);
-        if (!failed.exchange(true)) failure = e.what();
-      }
-    });
-  }
-  for (std::thread& t : threads) t.join();
+  copier.read(0, file.size, image);
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  if (failed.load()) throw std::runtime_error(failure);
 
   if (c.verify) {
     unsigned long long* sum = nullptr;
