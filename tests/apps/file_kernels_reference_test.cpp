@@ -1,6 +1,7 @@
 // xeflow-file-kernels' host code (apps/file_kernels): the generator's values and files, the size check, the
-// CPU references against the kernels' definitions written out naively, and the check of a run's outputs —
-// which must pass float results and name the first element that is wrong. No GPU.
+// CPU references against the kernels' definitions written out naively, the check of a run's outputs —
+// which must pass float results and name the first element that is wrong — and the cpu-io input's
+// launches slab by slab. No GPU.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -10,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "apps/file_kernels/file_kernels.hpp"
 #include "apps/file_kernels/kernel_spec.hpp"
 #include "apps/file_kernels/matrix_file.hpp"
 #include "apps/file_kernels/reference.hpp"
@@ -275,4 +277,38 @@ TEST_CASE("file_kernels.check_refuses_outputs_of_the_wrong_length") {
   CHECK_THROWS_WITH_AS(
       check_outputs(spec, shape, make_inputs(spec, shape, 1), generated_rows(1, shape), outputs, 1e-5, 1),
       doctest::Contains("output 's' has 4 elements, not 3"), std::invalid_argument);
+}
+
+TEST_CASE("file_kernels.cpu_io_launches_cover_every_row_once_and_only_when_loaded") {
+  for (const kernel_spec& spec : kernel_specs) {
+    for (const matrix_shape shape : {matrix_shape{301, 97}, matrix_shape{1, 1}, matrix_shape{2, 5},
+                                     matrix_shape{5, 1}, matrix_shape{40, 1024}}) {
+      for (const std::uint64_t slab : {4096ull, 8192ull, 12288ull, 1ull << 20}) {
+        CAPTURE(spec.name);
+        CAPTURE(shape.rows);
+        CAPTURE(shape.cols);
+        CAPTURE(slab);
+        const std::uint64_t size = input_bytes(spec, shape);
+        std::uint64_t done = 0, next = 0;
+        for (std::uint64_t begin = 0; begin < size; begin += slab) {
+          const std::uint64_t end = std::min(size, begin + slab);
+          for (const row_launch& l : launches_after(spec, shape, end, done)) {
+            CHECK(l.matrix < spec.matrices);
+            CHECK(l.first_row < l.end_row);
+            CHECK(l.end_row <= shape.rows);
+            CHECK(l.matrix * shape.rows + l.first_row == next);  // in order, nothing skipped or repeated
+            next = l.matrix * shape.rows + l.end_row;
+            if (end < size) {
+              // Every row read is loaded, conv2d's row below too (where there is one).
+              const std::uint64_t last_needed = l.matrix * shape.rows + l.end_row +
+                                                (spec.kind == kernel_kind::conv2d && l.end_row < shape.rows);
+              CHECK(last_needed * shape.row_bytes() <= end);
+            }
+          }
+          CHECK(done == next);
+        }
+        CHECK(done == spec.matrices * shape.rows);
+      }
+    }
+  }
 }
