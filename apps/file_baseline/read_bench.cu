@@ -14,6 +14,7 @@
 #include "apps/file_baseline/read_chain.hpp"
 #include "framework/files/file_cache.hpp"
 #include "framework/gpu/block_read.cuh"
+#include "framework/gpu/block_readers.cuh"
 #include "framework/gpu/cuda_buffer.hpp"
 #include "framework/gpu/cuda_check.hpp"
 #include "framework/gpu/device_cache_memory.hpp"
@@ -140,14 +141,7 @@ read_result run_reads(const read_config& c) {
                                 std::to_string(cache.block_room()) + " of the cache");
 
   // Each block's reader: its fetch item and entries for one request's pages.
-  device_buffer<std::uint32_t> entries(std::size_t{c.blocks} * request_pages);
-  std::vector<block_reader> host_readers(c.blocks);
-  for (std::uint32_t b = 0; b < c.blocks; ++b) {
-    host_readers[b].entries = entries.get() + std::size_t{b} * request_pages;
-    host_readers[b].entry_capacity = request_pages;
-  }
-  device_buffer<block_reader> readers(c.blocks);
-  XF_CUDA_TRY(cudaMemcpy(readers.get(), host_readers.data(), sizeof(block_reader) * c.blocks, cudaMemcpyHostToDevice));
+  const block_readers readers(cache, c.request);
   const std::uint64_t buffer_stride = (c.request + 15) / 16 * 16 + 16;
   device_buffer<std::byte> buffers(std::size_t{c.blocks} * buffer_stride);
   device_buffer<fetch_counters> counters(c.blocks);
@@ -158,7 +152,7 @@ read_result run_reads(const read_config& c) {
   read_args a{};
   a.view = cache.view();
   a.blocks = cache.blocks();
-  a.readers = readers.get();
+  a.readers = readers.view().readers;
   a.buffers = buffers.get();
   a.buffer_stride = buffer_stride;
   a.request = c.request;
