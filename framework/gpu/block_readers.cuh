@@ -1,7 +1,7 @@
 // The per-block readers of a plain kernel that reads files with block_read (block_read.cuh), set up on the
 // host over a file_cache in device memory: each block's fetch item with page entries for the longest read
 // it makes. The owner holds the device memory; the kernel takes the view by value. Shared by the programs
-// that read files from their own kernels (xeflow-file-kernels; xeflow-file-read sets up the same by hand).
+// that read files from their own kernels (xeflow-file-read, xeflow-file-kernels).
 #pragma once
 
 #include <cstdint>
