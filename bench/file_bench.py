@@ -2,7 +2,7 @@
 """GPU file reads (issue 6; the GPUfs readahead paper): xeflow's file cache against the CPU I/O baseline.
 
 Runs on the GPU machine from the repository root with a release build (`--build build-gpu`; meson's debug
-build adds -G to device code), over a file it generates on that machine's disk (`--dir`, default
+build adds -G to device code), over files it generates on that machine's disk (`--dir`, default
 /var/tmp/xeflow-file-bench; a file of the right size and pattern is reused):
 
   micro        the paper's microbenchmark: xeflow-file-read, 120 blocks x 512 threads, each block reading its
@@ -13,31 +13,46 @@ build adds -G to device code), over a file it generates on that machine's disk (
                block's next offset from the bytes it just read) with readahead on, off and adaptive
   baseline     xeflow-file-baseline: N host threads pread into pinned buffers + cudaMemcpyAsync, N = 1, 4
   replacement  the file larger than the cache (1 GiB): LRA (per-block queues) against the global policy
+  e2e          issue 6's end-to-end benchmark: xeflow-file-kernels' conv2d, gesummv, mvt, atax and bicg, file
+               to result, over a file per kernel (the tool's default shapes, 4 GiB each, written by its
+               --generate in --dir), by gpufs (the file cache with the tool's defaults), gpufs-tuned (16 I/O
+               threads, 64 KiB pages, 1 MiB readahead and requests) and the issue's CPU I/O baseline cpu-io
+               (N pread threads into pinned buffers + cudaMemcpyAsync) with N = 1 and 4, and N = 16 as a
+               stronger reference; every run's outputs checked against the tool's CPU reference
+  ceiling      the disk without the GPU: 1, 4 and 16 Python threads, each pread'ing 1 MiB blocks of its own
+               part of the micro file into a page-aligned buffer (`file_bench.py ceiling`), O_DIRECT (cold:
+               what bounds the cold runs; not run where the filesystem refuses O_DIRECT) and buffered (warm)
 
 each cold (O_DIRECT: --direct on; where the filesystem refuses O_DIRECT, caches dropped before the run and
 --direct off) and warm (buffered, --direct off, with the file in the page cache and one untimed warm-up
 run first). Every run is checked: the tools compare the device's checksum with the host's (stride runs:
 the file's sum; random runs: the host walking the same chains with pread). By default the cold stride
 runs skip that check (it re-reads the whole file from the disk; the warm runs check the same code path):
---verify all checks them too.
+--verify all checks them too. The e2e runs are all checked (--verify none skips it) and have no warm-up
+run: a warm e2e run follows a plain read of its file, which puts the file in the page cache (the five 4 GiB
+files and the micro file fit the GPU machine's 128 GiB together; a file is read again whenever another
+was read in between, cheap while it is still cached).
 
-  python3 bench/file_bench.py run --build build-gpu                      # everything (~10+ min on an H100)
-  python3 bench/file_bench.py run --build build-gpu --quick              # smoke test, < 60 s
+  python3 bench/file_bench.py run --build build-gpu                      # everything (~16+ min on an H100)
+  python3 bench/file_bench.py run --build build-gpu --quick              # smoke test, < 3 min
+  python3 bench/file_bench.py run --build build-gpu --sections e2e,ceiling --out $OUT/files   # issue 6's e2e
   python3 bench/file_bench.py run --build build-gpu --time-budget 9 --out $OUT/files
   python3 bench/file_bench.py run --dry-run                              # the plan and its commands
   python3 bench/file_bench.py report bench/results/h100-2026-11-25-abc1234-files
 
-Writes OUT/files-<tag>.json after every run (meta: device, date, commit, the file, its filesystem and how
-long it took to generate; per run: the command, return code, the tool's --json output, stderr's tail)
-and, at the end, the table, the issue's targets with PASS/FAIL, and OUT/files.png. OUT defaults to
-bench/results/<device>-<date>-<commit7>-files/. Runs that --time-budget leaves out are listed as not
-run; `--skip-done OUT` in a later call runs only those, and `report OUT` merges every files-*.json there.
+Writes OUT/files-<tag>.json after every run (meta: device, CPU, memory, date, commit, the files with their
+sizes, their filesystem and how long each took to generate; per run: the command, return code, the tool's
+--json output, stderr's tail) and, at the end, the tables, the issue's targets with PASS/FAIL, and
+OUT/files.png. OUT defaults to bench/results/<device>-<date>-<commit7>-files/. Runs that --time-budget leaves
+out are listed as not run; `--skip-done OUT` in a later call runs only those, and `report OUT` merges every
+files-*.json there.
 """
 from __future__ import annotations
 
 import argparse
 import glob
 import json
+import math
 import mmap
 import os
 import random
@@ -46,6 +61,7 @@ import shlex
 import shutil
 import signal
 import sys
+import threading
 import time
 from array import array
 from dataclasses import dataclass, field
@@ -57,7 +73,7 @@ KiB = 1024
 MiB = 1024 * KiB
 GiB = 1024 * MiB
 
-SECTIONS = ["micro", "random", "baseline", "replacement"]
+SECTIONS = ["micro", "random", "baseline", "replacement", "e2e", "ceiling"]
 
 #: The microbenchmark's cache configurations: name -> (page, readahead, readahead mode, label).
 CONFIGS: dict[str, tuple[str, str, str, str]] = {
@@ -79,6 +95,37 @@ TARGETS = [
     ("adaptive_vs_off_random", "adaptive / off (random 4 KiB)", 0.95),
 ]
 
+#: xeflow-file-kernels' kernels (kernel_spec.hpp's table): name -> float32 matrices in its file.
+E2E_KERNELS = {"conv2d": 1, "gesummv": 2, "mvt": 1, "atax": 1, "bicg": 1}
+#: The tool's default shape (default_shape() in kernel_spec.hpp): 32768 x 32768 a matrix, half the rows where
+#: the file holds two, so that every kernel's file is 4 GiB. --e2e-rows/--e2e-cols follow the same rule.
+E2E_DEFAULT_SHAPE = (32768, 32768)
+
+#: The end-to-end contenders: name -> (xeflow-file-kernels options, label). The issue's baseline is cpu-io N=4.
+E2E_CONTENDERS: dict[str, tuple[list[str], str]] = {
+    "gpufs": (["--input", "gpufs"], "xeflow file cache, the tool's defaults (4 I/O threads, 4 KiB pages, "
+                                    "64 KiB adaptive readahead, 256 KiB requests, 2 GiB cache)"),
+    "gpufs-tuned": (["--input", "gpufs", "--io-threads", "16", "--page", "64KiB", "--readahead", "1MiB",
+                     "--max-request", "1MiB"],
+                    "xeflow file cache, 16 I/O threads, 64 KiB pages, 1 MiB readahead and requests"),
+    "cpu-io N=1": (["--input", "cpu-io", "--io-threads", "1"], "CPU I/O baseline, 1 pread thread"),
+    "cpu-io N=4": (["--input", "cpu-io", "--io-threads", "4"], "CPU I/O baseline, 4 pread threads (the issue's)"),
+    "cpu-io N=16": (["--input", "cpu-io", "--io-threads", "16"],
+                    "CPU I/O baseline, 16 pread threads: a stronger reference than the issue's"),
+}
+#: The contenders the e2e target compares: first in the plan, so a time budget keeps them.
+E2E_TARGET_CONTENDERS = ("gpufs", "gpufs-tuned", "cpu-io N=4")
+#: The e2e geomeans over kernels (numerator, denominator, threshold); None: printed as information.
+E2E_TARGETS = [
+    ("gpufs", "cpu-io N=4", 1.8),
+    ("gpufs-tuned", "cpu-io N=4", 1.8),
+    ("gpufs", "cpu-io N=1", None),
+    ("gpufs-tuned", "cpu-io N=1", None),
+    ("gpufs", "cpu-io N=16", None),
+    ("gpufs-tuned", "cpu-io N=16", None),
+]
+DEFAULT_CEILING_THREADS = "1,4,16"
+
 #: The generated file: the first 64-bit word of every 4 KiB page is (page index * STAMP_K) ^ SEED, the rest
 #: a SEED-seeded random block of GEN_CHUNK bytes repeated. Every page's first word differs, so a random
 #: chain goes somewhere new after every read, and a page read from the wrong place changes the checksum.
@@ -95,6 +142,21 @@ VERIFY_BYTES_S = {"cold": 2e9, "warm": 5e9}
 PROCESS_OVERHEAD_S = 1.5  # CUDA context, the cache's device memory, the I/O threads
 GENERATE_BYTES_S = 1.2e9
 MAX_REQUEST = 256 * KiB  # xeflow-file-read's --max-request default: the longest I/O a miss becomes
+# The e2e runs' input rates by contender, from runs by hand on the lent H100 (2026-11-24, c9f6104: warm
+# gpufs 14-19 GB/s, gpufs-tuned 29-45, cpu-io N=1 6-7, N=4 15-19, N=16 30-39; cold 0.9-2.2, the VM's virtio
+# disk), and the tool's check, which re-reads the file and computes the CPU reference in double: a 4 GiB run
+# took ~15 s cold and ~8 s warm, check included.
+E2E_BYTES_S = {"cold": {"gpufs": 1.1e9, "gpufs-tuned": 1.4e9, "cpu-io N=1": 1.4e9, "cpu-io N=4": 1.8e9,
+                        "cpu-io N=16": 1.9e9},
+               "warm": {"gpufs": 15e9, "gpufs-tuned": 30e9, "cpu-io N=1": 6e9, "cpu-io N=4": 17e9,
+                        "cpu-io N=16": 30e9}}
+E2E_VERIFY_BYTES_S = {"cold": 0.4e9, "warm": 0.7e9}
+# The ceiling's Python readers: one thread, and several (same disk: dd O_DIRECT 4 MiB read 1.1 GB/s, N pread
+# threads 1.85-2.29).
+CEILING_READ_BYTES_S = {"cold": (1.1e9, 2.0e9), "warm": (4e9, 12e9)}
+PYTHON_START_S = 0.3
+FILL_BYTES_S = {"disk": 3e9, "cached": 8e9}  # reading a file whole into (or again from) the page cache
+QUICK_BUDGET_MIN = 3.0  # --quick's --time-budget: room for its ~80 runs (50 of them e2e, ~1.7 s each)
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -106,17 +168,24 @@ MAX_REQUEST = 256 * KiB  # xeflow-file-read's --max-request default: the longest
 class Run:
     """One measurement: a tool's command over the file, cold or warm."""
 
-    section: str  # micro | random | baseline | replacement
-    config: str  # micro: a CONFIGS name; random: the readahead mode; baseline: "N=<threads>"; replacement: lra|global
+    section: str  # micro | random | baseline | replacement | e2e | ceiling
+    # micro: a CONFIGS name; random: the readahead mode; baseline, ceiling: "N=<threads>"; replacement:
+    # lra|global; e2e: "<kernel>/<contender>"
+    config: str
     mode: str  # cold | warm
-    request: int
+    request: int  # e2e: the file's bytes; ceiling: the read size
     priority: int  # lower runs first (the targets' runs before the rest), so a time budget keeps them
     args: list[str]  # the tool's options, without the file, --direct and --no-verify
-    tool: str  # "read" (xeflow-file-read) or "baseline" (xeflow-file-baseline)
+    # "read" (xeflow-file-read), "baseline" (xeflow-file-baseline), "kernels" (xeflow-file-kernels) or
+    # "ceiling" (this script's ceiling command)
+    tool: str
     io_bytes: int  # bytes its I/O is expected to move (readahead included), for the estimate
     ios: int  # I/O requests it is expected to make, for the estimate
     verify: bool
     verify_bytes: int = 0  # what the tool's check re-reads on the host
+    kernel: str = ""  # e2e: the kernel, an E2E_KERNELS name
+    contender: str = ""  # e2e: an E2E_CONTENDERS name
+    file: str = ""  # e2e: the kernel's file; "": the micro file
 
     @property
     def key(self) -> str:
@@ -124,7 +193,9 @@ class Run:
 
     @property
     def group(self) -> str:
-        """The runs whose speed predicts each other's (for the estimates)."""
+        """The runs whose speed predicts each other's (for the estimates): e2e runs by contender."""
+        if self.section == "e2e":
+            return "|".join([self.section, self.contender, self.mode])
         return "|".join([self.section, self.config, self.mode])
 
     def describe(self) -> str:
@@ -132,15 +203,56 @@ class Run:
 
 
 @dataclass
+class E2eFile:
+    """A kernel's input file for the e2e runs: the tool's --generate writes it, a file of this size reuses."""
+
+    kernel: str
+    path: str
+    rows: int
+    cols: int
+
+    @property
+    def bytes(self) -> int:
+        return E2E_KERNELS[self.kernel] * self.rows * self.cols * 4
+
+
+@dataclass
 class Plan:
     runs: list[Run]
     file_bytes: int
     notes: list[str] = field(default_factory=list)
+    e2e_files: dict[str, E2eFile] = field(default_factory=dict)  # by kernel
+
+    @property
+    def needs_micro_file(self) -> bool:
+        return any(not r.file for r in self.runs)
+
+
+#: The tools by Run.tool: (apps/ folder, executable).
+TOOLS = {"read": ("file_baseline", "xeflow-file-read"), "baseline": ("file_baseline", "xeflow-file-baseline"),
+         "kernels": ("file_kernels", "xeflow-file-kernels")}
 
 
 def tool_path(build: str, tool: str) -> str:
-    name = "xeflow-file-read" if tool == "read" else "xeflow-file-baseline"
-    return os.path.join(build, "apps", "file_baseline", name)
+    if tool == "ceiling":
+        return os.path.abspath(__file__)
+    folder, name = TOOLS[tool]
+    return os.path.join(build, "apps", folder, name)
+
+
+def tool_name(tool: str) -> str:
+    return "file_bench ceiling" if tool == "ceiling" else TOOLS[tool][1]
+
+
+def e2e_shape(kernel: str, rows: int, cols: int) -> tuple[int, int]:
+    """The kernel's matrix shape: --e2e-rows/--e2e-cols (0: the tool's default), rows halved where the file
+    holds two matrices (the tool's own rule), so that every kernel's file has the same size."""
+    rows, cols = rows or E2E_DEFAULT_SHAPE[0], cols or E2E_DEFAULT_SHAPE[1]
+    return max(1, rows // E2E_KERNELS[kernel]), cols
+
+
+def e2e_file_name(directory: str, kernel: str, rows: int, cols: int) -> str:
+    return os.path.join(directory, f"xeflow-e2e-{kernel}-{rows}x{cols}.f32")
 
 
 def io_size(request: int, page: int, readahead: int, ra_mode: str) -> int:
@@ -233,9 +345,43 @@ def build_plan(args: argparse.Namespace, file_bytes: int) -> Plan:
                                               "--readahead", readahead, "--readahead-mode", ra_mode,
                                               "--replacement", policy, "--cache-size", args.replacement_cache],
                                     "read", file_bytes, max(1, file_bytes // size), v, file_bytes if v else 0))
+    e2e_files: dict[str, E2eFile] = {}
+    if "e2e" in sections:
+        kernels = sb.parse_list(args.e2e_kernels)
+        contenders = sb.parse_list(args.e2e_contenders)
+        for k in kernels:
+            if k not in E2E_KERNELS:
+                raise ValueError(f"--e2e-kernels: unknown kernel {k!r} (of {', '.join(E2E_KERNELS)})")
+        for c in contenders:
+            if c not in E2E_CONTENDERS:
+                raise ValueError(f"--e2e-contenders: unknown contender {c!r} (of {', '.join(E2E_CONTENDERS)})")
+        if args.e2e_rows < 0 or args.e2e_cols < 0:
+            raise ValueError("--e2e-rows, --e2e-cols: 0 (the tool's default) or a positive count")
+        for k in kernels:
+            rows, cols = e2e_shape(k, args.e2e_rows, args.e2e_cols)
+            f = e2e_files[k] = E2eFile(k, e2e_file_name(args.dir, k, rows, cols), rows, cols)
+            for mode in modes:
+                for c in contenders:
+                    v = verify_mode != "none"
+                    runs.append(Run("e2e", f"{k}/{c}", mode, f.bytes, 0 if c in E2E_TARGET_CONTENDERS else 2,
+                                    ["--rows", str(rows), "--cols", str(cols)] + E2E_CONTENDERS[c][0]
+                                    + list(args.e2e_arg),
+                                    "kernels", f.bytes, max(1, f.bytes // MiB), v, f.bytes if v else 0,
+                                    kernel=k, contender=c, file=f.path))
+    if "ceiling" in sections:
+        block = sb.parse_size(args.ceiling_block)
+        if block <= 0 or block % 4096:
+            raise ValueError(f"--ceiling-block: {args.ceiling_block} is not a positive multiple of 4 KiB (O_DIRECT)")
+        for n in sb.parse_list(args.ceiling_threads, int):
+            if n < 1:
+                raise ValueError(f"--ceiling-threads: {n} is not a thread count")
+            for mode in modes:
+                runs.append(Run("ceiling", f"N={n}", mode, block, 1,
+                                ["--threads", str(n), "--block", sb.format_size(block)],
+                                "ceiling", file_bytes, max(1, file_bytes // block), False))
     order = {id(r): k for k, r in enumerate(runs)}
     runs.sort(key=lambda r: (r.priority, MODES.index(r.mode), order[id(r)]))
-    plan = Plan(runs, file_bytes)
+    plan = Plan(runs, file_bytes, e2e_files=e2e_files)
     if "replacement" in sections and sb.parse_size(args.replacement_cache) >= file_bytes:
         plan.notes.append(f"replacement: the cache ({args.replacement_cache}) is not smaller than the file "
                           f"({sb.format_size(file_bytes)}): nothing is evicted")
@@ -245,10 +391,19 @@ def build_plan(args: argparse.Namespace, file_bytes: int) -> Plan:
 def command_of(run: Run, build: str, path: str, cold_method: str) -> list[str]:
     """The run's command line: cold runs read O_DIRECT (--direct on) unless caches are dropped instead."""
     direct = "on" if run.mode == "cold" and cold_method == "direct" else "off"
-    cmd = [tool_path(build, run.tool), path] + run.args + ["--direct", direct, "--json"]
-    if not run.verify:
+    if run.tool == "ceiling":
+        head = [sys.executable, tool_path(build, run.tool), "ceiling"]
+    else:
+        head = [tool_path(build, run.tool)] + ([run.kernel] if run.tool == "kernels" else [])
+    cmd = head + [run.file or path] + run.args + ["--direct", direct, "--json"]
+    if not run.verify and run.tool != "ceiling":  # the ceiling has nothing to check
         cmd.append("--no-verify")
     return cmd
+
+
+def generate_command(build: str, f: E2eFile, path: str) -> list[str]:
+    return [tool_path(build, "kernels"), f.kernel, path, "--generate", "--rows", str(f.rows), "--cols",
+            str(f.cols), "--json"]
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -259,6 +414,12 @@ def command_of(run: Run, build: str, path: str, cold_method: str) -> list[str]:
 def base_estimate(run: Run) -> float:
     """Seconds the run should take on the figures above: its I/O (bytes or requests, whichever binds), the
     process's fixed cost, and the host's check."""
+    if run.section == "e2e":
+        return (PROCESS_OVERHEAD_S + run.io_bytes / E2E_BYTES_S[run.mode][run.contender]
+                + run.verify_bytes / E2E_VERIFY_BYTES_S[run.mode])
+    if run.tool == "ceiling":
+        one, several = CEILING_READ_BYTES_S[run.mode]
+        return PYTHON_START_S + run.io_bytes / (one if run.config == "N=1" else several)
     ceiling = CEILING_BYTES_S[run.mode]
     if run.tool == "baseline" and run.config == "N=1":
         ceiling /= 2
@@ -439,6 +600,160 @@ def fill_page_cache(path: str) -> float:
     return time.monotonic() - start
 
 
+class PageCache:
+    """The files this run has read whole into the page cache. A warm run reads its file again whenever
+    another file was read in between (cheap while it is still cached, right where memory ran short), and
+    nothing counts as cached after the caches were dropped."""
+
+    def __init__(self) -> None:
+        self.filled: set[str] = set()
+        self.current: str | None = None
+
+    def needs_fill(self, path: str) -> bool:
+        return path != self.current
+
+    def fill_seconds(self, path: str, size: int) -> float:
+        return size / FILL_BYTES_S["cached" if path in self.filled else "disk"]
+
+    def fill(self, path: str) -> float:
+        seconds = fill_page_cache(path)
+        self.mark(path)
+        return seconds
+
+    def mark(self, path: str) -> None:
+        """As if `path` had just been read whole (the dry run's bookkeeping)."""
+        self.filled.add(path)
+        self.current = path
+
+    def dropped(self) -> None:
+        self.filled.clear()
+        self.current = None
+
+
+def ensure_e2e_file(build: str, f: E2eFile, timeout: float) -> dict:
+    """The kernel's file: reused when it has the size, else written by `xeflow-file-kernels --generate`
+    through a temporary name and synced (the tool does not fsync, and dirty pages would be written back
+    during the first cold run); returns what it took. Raises OSError naming the cause."""
+    directory = os.path.dirname(f.path) or "."
+    os.makedirs(directory, exist_ok=True)
+    base = {"kernel": f.kernel, "path": f.path, "rows": f.rows, "cols": f.cols, "bytes": f.bytes}
+    try:
+        if os.path.getsize(f.path) == f.bytes:
+            return {**base, "generated": False, "seconds": 0.0}
+    except OSError:
+        pass
+    free = shutil.disk_usage(directory).free + (os.path.getsize(f.path) if os.path.exists(f.path) else 0)
+    if free < f.bytes + 256 * MiB:
+        raise OSError(f"{directory}: {free / GiB:.1f} GiB free, {f.kernel}'s file needs {f.bytes / GiB:.1f} GiB")
+    tmp = f"{f.path}.tmp{os.getpid()}"
+    cmd = generate_command(build, f, tmp)
+    start = time.monotonic()
+    child = sb.run_child(cmd, timeout)
+    try:
+        if child.returncode != 0 or os.path.getsize(tmp) != f.bytes:
+            last = child.error or (child.stderr.strip().splitlines() or ["no error message"])[-1]
+            raise OSError(f"{shlex.join(cmd)}: " + ("timed out" if child.timed_out else
+                                                    f"exit {child.returncode}: {last[:200]}"))
+        written = time.monotonic()
+        fd = os.open(tmp, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, f.path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    synced = time.monotonic()
+    return {**base, "generated": True, "command": shlex.join(cmd), "write_seconds": written - start,
+            "fsync_seconds": synced - written, "seconds": synced - start,
+            "gbps": f.bytes / max(synced - start, 1e-9) / 1e9}
+
+
+def probe_direct_in(directory: str) -> str | None:
+    """probe_direct on a one-page file made for the purpose in `directory` (when the micro file is not
+    needed): None when its filesystem takes O_DIRECT, else why not."""
+    os.makedirs(directory, exist_ok=True)
+    path = os.path.join(directory, f".xeflow-file-bench-probe{os.getpid()}")
+    try:
+        with open(path, "wb") as f:
+            f.write(bytes(4096))
+            f.flush()
+            os.fsync(f.fileno())
+        return probe_direct(path)
+    finally:
+        if os.path.exists(path):
+            os.unlink(path)
+
+
+def read_ceiling(path: str, threads: int, block: int, direct: bool) -> dict:
+    """Reads the whole file with `threads` threads, each its own contiguous part (whole blocks) in
+    `block`-byte preads into its own page-aligned buffer (an anonymous mmap, as O_DIRECT wants), O_DIRECT
+    or through the page cache. os.preadv releases the GIL, so the reads overlap as a C program's would.
+    Raises OSError (O_DIRECT refused, a read failed)."""
+    size = os.path.getsize(path)
+    fd = os.open(path, os.O_RDONLY | (os.O_DIRECT if direct else 0))
+    part = -(-size // threads)
+    part = -(-part // block) * block
+    got = [0] * threads
+    errors: list[str] = []
+    barrier = threading.Barrier(threads + 1)  # the clock starts when every thread has its buffer
+
+    def reader(k: int) -> None:
+        try:
+            buf = mmap.mmap(-1, block)
+            at, end = k * part, min(size, (k + 1) * part)
+            barrier.wait()
+            while at < end:
+                n = os.preadv(fd, [buf], at)
+                if n <= 0:
+                    raise OSError(f"read at byte {at}: end of file before {end}")
+                got[k] += min(n, end - at)
+                at += n
+            buf.close()
+        except threading.BrokenBarrierError:
+            pass
+        except Exception as e:  # noqa: BLE001 - reported by the caller; the others must not wait for it
+            errors.append(f"thread {k}: {e}")
+            barrier.abort()
+
+    workers = [threading.Thread(target=reader, args=(k,), daemon=True) for k in range(threads)]
+    try:
+        for w in workers:
+            w.start()
+        try:
+            barrier.wait()
+        except threading.BrokenBarrierError:
+            pass
+        start = time.monotonic()
+        for w in workers:
+            w.join()
+        seconds = time.monotonic() - start
+    finally:
+        os.close(fd)
+    if errors:
+        raise OSError("; ".join(errors))
+    total = sum(got)
+    return {"tool": "file_bench ceiling", "file": path, "file_bytes": size, "bytes": total, "seconds": seconds,
+            "gbps": total / max(seconds, 1e-9) / 1e9, "threads": threads, "block": block, "part": part,
+            "direct": direct}
+
+
+def machine_of() -> dict:
+    """What the page cache and the CPU threads have to work with: memory and logical CPUs."""
+    mem = None
+    try:
+        with open("/proc/meminfo", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("MemTotal:"):
+                    mem = int(line.split()[1]) * KiB
+                    break
+    except (OSError, ValueError, IndexError):
+        pass
+    return {"memory_bytes": mem, "cpus": os.cpu_count()}
+
+
 # ---------------------------------------------------------------------------------------------------------
 # Running
 # ---------------------------------------------------------------------------------------------------------
@@ -478,10 +793,12 @@ def record_of(run: Run, child: sb.ChildResult, cmd: list[str], cold_method: str)
     """The JSON record of one finished run."""
     doc = sb.parse_json_output(child.stdout)
     rec = {"key": run.key, "section": run.section, "config": run.config, "mode": run.mode,
-           "request": run.request, "tool": os.path.basename(cmd[0]), "command": shlex.join(cmd),
+           "request": run.request, "tool": tool_name(run.tool), "command": shlex.join(cmd),
            "cold_method": cold_method if run.mode == "cold" else None, "verify": run.verify,
            "returncode": child.returncode, "timed_out": child.timed_out, "seconds_wall": child.seconds,
            "stderr_tail": sb.tail(child.stderr), "result": doc}
+    if run.section == "e2e":
+        rec.update({"kernel": run.kernel, "contender": run.contender})
     if child.error:
         rec["error"] = child.error
     status = "ok" if child.returncode == 0 and doc else ("timeout" if child.timed_out else "failed")
@@ -491,8 +808,15 @@ def record_of(run: Run, child: sb.ChildResult, cmd: list[str], cold_method: str)
         rec["seconds"] = doc.get("seconds")
         rec["bytes"] = doc.get("bytes")
         rec["verified"] = doc.get("verified") if run.verify else None
+        if run.section == "e2e":
+            rec["max_error"] = doc.get("max_error")
         if run.verify and doc.get("verified") is not True:
-            status, why = "failed", "the device's checksum is not the host's"
+            if run.section == "e2e":
+                why = "the outputs are not the CPU reference's" + (f": {doc['mismatch']}" if doc.get("mismatch")
+                                                                   else "")
+            else:
+                why = "the device's checksum is not the host's"
+            status = "failed"
         if run.mode == "cold" and cold_method == "direct" and doc.get("direct") is False:
             status, why = "failed", "a cold run that did not read O_DIRECT"
     elif child.returncode == 0:
@@ -508,30 +832,30 @@ def record_of(run: Run, child: sb.ChildResult, cmd: list[str], cold_method: str)
 
 def live_row(rec: dict) -> str:
     res = rec.get("result") or {}
-    ahead = f"{res.get('ahead_pages', '-')}/{res.get('ahead_hits', '-')}" if rec["tool"] == "xeflow-file-read" else "-"
+    ahead = f"{res.get('ahead_pages', '-')}/{res.get('ahead_hits', '-')}" if "ahead_pages" in res else "-"
     verified = {True: "yes", False: "NO"}.get(rec.get("verified"), "-")
-    return (f"{rec['section']:<11} {rec['config']:<11} {rec['mode']:<4} {sb.format_size(rec['request']):>7} "
+    return (f"{rec['section']:<11} {rec['config']:<19} {rec['mode']:<4} {sb.format_size(rec['request']):>7} "
             f"{sb.fmt_num(rec.get('gbps'), 2, 7)} {sb.fmt_num(rec.get('seconds'), 3, 8)} "
             f"{str(res.get('requests', '-')):>9} {ahead:>15} {verified:>5}  {rec['status']}"
             f"{'  ' + rec['why'] if rec.get('why') else ''}")
 
 
-LIVE_HEADER = (f"{'section':<11} {'config':<11} {'mode':<4} {'request':>7} {'GB/s':>7} {'kernel s':>8} "
+LIVE_HEADER = (f"{'section':<11} {'config':<19} {'mode':<4} {'request':>7} {'GB/s':>7} {'timed s':>8} "
                f"{'requests':>9} {'ahead/used':>15} {'ok?':>5}  status")
 
 
-def resolve_cold_method(args: argparse.Namespace, path: str, notes: list[str]) -> str | None:
-    """How cold runs are made cold: 'direct' (O_DIRECT), 'drop-caches', or None (neither works here)."""
-    why = probe_direct(path)
+def resolve_cold_method(args: argparse.Namespace, where: str, why: str | None, notes: list[str]) -> str | None:
+    """How cold runs are made cold: 'direct' (O_DIRECT), 'drop-caches', or None (neither works here); `why`
+    is probe_direct's answer for `where`."""
     if args.cold in ("auto", "direct") and why is None:
         return "direct"
     if args.cold == "direct":
-        notes.append(f"cold runs not possible: {path} cannot be read O_DIRECT ({why})")
+        notes.append(f"cold runs not possible: {where} cannot be read O_DIRECT ({why})")
         return None
     refused = drop_caches()
     if refused is None:
         if args.cold == "auto":
-            notes.append(f"{path} cannot be read O_DIRECT ({why}): cold runs drop the page cache first instead")
+            notes.append(f"{where} cannot be read O_DIRECT ({why}): cold runs drop the page cache first instead")
         return "drop-caches"
     notes.append(f"cold runs not possible: no O_DIRECT ({why}) and the page cache cannot be dropped ({refused})")
     return None
@@ -548,12 +872,13 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.dry_run:
         return dry_run(args, plan)
 
-    for tool in sorted({r.tool for r in plan.runs}):
+    for tool in sorted({r.tool for r in plan.runs} - {"ceiling"}):
         if not os.access(tool_path(args.build, tool), os.X_OK):
             print(f"file_bench: error: {tool_path(args.build, tool)} is not there (build it: ninja -C {args.build} "
-                  f"apps/file_baseline/{os.path.basename(tool_path(args.build, tool))})", file=sys.stderr)
+                  f"apps/{TOOLS[tool][0]}/{TOOLS[tool][1]})", file=sys.stderr)
             return 2
     meta = sb.run_meta(args)
+    meta.update(machine_of())
     out = args.out or results_dir(meta)
     os.makedirs(out, exist_ok=True)
     tag = args.tag or sb.utc_now().replace(":", "").replace("-", "")
@@ -570,43 +895,69 @@ def cmd_run(args: argparse.Namespace) -> int:
     if done:
         print(f"skipping {len(plan.runs) - len(todo)} run(s) already recorded ok under {', '.join(args.skip_done)}")
     est = Estimator()
-    file_est = file_bytes / GENERATE_BYTES_S
-    if budget_s and not stamps_ok(file_name(args.dir, file_bytes), file_bytes) and file_est > budget_s:
-        print(f"file_bench: error: generating the {sb.format_size(file_bytes)} file alone is estimated at "
-              f"{file_est:.0f} s, past --time-budget", file=sys.stderr)
-        return 2
-    try:
-        info = ensure_file(args.dir, file_bytes)
-    except OSError as e:
-        print(f"file_bench: error: the test file: {e}", file=sys.stderr)
-        return 1
-    path = info["path"]
-    fs = filesystem_of(path)
-    print(f"file {path}: {sb.format_size(file_bytes)}, "
-          + (f"generated in {info['seconds']:.1f} s ({info['gbps']:.2f} GB/s: write {info['write_seconds']:.1f} s, "
-             f"fsync {info['fsync_seconds']:.1f} s)" if info["generated"] else "reused")
-          + f"; filesystem {fs['type']} on {fs['device']} ({fs['mount']})", flush=True)
+    path = file_name(args.dir, file_bytes)
+    info = None
+    if any(not r.file for r in todo):  # the micro file: the e2e runs alone do not need it
+        file_est = file_bytes / GENERATE_BYTES_S
+        if budget_s and not stamps_ok(path, file_bytes) and file_est > budget_s:
+            print(f"file_bench: error: generating the {sb.format_size(file_bytes)} file alone is estimated at "
+                  f"{file_est:.0f} s, past --time-budget", file=sys.stderr)
+            return 2
+        try:
+            info = ensure_file(args.dir, file_bytes)
+        except OSError as e:
+            print(f"file_bench: error: the test file: {e}", file=sys.stderr)
+            return 1
+        path = info["path"]
+    fs = filesystem_of(path if info else args.dir)
+    if info:
+        print(f"file {path}: {sb.format_size(file_bytes)}, "
+              + (f"generated in {info['seconds']:.1f} s ({info['gbps']:.2f} GB/s: write {info['write_seconds']:.1f} "
+                 f"s, fsync {info['fsync_seconds']:.1f} s)" if info["generated"] else "reused")
+              + f"; filesystem {fs['type']} on {fs['device']} ({fs['mount']})", flush=True)
+    else:
+        print(f"directory {args.dir}: filesystem {fs['type']} on {fs['device']} ({fs['mount']})", flush=True)
     notes = list(plan.notes)
-    cold_method = resolve_cold_method(args, path, notes) if any(r.mode == "cold" for r in todo) else None
+    cold_method, direct_refused = None, None
+    if any(r.mode == "cold" for r in todo):
+        direct_refused = probe_direct(path) if info else probe_direct_in(args.dir)
+        cold_method = resolve_cold_method(args, path if info else args.dir, direct_refused, notes)
+        if direct_refused and any(r.mode == "cold" and r.tool == "ceiling" for r in todo):
+            notes.append(f"ceiling: no cold runs, the filesystem refuses O_DIRECT ({direct_refused})")
     for n in notes:
         print(f"note: {n}")
-    meta.update({"file": info, "filesystem": fs, "cold_method": cold_method, "notes": notes, "tag": tag,
-                 "blocks": args.blocks, "threads": args.threads, "quick": args.quick,
-                 "plan": [r.key for r in plan.runs]})
+    meta.update({"file": info, "filesystem": fs, "cold_method": cold_method, "direct_refused": direct_refused,
+                 "notes": notes, "tag": tag, "blocks": args.blocks, "threads": args.threads, "quick": args.quick,
+                 "e2e_files": {}, "plan": [r.key for r in plan.runs]})
     doc = {"meta": meta, "runs": [], "not_run": []}
     print(f"device: {meta['device'] or 'unknown (nvidia-smi gave nothing)'}; commit: {meta['commit'] or 'unknown'}; "
           f"{len(todo)} run(s), estimated {sum(est.seconds(r) for r in todo) / 60:.1f} min; results in {out_path}")
     print(LIVE_HEADER, flush=True)
 
-    cache_warm = False
+    cache = PageCache()
+    e2e_failed: dict[str, str] = {}  # kernel -> why its file is not there
     for run in todo:
         if run.mode == "cold" and cold_method is None:
             doc["not_run"].append({"key": run.key, "run": run.describe(), "why": "no way to run cold here "
                                    "(see notes)"})
             continue
+        if run.mode == "cold" and run.tool == "ceiling" and cold_method != "direct":
+            doc["not_run"].append({"key": run.key, "run": run.describe(),
+                                   "why": f"the filesystem refuses O_DIRECT ({direct_refused})"})
+            continue
+        if run.kernel in e2e_failed:
+            doc["not_run"].append({"key": run.key, "run": run.describe(), "why": e2e_failed[run.kernel]})
+            continue
+        run_path = run.file or path
+        run_bytes = plan.e2e_files[run.kernel].bytes if run.kernel else file_bytes
         cmd = command_of(run, args.build, path, cold_method or "direct")
-        need_fill = run.mode == "warm" and not cache_warm
-        seconds = est.seconds(run) * (2 if need_fill else 1) + (file_bytes / 3e9 if need_fill else 0)
+        need_file = bool(run.kernel) and run.kernel not in meta["e2e_files"]
+        need_fill = run.mode == "warm" and cache.needs_fill(run_path)
+        # One untimed run of the command after the file first enters the page cache (not for e2e and ceiling).
+        need_warmup = need_fill and run.tool in ("read", "baseline") and run_path not in cache.filled
+        seconds = (est.seconds(run) * (2 if need_warmup else 1)
+                   + (cache.fill_seconds(run_path, run_bytes) if need_fill else 0)
+                   + (e2e_generate_seconds(plan.e2e_files[run.kernel]) if need_file else 0))
         elapsed = time.monotonic() - start
         if budget_s and elapsed + 1.2 * seconds > budget_s:
             doc["not_run"].append({"key": run.key, "run": run.describe(), "why": "time budget",
@@ -614,18 +965,34 @@ def cmd_run(args: argparse.Namespace) -> int:
             sb.write_json_atomic(out_path, doc)
             continue
         timeout = args.timeout if not budget_s else max(20.0, min(args.timeout, budget_s - elapsed))
+        if need_file:
+            try:
+                finfo = ensure_e2e_file(args.build, plan.e2e_files[run.kernel], timeout)
+            except OSError as e:
+                notes.append(f"{run.kernel}'s file: {e}")
+                print(f"note: {notes[-1]}", flush=True)
+                e2e_failed[run.kernel] = f"{run.kernel}'s file could not be made (see notes)"
+                doc["not_run"].append({"key": run.key, "run": run.describe(), "why": e2e_failed[run.kernel]})
+                sb.write_json_atomic(out_path, doc)
+                continue
+            meta["e2e_files"][run.kernel] = finfo
+            sb.write_json_atomic(out_path, doc)
+            print(f"file {finfo['path']}: {sb.format_size(finfo['bytes'])} ({run.kernel}, {finfo['rows']} x "
+                  f"{finfo['cols']}), " + (f"generated in {finfo['seconds']:.1f} s (fsync "
+                                           f"{finfo['fsync_seconds']:.1f} s)" if finfo["generated"] else "reused"),
+                  flush=True)
         if need_fill:
-            # The page cache holds the file, then one untimed run of the same command.
-            meta.setdefault("page_cache_fills", []).append({"seconds": fill_page_cache(path), "before": run.key})
-            warm_cmd = cmd if "--no-verify" in cmd else cmd + ["--no-verify"]
-            warm = sb.run_child(warm_cmd, timeout)
-            wrec = record_of(run, warm, warm_cmd, cold_method)
-            wrec["warmup"] = True
-            doc["runs"].append(wrec)
-            cache_warm = True
+            meta.setdefault("page_cache_fills", []).append({"file": run_path, "seconds": cache.fill(run_path),
+                                                             "before": run.key})
+            if need_warmup:
+                warm_cmd = cmd if "--no-verify" in cmd else cmd + ["--no-verify"]
+                warm = sb.run_child(warm_cmd, timeout)
+                wrec = record_of(run, warm, warm_cmd, cold_method)
+                wrec["warmup"] = True
+                doc["runs"].append(wrec)
         if run.mode == "cold" and cold_method == "drop-caches":
             refused = drop_caches()
-            cache_warm = False
+            cache.dropped()
             if refused:
                 doc["not_run"].append({"key": run.key, "run": run.describe(), "why": refused})
                 continue
@@ -643,7 +1010,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(live_row(rec), flush=True)
     meta["finished"] = sb.utc_now()
     meta["elapsed_seconds"] = time.monotonic() - start
-    doc["targets"] = check_targets(doc["runs"])
+    doc["targets"] = check_targets(doc["runs"], meta["plan"])
     sb.write_json_atomic(out_path, doc)
     timed = [r for r in doc["runs"] if not r.get("warmup")]
     bad = [r for r in timed if r["status"] != "ok"]
@@ -652,39 +1019,68 @@ def cmd_run(args: argparse.Namespace) -> int:
     if doc["not_run"] and any(n["why"] == "time budget" for n in doc["not_run"]):
         print(f"to finish: the same command with --skip-done {out}")
     report_docs(load_docs(out), out, plot=not args.no_plot)
-    return 1 if bad else 0
+    return 1 if bad or e2e_failed else 0
+
+
+def e2e_generate_seconds(f: E2eFile) -> float:
+    """0 when the kernel's file is there to reuse, else the estimate of writing it."""
+    try:
+        if os.path.getsize(f.path) == f.bytes:
+            return 0.0
+    except OSError:
+        pass
+    return 0.5 + f.bytes / GENERATE_BYTES_S  # the tool's start, its parallel writes, the fsync
 
 
 def dry_run(args: argparse.Namespace, plan: Plan) -> int:
-    """Prints the plan: the file step, every run's command with its estimate, what the budget would leave."""
+    """Prints the plan: the file steps, every run's command with its estimate, what the budget would leave."""
     path = file_name(args.dir, plan.file_bytes)
     reuse = stamps_ok(path, plan.file_bytes)
-    print(f"# file: {path} ({sb.format_size(plan.file_bytes)}): "
-          + ("reused (it holds the pattern)" if reuse else
-             f"generated (estimated {plan.file_bytes / GENERATE_BYTES_S:.0f} s at {GENERATE_BYTES_S / 1e9:.1f} GB/s)"))
+    generate_s = 0.0
+    if plan.needs_micro_file:
+        print(f"# file: {path} ({sb.format_size(plan.file_bytes)}): "
+              + ("reused (it holds the pattern)" if reuse else
+                 f"generated (estimated {plan.file_bytes / GENERATE_BYTES_S:.0f} s at "
+                 f"{GENERATE_BYTES_S / 1e9:.1f} GB/s)"))
+        generate_s = 0 if reuse else plan.file_bytes / GENERATE_BYTES_S
+    for f in plan.e2e_files.values():
+        s = e2e_generate_seconds(f)
+        print(f"# e2e file: {f.path} ({sb.format_size(f.bytes)}, {f.rows} x {f.cols}): "
+              + (f"generated before {f.kernel}'s first run (estimated {s:.0f} s, then fsync): "
+                 f"{shlex.join(generate_command(args.build, f, f.path + '.tmp<pid>'))}" if s else "reused (its size)"))
     print(f"# results: {args.out or 'bench/results/<device>-<date>-<commit7>-files'}/files-<tag>.json and files.png")
     print("# cold runs: --direct on (O_DIRECT) where the filesystem takes it, else the page cache dropped first "
           "(--cold)" if args.cold == "auto" else f"# cold runs: --cold {args.cold}")
-    print("# warm runs: --direct off, the file read into the page cache and one untimed warm-up run first")
+    print("# warm runs: --direct off, the file read into the page cache (again whenever another file was read "
+          "in between), then, the first time, one untimed warm-up run (not for e2e and ceiling)")
     for n in plan.notes:
         print(f"# note: {n}")
     est = Estimator()
     total = 0.0
     left: list[Run] = []
-    warm = False
+    cache = PageCache()
+    made: set[str] = set()
     for r in plan.runs:
+        run_path = r.file or path
+        run_bytes = plan.e2e_files[r.kernel].bytes if r.kernel else plan.file_bytes
         s = est.seconds(r)
-        if r.mode == "warm" and not warm:
-            s = 2 * s + plan.file_bytes / 3e9
-            warm = True
-        if args.time_budget and total + 1.2 * s > args.time_budget * 60:
+        if r.mode == "warm" and cache.needs_fill(run_path):
+            s = (2 * s if r.tool in ("read", "baseline") and run_path not in cache.filled else s) \
+                + cache.fill_seconds(run_path, run_bytes)
+        if r.kernel and r.kernel not in made:
+            s += e2e_generate_seconds(plan.e2e_files[r.kernel])
+        if args.time_budget and generate_s + total + 1.2 * s > args.time_budget * 60:
             left.append(r)
             continue
+        if r.mode == "warm":
+            cache.mark(run_path)
+        if r.kernel:
+            made.add(r.kernel)
         total += s
         print(f"# {r.describe()}  (priority {r.priority}, estimated {s:.1f} s)")
         print(shlex.join(command_of(r, args.build, path, "direct" if args.cold != "drop-caches" else "drop-caches")))
     print(f"# {len(plan.runs) - len(left)} run(s), estimated {total / 60:.1f} min"
-          + ("" if reuse else f" + {plan.file_bytes / GENERATE_BYTES_S / 60:.1f} min to generate the file"))
+          + (f" + {generate_s / 60:.1f} min to generate the micro file" if generate_s else ""))
     if left:
         print(f"# not run within --time-budget {args.time_budget:g} min ({len(left)}):")
         for r in left:
@@ -693,13 +1089,15 @@ def dry_run(args: argparse.Namespace, plan: Plan) -> int:
 
 
 def apply_quick(args: argparse.Namespace) -> None:
-    """--quick: a smoke test of every section on a small file, under a minute on the GPU machine."""
+    """--quick: a smoke test of every section on small files (every e2e kernel and contender: 64 MiB files),
+    a few minutes on the GPU machine."""
     if not args.quick:
         return
     defaults = {"file_size": ("10GiB", "256MiB"), "requests": (DEFAULT_REQUESTS, "4KiB,64KiB"),
                 "random_reads": (2048, 256), "replacement_cache": ("1GiB", "64MiB"),
                 "replacement_requests": ("4KiB,64KiB", "64KiB"), "cache_size": ("2GiB", "512MiB"),
-                "verify": ("auto", "all"), "time_budget": (0, 1.0)}
+                "verify": ("auto", "all"), "e2e_rows": (0, 4096), "e2e_cols": (0, 4096),
+                "time_budget": (0, QUICK_BUDGET_MIN)}
     for name, (default, quick) in defaults.items():
         if getattr(args, name) == default:
             setattr(args, name, quick)
@@ -743,9 +1141,10 @@ def gbps(runs: dict[str, dict], section: str, config: str, mode: str, request: i
     return r.get("gbps") if r and r.get("status") == "ok" else None
 
 
-def check_targets(run_list: list[dict] | dict[str, dict]) -> list[dict]:
+def check_targets(run_list: list[dict] | dict[str, dict], planned: list[str] | None = None) -> list[dict]:
     """The issue's targets from the measured numbers: per mode and request size for the micro ratios (the
-    headline at the smallest request, where readahead matters), per mode for random reads."""
+    headline at the smallest request, where readahead matters), per mode for random reads, per mode for the
+    e2e geomeans (over the kernels measured, out of those `planned`, the plans' run keys, name)."""
     runs = run_list if isinstance(run_list, dict) else {r["key"]: r for r in run_list if not r.get("warmup")}
     out = []
     micro = [r for r in runs.values() if r["section"] == "micro"]
@@ -765,6 +1164,62 @@ def check_targets(run_list: list[dict] | dict[str, dict]) -> list[dict]:
                 out.append({"target": name, "what": what, "mode": mode, "request": q, "threshold": threshold,
                             "ratio": ratio, "pass": None if ratio is None else ratio >= threshold,
                             "headline": name == "adaptive_vs_off_random" or q == (requests[0] if requests else q)})
+    return out + e2e_targets(runs, planned or [])
+
+
+def e2e_parts(rec: dict) -> tuple[str, str]:
+    """(kernel, contender) of an e2e record."""
+    kernel, _, contender = rec["config"].partition("/")
+    return rec.get("kernel") or kernel, rec.get("contender") or contender
+
+
+def e2e_planned(planned: list[str]) -> list[dict]:
+    """The e2e runs of a plan's keys, as the fields the targets read (section, config, mode, request)."""
+    out = []
+    for key in planned:
+        section, config, mode, request = (key.split("|") + ["", "", "", ""])[:4]
+        if section == "e2e" and request.isdigit():
+            out.append({"section": section, "config": config, "mode": mode, "request": int(request)})
+    return out
+
+
+def e2e_sizes(runs: dict[str, dict] | list[dict]) -> dict[str, int]:
+    """Each kernel's largest file among the e2e records (merged results may hold --quick's too): the size the
+    targets and the plot use."""
+    sizes: dict[str, int] = {}
+    for r in runs.values() if isinstance(runs, dict) else runs:
+        if r["section"] == "e2e":
+            k = e2e_parts(r)[0]
+            sizes[k] = max(sizes.get(k, 0), r["request"])
+    return {k: sizes[k] for k in sorted(sizes, key=lambda k: list(E2E_KERNELS).index(k) if k in E2E_KERNELS else 99)}
+
+
+def e2e_ratio(runs: dict[str, dict], kernel: str, size: int, mode: str, num: str, den: str) -> float | None:
+    a = gbps(runs, "e2e", f"{kernel}/{num}", mode, size)
+    b = gbps(runs, "e2e", f"{kernel}/{den}", mode, size)
+    return a / b if a and b else None
+
+
+def e2e_targets(runs: dict[str, dict], planned: list[str]) -> list[dict]:
+    """Issue 6's e2e target: the geometric mean over kernels (each at its largest file) of gpufs's GB/s over
+    the CPU I/O baseline's (N=4), cold and warm, against 1.8; the other pairs of E2E_TARGETS as information.
+    A kernel planned but not measured counts in `of`, not in the mean."""
+    known = [r for r in runs.values() if r["section"] == "e2e"] + e2e_planned(planned)
+    sizes = e2e_sizes(known)
+    out = []
+    for num, den, threshold in E2E_TARGETS:
+        for mode in MODES:
+            kernels = [k for k, q in sizes.items()
+                       if any(r["mode"] == mode and r["request"] == q and e2e_parts(r)[0] == k for r in known)]
+            if not kernels:
+                continue
+            per = {k: e2e_ratio(runs, k, sizes[k], mode, num, den) for k in kernels}
+            vals = [v for v in per.values() if v]
+            ratio = math.exp(sum(math.log(v) for v in vals) / len(vals)) if vals else None
+            out.append({"target": re.sub(r"[^a-z0-9]+", "_", f"e2e {num} vs {den}".lower()),
+                        "what": f"{num} / {den} (e2e)", "mode": mode, "request": None, "threshold": threshold,
+                        "ratio": ratio, "pass": None if ratio is None or threshold is None else ratio >= threshold,
+                        "headline": threshold is not None, "kernels": per, "measured": len(vals), "of": len(per)})
     return out
 
 
@@ -773,22 +1228,39 @@ def print_targets(targets: list[dict]) -> None:
     if not targets:
         print("  (none measured)")
     for t in targets:
-        verdict = "not measured" if t["pass"] is None else ("PASS" if t["pass"] else "FAIL")
+        verdict = "not measured" if t["ratio"] is None else ("PASS" if t["pass"] else "FAIL")
+        if t.get("kernels") is not None:  # an e2e geomean
+            scope = f"{t['measured']}" + (f" of {t['of']}" if t["measured"] != t["of"] else "") + \
+                f" kernel{'s' if t['of'] > 1 else ''}"
+            if t["threshold"] is None:
+                print(f"  {t['what']:<36} {t['mode']:<4} geomean: {sb.fmt_num(t['ratio'], 2, 5)}x"
+                      f"{' ' * 17}information   ({scope})")
+            else:
+                print(f"  {t['what']:<36} {t['mode']:<4} geomean: {sb.fmt_num(t['ratio'], 2, 5)}x, "
+                      f"target >= {t['threshold']:g}x  {verdict}   ({scope})")
+            continue
         mark = "" if t["headline"] else "   (other request size)"
-        print(f"  {t['what']:<32} {t['mode']:<4} {sb.format_size(t['request']):>7}: "
+        print(f"  {t['what']:<36} {t['mode']:<4} {sb.format_size(t['request']):>7}: "
               f"{sb.fmt_num(t['ratio'], 2, 5)}x, target >= {t['threshold']:g}x  {verdict}{mark}")
     head = [t for t in targets if t["headline"]]
     if head:
         count = {v: sum(1 for t in head if t["pass"] is v) for v in (True, False, None)}
-        print(f"  headline points (the smallest request; random reads): {count[True]} PASS, {count[False]} FAIL, "
-              f"{count[None]} not measured")
+        print(f"  headline points (the smallest request; random reads; e2e geomeans): {count[True]} PASS, "
+              f"{count[False]} FAIL, {count[None]} not measured")
 
 
 def print_tables(runs: dict[str, dict], meta: dict) -> None:
     info = meta.get("file") or {}
-    print(f"\ndevice {meta.get('device')}, {str(meta.get('date'))[:10]}, commit {str(meta.get('commit'))[:10]}; "
-          f"file {sb.format_size(info.get('bytes', 0))} on {((meta.get('filesystem') or {}).get('type'))}; "
-          f"cold = {meta.get('cold_method')}")
+    machine = (f" ({meta['cpus']} CPUs, {meta['memory_bytes'] / GiB:.0f} GiB memory)"
+               if meta.get("cpus") and meta.get("memory_bytes") else "")
+    print(f"\ndevice {meta.get('device')}{machine}, {str(meta.get('date'))[:10]}, "
+          f"commit {str(meta.get('commit'))[:10]}; "
+          + (f"file {sb.format_size(info.get('bytes', 0))}" if info else "no micro file")
+          + f" on {((meta.get('filesystem') or {}).get('type'))}; cold = {meta.get('cold_method')}")
+    files = meta.get("e2e_files") or {}
+    if files:
+        print("e2e files: " + ", ".join(f"{k} {f['rows']} x {f['cols']} ({sb.format_size(f['bytes'])}"
+                                       f"{', generated' if f.get('generated') else ''})" for k, f in files.items()))
     print(LIVE_HEADER)
     for r in runs.values():
         print(live_row(r))
@@ -825,6 +1297,66 @@ def print_tables(runs: dict[str, dict], meta: dict) -> None:
         for r in repl:
             print(f"  {r['config']:<6} {r['mode']:<4} {sb.format_size(r['request']):>7}: "
                   f"{sb.fmt_num(r.get('gbps') if r['status'] == 'ok' else None, 2, 7)}  {r['status']}")
+    print_ceiling(runs)
+    print_e2e(runs)
+
+
+def cell(runs: dict[str, dict], key: str, width: int) -> str:
+    """A table's GB/s: the number, 'failed' where the run failed, '-' where there is none."""
+    r = runs.get(key)
+    if r and r.get("status") != "ok":
+        return r.get("status", "failed").rjust(width)
+    return sb.fmt_num(r.get("gbps") if r else None, 2, width)
+
+
+def fmt_ratio(value: float | None, width: int) -> str:
+    return (f"{value:.2f}x" if value else "-").rjust(width)
+
+
+def print_ceiling(runs: dict[str, dict]) -> None:
+    ceil = [r for r in runs.values() if r["section"] == "ceiling"]
+    if not ceil:
+        return
+    res = next((r["result"] for r in ceil if r.get("result")), {})
+    size = f" {sb.format_size(res['file_bytes'])}" if res.get("file_bytes") else ""
+    blocks = sorted({r["request"] for r in ceil})
+    print(f"\nceiling (the disk without the GPU: N Python threads, each pread'ing "
+          f"{'/'.join(sb.format_size(b) for b in blocks)} blocks of its own part of the{size} micro file): GB/s")
+    print(f"  {'threads':<8} {'block':>7} {'cold (O_DIRECT)':>16} {'warm (page cache)':>18}")
+    configs = sorted({r["config"] for r in ceil}, key=lambda c: int(c.partition("=")[2] or 0))
+    for c in configs:
+        for b in blocks:
+            if any(r["config"] == c and r["request"] == b for r in ceil):
+                print(f"  {c:<8} {sb.format_size(b):>7} {cell(runs, f'ceiling|{c}|cold|{b}', 16)} "
+                      f"{cell(runs, f'ceiling|{c}|warm|{b}', 18)}")
+
+
+#: The e2e table's ratio columns: (header, numerator, denominator).
+E2E_RATIO_COLUMNS = [("gpufs/N4", "gpufs", "cpu-io N=4"), ("tuned/N4", "gpufs-tuned", "cpu-io N=4"),
+                     ("tuned/N16", "gpufs-tuned", "cpu-io N=16")]
+
+
+def print_e2e(runs: dict[str, dict]) -> None:
+    e2e = [r for r in runs.values() if r["section"] == "e2e"]
+    if not e2e:
+        return
+    present = {e2e_parts(r)[1] for r in e2e}
+    contenders = [c for c in E2E_CONTENDERS if c in present] + sorted(present - set(E2E_CONTENDERS))
+    width = max(11, *(len(c) for c in contenders))
+    print("\nend to end (xeflow-file-kernels: file to result, outputs checked): GB/s of the file; ratios of GB/s")
+    print(f"  {'kernel':<8} {'file':>6} {'mode':<4} " + " ".join(f"{c:>{width}}" for c in contenders) + "  "
+          + " ".join(f"{h:>9}" for h, _, _ in E2E_RATIO_COLUMNS))
+    kernels = sorted({(e2e_parts(r)[0], r["request"]) for r in e2e},
+                     key=lambda kq: (list(E2E_KERNELS).index(kq[0]) if kq[0] in E2E_KERNELS else 99, kq[1]))
+    for k, q in kernels:
+        for mode in MODES:
+            if not any(r["mode"] == mode and r["request"] == q and e2e_parts(r)[0] == k for r in e2e):
+                continue
+            print(f"  {k:<8} {sb.format_size(q):>6} {mode:<4} "
+                  + " ".join(cell(runs, f"e2e|{k}/{c}|{mode}|{q}", width) for c in contenders) + "  "
+                  + " ".join(fmt_ratio(e2e_ratio(runs, k, q, mode, a, b), 9) for _, a, b in E2E_RATIO_COLUMNS))
+    print("  cpu-io N=4 is the issue's CPU I/O baseline (N pread threads, pinned buffers, cudaMemcpyAsync), N=16 a\n"
+          "  stronger reference; tuned = gpufs-tuned (" + " ".join(E2E_CONTENDERS["gpufs-tuned"][0][2:]) + ")")
 
 
 def report_docs(docs: list[tuple[str, dict]], out_dir: str, plot: bool = True) -> int:
@@ -832,7 +1364,8 @@ def report_docs(docs: list[tuple[str, dict]], out_dir: str, plot: bool = True) -
         print("file_bench: error: no files-*.json to report", file=sys.stderr)
         return 2
     runs = merged_runs(docs)
-    meta = docs[-1][1].get("meta", {})
+    meta = dict(docs[-1][1].get("meta", {}))
+    meta["e2e_files"] = {k: f for _, d in docs for k, f in (d.get("meta", {}).get("e2e_files") or {}).items()}
     print_tables(runs, meta)
     done = set(runs)
     not_run = [n for _, d in docs for n in d.get("not_run", []) if n["key"] not in done]
@@ -843,14 +1376,15 @@ def report_docs(docs: list[tuple[str, dict]], out_dir: str, plot: bool = True) -
     notes = [n for _, d in docs for n in d.get("meta", {}).get("notes", [])]
     for n in dict.fromkeys(notes):
         print(f"note: {n}")
-    print_targets(check_targets(runs))
+    print_targets(check_targets(runs, [k for _, d in docs for k in d.get("meta", {}).get("plan", [])]))
     if plot:
         make_plot(runs, meta, out_dir)
     return 0
 
 
 def make_plot(runs: dict[str, dict], meta: dict, out_dir: str) -> str | None:
-    """OUT/files.png: micro GB/s by request size (baseline as lines), random reads, replacement."""
+    """OUT/files.png: micro GB/s by request size (baseline as lines), random reads, replacement; below them,
+    where there are e2e runs, their GB/s by kernel and contender, cold and warm (the ceiling as lines)."""
     try:
         import matplotlib
         matplotlib.use("Agg")
@@ -861,8 +1395,30 @@ def make_plot(runs: dict[str, dict], meta: dict, out_dir: str) -> str | None:
     ok = {k: r for k, r in runs.items() if r.get("status") == "ok" and r.get("gbps")}
     if not ok:
         return None
-    fig, axes = plt.subplots(1, 3, figsize=(16, 4.8), gridspec_kw={"width_ratios": [2.2, 1, 1]})
-    micro, rnd, repl = axes
+    has_e2e = any(r["section"] == "e2e" for r in ok.values())
+    has_top = any(r["section"] in ("micro", "random", "baseline", "replacement") for r in ok.values())
+    if not (has_top or has_e2e):
+        return None  # the ceiling alone: its table says it all
+    fig = plt.figure(figsize=(16, 4.8 * (has_top + has_e2e) + 0.2 * (has_top and has_e2e)))
+    grid = fig.add_gridspec(has_top + has_e2e, 3, width_ratios=[2.2, 1, 1])
+    if has_e2e:
+        e2e_axes = grid[int(has_top), :].subgridspec(1, 2)
+        plot_e2e(ok, [fig.add_subplot(e2e_axes[0, m]) for m in range(len(MODES))])
+    if has_top:
+        plot_top(ok, *(fig.add_subplot(grid[0, k]) for k in range(3)))
+    fig.suptitle(f"GPU file reads (xeflow file cache, issue 6) — {meta.get('device')}, {str(meta.get('date'))[:10]}, "
+                 f"{str(meta.get('commit'))[:7]}", fontsize=10)
+    fig.tight_layout()
+    os.makedirs(out_dir, exist_ok=True)
+    path = os.path.join(out_dir, "files.png")
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    print(f"wrote {path}")
+    return path
+
+
+def plot_top(ok: dict[str, dict], micro, rnd, repl) -> None:
+    """The file cache's panels: micro GB/s by request size (baseline as lines), random reads, replacement."""
     styles = {"cold": "-", "warm": "--"}
     for k, c in enumerate(CONFIGS):
         for mode in MODES:
@@ -898,15 +1454,56 @@ def make_plot(runs: dict[str, dict], meta: dict, out_dir: str) -> str | None:
         ax.set_title(title)
         if rows:
             ax.legend(fontsize=7)
-    fig.suptitle(f"GPU file reads (xeflow file cache, issue 6) — {meta.get('device')}, {str(meta.get('date'))[:10]}, "
-                 f"{str(meta.get('commit'))[:7]}", fontsize=10)
-    fig.tight_layout()
-    os.makedirs(out_dir, exist_ok=True)
-    path = os.path.join(out_dir, "files.png")
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    print(f"wrote {path}")
-    return path
+
+
+def plot_e2e(ok: dict[str, dict], axes: list) -> None:
+    """The e2e panels, one per mode: bars of GB/s by kernel (each at its largest file), one per contender;
+    the ceiling runs of the same mode as horizontal lines."""
+    e2e = {k: r for k, r in ok.items() if r["section"] == "e2e"}
+    sizes = e2e_sizes(e2e)
+    present = {e2e_parts(r)[1] for r in e2e.values()}
+    contenders = [c for c in E2E_CONTENDERS if c in present] + sorted(present - set(E2E_CONTENDERS))
+    width = 0.8 / max(1, len(contenders))
+    line_styles = [":", "-.", "--", (0, (1, 4))]
+    for ax, mode in zip(axes, MODES):
+        kernels = [k for k in sizes if any(r["mode"] == mode and e2e_parts(r)[0] == k for r in e2e.values())]
+        top = 0.0
+        for j, c in enumerate(contenders):
+            vals = [gbps(e2e, "e2e", f"{k}/{c}", mode, sizes[k]) or 0 for k in kernels]
+            top = max([top] + vals)
+            ax.bar([i + (j - (len(contenders) - 1) / 2) * width for i in range(len(kernels))], vals, width,
+                   label=c + (" (stronger reference)" if c == "cpu-io N=16" else ""), color=f"C{j}")
+        ceil = sorted((r for r in ok.values() if r["section"] == "ceiling" and r["mode"] == mode),
+                      key=lambda r: int(r["config"].partition("=")[2] or 0))
+        for n, r in enumerate(ceil):
+            top = max(top, r["gbps"])
+            ax.axhline(r["gbps"], color="dimgrey", linestyle=line_styles[n % len(line_styles)], linewidth=1,
+                       label=f"{'disk (O_DIRECT)' if mode == 'cold' else 'page cache'} read by Python, {r['config']}")
+        ax.set_xticks(range(len(kernels)), [f"{k}\n{sb.format_size(sizes[k])}" for k in kernels], fontsize=8)
+        ax.set_ylabel("GB/s of the file")
+        ax.set_title(f"end to end, {mode} ({'O_DIRECT' if mode == 'cold' else 'page cache'}): file to result")
+        if kernels:
+            ax.set_ylim(0, top * 1.35 or 1)
+            ax.legend(fontsize=7, ncol=2, loc="upper left")
+
+
+def cmd_ceiling(args: argparse.Namespace) -> int:
+    try:
+        block = sb.parse_size(args.block)
+    except ValueError as e:
+        print(f"file_bench ceiling: error: --block: {e}", file=sys.stderr)
+        return 2
+    if args.threads < 1 or block <= 0 or block % 4096:
+        print("file_bench ceiling: error: --threads at least 1, --block a positive multiple of 4 KiB", file=sys.stderr)
+        return 2
+    try:
+        result = read_ceiling(args.file, args.threads, block, args.direct == "on")
+    except OSError as e:
+        what = "O_DIRECT " if args.direct == "on" else ""
+        print(f"file_bench ceiling: error: {what}reading {args.file}: {e}", file=sys.stderr)
+        return 1
+    print(json.dumps(result))
+    return 0
 
 
 def cmd_report(args: argparse.Namespace) -> int:
@@ -926,9 +1523,10 @@ def main(argv: list[str] | None = None) -> int:
                                    "OUT/files-<tag>.json after each one; at the end the table, the targets and "
                                    "OUT/files.png.")
     r.add_argument("--build", default="build-gpu",
-                   help="meson build directory, release, with apps/file_baseline's tools (default: build-gpu)")
+                   help="meson build directory, release, with apps/file_baseline's and apps/file_kernels' tools "
+                        "(default: build-gpu)")
     r.add_argument("--dir", default="/var/tmp/xeflow-file-bench",
-                   help="where the test file is generated: a disk, not tmpfs (cold runs read it O_DIRECT) "
+                   help="where the test files are generated: a disk, not tmpfs (cold runs read them O_DIRECT) "
                         "(default: /var/tmp/xeflow-file-bench)")
     r.add_argument("--file-size", default="10GiB", help="the test file's size (default: 10GiB)")
     r.add_argument("--out", default="",
@@ -937,8 +1535,9 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("--commit", default="", help="commit to record when `git rev-parse HEAD` cannot tell")
     r.add_argument("--quick", action="store_true",
                    help="smoke test: a 256 MiB file, 4KiB and 64KiB requests, 512 MiB cache, 256 random reads a "
-                        "block, 64 MiB cache and 64KiB requests for replacement, every run verified, "
-                        "--time-budget 1 (each unless given otherwise)")
+                        "block, 64 MiB cache and 64KiB requests for replacement, every run verified, 64 MiB e2e "
+                        f"files (--e2e-rows 4096 --e2e-cols 4096), --time-budget {QUICK_BUDGET_MIN:g} (each unless "
+                        "given otherwise)")
     r.add_argument("--dry-run", action="store_true", help="print the plan and the commands; run nothing")
     r.add_argument("--time-budget", type=float, default=0,
                    help="minutes: start no run whose estimate would end past this (it is listed as not run, to "
@@ -984,12 +1583,36 @@ def main(argv: list[str] | None = None) -> int:
                    help="an extra argument for every xeflow-file-read run (repeatable; --read-arg=--io-slots=8)")
     g.add_argument("--baseline-arg", action="append", default=[], metavar="ARG",
                    help="an extra argument for every xeflow-file-baseline run (repeatable)")
+    g.add_argument("--e2e-kernels", default=",".join(E2E_KERNELS),
+                   help=f"the e2e runs' kernels (default: {','.join(E2E_KERNELS)})")
+    g.add_argument("--e2e-contenders", default=",".join(E2E_CONTENDERS),
+                   help="the e2e runs' contenders: " + "; ".join(f"{k}: {v[1]}" for k, v in E2E_CONTENDERS.items())
+                        + " (default: all; quote the list: --e2e-contenders 'gpufs,cpu-io N=4')")
+    g.add_argument("--e2e-rows", type=int, default=0,
+                   help="rows of each e2e matrix, halved for gesummv's two (default: 0, the tool's: 32768, a 4 GiB "
+                        "file per kernel)")
+    g.add_argument("--e2e-cols", type=int, default=0, help="columns of each e2e matrix (default: 0, the tool's: 32768)")
+    g.add_argument("--e2e-arg", action="append", default=[], metavar="ARG",
+                   help="an extra argument for every xeflow-file-kernels run (repeatable; --e2e-arg=--blocks=264)")
+    g.add_argument("--ceiling-threads", default=DEFAULT_CEILING_THREADS,
+                   help=f"reader threads of the ceiling runs (default: {DEFAULT_CEILING_THREADS})")
+    g.add_argument("--ceiling-block", default="1MiB", help="the ceiling runs' read size (default: 1MiB)")
     r.set_defaults(func=cmd_run)
     p = sub.add_parser("report", help="the table, targets and plot again, from saved JSON")
     p.add_argument("results", help="a files-*.json, or a directory: every files-*.json under it, merged")
     p.add_argument("--out-dir", default="", help="where files.png goes (default: beside the JSON)")
     p.add_argument("--no-plot", action="store_true")
     p.set_defaults(func=cmd_report)
+    c = sub.add_parser("ceiling", help="one ceiling run: read a file with N threads, no GPU (JSON on stdout)",
+                       description="Reads FILE whole with --threads threads, each its own contiguous part in --block "
+                                   "preads into a page-aligned buffer, O_DIRECT (--direct on) or through the page "
+                                   "cache; prints bytes, seconds and GB/s as JSON.")
+    c.add_argument("file")
+    c.add_argument("--threads", type=int, default=1, help="reader threads (default: 1)")
+    c.add_argument("--block", default="1MiB", help="bytes a pread, a multiple of 4 KiB (default: 1MiB)")
+    c.add_argument("--direct", choices=["on", "off"], default="on", help="O_DIRECT (default: on)")
+    c.add_argument("--json", action="store_true", help="accepted for the runs' common form (the output is JSON)")
+    c.set_defaults(func=cmd_ceiling)
     args = parser.parse_args(argv)
 
     def on_sigterm(signum, frame):  # noqa: ARG001 - signal handler signature
