@@ -11,8 +11,7 @@
 //      small frames share a round's fixed costs): take an item from the operator's subscriber group, poll
 //      its input slot, check that the output slot is free (all non-blocking: an item that is not ready
 //      waits for a later round, so blocks that feed each other never deadlock);
-//   2. schedule — warp 0 builds the work-vector (the work item each warp runs this round), each lane
-//      placing its own item;
+//   2. schedule — thread 0 builds the work-vector (the work item each warp runs this round);
 //   3. compute — each warp runs its operator over the frame with virtual thread ids (after staging the
 //      input frame into the block's scratch when the plan says so);
 //   4. publish — warp 0 fences once, then each lane publishes its item's output at the input's offset
@@ -586,69 +585,57 @@ __global__ void __launch_bounds__(MaxThreads, MaxThreads <= narrow_block_threads
       if (threadIdx.x == 0) fetch_readers<List>(a, lanes, moves, fetched, timing.rounds);
     }
     const std::uint64_t t1 = clock64();
-    // 2. schedule: thread 0 does what is once a round (costs, a new partition); then each lane of warp 0
-    // places its own item in the work-vector, all at once. (Thread 0 walking the items cost 3.0–4.9 % of
-    // busy round time at 4 KiB frames with 2–4 operators in the 72565c3 sweep: its shared-memory loads
-    // were serial, item after item.)
-    if (warp == 0) {
-      if (lane_id == 0) {
-        // Costs go to a.costs every flush interval, and before a new partition: what one partition ran is
-        // all there once every block adopted the next.
-        if (generation_word != generation || now - last_flush_ns >= a.cost_flush_interval_ns) {
-          last_flush_ns = now;
-          flush_costs(a, op_cycles, op_items);
-        }
-        if (generation_word != generation) {
-          generation = generation_word;
-          cuda::atomic_thread_fence(cuda::std::memory_order_acquire, cuda::thread_scope_device);
-          adopt_partition(a, lanes, a.partition->warps[generation % 2]);
-          device_store(a.block_generation[blockIdx.x], generation);
-        }
+    // 2. schedule
+    if (threadIdx.x == 0) {
+      // Costs go to a.costs every flush interval, and before a new partition: what one partition ran is
+      // all there once every block adopted the next.
+      if (generation_word != generation || now - last_flush_ns >= a.cost_flush_interval_ns) {
+        last_flush_ns = now;
+        flush_costs(a, op_cycles, op_items);
       }
-      for (std::uint32_t w = lane_id; w < warps; w += 32) warp_item[w] = no_item;
-      __syncwarp();
-      bool lane_running = false, lane_ready = false;
-      std::uint32_t lane_stage = 0;
-      if (lane_id < a.item_count) {
-        const lane_state& l = lanes[lane_id];
-        lane_running = l.phase != lane_done;
-        lane_ready = l.ready || l.compute;
+      if (generation_word != generation) {
+        generation = generation_word;
+        cuda::atomic_thread_fence(cuda::std::memory_order_acquire, cuda::thread_scope_device);
+        adopt_partition(a, lanes, a.partition->warps[generation % 2]);
+        device_store(a.block_generation[blockIdx.x], generation);
+      }
+      std::uint32_t running = 0, ready = 0, stage = 0;
+      for (std::uint32_t w = 0; w < warps; ++w) warp_item[w] = no_item;
+      for (std::uint32_t s = 0; s < a.item_count; ++s) {
+        const lane_state& l = lanes[s];
+        if (l.phase != lane_done) ++running;
+        if (!l.ready && !l.compute) continue;
+        ++ready;
         // Void, a part past a short frame's end, or a file reader's item that is only published this
-        // round: nothing to compute. Items' warp ranges are disjoint (item_warp_range).
-        if (l.compute && l.item_bytes != 0) {
-          for (std::uint32_t w = l.first_warp; w < l.first_warp + l.item_warps; ++w) warp_item[w] = lane_id;
-          lane_stage = l.stage_bits;
-        }
+        // round: nothing to compute.
+        if (!l.compute || l.item_bytes == 0) continue;
+        for (std::uint32_t w = l.first_warp; w < l.first_warp + l.item_warps; ++w) warp_item[w] = s;
+        stage |= l.stage_bits;
       }
-      const bool running = __any_sync(~0u, lane_running);
-      const bool ready = __any_sync(~0u, lane_ready);
-      const std::uint32_t stage = __reduce_or_sync(~0u, lane_stage);
-      if (lane_id == 0) {
-        any_stage = stage;
-        const bool abort = abort_word != 0;
-        ++timing.rounds;
-        device_store(snapshot.rounds, timing.rounds);
-        if (now - last_report_ns >= a.report_interval_ns) {
-          last_report_ns = now;
-          // Relaxed: the watchdog only needs the count to move; a release here would be a system fence.
-          store_relaxed(heartbeat_word.rounds, timing.rounds);
-          store_relaxed(heartbeat_word.beat, ++heartbeat);
-        }
-        stop = !running || abort;
-        if (!ready && !stop) {
-          __nanosleep(sleep_ns);
-          sleep_ns = sleep_ns * 2 > a.idle_sleep_max_ns ? a.idle_sleep_max_ns : sleep_ns * 2;
-        } else {
-          sleep_ns = idle_sleep_min_ns;
-        }
-        if (ready) ++timing.busy_rounds;
-        const std::uint64_t t2 = clock64();
-        timing.subscribe += t1 - t0;
-        if (!ready)
-          timing.idle += t2 - t1;
-        else
-          timing.schedule += t2 - t1;
+      any_stage = stage;
+      const bool abort = abort_word != 0;
+      ++timing.rounds;
+      device_store(snapshot.rounds, timing.rounds);
+      if (now - last_report_ns >= a.report_interval_ns) {
+        last_report_ns = now;
+        // Relaxed: the watchdog only needs the count to move; a release here would be a system fence.
+        store_relaxed(heartbeat_word.rounds, timing.rounds);
+        store_relaxed(heartbeat_word.beat, ++heartbeat);
       }
+      stop = running == 0 || abort;
+      if (ready == 0 && !stop) {
+        __nanosleep(sleep_ns);
+        sleep_ns = sleep_ns * 2 > a.idle_sleep_max_ns ? a.idle_sleep_max_ns : sleep_ns * 2;
+      } else {
+        sleep_ns = idle_sleep_min_ns;
+      }
+      if (ready != 0) ++timing.busy_rounds;
+      const std::uint64_t t2 = clock64();
+      timing.subscribe += t1 - t0;
+      if (ready == 0)
+        timing.idle += t2 - t1;
+      else
+        timing.schedule += t2 - t1;
     }
     __syncthreads();
     if (stop) break;
