@@ -59,7 +59,6 @@ import random
 import re
 import shlex
 import shutil
-import signal
 import sys
 import threading
 import time
@@ -1613,21 +1612,8 @@ def main(argv: list[str] | None = None) -> int:
     c.add_argument("--direct", choices=["on", "off"], default="on", help="O_DIRECT (default: on)")
     c.add_argument("--json", action="store_true", help="accepted for the runs' common form (the output is JSON)")
     c.set_defaults(func=cmd_ceiling)
-    args = parser.parse_args(argv)
-
-    def on_sigterm(signum, frame):  # noqa: ARG001 - signal handler signature
-        raise KeyboardInterrupt(f"signal {signum}")
-
-    signal.signal(signal.SIGTERM, on_sigterm)
-    try:
-        return args.func(args)
-    except KeyboardInterrupt:
-        print("\nfile_bench: interrupted; the results file holds every run finished so far", file=sys.stderr)
-        return 130
-    except BrokenPipeError:
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 1
-
+    return sb.run_command(parser.parse_args(argv),
+                          "file_bench: interrupted; the results file holds every run finished so far")
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -2027,6 +2027,25 @@ def cmd_report(args: argparse.Namespace) -> int:
 # ---------------------------------------------------------------------------------------------------------
 
 
+
+def run_command(args: argparse.Namespace, interrupted: str) -> int:
+    """Runs the parsed subcommand (args.func): SIGTERM stops it like Ctrl-C, which prints `interrupted` and
+    returns 130 (the results file keeps what finished); a closed stdout (`| head`) ends it quietly."""
+
+    def on_sigterm(signum, frame):  # noqa: ARG001 - signal handler signature
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    signal.signal(signal.SIGTERM, on_sigterm)
+    try:
+        return args.func(args)
+    except KeyboardInterrupt:
+        print("\n" + interrupted, file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        # stdout went away (`| head`): stop quietly, without a second error when Python flushes it at exit.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
+
 def main(argv: list[str] | None = None) -> int:
     """Parses the command line and runs a subcommand."""
     parser = argparse.ArgumentParser(
@@ -2074,22 +2093,7 @@ def main(argv: list[str] | None = None) -> int:
     report.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
     report.set_defaults(func=cmd_report)
 
-    args = parser.parse_args(argv)
-
-    def on_sigterm(signum, frame):  # noqa: ARG001 - signal handler signature
-        raise KeyboardInterrupt(f"signal {signum}")
-
-    signal.signal(signal.SIGTERM, on_sigterm)
-    try:
-        return args.func(args)
-    except KeyboardInterrupt:
-        print("\nstream_bench: interrupted; the sweep file holds every point finished so far", file=sys.stderr)
-        return 130
-    except BrokenPipeError:
-        # stdout went away (`| head`): stop quietly, without a second error when Python flushes it at exit.
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 1
-
+    return run_command(parser.parse_args(argv), "stream_bench: interrupted; the sweep file holds every point finished so far")
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -66,18 +66,9 @@ void launch(kernel_kind kind, std::uint32_t blocks, std::uint32_t threads, cudaS
 
 run_result run_cpu_io(const run_config& c, const kernel_inputs& in) {
   const kernel_spec& spec = spec_of(c.kind);
-  if (c.threads == 0 || c.threads % 32 != 0 || c.threads > 1024)
-    throw std::invalid_argument("--threads: 32 to 1024 threads a block, a multiple of 32");
   file_table files({.direct = c.direct, .max_direct_alignment = 4096});
   files.open(c.path, {"xeflow-file-kernels", "", std::nullopt});
-  int device = 0;
-  XF_CUDA_TRY(cudaGetDevice(&device));
-  cudaDeviceProp prop{};
-  XF_CUDA_TRY(cudaGetDeviceProperties(&prop, device));
-  run_result r;
-  r.device = prop.name;
-  r.blocks = c.blocks != 0 ? c.blocks : 2 * static_cast<std::uint32_t>(prop.multiProcessorCount);
-  r.tile_rows = tile_rows_for(spec, c.shape, c.request);
+  run_result r = begin_run(c, spec);
   r.bytes = files.file(0).size;
   r.direct = files.file(0).direct;
   if (r.bytes != input_bytes(spec, c.shape))

@@ -57,6 +57,10 @@ inline std::uint64_t tile_rows_for(const kernel_spec& spec, matrix_shape shape, 
   return std::min(shape.rows, std::max(least, request / shape.row_bytes()));
 }
 
+/// What both inputs start a run with: the block size checked (std::invalid_argument), the device's name,
+/// the grid (two blocks per SM unless given) and the rows a block takes at a time. Throws cuda_error.
+run_result begin_run(const run_config& c, const kernel_spec& spec);
+
 /// A launch of the cpu-io input's kernel: rows [first_row, end_row) of matrix `matrix`.
 struct row_launch {
   std::uint32_t matrix = 0;

@@ -111,16 +111,7 @@ void launch(kernel_kind kind, std::uint32_t blocks, std::uint32_t threads, cudaS
 
 run_result run_gpufs(const run_config& c, const kernel_inputs& in) {
   const kernel_spec& spec = spec_of(c.kind);
-  if (c.threads == 0 || c.threads % 32 != 0 || c.threads > 1024)
-    throw std::invalid_argument("--threads: 32 to 1024 threads a block, a multiple of 32");
-  int device = 0;
-  XF_CUDA_TRY(cudaGetDevice(&device));
-  cudaDeviceProp prop{};
-  XF_CUDA_TRY(cudaGetDeviceProperties(&prop, device));
-  run_result r;
-  r.device = prop.name;
-  r.blocks = c.blocks != 0 ? c.blocks : 2 * static_cast<std::uint32_t>(prop.multiProcessorCount);
-  r.tile_rows = tile_rows_for(spec, c.shape, c.request);
+  run_result r = begin_run(c, spec);
 
   const auto site_of = [](std::uint32_t, std::uint64_t offset) {
     return fault_site{"xeflow-file-kernels", "", offset};

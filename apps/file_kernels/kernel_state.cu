@@ -1,9 +1,12 @@
 // kernel_state: the vectors' device memory, and the last step of the A^T products (the blocks' column sums
-// added up).
+// added up); begin_run, the start both inputs share.
 #include "apps/file_kernels/kernel_state.hpp"
 
 #include <cuda_runtime.h>
 
+#include <stdexcept>
+
+#include "apps/file_kernels/file_kernels.hpp"
 #include "framework/gpu/cuda_check.hpp"
 
 namespace xf::file_kernels {
@@ -68,6 +71,20 @@ std::vector<std::vector<float>> kernel_state::download() const {
     XF_CUDA_TRY(cudaMemcpy(v.data(), outputs_[k].get(), v.size() * sizeof(float), cudaMemcpyDeviceToHost));
   }
   return out;
+}
+
+run_result begin_run(const run_config& c, const kernel_spec& spec) {
+  if (c.threads == 0 || c.threads % 32 != 0 || c.threads > 1024)
+    throw std::invalid_argument("--threads: 32 to 1024 threads a block, a multiple of 32");
+  int device = 0;
+  XF_CUDA_TRY(cudaGetDevice(&device));
+  cudaDeviceProp prop{};
+  XF_CUDA_TRY(cudaGetDeviceProperties(&prop, device));
+  run_result r;
+  r.device = prop.name;
+  r.blocks = c.blocks != 0 ? c.blocks : 2 * static_cast<std::uint32_t>(prop.multiProcessorCount);
+  r.tile_rows = tile_rows_for(spec, c.shape, c.request);
+  return r;
 }
 
 }  // namespace xf::file_kernels
