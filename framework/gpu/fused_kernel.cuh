@@ -586,6 +586,7 @@ __global__ void __launch_bounds__(MaxThreads, MaxThreads <= narrow_block_threads
     // 1b. fetch: the file readers' stages (their time counts as subscribe's).
     if constexpr (Readers) {
       if (threadIdx.x == 0) fetch_readers<List>(a, lanes, moves, fetched, timing.rounds);
+      __syncwarp();  // the schedule's ballots read, in every lane of warp 0, the lanes this fetch advanced
     }
     const std::uint64_t t1 = clock64();
     // 2. schedule. Warp 0's lanes ballot their items, all at once: thread 0 then walks only the items
