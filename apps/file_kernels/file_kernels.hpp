@@ -21,6 +21,12 @@ namespace xf::file_kernels {
 
 enum class input_mode : std::uint8_t { gpufs, cpu_io };
 
+/// gpufs: which tiles a block takes. blocked: its own band of rows, tile after tile (a sequential stream a
+/// block, the order the per-block readahead follows); interleaved: tiles blockIdx.x, + gridDim.x, … of the
+/// whole matrix, so that the blocks' reads in flight cover one stretch of the file (conv2d then reads each
+/// tile's row above and below with it).
+enum class tile_order : std::uint8_t { blocked, interleaved };
+
 struct run_config {
   kernel_kind kind = kernel_kind::atax;
   matrix_shape shape;
@@ -31,6 +37,7 @@ struct run_config {
   std::uint64_t request =
       1 << 20;              ///< gpufs: a block's read (whole rows, about this many bytes); cpu-io: a pread
   file_cache_spec cache;    ///< gpufs: the file cache (its io_threads: the host I/O threads)
+  tile_order order = tile_order::blocked;  ///< gpufs
   unsigned io_threads = 4;  ///< cpu-io: pread threads
   unsigned buffers = 2;     ///< cpu-io: pinned buffers per thread
   std::uint64_t slab = 256 << 20;  ///< cpu-io: bytes read before the kernel runs on them (whole requests)

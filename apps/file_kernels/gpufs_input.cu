@@ -28,13 +28,15 @@ struct gpufs_args {
   float* windows;               ///< block b's window at b·window_floats (device memory)
   std::uint64_t window_floats;  ///< a tile's rows, and conv2d's row above and row below
   std::uint64_t tile_rows;
+  bool interleaved;          ///< tile_order::interleaved
   fetch_counters* counters;  ///< [blocks]
   std::uint32_t* failed;     ///< 1 + block_read_status of the first failed read
 };
 
-/// Block b computes rows block_rows(rows, blocks, b) of the output, tile by tile: it reads the tile's rows
-/// of each matrix into its window (conv2d: with the rows above and below; the next tile's window keeps the
-/// last two rows it already has and reads the rest) and runs the tile's arithmetic on them.
+/// Block b computes its tiles of the output (tile_order: rows block_rows(rows, blocks, b), or every
+/// gridDim.x-th tile from tile b), tile by tile: it reads the tile's rows of each matrix into its window
+/// (conv2d: with the rows above and below; in a band, the next tile's window keeps the last two rows it
+/// already has and reads the rest) and runs the tile's arithmetic on them.
 /// __launch_bounds__(1024): any --threads launches, whatever registers the build gives it.
 template <kernel_kind K>
 __global__ void __launch_bounds__(1024) gpufs_kernel(gpufs_args a) {
@@ -55,14 +57,15 @@ __global__ void __launch_bounds__(1024) gpufs_kernel(gpufs_args a) {
       atomicCAS(a.failed, 0u, 1u + static_cast<std::uint32_t>(status));
     return status == block_read_status::ok;
   };
-  bool ok = true;
-  for (std::uint64_t i0 = mine.begin; ok && i0 < mine.end; i0 += a.tile_rows) {
-    const std::uint64_t n = a.tile_rows < mine.end - i0 ? a.tile_rows : mine.end - i0;
+  // Rows [i0, i0 + n); `fresh`: the window holds nothing of it yet (conv2d: the first tile of a band, or
+  // any interleaved tile).
+  const auto tile = [&](std::uint64_t i0, std::uint64_t n, bool fresh) {
+    bool ok = true;
     if constexpr (K == kernel_kind::conv2d) {
       // Window row k holds row i0 − 1 + k: the tile starts at window row 1. Rows outside the matrix are
       // never read (the output's border rows need none).
       const std::uint64_t hi = i0 + n + 1 < rows ? i0 + n + 1 : rows;
-      if (i0 == mine.begin) {
+      if (fresh) {
         const std::uint64_t lo = i0 == 0 ? 0 : i0 - 1;
         ok = read_rows(0, lo, hi - lo, window + (lo + 1 - i0) * cols);
       } else {
@@ -81,6 +84,15 @@ __global__ void __launch_bounds__(1024) gpufs_kernel(gpufs_args a) {
         if (ok) process_tile<K>(a.k, m, i0, n, window, scratch);
       }
     }
+    return ok;
+  };
+  bool ok = true;
+  if (a.interleaved) {
+    for (std::uint64_t i0 = blockIdx.x * a.tile_rows; ok && i0 < rows; i0 += std::uint64_t{gridDim.x} * a.tile_rows)
+      ok = tile(i0, a.tile_rows < rows - i0 ? a.tile_rows : rows - i0, true);
+  } else {
+    for (std::uint64_t i0 = mine.begin; ok && i0 < mine.end; i0 += a.tile_rows)
+      ok = tile(i0, a.tile_rows < mine.end - i0 ? a.tile_rows : mine.end - i0, i0 == mine.begin);
   }
   if (threadIdx.x == 0) a.counters[blockIdx.x] = counters;
 }
@@ -137,6 +149,7 @@ run_result run_gpufs(const run_config& c, const kernel_inputs& in) {
   a.windows = windows.get();
   a.window_floats = window_floats;
   a.tile_rows = r.tile_rows;
+  a.interleaved = c.order == tile_order::interleaved;
   a.counters = counters.get();
   a.failed = failed.get();
 

@@ -50,7 +50,7 @@ int main(int argc, char** argv) {
   std::string kernel_name, input = "gpufs", request = "1MiB", cache_size = "2GiB", page = "4KiB",
                            readahead = "64KiB";
   std::string mode = "adaptive", replacement = "lra", max_request = "256KiB", slab = "256MiB",
-              direct = "auto";
+              direct = "auto", order = "blocked";
   run_config c;
   std::uint64_t rows = 0, cols = 0, seed = 1;
   double tolerance = 1e-5;
@@ -98,6 +98,10 @@ int main(int argc, char** argv) {
   app.add_option("--io-slots", c.cache.io_slots_per_block, "gpufs: requests a block may have in flight")
       ->check(CLI::Range(1u, 32u));
   app.add_option("--max-request", max_request, "gpufs: the longest request to the I/O threads");
+  app.add_option("--tile-order", order,
+                 "gpufs: blocked (each block its own band of rows) or interleaved (block b takes tiles b, b + "
+                 "blocks, …: the reads in flight cover one stretch of the file, which a disk may serve faster)")
+      ->check(CLI::IsMember({"blocked", "interleaved"}));
   app.add_option("--buffers", c.buffers, "cpu-io: pinned buffers per thread")->check(CLI::Range(1u, 64u));
   app.add_option("--slab", slab, "cpu-io: bytes read before the kernel runs on them");
   app.add_option("--direct", direct, "O_DIRECT: auto (where the filesystem allows), on, off")
@@ -165,6 +169,7 @@ int main(int argc, char** argv) {
                              : mode == "off" ? xf::readahead_mode::off
                                              : xf::readahead_mode::adaptive;
   c.cache.replacement = replacement == "global" ? xf::page_replacement::global : xf::page_replacement::lra;
+  c.order = order == "interleaved" ? tile_order::interleaved : tile_order::blocked;
   c.direct = direct == "on"    ? xf::direct_io_mode::on
              : direct == "off" ? xf::direct_io_mode::off
                                : xf::direct_io_mode::automatic;
@@ -215,6 +220,7 @@ int main(int argc, char** argv) {
         {"verified", verified},     {"tolerance", tolerance}, {"io_threads", c.io_threads},
         {"request", c.request},     {"blocks", r.blocks},     {"threads", c.threads},
         {"tile_rows", r.tile_rows}, {"direct", r.direct}};
+    if (c.input == input_mode::gpufs) j["tile_order"] = order;
     if (check) {
       j["max_error"] = check->max_error;
       j["elements_checked"] = check->elements;

@@ -92,6 +92,9 @@ TEST_CASE("file_kernels.every_kernel_on_both_inputs_verifies_against_the_cpu_ref
   const setting settings[] = {
       // Two or three rows a block_read: several tiles a block.
       {"gpufs, small reads", {"--input", "gpufs", "--request", "1KiB", "--cache-size", "64MiB"}},
+      // Tiles b, b + 40, …: the last block's tile is short, conv2d reads every tile's rows above and below.
+      {"gpufs, interleaved tiles",
+       {"--input", "gpufs", "--request", "1KiB", "--tile-order", "interleaved", "--cache-size", "64MiB"}},
       {"gpufs, 64KiB pages, readahead off",
        {"--input", "gpufs", "--request", "64KiB", "--page", "64KiB", "--max-request", "256KiB",
         "--readahead-mode", "off", "--cache-size", "256MiB", "--io-threads", "2"}},
