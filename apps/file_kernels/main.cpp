@@ -50,7 +50,7 @@ int main(int argc, char** argv) {
   std::string kernel_name, input = "gpufs", request = "1MiB", cache_size = "2GiB", page = "4KiB",
                            readahead = "64KiB";
   std::string mode = "adaptive", replacement = "lra", max_request = "256KiB", slab = "256MiB",
-              direct = "auto", order = "blocked";
+              direct = "auto", order = "blocked", io_chunk = "128KiB";
   run_config c;
   std::uint64_t rows = 0, cols = 0, seed = 1;
   double tolerance = 1e-5;
@@ -98,6 +98,9 @@ int main(int argc, char** argv) {
   app.add_option("--io-slots", c.cache.io_slots_per_block, "gpufs: requests a block may have in flight")
       ->check(CLI::Range(1u, 32u));
   app.add_option("--max-request", max_request, "gpufs: the longest request to the I/O threads");
+  app.add_option("--io-chunk", io_chunk,
+                 "gpufs: the longest pread of an I/O thread; a longer request is split among the threads "
+                 "(a multiple of 4KiB)");
   app.add_option("--tile-order", order,
                  "gpufs: blocked (each block its own band of rows) or interleaved (block b takes tiles b, b + "
                  "blocks, …: the reads in flight cover one stretch of the file, which a disk may serve faster)")
@@ -165,6 +168,11 @@ int main(int argc, char** argv) {
   c.cache.page_bytes = static_cast<std::uint32_t>(bytes_of("--page", page));
   c.cache.readahead = bytes_of("--readahead", readahead, true);
   c.cache.max_request = bytes_of("--max-request", max_request);
+  c.cache.io_chunk = bytes_of("--io-chunk", io_chunk);
+  if (c.cache.io_chunk % 4096 != 0) {
+    std::cerr << tool << ": error: --io-chunk: a multiple of 4KiB, not '" << io_chunk << "'\n";
+    return exit_usage;
+  }
   c.cache.readahead_policy = mode == "on"    ? xf::readahead_mode::on
                              : mode == "off" ? xf::readahead_mode::off
                                              : xf::readahead_mode::adaptive;
@@ -237,6 +245,7 @@ int main(int argc, char** argv) {
                                       {"replacement", replacement},
                                       {"cache_size", c.cache.size},
                                       {"max_request", c.cache.max_request},
+                                      {"io_chunk", c.cache.io_chunk},
                                       {"io_slots", c.cache.io_slots_per_block},
                                       {"hits", r.fetch.hits},
                                       {"misses", r.fetch.misses},

@@ -70,6 +70,10 @@ TEST_CASE("file_kernels.errors_before_the_gpu_say_what") {
       xf::test::run_process(with({binary(), "atax", path, "--input", "cpu-io", "--request", "1000"}, shape));
   CHECK(bad_request.exit_code == 2);
   CHECK_MESSAGE(bad_request.err.find("--request: a multiple of 4KiB") != std::string::npos, bad_request.err);
+  const auto bad_chunk = xf::test::run_process(with({binary(), "atax", path, "--io-chunk", "6KiB"}, shape));
+  CHECK(bad_chunk.exit_code == 2);
+  CHECK_MESSAGE(bad_chunk.err.find("--io-chunk: a multiple of 4KiB, not '6KiB'") != std::string::npos,
+                bad_chunk.err);
   const auto bad_size = xf::test::run_process(with({binary(), "atax", path, "--page", "4k"}, shape));
   CHECK(bad_size.exit_code == 2);
   CHECK_MESSAGE(bad_size.err.find("--page: a size with units") != std::string::npos, bad_size.err);
@@ -95,8 +99,8 @@ TEST_CASE("file_kernels.every_kernel_on_both_inputs_verifies_against_the_cpu_ref
       // Tiles b, b + 40, …: the last block's tile is short, conv2d reads every tile's rows above and below.
       {"gpufs, interleaved tiles",
        {"--input", "gpufs", "--request", "1KiB", "--tile-order", "interleaved", "--cache-size", "64MiB"}},
-      {"gpufs, 64KiB pages, readahead off",
-       {"--input", "gpufs", "--request", "64KiB", "--page", "64KiB", "--max-request", "256KiB",
+      {"gpufs, 64KiB pages, readahead off, 64KiB preads",
+       {"--input", "gpufs", "--request", "64KiB", "--page", "64KiB", "--max-request", "256KiB", "--io-chunk", "64KiB",
         "--readahead-mode", "off", "--cache-size", "256MiB", "--io-threads", "2"}},
       // Slabs of two requests: they end inside rows.
       {"cpu-io, 1 thread", {"--input", "cpu-io", "--io-threads", "1", "--request", "4KiB", "--slab", "8KiB"}},
