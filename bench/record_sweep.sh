@@ -17,7 +17,7 @@ set -euo pipefail
 if ! git cat-file -e "$1^{commit}" 2>/dev/null; then
   for b in .carry/*.bundle; do [[ -e $b ]] && git bundle unbundle "$b" >/dev/null; done
 fi
-commit=$(git rev-parse "$1") part=$2 budget=$3
+commit=$(git rev-parse "$1") part=$2 budget=$3 call_budget=$3
 shift 3
 started=$SECONDS
 out=${OUT:?set OUT to the folder the results go to}
@@ -47,5 +47,10 @@ done
 scratch=$PWD/results-$tag
 rm -rf "$scratch"
 trap 'cp "$scratch"/*.json "$out"/ 2>/dev/null || true' EXIT
-python3 bench/stream_bench.py run --build build --out "$scratch" --no-steady "${selection[@]}" \
+# --time-budget only decides which points start: one may still run past it by up to its own --timeout (on
+# 2026-11-24 the 16 KiB `+index` ablation point took 6.5 min and the device tool killed the call, this copy
+# with it). So the run is stopped, as by Ctrl-C (the JSON keeps every finished point), 45 s after the
+# call's budget: before the tool's limit (BUDGET_MIN·60 + 90) and with time left for the copy.
+deadline=$(awk -v b="$call_budget" -v spent=$((SECONDS - started)) 'BEGIN { d = b * 60 + 45 - spent; printf "%d", d < 60 ? 60 : d }')
+timeout -s TERM "$deadline" python3 bench/stream_bench.py run --build build --out "$scratch" --no-steady "${selection[@]}" \
   --tag "$tag" --time-budget "$budget" --ceiling "$ceiling" --commit "$commit" "${args[@]}"
