@@ -50,7 +50,7 @@ int main(int argc, char** argv) {
   std::string kernel_name, input = "gpufs", request = "1MiB", cache_size = "2GiB", page = "4KiB",
                            readahead = "64KiB";
   std::string mode = "adaptive", replacement = "lra", max_request = "256KiB", slab = "256MiB",
-              direct = "auto", order = "blocked", io_chunk = "128KiB";
+              direct = "auto", order = "blocked", io_chunk = "1MiB";
   run_config c;
   std::uint64_t rows = 0, cols = 0, seed = 1;
   double tolerance = 1e-5;

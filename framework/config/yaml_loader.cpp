@@ -551,7 +551,7 @@ class spec_reader {
       } else if (key == "max_request") {
         if (auto b = byte_count(*field, context, key, "256KiB")) c.max_request = *b;
       } else if (key == "io_chunk") {
-        if (auto b = byte_count(*field, context, key, "128KiB")) c.io_chunk = *b;
+        if (auto b = byte_count(*field, context, key, "1MiB")) c.io_chunk = *b;
       } else if (key == "delivery") {
         if (auto i = choice(*field, context, key, {"auto", "pull", "copy"}))
           c.delivery = std::array{file_delivery::automatic, file_delivery::pull, file_delivery::copy}[*i];

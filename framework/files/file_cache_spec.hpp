@@ -40,7 +40,12 @@ struct file_cache_spec {
   std::uint32_t io_threads = 4;                 ///< host threads serving reads
   std::uint32_t io_slots_per_block = 4;         ///< requests a block may have in flight
   std::uint64_t max_request = 256 << 10;        ///< the longest request (and each slot's staging)
-  std::uint64_t io_chunk = 128 << 10;           ///< requests longer than this are split among I/O threads
+  /// The longest pread of an I/O thread: a longer request is split among the threads (XeFlow's §3.3). 1 MiB,
+  /// measured on the lent H100 VM's disk (bench/results/h100-2026-11-24-0e42ea4-iochunk/): O_DIRECT preads
+  /// of 128 KiB gave 0.79 / 1.03 / 1.18 GB/s with 1 / 4 / 16 threads against 1.85 / 1.68 / 1.19 at 1 MiB,
+  /// and 4 MiB lost 17 % to 1 MiB; end to end, 16 I/O threads with 1 MiB chunks were 1.10x 128 KiB's cold
+  /// and 1.20x warm (the page cache's copies are fewer and longer).
+  std::uint64_t io_chunk = 1 << 20;
   file_delivery delivery = file_delivery::automatic;
   direct_io_mode direct = direct_io_mode::automatic;
   friend bool operator==(const file_cache_spec&, const file_cache_spec&) = default;

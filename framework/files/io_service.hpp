@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "framework/errors.hpp"
+#include "framework/files/file_cache_spec.hpp"
 #include "framework/files/file_table.hpp"
 #include "framework/files/request_ring.hpp"
 #include "framework/files/request_slot.hpp"
@@ -36,9 +37,10 @@ namespace xf {
 
 struct io_service_options {
   unsigned threads = 4;
-  /// Requests longer than this are split among threads (the paper's imbalance begins near 128 KiB). A
-  /// multiple of 4096, so every chunk of a direct file starts aligned.
-  std::uint64_t chunk_bytes = 128 << 10;
+  /// Requests longer than this are split among threads (the paper's imbalance begins near 128 KiB; why the
+  /// default is longer: file_cache_spec::io_chunk). A multiple of 4096, so every chunk of a direct file
+  /// starts aligned.
+  std::uint64_t chunk_bytes = file_cache_spec{}.io_chunk;
   /// A request older than this fails the run; zero: no watchdog.
   std::chrono::milliseconds watchdog{0};
 };
