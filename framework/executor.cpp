@@ -330,10 +330,13 @@ void topology_run::make_file_cache() {
     const topic_spec& out = *plan_.topics[plan_.operators[op].outputs[0]].spec;
     // The host's copy of the sizes: on the device executor view() points into device memory.
     source_frames_[op] = kernel.frame_count(file_cache_->sizes().data() + first_file_[op], out.frame_bytes);
-    // A run as long as the readahead reaches, and no more than a block's part of the ring's capacity.
+    // A run as long as the readahead reaches (a block's misses in a run are sequential, so its requests
+    // grow to page + readahead), and at most half the ring: a block whose run lies past the ring's free
+    // slots waits for them while the runs before it are published, so capacity / run blocks read at once.
+    // Not divided among the blocks: with the device's 64-264 blocks and a ring of 64 that left runs of one
+    // frame, and a run of one frame never reads ahead.
     const std::uint64_t readahead = file_cache_->spec().readahead;
-    const std::uint64_t fair = std::max<std::uint64_t>(1, out.capacity / (2 * std::uint64_t{plan_.blocks}));
-    source_run_[op] = std::clamp<std::uint64_t>(readahead / out.frame_bytes, 1, fair);
+    source_run_[op] = std::clamp<std::uint64_t>(readahead / out.frame_bytes, 1, std::max<std::uint64_t>(1, out.capacity / 2));
   }
   file_cache_->start();
 }
