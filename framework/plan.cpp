@@ -160,10 +160,6 @@ plan make_plan(const topology_spec& spec, const operator_registry& registry, con
                              format_bytes(cache.page_bytes) + ", more than the kernel moves at once (" +
                              std::to_string(deferred_moves::capacity - 1) + "): at most " +
                              format_bytes(std::uint64_t{deferred_moves::capacity - 1} * cache.page_bytes));
-    if (p.executor == resolved_executor::device && cache.delivery == file_delivery::copy)
-      throw config_error(spec.position_of("runtime.file_cache.delivery"),
-                         "runtime.file_cache.delivery: copy (the copy engines into device staging) is not built "
-                         "yet: the kernel pulls staged bytes over PCIe (pull, or auto)");
   }
 
   // Kernel operators and the warp partition of a block.

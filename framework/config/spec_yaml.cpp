@@ -111,7 +111,6 @@ std::string to_yaml(const topology_spec& spec) {
     out << YAML::Key << "io_slots_per_block" << YAML::Value << c->io_slots_per_block;
     out << YAML::Key << "max_request" << YAML::Value << exact_bytes(c->max_request);
     out << YAML::Key << "io_chunk" << YAML::Value << exact_bytes(c->io_chunk);
-    out << YAML::Key << "delivery" << YAML::Value << std::string(name_of(c->delivery));
     out << YAML::Key << "direct" << YAML::Value << std::string(name_of(c->direct));
     out << YAML::EndMap;
   }

@@ -166,7 +166,7 @@ const std::vector<std::string> tuning_keys{"samples", "retune_spread_percent", "
 const std::vector<std::string> coherence_keys{"catalog", "index", "frames"};
 const std::vector<std::string> file_cache_keys{"size",      "page_size",  "readahead",          "readahead_mode",
                                                "replacement", "io_threads", "io_slots_per_block", "max_request",
-                                               "io_chunk",  "delivery",   "direct"};
+                                               "io_chunk",  "direct"};
 
 std::vector<std::string> element_names() {
   std::vector<std::string> names;
@@ -552,9 +552,6 @@ class spec_reader {
         if (auto b = byte_count(*field, context, key, "256KiB")) c.max_request = *b;
       } else if (key == "io_chunk") {
         if (auto b = byte_count(*field, context, key, "1MiB")) c.io_chunk = *b;
-      } else if (key == "delivery") {
-        if (auto i = choice(*field, context, key, {"auto", "pull", "copy"}))
-          c.delivery = std::array{file_delivery::automatic, file_delivery::pull, file_delivery::copy}[*i];
       } else if (key == "direct") {
         if (auto i = choice(*field, context, key, {"auto", "on", "off"}))
           c.direct = std::array{direct_io_mode::automatic, direct_io_mode::on, direct_io_mode::off}[*i];

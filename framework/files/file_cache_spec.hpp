@@ -16,17 +16,11 @@ enum class direct_io_mode : std::uint8_t { automatic, on, off };
 /// `lra`: each block reuses its own share of the cache in allocation order (the GPUfs readahead paper's
 /// §5); `global`: one hand over every slot, shared by all blocks (the policy it is measured against).
 enum class page_replacement : std::uint8_t { lra, global };
-/// How read bytes reach the device: `pull` (the kernel copies them out of pinned staging), `copy` (copy
-/// engines into device memory), or `automatic` (pull below 256 KiB requests, copy above).
-enum class file_delivery : std::uint8_t { automatic, pull, copy };
 
 constexpr std::string_view name_of(direct_io_mode m) {
   return m == direct_io_mode::automatic ? "auto" : m == direct_io_mode::on ? "on" : "off";
 }
 constexpr std::string_view name_of(page_replacement r) { return r == page_replacement::lra ? "lra" : "global"; }
-constexpr std::string_view name_of(file_delivery d) {
-  return d == file_delivery::automatic ? "auto" : d == file_delivery::pull ? "pull" : "copy";
-}
 constexpr std::string_view name_of(readahead_mode m) {
   return m == readahead_mode::off ? "off" : m == readahead_mode::on ? "on" : "adaptive";
 }
@@ -46,7 +40,6 @@ struct file_cache_spec {
   /// and 4 MiB lost 17 % to 1 MiB; end to end, 16 I/O threads with 1 MiB chunks were 1.10x 128 KiB's cold
   /// and 1.20x warm (the page cache's copies are fewer and longer).
   std::uint64_t io_chunk = 1 << 20;
-  file_delivery delivery = file_delivery::automatic;
   direct_io_mode direct = direct_io_mode::automatic;
   friend bool operator==(const file_cache_spec&, const file_cache_spec&) = default;
 };

@@ -372,7 +372,7 @@ operators:
   verify: {class: verify_sink, inputs: [g2c]}
 runtime:
   file_cache: {size: 1GiB, page_size: 8KiB, readahead: 0, readahead_mode: on, replacement: global, io_threads: 8,
-               io_slots_per_block: 16, max_request: 1MiB, io_chunk: 64KiB, delivery: pull, direct: off}
+               io_slots_per_block: 16, max_request: 1MiB, io_chunk: 64KiB, direct: off}
 )";
   const topology_spec spec = load_topology_text(yaml, "t.yaml", registry_with_reader());
   REQUIRE(spec.runtime.file_cache.has_value());
@@ -386,7 +386,6 @@ runtime:
   CHECK(c.io_slots_per_block == 16);
   CHECK(c.max_request == MiB);
   CHECK(c.io_chunk == 64 * KiB);
-  CHECK(c.delivery == file_delivery::pull);
   CHECK(c.direct == direct_io_mode::off);
   CHECK(load_topology_text(to_yaml(spec), "again.yaml", registry_with_reader()) == spec);
 
@@ -397,9 +396,9 @@ runtime:
   const std::string scalar = yaml.substr(0, yaml.find("  file_cache:")) + "  file_cache: 2GiB\n";
   CHECK(first_of_text(scalar, registry_with_reader()) ==
         "t.yaml:10:15: error: runtime: file_cache must be a map of settings (size, page_size, readahead, "
-        "readahead_mode, replacement, io_threads, io_slots_per_block, max_request, io_chunk, delivery, direct), "
+        "readahead_mode, replacement, io_threads, io_slots_per_block, max_request, io_chunk, direct), "
         "not '2GiB'");
-  const std::string bad_mode = yaml.substr(0, yaml.find("  file_cache:")) + "  file_cache: {delivery: dma}\n";
+  const std::string bad_mode = yaml.substr(0, yaml.find("  file_cache:")) + "  file_cache: {direct: always}\n";
   CHECK(first_of_text(bad_mode, registry_with_reader()) ==
-        "t.yaml:10:26: error: runtime.file_cache: delivery must be one of auto, pull, copy, not 'dma'");
+        "t.yaml:10:24: error: runtime.file_cache: direct must be one of auto, on, off, not 'always'");
 }
