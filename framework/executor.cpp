@@ -331,12 +331,16 @@ void topology_run::make_file_cache() {
     // The host's copy of the sizes: on the device executor view() points into device memory.
     source_frames_[op] = kernel.frame_count(file_cache_->sizes().data() + first_file_[op], out.frame_bytes);
     // A run as long as the readahead reaches (a block's misses in a run are sequential, so its requests
-    // grow to page + readahead), and at most half the ring: a block whose run lies past the ring's free
-    // slots waits for them while the runs before it are published, so capacity / run blocks read at once.
-    // Not divided among the blocks: with the device's 64-264 blocks and a ring of 64 that left runs of one
-    // frame, and a run of one frame never reads ahead.
+    // grow to page + readahead), and no more than the ring's capacity split among 2 x min(blocks, 16) runs:
+    // a block whose run lies past the ring's free slots waits for them, so longer runs mean fewer blocks
+    // reading at once. Measured on the H100 (file_scan, 4 GiB, 64 KiB frames and pages, page cache;
+    // bench/results/h100-2026-11-24-24688a9-source-runs/): a ring of 64 with runs of 1 / 2 / 4 / 8 / 16
+    // frames gave 10.2-10.9 / 12.7-13.3 / 10.6-11.1 / 8.7-9.0 / 6.0-6.2 GB/s, a ring of 256 with 4 / 8 / 16
+    // 13.8-15.7 / 12.9-14.5 / 13.6-16.4: about 32 blocks reading at once is the knee. (Divided among all
+    // the device's 64-264 blocks, as before, runs were one frame and never read ahead.)
     const std::uint64_t readahead = file_cache_->spec().readahead;
-    source_run_[op] = std::clamp<std::uint64_t>(readahead / out.frame_bytes, 1, std::max<std::uint64_t>(1, out.capacity / 2));
+    const std::uint64_t runs = 2 * std::min<std::uint64_t>(plan_.blocks, 16);
+    source_run_[op] = std::clamp<std::uint64_t>(readahead / out.frame_bytes, 1, std::max<std::uint64_t>(1, out.capacity / runs));
   }
   file_cache_->start();
 }
