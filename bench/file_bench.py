@@ -102,8 +102,8 @@ E2E_DEFAULT_SHAPE = (32768, 32768)
 
 #: The end-to-end contenders: name -> (xeflow-file-kernels options, label). The issue's baseline is cpu-io N=4.
 E2E_CONTENDERS: dict[str, tuple[list[str], str]] = {
-    "gpufs": (["--input", "gpufs"], "xeflow file cache, the tool's defaults (4 I/O threads, 4 KiB pages, "
-                                    "64 KiB adaptive readahead, 256 KiB requests, 2 GiB cache)"),
+    "gpufs": (["--input", "gpufs"], "xeflow file cache, the tool's defaults (I/O threads: one per core up to 16, "
+                                    "4 KiB pages, 64 KiB adaptive readahead, 256 KiB requests, 2 GiB cache)"),
     "gpufs-tuned": (["--input", "gpufs", "--io-threads", "16", "--page", "64KiB", "--readahead", "1MiB",
                      "--max-request", "1MiB"],
                     "xeflow file cache, 16 I/O threads, 64 KiB pages, 1 MiB readahead and requests"),

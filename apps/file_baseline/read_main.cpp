@@ -51,7 +51,8 @@ int main(int argc, char** argv) {
   app.add_option("--readahead-mode", mode, "adaptive, on or off")->check(CLI::IsMember({"adaptive", "on", "off"}));
   app.add_option("--replacement", replacement, "lra (per-block queues) or global")
       ->check(CLI::IsMember({"lra", "global"}));
-  app.add_option("--io-threads", c.cache.io_threads, "host I/O threads")->check(CLI::Range(1u, 256u));
+  app.add_option("--io-threads", c.cache.io_threads,
+                 "host I/O threads (by default one per hardware thread, up to 16)")->check(CLI::Range(1u, 256u));
   app.add_option("--io-slots", c.cache.io_slots_per_block, "requests a block may have in flight")
       ->check(CLI::Range(1u, 32u));
   app.add_option("--max-request", max_request, "the longest request to the I/O threads");
@@ -92,7 +93,7 @@ int main(int argc, char** argv) {
                                         {"request", c.request},
                                         {"page", c.cache.page_bytes}, {"readahead", c.cache.readahead},
                                         {"readahead_mode", mode}, {"replacement", replacement},
-                                        {"cache_size", c.cache.size}, {"io_threads", c.cache.io_threads},
+                                        {"cache_size", c.cache.size}, {"io_threads", xf::io_threads_of(c.cache)},
                                         {"direct", r.direct},
                                         {"seconds", r.seconds}, {"gbps", r.gbps()}, {"verified", r.verified},
                                         {"device_checksum", r.device_checksum},

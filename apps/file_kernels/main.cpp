@@ -80,8 +80,10 @@ int main(int argc, char** argv) {
                  "gpufs: the kernel's blocks read the file through xeflow's file cache; cpu-io: "
                  "host pread threads + cudaMemcpyAsync, the kernel after each slab")
       ->check(CLI::IsMember({"gpufs", "cpu-io"}));
-  app.add_option("--io-threads", c.io_threads, "host I/O threads (gpufs: the cache's; cpu-io: pread threads)")
-      ->check(CLI::Range(1u, 256u));
+  CLI::Option* io_threads = app.add_option("--io-threads", c.io_threads,
+                                           "host I/O threads (gpufs: the cache's, by default one per hardware "
+                                           "thread up to 16; cpu-io: pread threads, by default 4)")
+                                ->check(CLI::Range(1u, 256u));
   app.add_option(
       "--request", request,
       "gpufs: bytes of whole rows a block reads at a time; cpu-io: bytes per pread and copy (4KiB multiple)");
@@ -182,7 +184,8 @@ int main(int argc, char** argv) {
              : direct == "off" ? xf::direct_io_mode::off
                                : xf::direct_io_mode::automatic;
   c.cache.direct = c.direct;
-  c.cache.io_threads = c.io_threads;
+  if (io_threads->count() > 0) c.cache.io_threads = c.io_threads;  // else the cache derives its count
+  if (c.input == input_mode::gpufs) c.io_threads = xf::io_threads_of(c.cache);  // the count that runs
   if (perturb && *perturb >= c.shape.length(spec.outputs[spec.output_count - 1].along)) {
     std::cerr << tool << ": error: --perturb-output: " << *perturb << " is past the end of "
               << spec.outputs[spec.output_count - 1].name << "\n";

@@ -125,7 +125,7 @@ file_cache::file_cache(const file_cache_spec& spec, std::uint32_t blocks, const 
   io_ = std::make_unique<io_service>(files_, view_.ring,
                                      request_slots_view{std::span(requests, request_count), staging, spec.max_request},
                                      std::move(site_of),
-                                     io_service_options{.threads = spec.io_threads, .chunk_bytes = spec.io_chunk,
+                                     io_service_options{.threads = io_threads_of(spec), .chunk_bytes = spec.io_chunk,
                                                         .watchdog = watchdog});
 }
 

@@ -3,8 +3,10 @@
 // framework/config/yaml_loader.cpp, emitted by spec_yaml.cpp, checked by spec_validation.cpp.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <string_view>
+#include <thread>
 
 #include "framework/files/readahead_window.hpp"
 
@@ -31,7 +33,10 @@ struct file_cache_spec {
   std::uint64_t readahead = 64 << 10;           ///< the most a reader stream reads ahead, a multiple of the page
   readahead_mode readahead_policy = readahead_mode::adaptive;
   page_replacement replacement = page_replacement::lra;
-  std::uint32_t io_threads = 4;                 ///< host threads serving reads
+  /// Host threads serving reads; 0: derived (`io_threads_of`). Four, the paper's, left the I/O threads
+  /// inside their copies 96-98 % of warm end-to-end runs on the H100 (bench/results/h100-2026-11-24-
+  /// f3bc52d-files/): the page cache's bytes need more than four threads to keep up with the GPU.
+  std::uint32_t io_threads = 0;
   std::uint32_t io_slots_per_block = 4;         ///< requests a block may have in flight
   std::uint64_t max_request = 256 << 10;        ///< the longest request (and each slot's staging)
   /// The longest pread of an I/O thread: a longer request is split among the threads (XeFlow's §3.3). 1 MiB,
@@ -43,5 +48,12 @@ struct file_cache_spec {
   direct_io_mode direct = direct_io_mode::automatic;
   friend bool operator==(const file_cache_spec&, const file_cache_spec&) = default;
 };
+
+/// The I/O threads a cache with `spec` runs: its `io_threads`, or when 0 one per hardware thread, at most
+/// 16 (the most measured: bench/results/h100-2026-11-24-f3bc52d-files/; idle ones still wake to poll).
+inline std::uint32_t io_threads_of(const file_cache_spec& spec) {
+  if (spec.io_threads != 0) return spec.io_threads;
+  return std::clamp<std::uint32_t>(std::thread::hardware_concurrency(), 1, 16);
+}
 
 }  // namespace xf

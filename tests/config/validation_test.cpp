@@ -350,8 +350,8 @@ TEST_CASE("config.file_cache_settings_are_checked_against_their_limits_and_each_
   CHECK(cache_problems([](file_cache_spec& c) { c.max_request = 32 * MiB; }).find("up to 16MiB") != std::string::npos);
   CHECK(cache_problems([](file_cache_spec& c) { c.io_chunk = 1000; }) ==
         "<builder>: error: runtime.file_cache: io_chunk must be a whole number of 4KiB blocks, not 1000 bytes");
-  CHECK(cache_problems([](file_cache_spec& c) { c.io_threads = 0; }) ==
-        "<builder>: error: runtime.file_cache: io_threads must be between 1 and 64, not 0");
+  CHECK(cache_problems([](file_cache_spec& c) { c.io_threads = 65; }) ==
+        "<builder>: error: runtime.file_cache: io_threads must be between 0 and 64, not 65");
   CHECK(cache_problems([](file_cache_spec& c) { c.io_slots_per_block = 33; }) ==
         "<builder>: error: runtime.file_cache: io_slots_per_block must be between 1 and 32, not 33");
   // Where no operator reads through it, the cache is an error of its own.
