@@ -1,0 +1,50 @@
+#!/usr/bin/env python3
+"""Tables of this folder's grid (grid.jsonl): per configuration and kernel the mean
+GB/s of its runs, the geomean over the kernels of mean / the same grid's and mode's `base4` (cpu-io N = 4),
+and for the file cache the I/O threads' time inside pread and the mean pread."""
+import collections
+import json
+import math
+import pathlib
+import sys
+
+HERE = pathlib.Path(__file__).resolve().parent
+KERNELS = ("conv2d", "gesummv", "mvt")
+
+
+def rows(path):
+    for line in path.read_text().splitlines():
+        d = json.loads(line)
+        yield d.get("mode", "cold"), d["tag"], d["result"]
+
+
+def table(path):
+    runs = collections.defaultdict(list)
+    order = []
+    for mode, tag, r in rows(path):
+        if (mode, tag) not in order:
+            order.append((mode, tag))
+        runs[(mode, tag, r["kernel"])].append(r)
+    print(f"\n{path.name}")
+    print(f"{'mode':5} {'config':10} " + " ".join(f"{k:>12}" for k in KERNELS) + f" {'/ base4':>8} {'busy':>6} {'pread ms':>9}")
+    for mode, tag in order:
+        means = {k: sum(r["gbps"] for r in runs[(mode, tag, k)]) / len(runs[(mode, tag, k)]) for k in KERNELS}
+        base = {k: sum(r["gbps"] for r in runs[(mode, "base4", k)]) / len(runs[(mode, "base4", k)]) for k in KERNELS}
+        ratio = math.exp(sum(math.log(means[k] / base[k]) for k in KERNELS) / len(KERNELS))
+        cells = " ".join(f"{means[k]:7.2f} (n={len(runs[(mode, tag, k)])})" for k in KERNELS)
+        io = [t for k in KERNELS for r in runs[(mode, tag, k)] for t in r.get("io", [])]
+        busy = pread = ""
+        if io:
+            secs = sum(r["seconds"] for k in KERNELS for r in runs[(mode, tag, k)] for _ in r["io"])
+            busy = f"{sum(t['busy_ns'] for t in io) / 1e9 / secs:6.0%}"
+            pread = f"{sum(t['busy_ns'] for t in io) / sum(t['reads'] for t in io) / 1e6:9.2f}"
+        print(f"{mode:5} {tag:10} {cells} {ratio:7.3f}x {busy:>6} {pread:>9}")
+
+
+def main():
+    for name in sys.argv[1:] or ("grid.jsonl",):
+        table(HERE / name)
+
+
+if __name__ == "__main__":
+    main()
