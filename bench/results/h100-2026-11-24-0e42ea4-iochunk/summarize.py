@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Tables of this folder's by-hand grids (grid1.jsonl, grid2.jsonl): per configuration and kernel the mean
+"""Tables of this folder's by-hand grids (grid1.jsonl, grid2.jsonl, or the JSON-lines files named): per configuration and kernel the mean
 GB/s of its runs, the geomean over the kernels of mean / the same grid's and mode's `base4` (cpu-io N = 4),
 and for the file cache the I/O threads' time inside pread and the mean pread."""
 import collections
@@ -42,8 +42,9 @@ def table(path):
 
 
 def main():
-    for name in sys.argv[1:] or ("grid1.jsonl", "grid2.jsonl"):
-        table(HERE / name)
+    for name in sys.argv[1:] or ("grid1.jsonl", "grid2.jsonl"):  # another folder's grid: its path
+        path = pathlib.Path(name)
+        table(path if path.exists() else HERE / name)
 
 
 if __name__ == "__main__":
