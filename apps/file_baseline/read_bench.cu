@@ -40,14 +40,15 @@ struct read_args {
   std::uint32_t* failed;  ///< 1 + block_read_status of the first failed read
 };
 
-/// One read of the block into `buffer` (padded with zeros to a multiple of 8 bytes), its words added to
-/// the thread's `local` and its first word in `first_word` (every thread's the same); false, with
-/// `a.failed` set, where the read failed. Every thread of the block calls it alike.
+/// One read of the block into `buffer` (padded with zeros to a multiple of 8 bytes), reading ahead no
+/// further than `readahead_end`, its words added to the thread's `local` and its first word in
+/// `first_word` (every thread's the same); false, with `a.failed` set, where the read failed. Every thread
+/// of the block calls it alike.
 __device__ bool read_and_sum(const read_args& a, const file_cache_view& view, deferred_moves& moves,
                              fetch_counters& counters, std::byte* buffer, std::uint64_t at, std::uint64_t n,
-                             unsigned long long& local, std::uint64_t& first_word) {
+                             std::uint64_t readahead_end, unsigned long long& local, std::uint64_t& first_word) {
   const block_read_status status = block_read(view, a.blocks[blockIdx.x], a.readers[blockIdx.x], moves,
-                                              a.room, counters, 0, at, n, buffer);
+                                              a.room, counters, 0, at, n, buffer, readahead_end);
   if (status != block_read_status::ok) {
     if (threadIdx.x == 0) atomicCAS(a.failed, 0u, 1u + static_cast<std::uint32_t>(status));
     return false;
@@ -63,7 +64,8 @@ __device__ bool read_and_sum(const read_args& a, const file_cache_view& view, de
 }
 
 /// Block b reads bytes [b·stride, (b+1)·stride) of the file, request by request, and adds up its 64-bit
-/// words (a short tail zero-padded: file_checksum's sum).
+/// words (a short tail zero-padded: file_checksum's sum). Its readahead stops at its stride's end: the
+/// bytes after it are the next block's.
 __global__ void read_strides(read_args a) {
   __shared__ deferred_moves moves;
   if (threadIdx.x == 0) moves.clear();
@@ -77,7 +79,7 @@ __global__ void read_strides(read_args a) {
   std::uint64_t word = 0;
   for (std::uint64_t at = begin; at < end; at += a.request) {
     const std::uint64_t n = a.request < end - at ? a.request : end - at;
-    if (!read_and_sum(a, view, moves, counters, buffer, at, n, local, word)) break;
+    if (!read_and_sum(a, view, moves, counters, buffer, at, n, end, local, word)) break;
   }
   atomicAdd(a.sum, local);
   if (threadIdx.x == 0) a.counters[blockIdx.x] = counters;
@@ -98,7 +100,7 @@ __global__ void read_chains(read_args a) {
   for (std::uint32_t step = 0; step < a.reads; ++step) {
     const std::uint64_t n = chain_read_bytes(at, a.file_size, a.request);
     std::uint64_t word = 0;
-    if (!read_and_sum(a, view, moves, counters, buffer, at, n, local, word)) break;
+    if (!read_and_sum(a, view, moves, counters, buffer, at, n, no_readahead_end, local, word)) break;
     bytes += n;
     at = chain_next_offset(word, blockIdx.x, step, a.file_size, a.request);
   }

@@ -30,13 +30,19 @@ enum class block_read_status : std::uint32_t {
   too_large,  ///< the range spans more pages than the reader's entries or the block's share hold
 };
 
+/// Where a block's stream of reads ends by default: readahead may run on to the file's end.
+inline constexpr std::uint64_t no_readahead_end = ~std::uint64_t{0};
+
 /// Reads bytes [offset, offset + bytes) of `file` (a cache file id; bytes > 0, within the file) into
 /// `dst`. `moves` is the block's (shared memory, cleared once before the first read); `room` the pages the
 /// block may hold at once (file_cache::block_room). Every thread of the block calls it alike.
+/// `readahead_end`: the byte offset where the block's stream of reads in this file ends (its stride, its
+/// band of rows). Readahead stops at its page (the page that holds its last byte is still read) instead of
+/// fetching the next block's bytes, which that block reads for itself; the read itself is not limited.
 __device__ inline block_read_status block_read(const file_cache_view& v, fetch_block& block, block_reader& r,
                                                deferred_moves& moves, std::uint32_t room, fetch_counters& counters,
                                                std::uint32_t file, std::uint64_t offset, std::uint64_t bytes,
-                                               std::byte* dst) {
+                                               std::byte* dst, std::uint64_t readahead_end = no_readahead_end) {
   __shared__ std::uint32_t status;  // thread 0's fetch_status (or too_large), read by all after a barrier
   constexpr std::uint32_t too_large = 0xffffffffu;
   if (threadIdx.x == 0) {
@@ -46,6 +52,10 @@ __device__ inline block_read_status block_read(const file_cache_view& v, fetch_b
       status = too_large;
     } else {
       r.item.begin(&range, 1, r.entries, v.page_shift);
+      if (readahead_end != no_readahead_end) {
+        r.item.ahead_limit_file = file;
+        r.item.ahead_end_page = (readahead_end + v.page_bytes() - 1) >> v.page_shift;
+      }
       status = static_cast<std::uint32_t>(fetch_status::waiting);
     }
   }

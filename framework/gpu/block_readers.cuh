@@ -25,12 +25,14 @@ struct block_readers_view {
   block_reader* readers = nullptr;  ///< [blocks], device memory
   std::uint32_t room = 0;           ///< file_cache::block_room
 
-  /// block_read for block blockIdx.x: bytes [offset, offset + bytes) of cache file `file` into `dst`.
-  /// Every thread of the block calls it alike; `moves` is the block's (shared memory, cleared once).
+  /// block_read for block blockIdx.x: bytes [offset, offset + bytes) of cache file `file` into `dst`,
+  /// reading ahead no further than `readahead_end` (block_read's). Every thread of the block calls it
+  /// alike; `moves` is the block's (shared memory, cleared once).
   __device__ block_read_status read(deferred_moves& moves, fetch_counters& counters, std::uint32_t file,
-                                    std::uint64_t offset, std::uint64_t bytes, std::byte* dst) const {
+                                    std::uint64_t offset, std::uint64_t bytes, std::byte* dst,
+                                    std::uint64_t readahead_end = no_readahead_end) const {
     return block_read(cache, blocks[blockIdx.x], readers[blockIdx.x], moves, room, counters, file, offset,
-                      bytes, dst);
+                      bytes, dst, readahead_end);
   }
 };
 

@@ -127,6 +127,36 @@ TEST_CASE("file_kernels.every_kernel_on_both_inputs_verifies_against_the_cpu_ref
   }
 }
 
+TEST_CASE("file_kernels.blocks_read_ahead_only_within_their_own_rows" * doctest::skip(no_gpu())) {
+  // Readahead `on` fetches 16 pages after every miss. Each of the 40 blocks' bands of rows is a page or
+  // two of the file, so a block that read ahead past its band's end would fetch the next blocks' pages
+  // (about 450 pages in all). Stopped at the band's end, the pages a block reads ahead lie in its band
+  // (and conv2d's row below it): at most the file's pages and a few per block.
+  xf::test::scratch_dir dir;
+  constexpr std::uint64_t blocks = 40;
+  for (const char* kernel : kernels) {
+    CAPTURE(kernel);
+    const std::string path = generate(dir, kernel);
+    const std::uint64_t bytes = (std::string(kernel) == "gesummv" ? 2 : 1) * 301 * 97 * 4;
+    const std::uint64_t file_pages = (bytes + 4095) / 4096;
+    for (const char* order : {"blocked", "interleaved"}) {
+      CAPTURE(order);
+      const auto r = xf::test::run_process(with(
+          {binary(), kernel, path, "--seed", "7", "--json", "--input", "gpufs", "--blocks", std::to_string(blocks),
+           "--threads", "256", "--request", "1KiB", "--page", "4KiB", "--readahead", "64KiB", "--readahead-mode",
+           "on", "--tile-order", order, "--cache-size", "64MiB"},
+          shape));
+      INFO(r.err);
+      REQUIRE(r.exit_code == 0);
+      const auto doc = nlohmann::json::parse(r.out);
+      CHECK(doc["verified"] == true);
+      const auto ahead = doc["ahead_pages"].get<std::uint64_t>();
+      CHECK(ahead > 0);
+      CHECK(ahead <= file_pages + 3 * blocks);
+    }
+  }
+}
+
 TEST_CASE("file_kernels.a_wrong_output_fails_naming_the_kernel_and_the_index" * doctest::skip(no_gpu())) {
   xf::test::scratch_dir dir;
   struct wrong {
