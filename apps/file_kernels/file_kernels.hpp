@@ -33,7 +33,10 @@ struct run_config {
   std::string path;
   input_mode input = input_mode::gpufs;
   std::uint32_t blocks = 0;     ///< 0: two per SM
-  std::uint32_t threads = 512;  ///< a block's, a multiple of 32
+  /// A block's, a multiple of 32. 1024: the gpufs kernels ran 6 % (tuned) and 9 % (the cache's defaults)
+  /// faster than with 512 from the page cache, cpu-io's the same (geomeans of the five kernels, warm, one
+  /// H100: bench/results/h100-2026-11-24-066a9e6-files/machine-3/).
+  std::uint32_t threads = 1024;
   std::uint64_t request =
       1 << 20;              ///< gpufs: a block's read (whole rows, about this many bytes); cpu-io: a pread
   file_cache_spec cache;    ///< gpufs: the file cache (its io_threads: the host I/O threads)

@@ -89,7 +89,7 @@ int main(int argc, char** argv) {
       "gpufs: bytes of whole rows a block reads at a time; cpu-io: bytes per pread and copy (4KiB multiple)");
   app.add_option("--blocks", c.blocks, "blocks of the kernel (default: 2 per SM)")
       ->check(CLI::Range(1u, 65535u));
-  app.add_option("--threads", c.threads, "threads a block (a multiple of 32)")->check(CLI::Range(32u, 1024u));
+  app.add_option("--threads", c.threads, "threads a block (a multiple of 32; default: 1024)")->check(CLI::Range(32u, 1024u));
   app.add_option("--cache-size", cache_size, "gpufs: file cache bytes (device memory)");
   app.add_option("--page", page, "gpufs: cache page size, 4KiB to 64KiB");
   app.add_option("--readahead", readahead, "gpufs: the most a block reads ahead (0 = none)");
