@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Tables of this folder's by-hand grids (grid1.jsonl, grid2.jsonl, or the JSON-lines files named): per configuration and kernel the mean
-GB/s of its runs, the geomean over the kernels of mean / the same grid's and mode's `base4` (cpu-io N = 4),
-and for the file cache the I/O threads' time inside pread and the mean pread."""
+GB/s of its runs, the geomean over the kernels of mean / the same grid's and mode's cpu-io N = 4 (`base4`, or
+`cpu4` in the 066a9e6 folder's grids), and for the file cache the I/O threads' time inside pread and the mean
+pread. A line's configuration is its `tag` (`variant` in the later grids), its mode `mode` (or, where a grid
+has none, cold where the run read O_DIRECT)."""
 import collections
 import json
 import math
@@ -10,12 +12,14 @@ import sys
 
 HERE = pathlib.Path(__file__).resolve().parent
 KERNELS = ("conv2d", "gesummv", "mvt")
+BASELINES = ("base4", "cpu4")
 
 
 def rows(path):
     for line in path.read_text().splitlines():
         d = json.loads(line)
-        yield d.get("mode", "cold"), d["tag"], d["result"]
+        r = d["result"]
+        yield d.get("mode", "cold" if r.get("direct") else "warm"), d.get("tag", d.get("variant")), r
 
 
 def table(path):
@@ -26,10 +30,11 @@ def table(path):
             order.append((mode, tag))
         runs[(mode, tag, r["kernel"])].append(r)
     print(f"\n{path.name}")
-    print(f"{'mode':5} {'config':10} " + " ".join(f"{k:>12}" for k in KERNELS) + f" {'/ base4':>8} {'busy':>6} {'pread ms':>9}")
+    print(f"{'mode':5} {'config':10} " + " ".join(f"{k:>12}" for k in KERNELS) + f" {'/ N=4':>8} {'busy':>6} {'pread ms':>9}")
     for mode, tag in order:
+        baseline = next(b for b in BASELINES if (mode, b, KERNELS[0]) in runs)
         means = {k: sum(r["gbps"] for r in runs[(mode, tag, k)]) / len(runs[(mode, tag, k)]) for k in KERNELS}
-        base = {k: sum(r["gbps"] for r in runs[(mode, "base4", k)]) / len(runs[(mode, "base4", k)]) for k in KERNELS}
+        base = {k: sum(r["gbps"] for r in runs[(mode, baseline, k)]) / len(runs[(mode, baseline, k)]) for k in KERNELS}
         ratio = math.exp(sum(math.log(means[k] / base[k]) for k in KERNELS) / len(KERNELS))
         cells = " ".join(f"{means[k]:7.2f} (n={len(runs[(mode, tag, k)])})" for k in KERNELS)
         io = [t for k in KERNELS for r in runs[(mode, tag, k)] for t in r.get("io", [])]
