@@ -771,7 +771,8 @@ def device_slug(name: str | None) -> str:
 
 
 def results_dir(meta: dict) -> str:
-    """bench/results/<device>-<date>-<commit7>-files, like the other benchmarks' folders."""
+    """bench/results/<device>-<date>-<commit7>-files: a new folder per recording (the one README.md quotes is
+    kept as bench/results/files/, with its device, date and commit inside: bench/results/README.md)."""
     commit = str(meta.get("commit") or "nocommit")[:7]
     name = f"{device_slug(meta.get('device'))}-{str(meta['date'])[:10]}-{commit}-files"
     return os.path.join("bench", "results", name)
