@@ -1,7 +1,7 @@
 // The built-in operators: one call adds them all to a registry (STYLE.md §7: registration is explicit).
 #pragma once
 
-#include "framework/registry.hpp"
+#include "framework/model/registry.hpp"
 
 namespace xf {
 

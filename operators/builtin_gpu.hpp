@@ -2,7 +2,7 @@
 // (framework/gpu/fused_kernel.cuh). Keep it in step with register_builtin_operators.
 #pragma once
 
-#include "framework/gpu_operator_list.hpp"
+#include "framework/model/gpu_operator_list.hpp"
 #include "operators/sinks/affinity.hpp"
 #include "operators/sinks/word_count.hpp"
 #include "operators/sources/readahead_file_source.hpp"

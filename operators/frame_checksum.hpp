@@ -12,7 +12,7 @@
 #include <cstdint>
 #include <cstring>
 
-#include "framework/exec_space.hpp"
+#include "framework/core/exec_space.hpp"
 
 namespace xf {
 

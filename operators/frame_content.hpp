@@ -5,8 +5,8 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "framework/element_type.hpp"
-#include "framework/exec_space.hpp"
+#include "framework/core/element_type.hpp"
+#include "framework/core/exec_space.hpp"
 
 namespace xf::content {
 

@@ -10,17 +10,17 @@
 #include <iostream>
 #include <sstream>
 
-#include "framework/config/spec_validation.hpp"
-#include "framework/config/spec_yaml.hpp"
-#include "framework/config/yaml_loader.hpp"
-#include "framework/device_probe.hpp"
-#include "framework/executor.hpp"
-#include "framework/logging.hpp"
-#include "framework/plan.hpp"
-#include "framework/units.hpp"
+#include "framework/model/spec_validation.hpp"
+#include "framework/model/spec_yaml.hpp"
+#include "framework/model/yaml_loader.hpp"
+#include "framework/plan/device_probe.hpp"
+#include "framework/runtime/executor.hpp"
+#include "framework/runtime/logging.hpp"
+#include "framework/plan/plan.hpp"
+#include "framework/core/units.hpp"
 #include "operators/builtin.hpp"
 #include "operators/builtin_kernel.hpp"
-#include "tools/launcher.hpp"
+#include "framework/runtime/launcher.hpp"
 
 namespace xf {
 namespace {

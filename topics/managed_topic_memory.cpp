@@ -6,8 +6,8 @@
 #include <cstring>
 #include <string>
 
-#include "framework/gpu/cuda_check.hpp"
-#include "framework/units.hpp"
+#include "framework/core/cuda_check.hpp"
+#include "framework/core/units.hpp"
 
 namespace xf {
 namespace {

@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-#include "framework/topology_spec.hpp"
+#include "topics/coherence_spec.hpp"
 #include "topics/topic_memory.hpp"
 
 namespace xf {

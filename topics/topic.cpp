@@ -3,7 +3,7 @@
 
 #include <bit>
 
-#include "framework/errors.hpp"
+#include "framework/core/errors.hpp"
 
 namespace xf {
 

@@ -3,8 +3,8 @@
 
 #include <string>
 
-#include "framework/backoff.hpp"
-#include "framework/errors.hpp"
+#include "framework/core/backoff.hpp"
+#include "framework/core/errors.hpp"
 
 namespace xf {
 namespace {

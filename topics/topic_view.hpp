@@ -5,14 +5,16 @@
 //
 // Publisher of offset o:  [claim o] → wait slot_free(o) → reclaim(o) → alloc_frame → fill →
 //                         publish(o, …)  (or publish_void)  … finally close(end)
+//                         where publish = prepare_slot(o, …) then commit(o) (or, after the caller's own
+//                         release fence, commit_relaxed(o)): every writer of a slot goes through these.
 // Subscriber in group g:  o = take(g) → wait poll(o) != pending → (ended: stop) → read → release(g, o)
 #pragma once
 
 #include <cstdint>
 #include <type_traits>
 
-#include "framework/exec_space.hpp"
-#include "framework/system_atomic.hpp"
+#include "framework/core/exec_space.hpp"
+#include "framework/core/system_atomic.hpp"
 #include "topics/topic_layout.hpp"
 
 namespace xf {
@@ -123,22 +125,42 @@ struct topic_view {
     return bridge_seq != nullptr ? bridge_seq[slot_of(offset)] : slots[slot_of(offset)].seq;
   }
 
-  /// Makes `frame` (bytes valid) visible at `offset`. Release: the frame's contents and the slot's fields
-  /// are visible to whoever acquires seq == offset + 1.
-  XF_HOST_DEVICE void publish(std::uint64_t offset, std::uint32_t frame, std::uint64_t bytes,
-                              std::uint64_t tag, std::uint32_t flags = 0, std::uint64_t born_ns = 0) const {
+  /// The publish protocol, split for publishers that order many slots with one fence. While offset's
+  /// slot is owned (after slot_free(offset), before its seq says offset + 1) nobody reads its fields, so
+  /// prepare_slot writes them with plain stores. A commit then makes them and the frame's bytes visible:
+  /// a subscriber that acquires seq == offset + 1 sees everything written before the commit.
+  XF_HOST_DEVICE void prepare_slot(std::uint64_t offset, std::uint32_t frame, std::uint64_t bytes,
+                                   std::uint64_t tag, std::uint32_t flags = 0, std::uint64_t born_ns = 0) const {
     index_slot& slot = slots[slot_of(offset)];
     slot.frame = frame;
     slot.bytes = bytes;
     slot.tag = tag;
     slot.flags = flags;
     slot.born_ns = born_ns;
-    store_release(seq_word(offset), offset + 1);
+  }
+  /// prepare_slot's fields for "no frame at offset".
+  XF_HOST_DEVICE void prepare_void(std::uint64_t offset) const { prepare_slot(offset, no_frame, 0, offset, slot_void); }
+
+  /// Commits offset with release order: its slot's fields and frame bytes happen before the seq word.
+  XF_HOST_DEVICE void commit(std::uint64_t offset) const { store_release(seq_word(offset), offset + 1); }
+
+  /// Commits offset with a relaxed store. The caller issued a release fence of the publishing side's scope
+  /// (the kernel: one system-scope fence a round for all its slots) after every write the publish covers,
+  /// which orders them before this store as commit's release would; one fence per round instead of one
+  /// per store, each a PCIe round trip.
+  XF_HOST_DEVICE void commit_relaxed(std::uint64_t offset) const { store_relaxed(seq_word(offset), offset + 1); }
+
+  /// Makes `frame` (bytes valid) visible at `offset`: prepare_slot, then commit.
+  XF_HOST_DEVICE void publish(std::uint64_t offset, std::uint32_t frame, std::uint64_t bytes,
+                              std::uint64_t tag, std::uint32_t flags = 0, std::uint64_t born_ns = 0) const {
+    prepare_slot(offset, frame, bytes, tag, flags, born_ns);
+    commit(offset);
   }
 
   /// Publishes "no frame at offset" (after reclaim): subscribers release it without seeing data.
   XF_HOST_DEVICE void publish_void(std::uint64_t offset) const {
-    publish(offset, no_frame, 0, offset, slot_void);
+    prepare_void(offset);
+    commit(offset);
   }
 
   /// A publisher worker is done; `end` is one past the last offset it published (0 if none). When the
@@ -160,10 +182,14 @@ struct topic_view {
     return fetch_add_relaxed(group_cursor[std::uint64_t{group} * cursor_stride].value, std::uint64_t{1});
   }
 
+  /// Whether `offset` is published: its seq word says offset + 1 (acquire: its slot and frame are
+  /// visible after a true answer).
+  XF_HOST_DEVICE bool published(std::uint64_t offset) const { return load_acquire(seq_word(offset)) == offset + 1; }
+
   /// Is `offset` published (ready), not yet (pending), or beyond the end of stream (ended)? seq is read
   /// before end_offset: end is stored after every publish below it, so pending-then-ended is exact.
   XF_HOST_DEVICE poll_result poll(std::uint64_t offset) const {
-    if (load_acquire(seq_word(offset)) == offset + 1) return poll_result::ready;
+    if (published(offset)) return poll_result::ready;
     if (offset >= load_acquire(end_offset->value)) return poll_result::ended;
     return poll_result::pending;
   }
@@ -173,13 +199,25 @@ struct topic_view {
 
   /// Group g is done with `offset`: the publisher of offset + capacity may reuse the slot and frame.
   XF_HOST_DEVICE void release(std::uint32_t group, std::uint64_t offset) const {
-    store_release(released[std::uint64_t{group} * capacity + slot_of(offset)], offset + 1);
+    store_release(released_word(group, offset), offset + 1);
+  }
+  /// release with a relaxed store, after a release fence of the caller's (as commit_relaxed): the group's
+  /// reads of the frame happen before the publisher of offset + capacity may overwrite it.
+  XF_HOST_DEVICE void release_relaxed(std::uint32_t group, std::uint64_t offset) const {
+    store_relaxed(released_word(group, offset), offset + 1);
+  }
+  /// Whether group g released `offset` (acquire: its reads of the frame happened before).
+  XF_HOST_DEVICE bool released_by(std::uint32_t group, std::uint64_t offset) const {
+    return load_acquire(released_word(group, offset)) == offset + 1;
   }
 
   /// The end of stream if known, else no_offset.
   XF_HOST_DEVICE std::uint64_t end() const { return load_acquire(end_offset->value); }
 
  private:
+  XF_HOST_DEVICE std::uint64_t& released_word(std::uint32_t group, std::uint64_t offset) const {
+    return released[std::uint64_t{group} * capacity + slot_of(offset)];
+  }
   XF_HOST_DEVICE static std::uint32_t lowest_zero_bit(std::uint64_t word) {
 #if XF_DEVICE_PASS
     return static_cast<std::uint32_t>(__ffsll(static_cast<long long>(~word)) - 1);

@@ -45,8 +45,8 @@
 
 #include "apps/baselines/baselines.hpp"
 #include "apps/baselines/host_side.hpp"
-#include "framework/gpu/cuda_buffer.hpp"
-#include "framework/operator.hpp"
+#include "framework/core/cuda_buffer.hpp"
+#include "framework/model/operator.hpp"
 
 namespace xf::baselines {
 namespace {

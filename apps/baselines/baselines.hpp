@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-#include "framework/element_type.hpp"
+#include "framework/core/element_type.hpp"
 #include "operators/transforms/fma.hpp"
 #include "operators/transforms/scale.hpp"
 

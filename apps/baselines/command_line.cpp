@@ -10,7 +10,7 @@
 #include <system_error>
 
 #include "apps/baselines/host_side.hpp"
-#include "framework/units.hpp"
+#include "framework/core/units.hpp"
 
 namespace xf::baselines {
 namespace {

@@ -12,7 +12,7 @@
 #include <thread>
 #include <type_traits>
 
-#include "framework/operator.hpp"
+#include "framework/model/operator.hpp"
 #include "operators/frame_checksum.hpp"
 #include "operators/frame_content.hpp"
 

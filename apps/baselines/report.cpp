@@ -6,7 +6,7 @@
 #include <string>
 
 #include "apps/baselines/host_side.hpp"
-#include "framework/units.hpp"
+#include "framework/core/units.hpp"
 
 namespace xf::baselines {
 namespace {

@@ -5,9 +5,9 @@
 // element-wise map fast with few warps (operators/transforms/element_map.hpp says why).
 #pragma once
 
-#include "framework/exec_space.hpp"
-#include "framework/operator.hpp"
-#include "framework/operator_schema.hpp"
+#include "framework/core/exec_space.hpp"
+#include "framework/model/operator.hpp"
+#include "framework/model/operator_schema.hpp"
 #include "operators/transforms/element_map.hpp"
 
 namespace example {

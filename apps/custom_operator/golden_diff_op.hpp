@@ -1,4 +1,4 @@
-// An example GPU file reader (framework/operator.hpp: gpu_file_reader): each frame comes out as the
+// An example GPU file reader (framework/model/operator.hpp: gpu_file_reader): each frame comes out as the
 // byte-wise XOR of itself and the bytes at the same stream position of a golden file, so a stream equal to
 // the file comes out all zeros and every other byte shows where they differ. Stage 0 declares the one range
 // of the file the frame needs; the framework makes it resident (the file cache on the kernel's blocks, a
@@ -10,8 +10,8 @@
 #include <string>
 
 #include "framework/files/path_text.hpp"
-#include "framework/operator.hpp"
-#include "framework/operator_schema.hpp"
+#include "framework/model/operator.hpp"
+#include "framework/model/operator_schema.hpp"
 
 namespace example {
 

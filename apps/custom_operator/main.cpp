@@ -6,7 +6,7 @@
 #include "apps/custom_operator/custom_kernel.hpp"
 #include "apps/custom_operator/golden_diff_op.hpp"
 #include "apps/custom_operator/xor_mask_op.hpp"
-#include "tools/launcher.hpp"
+#include "framework/runtime/launcher.hpp"
 
 int main(int argc, char** argv) {
   return xf::run_launcher(

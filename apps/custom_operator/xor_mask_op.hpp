@@ -4,8 +4,8 @@
 
 #include <cstdint>
 
-#include "framework/operator.hpp"
-#include "framework/operator_schema.hpp"
+#include "framework/model/operator.hpp"
+#include "framework/model/operator_schema.hpp"
 
 namespace example {
 

@@ -8,7 +8,7 @@
 #include <cstring>
 #include <utility>
 
-#include "framework/errors.hpp"
+#include "framework/core/errors.hpp"
 
 namespace xf::apps {
 namespace {

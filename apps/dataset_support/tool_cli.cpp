@@ -9,7 +9,7 @@
 #include <ostream>
 
 #include "apps/dataset_support/parallel.hpp"
-#include "framework/units.hpp"
+#include "framework/core/units.hpp"
 
 namespace xf::apps {
 

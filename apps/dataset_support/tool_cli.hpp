@@ -31,7 +31,7 @@ class usage_error : public std::invalid_argument {
 /// and on overflow.
 std::uint64_t parse_count(std::string_view option, std::string_view text);
 
-/// A byte size as framework/units.hpp parse_bytes reads it ("64MiB", "1GB", "4096"); usage_error naming
+/// A byte size as framework/core/units.hpp parse_bytes reads it ("64MiB", "1GB", "4096"); usage_error naming
 /// `option` and the syntax problem otherwise.
 std::uint64_t parse_byte_size(std::string_view option, std::string_view text);
 

@@ -11,7 +11,7 @@
 #include "apps/file_baseline/file_checksum.hpp"
 #include "apps/file_baseline/pread_copier.hpp"
 #include "framework/files/file_table.hpp"
-#include "framework/gpu/cuda_check.hpp"
+#include "framework/core/cuda_check.hpp"
 
 namespace xf::file_baseline {
 namespace {

@@ -10,7 +10,7 @@
 #include <stdexcept>
 
 #include "apps/file_baseline/file_baseline.hpp"
-#include "framework/units.hpp"
+#include "framework/core/units.hpp"
 
 int main(int argc, char** argv) {
   using namespace xf::file_baseline;

@@ -11,7 +11,7 @@
 #include <thread>
 #include <utility>
 
-#include "framework/gpu/cuda_check.hpp"
+#include "framework/core/cuda_check.hpp"
 
 namespace xf::file_baseline {
 

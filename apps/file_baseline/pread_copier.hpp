@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "framework/files/file_table.hpp"
-#include "framework/gpu/cuda_buffer.hpp"
+#include "framework/core/cuda_buffer.hpp"
 
 namespace xf::file_baseline {
 

@@ -10,7 +10,7 @@
 #include <stdexcept>
 
 #include "apps/file_baseline/read_bench.hpp"
-#include "framework/units.hpp"
+#include "framework/core/units.hpp"
 
 namespace {
 

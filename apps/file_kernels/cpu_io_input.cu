@@ -13,8 +13,8 @@
 #include "apps/file_kernels/kernel_state.hpp"
 #include "apps/file_kernels/tile_math.cuh"
 #include "framework/files/file_table.hpp"
-#include "framework/gpu/cuda_buffer.hpp"
-#include "framework/gpu/cuda_check.hpp"
+#include "framework/core/cuda_buffer.hpp"
+#include "framework/core/cuda_check.hpp"
 
 namespace xf::file_kernels {
 namespace {

@@ -15,8 +15,8 @@
 #include "apps/file_kernels/tile_math.cuh"
 #include "framework/files/file_cache.hpp"
 #include "framework/gpu/block_readers.cuh"
-#include "framework/gpu/cuda_buffer.hpp"
-#include "framework/gpu/cuda_check.hpp"
+#include "framework/core/cuda_buffer.hpp"
+#include "framework/core/cuda_check.hpp"
 #include "framework/gpu/device_cache_memory.hpp"
 
 namespace xf::file_kernels {

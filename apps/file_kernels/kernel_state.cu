@@ -7,7 +7,7 @@
 #include <stdexcept>
 
 #include "apps/file_kernels/file_kernels.hpp"
-#include "framework/gpu/cuda_check.hpp"
+#include "framework/core/cuda_check.hpp"
 
 namespace xf::file_kernels {
 namespace {

@@ -11,7 +11,7 @@
 
 #include "apps/file_kernels/kernel_spec.hpp"
 #include "apps/file_kernels/matrix_file.hpp"
-#include "framework/gpu/cuda_buffer.hpp"
+#include "framework/core/cuda_buffer.hpp"
 
 namespace xf::file_kernels {
 

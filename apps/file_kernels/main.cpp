@@ -20,8 +20,8 @@
 #include "apps/file_kernels/kernel_spec.hpp"
 #include "apps/file_kernels/matrix_file.hpp"
 #include "apps/file_kernels/reference.hpp"
-#include "framework/errors.hpp"
-#include "framework/units.hpp"
+#include "framework/core/errors.hpp"
+#include "framework/core/units.hpp"
 
 namespace {
 

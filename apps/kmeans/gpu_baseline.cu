@@ -11,7 +11,7 @@
 
 #include "apps/dataset_support/parallel.hpp"
 #include "apps/kmeans/gpu_baseline.hpp"
-#include "framework/gpu/cuda_buffer.hpp"
+#include "framework/core/cuda_buffer.hpp"
 #include "operators/transforms/kmeans_assign.hpp"
 
 namespace xf::apps::kmeans {

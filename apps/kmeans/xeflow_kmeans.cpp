@@ -12,13 +12,13 @@
 #include "apps/dataset_support/parallel.hpp"
 #include "apps/dataset_support/tool_cli.hpp"
 #include "apps/kmeans/centre_update.hpp"
-#include "framework/config/spec_validation.hpp"
-#include "framework/executor.hpp"
-#include "framework/topology_builder.hpp"
+#include "framework/model/spec_validation.hpp"
+#include "framework/runtime/executor.hpp"
+#include "framework/model/topology_builder.hpp"
 #include "operators/builtin.hpp"
 #include "operators/builtin_kernel.hpp"
 #include "operators/transforms/kmeans_assign.hpp"
-#include "tools/launcher.hpp"
+#include "framework/runtime/launcher.hpp"
 
 namespace xf::apps::kmeans {
 namespace {

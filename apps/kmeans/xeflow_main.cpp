@@ -6,7 +6,7 @@
 
 #include "apps/dataset_support/tool_cli.hpp"
 #include "apps/kmeans/xeflow_kmeans.hpp"
-#include "framework/logging.hpp"
+#include "framework/runtime/logging.hpp"
 
 int main(int argc, char** argv) {
   using namespace xf::apps;

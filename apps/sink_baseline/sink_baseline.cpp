@@ -11,11 +11,11 @@
 
 #include "apps/dataset_support/parallel.hpp"
 #include "apps/dataset_support/tool_cli.hpp"
-#include "framework/config/yaml_loader.hpp"
-#include "framework/errors.hpp"
-#include "framework/gpu/cuda_buffer.hpp"
-#include "framework/gpu/cuda_check.hpp"
-#include "framework/gpu/kernel_program.hpp"
+#include "framework/model/yaml_loader.hpp"
+#include "framework/core/errors.hpp"
+#include "framework/core/cuda_buffer.hpp"
+#include "framework/core/cuda_check.hpp"
+#include "framework/kernel/kernel_program.hpp"
 #include "operators/builtin.hpp"
 #include "operators/builtin_kernel.hpp"
 

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "framework/operator.hpp"
+#include "framework/model/operator.hpp"
 
 namespace xf::apps {
 

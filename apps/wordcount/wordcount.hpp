@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "framework/units.hpp"
+#include "framework/core/units.hpp"
 
 namespace xf::apps::wordcount {
 

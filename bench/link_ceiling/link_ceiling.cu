@@ -39,8 +39,8 @@
 #include <utility>
 #include <vector>
 
-#include "framework/gpu/cuda_buffer.hpp"
-#include "framework/units.hpp"
+#include "framework/core/cuda_buffer.hpp"
+#include "framework/core/units.hpp"
 
 namespace {
 

@@ -9,7 +9,7 @@
 #include <memory>
 #include <vector>
 
-#include "framework/errors.hpp"
+#include "framework/core/errors.hpp"
 #include "framework/files/file_api.hpp"
 #include "framework/files/file_table.hpp"
 

@@ -11,7 +11,7 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "framework/exec_space.hpp"
+#include "framework/core/exec_space.hpp"
 #include "framework/files/file_cache_view.hpp"
 #include "framework/files/file_fetch.hpp"
 

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "framework/errors.hpp"
+#include "framework/core/errors.hpp"
 #include "framework/files/cache_memory.hpp"
 #include "framework/files/file_cache_spec.hpp"
 #include "framework/files/file_cache_view.hpp"

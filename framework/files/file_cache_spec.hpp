@@ -1,6 +1,6 @@
 // runtime.file_cache (issue 6): the settings of the file cache that GPU file readers read through — its
 // size and pages, readahead, replacement, and the host I/O threads behind it. Parsed by
-// framework/config/yaml_loader.cpp, emitted by spec_yaml.cpp, checked by spec_validation.cpp.
+// framework/model/yaml_loader.cpp, emitted by spec_yaml.cpp, checked by spec_validation.cpp.
 #pragma once
 
 #include <algorithm>

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "framework/exec_space.hpp"
+#include "framework/core/exec_space.hpp"
 #include "framework/files/page_slot.hpp"
 #include "framework/files/request_ring.hpp"
 #include "framework/files/request_slot.hpp"

@@ -30,7 +30,7 @@
 #include <bit>
 #include <cstdint>
 
-#include "framework/exec_space.hpp"
+#include "framework/core/exec_space.hpp"
 #include "framework/files/file_cache_view.hpp"
 #include "framework/files/lra_queue.hpp"
 #include "framework/files/page_moves.hpp"

@@ -6,7 +6,7 @@
 
 #include <cstdint>
 
-#include "framework/exec_space.hpp"
+#include "framework/core/exec_space.hpp"
 
 namespace xf {
 

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "framework/errors.hpp"
+#include "framework/core/errors.hpp"
 #include "framework/files/file_api.hpp"
 #include "framework/files/file_cache_spec.hpp"
 #include "framework/files/file_list.hpp"

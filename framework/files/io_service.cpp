@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <string>
 
-#include "framework/backoff.hpp"
+#include "framework/core/backoff.hpp"
 
 namespace xf {
 namespace {

@@ -27,7 +27,7 @@
 #include <thread>
 #include <vector>
 
-#include "framework/errors.hpp"
+#include "framework/core/errors.hpp"
 #include "framework/files/file_cache_spec.hpp"
 #include "framework/files/file_table.hpp"
 #include "framework/files/request_ring.hpp"

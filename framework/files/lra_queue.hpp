@@ -8,10 +8,10 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "framework/exec_space.hpp"
+#include "framework/core/exec_space.hpp"
 #include "framework/files/page_slot.hpp"
 #include "framework/files/page_table.hpp"
-#include "framework/system_atomic.hpp"
+#include "framework/core/system_atomic.hpp"
 
 namespace xf {
 

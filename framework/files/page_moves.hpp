@@ -21,7 +21,7 @@
 #include <cstdint>
 #include <cstring>
 
-#include "framework/exec_space.hpp"
+#include "framework/core/exec_space.hpp"
 #include "framework/files/page_slot.hpp"
 #include "framework/files/page_table.hpp"
 

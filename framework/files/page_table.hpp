@@ -7,8 +7,8 @@
 
 #include <cstdint>
 
-#include "framework/exec_space.hpp"
-#include "framework/system_atomic.hpp"
+#include "framework/core/exec_space.hpp"
+#include "framework/core/system_atomic.hpp"
 
 namespace xf {
 

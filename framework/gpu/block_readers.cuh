@@ -12,8 +12,8 @@
 
 #include "framework/files/file_cache.hpp"
 #include "framework/gpu/block_read.cuh"
-#include "framework/gpu/cuda_buffer.hpp"
-#include "framework/gpu/cuda_check.hpp"
+#include "framework/core/cuda_buffer.hpp"
+#include "framework/core/cuda_check.hpp"
 
 namespace xf {
 

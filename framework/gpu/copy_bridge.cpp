@@ -6,8 +6,8 @@
 #include <cstddef>
 #include <deque>
 
-#include "framework/backoff.hpp"
-#include "framework/system_atomic.hpp"
+#include "framework/core/backoff.hpp"
+#include "framework/core/system_atomic.hpp"
 
 namespace xf {
 namespace {
@@ -275,8 +275,8 @@ bool copy_bridge::step_to_device(lane& l) {
   lane::run_scan& r = l.scan;
   while (!r.closed) {
     const std::uint64_t o = l.next + r.count;
-    index_slot& slot = v.slots[v.slot_of(o)];
-    if (load_acquire(slot.seq) != o + 1) break;
+    if (!v.published(o)) break;
+    const index_slot& slot = v.slot(o);
     const bool is_void = (slot.flags & slot_void) != 0 || slot.frame == no_frame;
     if (r.count == 0) {
       r.void_run = is_void;
@@ -351,8 +351,7 @@ bool copy_bridge::step_to_host(lane& l) {
     l.worked = true;
     // The kernel wrote the slots' fields into the host index itself, ordered before its seq words by
     // its publish fence; the frames are here now, so the host's seq words can say so.
-    for (std::uint64_t k = 0; k < c.count; ++k)
-      store_release(v.slots[v.slot_of(c.first + k)].seq, c.first + k + 1);
+    for (std::uint64_t k = 0; k < c.count; ++k) v.commit(c.first + k);
     l.delivered = c.first + c.count;
     l.in_flight.pop_front();
     progress = true;
@@ -407,7 +406,7 @@ bool copy_bridge::mirror_releases(lane& l) {
     const std::uint64_t o = l.released + l.release_scan;
     bool all = true;
     for (std::uint32_t g : l.host_groups)
-      all = all && load_acquire(v.released[std::uint64_t{g} * v.capacity + v.slot_of(o)]) == o + 1;
+      all = all && v.released_by(g, o);
     if (!all) break;
     ++l.release_scan;
     l.release_closed = v.slot_of(o + 1) == 0;

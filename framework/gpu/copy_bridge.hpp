@@ -39,8 +39,8 @@
 #include <thread>
 #include <vector>
 
-#include "framework/errors.hpp"
-#include "framework/gpu/cuda_buffer.hpp"
+#include "framework/core/errors.hpp"
+#include "framework/core/cuda_buffer.hpp"
 #include "topics/topic.hpp"
 
 namespace xf {

@@ -7,9 +7,9 @@
 #include <cstring>
 #include <string>
 
-#include "framework/errors.hpp"
-#include "framework/gpu/cuda_check.hpp"
-#include "framework/units.hpp"
+#include "framework/core/errors.hpp"
+#include "framework/core/cuda_check.hpp"
+#include "framework/core/units.hpp"
 
 namespace xf {
 

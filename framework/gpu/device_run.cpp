@@ -7,7 +7,7 @@
 #include <sstream>
 #include <thread>
 
-#include "framework/units.hpp"
+#include "framework/core/units.hpp"
 
 namespace xf {
 namespace {

@@ -13,12 +13,12 @@
 #include <string>
 #include <vector>
 
-#include "framework/errors.hpp"
+#include "framework/core/errors.hpp"
 #include "framework/files/file_cache.hpp"
 #include "framework/gpu/copy_bridge.hpp"
-#include "framework/gpu/cuda_buffer.hpp"
-#include "framework/gpu/kernel_program.hpp"
-#include "framework/plan.hpp"
+#include "framework/core/cuda_buffer.hpp"
+#include "framework/kernel/kernel_program.hpp"
+#include "framework/plan/plan.hpp"
 #include "topics/managed_topic_memory.hpp"
 #include "topics/topic.hpp"
 

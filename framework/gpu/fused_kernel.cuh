@@ -20,7 +20,7 @@
 // Blocks never synchronise with each other; all coordination goes through the topics' single-writer words.
 #pragma once
 
-#include "framework/gpu_operator_list.hpp"
+#include "framework/model/gpu_operator_list.hpp"
 
 #if !defined(__CUDACC__)
 namespace xf {
@@ -41,9 +41,9 @@ const kernel_program* fused_kernel() {
 #include <typeinfo>
 
 #include "framework/gpu/block_moves.cuh"
-#include "framework/gpu/cuda_check.hpp"
-#include "framework/gpu/kernel_program.hpp"
-#include "framework/operator.hpp"
+#include "framework/core/cuda_check.hpp"
+#include "framework/kernel/kernel_program.hpp"
+#include "framework/model/operator.hpp"
 
 namespace xf {
 namespace kernel_detail {
@@ -328,7 +328,7 @@ __device__ void subscribe(const kernel_args& a, lane_state& l, std::uint32_t lan
       --l.skip;
       return;
     }
-    if (load_acquire(vi.seq_word(offset)) != offset + 1) {
+    if (!vi.published(offset)) {
       // Each poll of a host-resident slot is a PCIe read: a lane whose input keeps lagging polls less
       // often (every 1, 2, 4 … up to poll_skip_max rounds), so idle lanes leave the link to the data.
       const std::uint32_t exponent = l.misses / 4 < 5 ? l.misses / 4 : 5;
@@ -370,14 +370,13 @@ __device__ void subscribe(const kernel_args& a, lane_state& l, std::uint32_t lan
     l.compute = 1;
     return;
   }
-  // The output slot is ours (slot_free) and nobody reads its fields before its seq says offset + 1, so
-  // they are written now, plainly, and ordered before that seq by the publish phase's release fence.
-  index_slot& out_slot = vo->slots[vo->slot_of(offset)];
-  out_slot.frame = l.is_void ? no_frame : vo->slot_frame(offset);
-  out_slot.bytes = l.is_void ? 0 : l.bytes * op.output_numerator / op.output_denominator;
-  out_slot.tag = l.is_void ? offset : l.tag;
-  out_slot.flags = l.is_void ? slot_void : 0;
-  out_slot.born_ns = l.born_ns;
+  // The output slot is ours (slot_free): its fields are prepared now and committed by the publish phase,
+  // after its release fence.
+  if (l.is_void)
+    vo->prepare_void(offset);
+  else
+    vo->prepare_slot(offset, vo->slot_frame(offset), l.bytes * op.output_numerator / op.output_denominator, l.tag,
+                     0, l.born_ns);
   if (op.reader != reader_none && !l.is_void) {
     start_reading(a, l, lane, false);  // its stages run from the next fetch phase on
     return;
@@ -429,12 +428,9 @@ __device__ void publish(const kernel_args& a, lane_state* lanes, std::uint32_t l
     cuda::atomic_thread_fence(cuda::std::memory_order_release, cuda::thread_scope_system);
   if (last) {
     const kernel_op& op = a.ops[l->op];
-    if (op.output != no_output_topic)
-      store_relaxed(a.topics[op.output].seq_word(offset), offset + 1);  // publish (topic_view::publish)
+    if (op.output != no_output_topic) a.topics[op.output].commit_relaxed(offset);
     if (op.input != no_input_topic) {
-      const topic_view& vi = a.topics[op.input];
-      store_relaxed(vi.released[std::uint64_t{op.group} * vi.capacity + vi.slot_of(offset)],
-                    offset + 1);  // release (topic_view::release)
+      a.topics[op.input].release_relaxed(op.group, offset);
     } else {
       reader_of(a, lane_id).published_end = offset + 1;  // a file source closes its output with it
     }

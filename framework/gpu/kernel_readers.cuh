@@ -22,7 +22,7 @@
 #include "framework/files/file_fetch.hpp"
 #include "framework/files/page_moves.hpp"
 #include "framework/gpu/block_moves.cuh"
-#include "framework/gpu/kernel_catalog.hpp"
+#include "framework/kernel/kernel_catalog.hpp"
 
 namespace xf {
 namespace kernel_detail {
@@ -101,12 +101,7 @@ __device__ void start_source_frame(const kernel_args& a, lane_state& l, const ke
   frame_call c = reader_call(a, l, op, r, nullptr);
   l.bytes = dispatch_frame_bytes(List{}, op.type, c);
   l.item_bytes = l.bytes;
-  index_slot& out = vo.slots[vo.slot_of(l.item)];
-  out.frame = vo.slot_frame(l.item);
-  out.bytes = l.bytes;
-  out.tag = l.item;
-  out.flags = 0;
-  out.born_ns = 0;
+  vo.prepare_slot(l.item, vo.slot_frame(l.item), l.bytes, l.item);
   if (r.run_limit_pending) {
     r.run_limit_pending = 0;
     r.ahead_limit_file = ~std::uint32_t{0};

@@ -13,9 +13,9 @@
 #include <span>
 #include <type_traits>
 
-#include "framework/exec_space.hpp"
-#include "framework/operator.hpp"
-#include "framework/operator_schema.hpp"
+#include "framework/core/exec_space.hpp"
+#include "framework/model/operator.hpp"
+#include "framework/model/operator_schema.hpp"
 #include "operators/sinks/result_file.hpp"
 #include "operators/sinks/u64_set.hpp"
 

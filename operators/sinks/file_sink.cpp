@@ -9,7 +9,7 @@
 #include <cstring>
 #include <limits>
 
-#include "framework/errors.hpp"
+#include "framework/core/errors.hpp"
 
 namespace xf {
 

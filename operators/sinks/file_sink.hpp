@@ -7,8 +7,8 @@
 #include <optional>
 #include <string>
 
-#include "framework/operator.hpp"
-#include "framework/operator_schema.hpp"
+#include "framework/model/operator.hpp"
+#include "framework/model/operator_schema.hpp"
 
 namespace xf {
 

@@ -5,8 +5,8 @@
 #include <atomic>
 #include <cstdint>
 
-#include "framework/operator.hpp"
-#include "framework/operator_schema.hpp"
+#include "framework/model/operator.hpp"
+#include "framework/model/operator_schema.hpp"
 #include "operators/sinks/thread_slots.hpp"
 
 namespace xf {

@@ -1,7 +1,7 @@
 // prefetch_writeback: mapping the dataset read-write and storing each frame's fields into its records.
 #include "operators/sinks/prefetch_writeback.hpp"
 
-#include "framework/errors.hpp"
+#include "framework/core/errors.hpp"
 #include "operators/sources/prefetch/gather.hpp"
 
 namespace xf {

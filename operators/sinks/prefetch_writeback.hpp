@@ -7,8 +7,8 @@
 #include <cstdint>
 #include <string>
 
-#include "framework/operator.hpp"
-#include "framework/operator_schema.hpp"
+#include "framework/model/operator.hpp"
+#include "framework/model/operator_schema.hpp"
 #include "operators/sinks/thread_slots.hpp"
 #include "operators/sources/mapped_file.hpp"
 #include "operators/sources/prefetch/record_frames.hpp"

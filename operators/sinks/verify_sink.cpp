@@ -10,7 +10,7 @@
 #include <stdexcept>
 #include <thread>
 
-#include "framework/errors.hpp"
+#include "framework/core/errors.hpp"
 #include "operators/frame_checksum.hpp"
 
 namespace xf {

@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "framework/operator.hpp"
-#include "framework/operator_schema.hpp"
+#include "framework/model/operator.hpp"
+#include "framework/model/operator_schema.hpp"
 #include "operators/sinks/seen_offsets.hpp"
 #include "operators/sinks/thread_slots.hpp"
 

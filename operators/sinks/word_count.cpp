@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "framework/errors.hpp"
+#include "framework/core/errors.hpp"
 
 namespace xf {
 

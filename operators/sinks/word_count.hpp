@@ -10,10 +10,10 @@
 #include <cstring>
 #include <span>
 
-#include "framework/exec_space.hpp"
-#include "framework/operator.hpp"
-#include "framework/operator_schema.hpp"
-#include "framework/system_atomic.hpp"
+#include "framework/core/exec_space.hpp"
+#include "framework/model/operator.hpp"
+#include "framework/model/operator_schema.hpp"
+#include "framework/core/system_atomic.hpp"
 #include "operators/sinks/result_file.hpp"
 
 namespace xf {

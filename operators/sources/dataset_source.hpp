@@ -6,8 +6,8 @@
 #include <cstdint>
 #include <memory>
 
-#include "framework/operator.hpp"
-#include "framework/operator_schema.hpp"
+#include "framework/model/operator.hpp"
+#include "framework/model/operator_schema.hpp"
 #include "operators/sinks/thread_slots.hpp"
 #include "operators/sources/generated_source.hpp"
 

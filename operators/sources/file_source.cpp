@@ -1,7 +1,7 @@
 // file_source: opening the file and reading frames with pread.
 #include "operators/sources/file_source.hpp"
 
-#include "framework/errors.hpp"
+#include "framework/core/errors.hpp"
 #include "framework/files/file_table.hpp"
 
 namespace xf {

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "framework/files/file_table.hpp"
-#include "framework/operator_schema.hpp"
+#include "framework/model/operator_schema.hpp"
 #include "operators/sources/stream_geometry.hpp"
 
 namespace xf {

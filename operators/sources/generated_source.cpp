@@ -1,7 +1,7 @@
 // The generator sources' framing: which elements of the stream frame o holds.
 #include "operators/sources/generated_source.hpp"
 
-#include "framework/errors.hpp"
+#include "framework/core/errors.hpp"
 
 namespace xf {
 

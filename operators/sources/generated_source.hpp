@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <string>
 
-#include "framework/operator.hpp"
+#include "framework/model/operator.hpp"
 #include "operators/frame_content.hpp"
 #include "operators/sources/stream_geometry.hpp"
 

@@ -15,7 +15,7 @@
 #include <mutex>
 #include <utility>
 
-#include "framework/errors.hpp"
+#include "framework/core/errors.hpp"
 
 namespace xf {
 namespace {

@@ -5,7 +5,7 @@
 #include <cstring>
 #include <span>
 
-#include "framework/errors.hpp"
+#include "framework/core/errors.hpp"
 #include "operators/sources/mapped_file.hpp"
 #include "operators/sources/prefetch/range_frame.hpp"
 #include "operators/sources/prefetch/record_frames.hpp"

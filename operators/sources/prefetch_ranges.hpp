@@ -8,8 +8,8 @@
 #include <optional>
 #include <string>
 
-#include "framework/operator.hpp"
-#include "framework/operator_schema.hpp"
+#include "framework/model/operator.hpp"
+#include "framework/model/operator_schema.hpp"
 #include "operators/sources/mapped_file.hpp"
 #include "operators/sources/replayable_source.hpp"
 #include "operators/sources/word_cuts.hpp"

@@ -1,8 +1,8 @@
 // prefetch_source: mapping the dataset, planning its frames and gathering each frame's fields.
 #include "operators/sources/prefetch_source.hpp"
 
-#include "framework/element_type.hpp"
-#include "framework/errors.hpp"
+#include "framework/core/element_type.hpp"
+#include "framework/core/errors.hpp"
 #include "operators/sources/prefetch/gather.hpp"
 #include "operators/sources/stream_geometry.hpp"
 

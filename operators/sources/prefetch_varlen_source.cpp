@@ -3,8 +3,8 @@
 
 #include <cstring>
 
-#include "framework/element_type.hpp"
-#include "framework/errors.hpp"
+#include "framework/core/element_type.hpp"
+#include "framework/core/errors.hpp"
 #include "operators/sources/prefetch/gather.hpp"
 #include "operators/sources/prefetch/record_frames.hpp"
 #include "operators/sources/stream_geometry.hpp"

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "framework/operator.hpp"
-#include "framework/operator_schema.hpp"
+#include "framework/model/operator.hpp"
+#include "framework/model/operator_schema.hpp"
 #include "operators/sinks/thread_slots.hpp"
 #include "operators/sources/mapped_file.hpp"
 #include "operators/sources/prefetch/record_layout.hpp"

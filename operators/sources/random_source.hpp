@@ -2,7 +2,7 @@
 // index, operators/frame_content.hpp), so any thread can produce any frame and a verify sink can replay it.
 #pragma once
 
-#include "framework/operator_schema.hpp"
+#include "framework/model/operator_schema.hpp"
 #include "operators/sources/generated_source.hpp"
 
 namespace xf {

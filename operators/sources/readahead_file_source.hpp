@@ -11,8 +11,8 @@
 #include "framework/files/file_frames.hpp"
 #include "framework/files/file_list.hpp"
 #include "framework/files/path_text.hpp"
-#include "framework/operator.hpp"
-#include "framework/operator_schema.hpp"
+#include "framework/model/operator.hpp"
+#include "framework/model/operator_schema.hpp"
 
 namespace xf {
 

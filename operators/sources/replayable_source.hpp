@@ -6,7 +6,7 @@
 
 #include <cstdint>
 
-#include "framework/operator.hpp"
+#include "framework/model/operator.hpp"
 
 namespace xf {
 

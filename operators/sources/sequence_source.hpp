@@ -2,7 +2,7 @@
 // so a corrupt, lost or misplaced frame is visible by eye as well as to a verify sink.
 #pragma once
 
-#include "framework/operator_schema.hpp"
+#include "framework/model/operator_schema.hpp"
 #include "operators/sources/generated_source.hpp"
 
 namespace xf {

@@ -3,7 +3,7 @@
 
 #include <string>
 
-#include "framework/errors.hpp"
+#include "framework/core/errors.hpp"
 
 namespace xf {
 

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "framework/operator.hpp"
+#include "framework/model/operator.hpp"
 
 namespace xf {
 

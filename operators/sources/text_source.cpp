@@ -3,7 +3,7 @@
 
 #include <cstring>
 
-#include "framework/errors.hpp"
+#include "framework/core/errors.hpp"
 #include "operators/sources/stream_geometry.hpp"
 
 namespace xf {

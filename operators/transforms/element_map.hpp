@@ -10,8 +10,8 @@
 #include <cstdint>
 #include <cstring>
 
-#include "framework/exec_space.hpp"
-#include "framework/operator.hpp"
+#include "framework/core/exec_space.hpp"
+#include "framework/model/operator.hpp"
 
 namespace xf {
 

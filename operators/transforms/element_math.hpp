@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "framework/exec_space.hpp"
+#include "framework/core/exec_space.hpp"
 
 namespace xf::element_math {
 

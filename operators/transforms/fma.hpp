@@ -5,8 +5,8 @@
 #include <cstdint>
 #include <limits>
 
-#include "framework/operator.hpp"
-#include "framework/operator_schema.hpp"
+#include "framework/model/operator.hpp"
+#include "framework/model/operator_schema.hpp"
 #include "operators/transforms/element_map.hpp"
 #include "operators/transforms/element_math.hpp"
 

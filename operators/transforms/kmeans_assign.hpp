@@ -6,9 +6,9 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "framework/exec_space.hpp"
-#include "framework/operator.hpp"
-#include "framework/operator_schema.hpp"
+#include "framework/core/exec_space.hpp"
+#include "framework/model/operator.hpp"
+#include "framework/model/operator_schema.hpp"
 #include "operators/transforms/element_math.hpp"
 
 namespace xf {

@@ -1,8 +1,8 @@
 // pass_through: a GPU map that copies its input, the baseline for measuring the framework's own cost.
 #pragma once
 
-#include "framework/operator.hpp"
-#include "framework/operator_schema.hpp"
+#include "framework/model/operator.hpp"
+#include "framework/model/operator_schema.hpp"
 #include "operators/transforms/element_map.hpp"
 
 namespace xf {

@@ -9,9 +9,9 @@
 #include <string>
 #include <type_traits>
 
-#include "framework/exec_space.hpp"
-#include "framework/operator.hpp"
-#include "framework/operator_schema.hpp"
+#include "framework/core/exec_space.hpp"
+#include "framework/model/operator.hpp"
+#include "framework/model/operator_schema.hpp"
 #include "operators/sources/prefetch/address_frame.hpp"
 #include "operators/sources/prefetch/address_stream.hpp"
 

@@ -4,8 +4,8 @@
 #include <cstring>
 #include <vector>
 
-#include "framework/element_type.hpp"
-#include "framework/errors.hpp"
+#include "framework/core/element_type.hpp"
+#include "framework/core/errors.hpp"
 #include "operators/sources/prefetch/address_frame.hpp"
 #include "operators/sources/prefetch/gather.hpp"
 

@@ -8,8 +8,8 @@
 #include <cstdint>
 #include <string>
 
-#include "framework/operator.hpp"
-#include "framework/operator_schema.hpp"
+#include "framework/model/operator.hpp"
+#include "framework/model/operator_schema.hpp"
 #include "operators/sinks/thread_slots.hpp"
 #include "operators/sources/mapped_file.hpp"
 

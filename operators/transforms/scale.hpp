@@ -1,8 +1,8 @@
 // scale: the simplest data-bound GPU map, out = in · factor, for every element type.
 #pragma once
 
-#include "framework/operator.hpp"
-#include "framework/operator_schema.hpp"
+#include "framework/model/operator.hpp"
+#include "framework/model/operator_schema.hpp"
 #include "operators/transforms/element_map.hpp"
 #include "operators/transforms/element_math.hpp"
 

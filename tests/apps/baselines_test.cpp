@@ -17,7 +17,7 @@
 #include "apps/baselines/command_line.hpp"
 #include "apps/baselines/host_side.hpp"
 #include "apps/baselines/report.hpp"
-#include "framework/device_probe.hpp"
+#include "framework/plan/device_probe.hpp"
 #include "operators/frame_checksum.hpp"
 #include "tests/support/subprocess.hpp"
 

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "apps/file_baseline/read_chain.hpp"
-#include "framework/device_probe.hpp"
+#include "framework/plan/device_probe.hpp"
 #include "tests/framework/files/pattern_file.hpp"
 #include "tests/support/subprocess.hpp"
 

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "framework/device_probe.hpp"
+#include "framework/plan/device_probe.hpp"
 #include "tests/support/scratch_dir.hpp"
 #include "tests/support/subprocess.hpp"
 

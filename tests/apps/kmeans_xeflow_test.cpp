@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "framework/units.hpp"
+#include "framework/core/units.hpp"
 #include "tests/apps/dataset_fixture.hpp"
 #include "tests/support/kmeans_iterations.hpp"
 #include "tests/support/run_checks.hpp"

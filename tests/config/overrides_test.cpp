@@ -4,9 +4,9 @@
 #include <string>
 #include <vector>
 
-#include "framework/config/overrides.hpp"
-#include "framework/config/yaml_loader.hpp"
-#include "framework/units.hpp"
+#include "framework/model/overrides.hpp"
+#include "framework/model/yaml_loader.hpp"
+#include "framework/core/units.hpp"
 #include "tests/config/test_registry.hpp"
 
 using namespace xf;

@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <string>
 
-#include "framework/registry.hpp"
+#include "framework/model/registry.hpp"
 #include "operators/sources/prefetch_source.hpp"
 #include "operators/transforms/address_generators/record_addresses.hpp"
 #include "operators/transforms/kmeans_assign.hpp"

@@ -4,8 +4,8 @@
 #include <string>
 #include <vector>
 
-#include "framework/suggest.hpp"
-#include "framework/units.hpp"
+#include "framework/model/suggest.hpp"
+#include "framework/core/units.hpp"
 
 using namespace xf;
 

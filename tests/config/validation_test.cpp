@@ -4,11 +4,11 @@
 
 #include <string>
 
-#include "framework/config/spec_validation.hpp"
-#include "framework/config/spec_yaml.hpp"
-#include "framework/config/yaml_loader.hpp"
-#include "framework/topology_builder.hpp"
-#include "framework/units.hpp"
+#include "framework/model/spec_validation.hpp"
+#include "framework/model/spec_yaml.hpp"
+#include "framework/model/yaml_loader.hpp"
+#include "framework/model/topology_builder.hpp"
+#include "framework/core/units.hpp"
 #include "tests/config/test_registry.hpp"
 
 using namespace xf;

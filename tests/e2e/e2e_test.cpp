@@ -11,7 +11,7 @@
 #include <string>
 #include <thread>
 
-#include "framework/device_probe.hpp"
+#include "framework/plan/device_probe.hpp"
 #include "tests/support/prefetch_topology.hpp"
 #include "tests/support/run_checks.hpp"
 #include "tests/support/subprocess.hpp"

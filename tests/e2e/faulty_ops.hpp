@@ -5,8 +5,8 @@
 #include <stdexcept>
 #include <string>
 
-#include "framework/operator.hpp"
-#include "framework/operator_schema.hpp"
+#include "framework/model/operator.hpp"
+#include "framework/model/operator_schema.hpp"
 
 namespace xf::test {
 

@@ -1,7 +1,7 @@
 // The cost model's fit: batch gradient descent recovers known coefficients, with and without noise.
 #include <doctest/doctest.h>
 
-#include "framework/cost_model.hpp"
+#include "framework/plan/cost_model.hpp"
 
 #include <cmath>
 #include <limits>

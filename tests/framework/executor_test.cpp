@@ -8,11 +8,11 @@
 #include <thread>
 #include <vector>
 
-#include "framework/config/spec_validation.hpp"
-#include "framework/executor.hpp"
-#include "framework/plan.hpp"
-#include "framework/topology_builder.hpp"
-#include "framework/units.hpp"
+#include "framework/model/spec_validation.hpp"
+#include "framework/runtime/executor.hpp"
+#include "framework/plan/plan.hpp"
+#include "framework/model/topology_builder.hpp"
+#include "framework/core/units.hpp"
 #include "operators/builtin.hpp"
 #include "operators/sources/mapped_file.hpp"
 #include "tests/e2e/faulty_ops.hpp"

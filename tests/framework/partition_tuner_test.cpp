@@ -3,7 +3,7 @@
 // slowest item (1 cycle = 1 ns here).
 #include <doctest/doctest.h>
 
-#include "framework/partition_tuner.hpp"
+#include "framework/plan/partition_tuner.hpp"
 
 #include <cmath>
 #include <numeric>

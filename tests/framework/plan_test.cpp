@@ -1,9 +1,9 @@
 // Planning: workers, groups, warp partition and start order.
 #include <doctest/doctest.h>
 
-#include "framework/config/spec_validation.hpp"
-#include "framework/plan.hpp"
-#include "framework/topology_builder.hpp"
+#include "framework/model/spec_validation.hpp"
+#include "framework/plan/plan.hpp"
+#include "framework/model/topology_builder.hpp"
 #include "operators/builtin.hpp"
 #include "operators/transforms/fma.hpp"
 

@@ -1,7 +1,7 @@
 // The registry and operator contracts.
 #include <doctest/doctest.h>
 
-#include "framework/registry.hpp"
+#include "framework/model/registry.hpp"
 #include "operators/builtin.hpp"
 #include "tests/e2e/faulty_ops.hpp"
 

@@ -1,8 +1,8 @@
 // Warp partitioning from cost models: eq. (3), rounding, warp moves and every degenerate case.
 #include <doctest/doctest.h>
 
-#include "framework/gpu/kernel_catalog.hpp"
-#include "framework/warp_partition.hpp"
+#include "framework/kernel/kernel_catalog.hpp"
+#include "framework/plan/warp_partition.hpp"
 
 #include <cmath>
 #include <limits>

@@ -13,7 +13,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "framework/device_probe.hpp"
+#include "framework/plan/device_probe.hpp"
 #include "tests/support/kmeans_iterations.hpp"
 #include "tests/support/prefetch_topology.hpp"
 #include "tests/support/run_checks.hpp"

@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "framework/operator.hpp"
+#include "framework/model/operator.hpp"
 #include "operators/sources/sequence_source.hpp"
 
 namespace xf::testing {

@@ -16,7 +16,7 @@
 #include <thread>
 #include <vector>
 
-#include "framework/errors.hpp"
+#include "framework/core/errors.hpp"
 #include "topics/topic.hpp"
 
 namespace xf::test {

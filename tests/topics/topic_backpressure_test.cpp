@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "framework/backoff.hpp"
+#include "framework/core/backoff.hpp"
 #include "tests/support/topic_fixture.hpp"
 #include "topics/topic_driver.hpp"
 

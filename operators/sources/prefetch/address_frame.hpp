@@ -18,7 +18,7 @@
 
 #include <cstdint>
 
-#include "framework/exec_space.hpp"
+#include "framework/core/exec_space.hpp"
 
 namespace xf::prefetch {
 

@@ -5,7 +5,7 @@
 #include <optional>
 #include <vector>
 
-#include "framework/errors.hpp"
+#include "framework/core/errors.hpp"
 
 namespace xf::prefetch {
 

@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <string>
 
-#include "framework/operator_schema.hpp"
+#include "framework/model/operator_schema.hpp"
 #include "operators/sources/prefetch/record_layout.hpp"
 
 namespace xf::prefetch {

@@ -7,7 +7,7 @@
 
 #include <cstdint>
 
-#include "framework/exec_space.hpp"
+#include "framework/core/exec_space.hpp"
 #include "operators/sources/prefetch/address_stream.hpp"
 
 namespace xf::prefetch {

@@ -5,7 +5,7 @@
 
 #include <cstdint>
 
-#include "framework/exec_space.hpp"
+#include "framework/core/exec_space.hpp"
 #include "operators/transforms/address_generators/record_fields.hpp"
 #include "operators/transforms/prefetch_addresses.hpp"
 

@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <string>
 
-#include "framework/exec_space.hpp"
+#include "framework/core/exec_space.hpp"
 #include "operators/sources/prefetch/record_frames.hpp"
 #include "operators/sources/prefetch/record_layout.hpp"
 #include "operators/transforms/prefetch_addresses.hpp"

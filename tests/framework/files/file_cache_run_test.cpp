@@ -18,21 +18,21 @@
 #include <vector>
 
 #include "apps/custom_operator/golden_diff_op.hpp"
-#include "framework/config/spec_validation.hpp"
-#include "framework/executor.hpp"
+#include "framework/model/spec_validation.hpp"
+#include "framework/runtime/executor.hpp"
 #if defined(XF_HAVE_CUDA)
-#include "framework/gpu/kernel_program.hpp"
+#include "framework/kernel/kernel_program.hpp"
 #endif
-#include "framework/plan.hpp"
-#include "framework/topology_builder.hpp"
-#include "framework/units.hpp"
+#include "framework/plan/plan.hpp"
+#include "framework/model/topology_builder.hpp"
+#include "framework/core/units.hpp"
 #include "operators/builtin.hpp"
 #include "operators/sources/readahead_file_source.hpp"
 #include "tests/framework/files/files_kernel.hpp"
 #include "tests/framework/files/indexed_add.hpp"
 #include "tests/framework/files/pattern_file.hpp"
 #include "tests/framework/files/small_files_reader.hpp"
-#include "framework/device_probe.hpp"
+#include "framework/plan/device_probe.hpp"
 
 namespace xf {
 namespace {

@@ -1,4 +1,4 @@
-// The file reader contract (framework/operator.hpp: gpu_file_reader) as the registry runs it on: cpu:
+// The file reader contract (framework/model/operator.hpp: gpu_file_reader) as the registry runs it on: cpu:
 // files opened at start in the order `files` lists them, stages with their carry, reads through the direct
 // backend, and the errors of a missing file, a range past the end and a frame the operator fails. Also
 // that a reader placed on gpu plans onto the host executor until the GPU file cache exists.
@@ -7,10 +7,10 @@
 #include <cstring>
 #include <vector>
 
-#include "framework/config/spec_validation.hpp"
-#include "framework/plan.hpp"
-#include "framework/registry.hpp"
-#include "framework/topology_builder.hpp"
+#include "framework/model/spec_validation.hpp"
+#include "framework/plan/plan.hpp"
+#include "framework/model/registry.hpp"
+#include "framework/model/topology_builder.hpp"
 #include "tests/framework/files/indexed_add.hpp"
 #include "tests/framework/files/pattern_file.hpp"
 

@@ -1,11 +1,11 @@
-// A test file reader of two stages (framework/operator.hpp: gpu_file_reader), shared by the tests of the
+// A test file reader of two stages (framework/model/operator.hpp: gpu_file_reader), shared by the tests of the
 // reader on cpu and on the host executor's blocks.
 #pragma once
 
 #include <cstring>
 
-#include "framework/operator.hpp"
-#include "framework/operator_schema.hpp"
+#include "framework/model/operator.hpp"
+#include "framework/model/operator_schema.hpp"
 
 namespace xf {
 

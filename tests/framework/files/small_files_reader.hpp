@@ -6,8 +6,8 @@
 #include <string>
 
 #include "framework/files/path_text.hpp"
-#include "framework/operator.hpp"
-#include "framework/operator_schema.hpp"
+#include "framework/model/operator.hpp"
+#include "framework/model/operator_schema.hpp"
 
 namespace xf::test {
 

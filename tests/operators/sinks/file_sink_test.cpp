@@ -6,7 +6,7 @@
 #include <random>
 #include <thread>
 
-#include "framework/errors.hpp"
+#include "framework/core/errors.hpp"
 #include "operators/sinks/file_sink.hpp"
 #include "tests/operators/operator_fixtures.hpp"
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <thread>
 
-#include "framework/errors.hpp"
+#include "framework/core/errors.hpp"
 #include "operators/frame_checksum.hpp"
 #include "operators/sinks/verify_sink.hpp"
 #include "operators/sources/dataset_source.hpp"

@@ -14,7 +14,7 @@
 #include <thread>
 #include <vector>
 
-#include "framework/registry.hpp"
+#include "framework/model/registry.hpp"
 #include "operators/builtin.hpp"
 #include "operators/sinks/word_count.hpp"
 

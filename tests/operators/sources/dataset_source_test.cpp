@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <thread>
 
-#include "framework/errors.hpp"
+#include "framework/core/errors.hpp"
 #include "operators/sources/dataset_source.hpp"
 #include "operators/sources/sequence_source.hpp"
 #include "tests/operators/operator_fixtures.hpp"

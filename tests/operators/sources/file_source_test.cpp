@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <thread>
 
-#include "framework/errors.hpp"
+#include "framework/core/errors.hpp"
 #include "operators/sources/file_source.hpp"
 #include "tests/operators/operator_fixtures.hpp"
 

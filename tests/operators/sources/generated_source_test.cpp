@@ -3,7 +3,7 @@
 
 #include <thread>
 
-#include "framework/errors.hpp"
+#include "framework/core/errors.hpp"
 #include "operators/sources/random_source.hpp"
 #include "operators/sources/sequence_source.hpp"
 #include "tests/operators/operator_fixtures.hpp"

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "framework/errors.hpp"
+#include "framework/core/errors.hpp"
 #include "operators/sources/prefetch/range_frame.hpp"
 #include "operators/sources/prefetch_ranges.hpp"
 #include "operators/sources/text_source.hpp"

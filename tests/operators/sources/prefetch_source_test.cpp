@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "framework/errors.hpp"
+#include "framework/core/errors.hpp"
 #include "operators/sinks/prefetch_writeback.hpp"
 #include "operators/sources/prefetch/record_frames.hpp"
 #include "operators/sources/prefetch_source.hpp"

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "framework/errors.hpp"
+#include "framework/core/errors.hpp"
 #include "operators/sources/prefetch_varlen_source.hpp"
 #include "tests/operators/operator_fixtures.hpp"
 

@@ -8,7 +8,7 @@
 #include <fstream>
 #include <string>
 
-#include "framework/errors.hpp"
+#include "framework/core/errors.hpp"
 #include "operators/sources/text_source.hpp"
 #include "tests/operators/operator_fixtures.hpp"
 

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "framework/registry.hpp"
+#include "framework/model/registry.hpp"
 #include "operators/builtin.hpp"
 #include "operators/sources/prefetch/address_frame.hpp"
 #include "operators/sources/prefetch/address_stream.hpp"

@@ -7,7 +7,7 @@
 #include <cstring>
 #include <vector>
 
-#include "framework/registry.hpp"
+#include "framework/model/registry.hpp"
 #include "operators/builtin.hpp"
 #include "operators/frame_content.hpp"
 #include "operators/transforms/fma.hpp"

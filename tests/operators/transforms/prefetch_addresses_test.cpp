@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "framework/operator.hpp"
-#include "framework/operator_schema.hpp"
+#include "framework/model/operator.hpp"
+#include "framework/model/operator_schema.hpp"
 #include "operators/builtin.hpp"
 #include "operators/transforms/prefetch_addresses.hpp"
 #include "tests/operators/transforms/address_stage_fixtures.hpp"

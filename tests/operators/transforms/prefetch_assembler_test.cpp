@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "framework/errors.hpp"
+#include "framework/core/errors.hpp"
 #include "operators/builtin.hpp"
 #include "operators/sources/prefetch/gather.hpp"
 #include "operators/sources/prefetch/record_layout.hpp"

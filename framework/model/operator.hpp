@@ -1,0 +1,243 @@
+// The operator contract. CPU operators are classes with virtual hooks, run on host threads; GPU operators
+// are structs with a `__host__ __device__` compute over one frame with virtual thread ids, run inside the
+// virtualised kernel (or on the host executor). Both declare their parameters once, in `describe`
+// (operator_schema.hpp), and join a registry with one line (registry.hpp).
+#pragma once
+
+#include <atomic>
+#include <concepts>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "framework/core/exec_space.hpp"
+#include "framework/files/file_api.hpp"
+#include "framework/files/file_list.hpp"
+#include "framework/core/frame.hpp"
+#include "framework/core/system_atomic.hpp"
+
+namespace xf {
+
+class frame_reference;
+
+/// What an operator is told about a topic it reads or writes.
+struct topic_info {
+  std::string name;
+  std::uint64_t frame_bytes = 0;
+  std::uint32_t capacity = 0;
+  element_type element = element_type::u8;
+};
+
+/// Handed to CPU operators' on_start: their place in the topology.
+struct operator_setup {
+  std::string name;
+  std::vector<topic_info> inputs;
+  std::vector<topic_info> outputs;
+  std::uint32_t threads = 1;
+  /// For each input: what that topic must hold at each offset, replayed from the upstream chain, or null
+  /// when some upstream operator is not replayable. Valid until on_stop returns.
+  std::vector<const frame_reference*> input_references;
+  /// Set once the run is interrupted (SIGINT: sources stop early, in-flight frames drain). Null when the
+  /// caller runs the operator outside a run. Read at on_stop to tell a short stream from a lossy one.
+  const std::atomic<bool>* interrupted = nullptr;
+};
+
+/// Counters an operator reports at the end of a run (e.g. a verify sink's lost/corrupt counts), printed
+/// in the stats table and JSON under the operator.
+using operator_counters = std::map<std::string, std::uint64_t>;
+
+/// Base of all CPU operators. One instance per operator; with `threads: N` its frame hooks are called
+/// concurrently from N threads, so an operator guards its own mutable state.
+class cpu_operator {
+ public:
+  virtual ~cpu_operator() = default;
+  /// Called once on the starting thread before any frame hook.
+  virtual void on_start(const operator_setup&) {}
+  /// Called once after the last frame hook returned on every thread (also after an interrupted run).
+  /// May throw to fail the run (a verify sink does when it saw anomalies).
+  virtual void on_stop() {}
+  /// End-of-run counters for the stats.
+  virtual operator_counters counters() const { return {}; }
+};
+
+/// A source: fills the frame for `offset` and returns true, or returns false when the stream has ended.
+/// Contract: produce is a function of the offset (frame o is the same whichever thread asks, and
+/// whenever), and the end is monotone (false at o implies false at every later offset). That lets many
+/// threads produce one stream in order, and a verify sink replay it.
+class cpu_source : public cpu_operator {
+ public:
+  virtual bool produce(std::uint64_t offset, frame_out& out) = 0;
+};
+
+/// A 1:1 map: the output frame at `offset` is computed from the input frame at `offset`.
+/// `out.bytes` starts equal to `in.bytes`; set it if the output is shorter or longer.
+/// Phases of a map whose function changes at some offsets (e.g. fma's switch_offset): frames at offsets
+/// of the same phase go through the same function of their content. Verify sinks key their per-period
+/// checksum cache by phase, so a periodic input through such a map still verifies from the cache.
+struct map_phases {
+  std::uint32_t count = 1;  ///< 1: one function for every offset
+  std::function<std::uint32_t(std::uint64_t)> of;  ///< offset → phase in [0, count); empty when count is 1
+};
+
+class cpu_map : public cpu_operator {
+ public:
+  virtual void on_frame(std::uint64_t offset, const frame_in& in, frame_out& out) = 0;
+  /// What on_frame writes, without its side effects: verify sinks' replays (reference_chain) call this,
+  /// so a map that counts what it processes (prefetch_assembler) is not counted again for every replay.
+  /// Called concurrently with on_frame and with itself. Defaults to on_frame.
+  virtual void replay(std::uint64_t offset, const frame_in& in, frame_out& out) { on_frame(offset, in, out); }
+  /// The map's phases (see map_phases); one unless the map says otherwise.
+  virtual map_phases phases() const { return {}; }
+};
+
+/// A sink: consumes the frame at `offset`.
+class cpu_sink : public cpu_operator {
+ public:
+  virtual void on_frame(std::uint64_t offset, const frame_in& in) = 0;
+};
+
+/// One GPU operator's work on one frame — or on one part of it: the GPU executor splits large frames
+/// into contiguous parts that different blocks run at once — as seen by one virtual thread. `in` and
+/// `out` point at element `first` of the frame and hold `count` elements; `thread_id` runs over
+/// 0..thread_count-1 across the warps the round gave this work; compute must cover the elements for any
+/// thread_count (grid-stride over elements) and must not use CUDA's own thread ids.
+template <class T>
+struct frame_task {
+  const T* in = nullptr;
+  T* out = nullptr;
+  std::uint64_t count = 0;  ///< valid elements in `in` (and to write in `out`)
+  std::uint64_t first = 0;  ///< index within the frame of in[0] and out[0] (0 unless the frame is in parts)
+  std::uint64_t offset = 0;
+  std::uint32_t thread_id = 0;
+  std::uint32_t thread_count = 1;
+  /// Where fail() records a failure; set by the executor.
+  std::uint64_t* failure = nullptr;
+  /// A GPU sink's accumulator (see gpu_sink below): Op::state_bytes(params) bytes, zero before the first
+  /// frame, shared by every virtual thread of every block for the whole run. Null for maps.
+  std::byte* state = nullptr;
+  /// File readers (gpu_file_reader below): the stage's ranges, resident; null for other operators.
+  const file_pages* files = nullptr;
+  /// File readers: the stage being read (0, 1, …).
+  std::uint32_t stage = 0;
+  /// File readers: carry_bytes the item's stages pass along (zero at stage 0; compute writes, the next
+  /// stage's reads and compute read). Every virtual thread sees the same bytes.
+  std::byte* carry = nullptr;
+  static constexpr std::uint32_t carry_bytes = 64;
+  /// File readers: each of its files' size at open, in the order `files` lists them (for reads and compute).
+  const std::uint64_t* file_sizes = nullptr;
+  /// Bytes the output frame holds (its topic's frame size); 0 without an output.
+  std::uint64_t out_capacity = 0;
+
+  /// Fails this frame with an operator-defined `code`: the run ends cleanly once the frame's round is
+  /// over, and the error names the operator, its input topic, the offset and the code. Any virtual
+  /// thread may call it, any number of times (one of the codes is reported). Device code never throws;
+  /// this is how a GPU operator reports bad data.
+  XF_HOST_DEVICE void fail(std::uint32_t code) const {
+    if (failure != nullptr) store_relaxed(*failure, (std::uint64_t{1} << 32) | code);
+  }
+};
+
+/// A GPU sink: a GPU operator with an input and no output that folds every frame into an accumulator of
+/// its own — the BigKernel paper's word count and affinity keep their tables in device memory and copy
+/// them back once. Besides `params`, `describe` and `compute` (which reads `in`, finds `out` null and
+/// updates `task.state` with atomics: every block and thread of the run shares it, and frames arrive in
+/// any order), the type declares
+///   static std::uint64_t state_bytes(const params&);      // the accumulator's size, > 0
+///   static operator_counters finish(const params&, std::span<const std::byte> state);
+/// finish runs on the host once the stream has ended and every frame was folded in (not after a failed
+/// run), on a host copy of the accumulator: it turns it into the operator's counters (printed in the
+/// stats), may write files, and throws to fail the run. Optionally the type also declares
+///   static void prepare(const params&, std::span<std::byte> state);
+/// which fills the zeroed accumulator on the host before the run (a table loaded from a file: the second
+/// pass of a two-pass query); what it throws fails the run's start, naming the operator.
+/// What a file reader's `reads` says of a stage: `more` — it added the ranges the stage needs (resident and
+/// pinned before compute runs with that stage); `done` — the item is finished, its output published.
+enum class read_step : std::uint32_t { more, done };
+
+/// A GPU map that reads files (issue 6, the GPUfs readahead paper's readers). Besides params, describe and
+/// compute, the type declares
+///   static void files(const params&, file_list&);       // the files it opens at start; file_id{k} is the k-th
+///   template <class T> static XF_HOST_DEVICE read_step reads(const params&, const frame_task<T>&, read_list&);
+/// An item runs in stages k = 0, 1, …: `reads` (with task.stage = k and the carry) adds the ranges stage k
+/// needs and returns `more`, or returns `done`; the framework makes them resident and calls compute with
+/// task.files over them. `reads` must be a pure function of (params, input frame, offset, stage, carry):
+/// every virtual thread may call it, and nothing inside compute ever waits for I/O. A plain reader adds its
+/// ranges at stage 0 and returns `done` at stage 1. A range past its file's size fails the run, naming the
+/// operator, the path and the bytes.
+template <class Op>
+concept gpu_file_reader = requires(const typename Op::params& p, file_list& files,
+                                   const frame_task<std::uint32_t>& task, read_list& reads) {
+  Op::files(p, files);
+  { Op::template reads<std::uint32_t>(p, task, reads) } -> std::same_as<read_step>;
+};
+
+/// A GPU source that reads files (issue 6): a file reader with no input topic. The framework streams offsets
+/// 0 … frame_count − 1 through it; for each, `frame_bytes` is the frame's length and `reads` and `compute`
+/// fill it (task.in null, task.count the frame's elements, task.out the frame, task.file_sizes set). Besides
+/// params, describe, files, reads and compute, the type declares
+///   static std::uint64_t frame_count(const params&, const std::uint64_t* file_sizes, std::uint64_t capacity);
+///   static XF_HOST_DEVICE std::uint64_t frame_bytes(const params&, const std::uint64_t* file_sizes,
+///                                                   std::uint64_t capacity, std::uint64_t offset);
+/// where `capacity` is the output topic's frame size. operators/sources/readahead_file_source.hpp is one.
+template <class Op>
+concept gpu_file_source =
+    gpu_file_reader<Op> && requires(const typename Op::params& p, const std::uint64_t* sizes, std::uint64_t n) {
+      { Op::frame_count(p, sizes, n) } -> std::convertible_to<std::uint64_t>;
+      { Op::frame_bytes(p, sizes, n, n) } -> std::convertible_to<std::uint64_t>;
+    };
+
+template <class Op>
+concept gpu_sink = requires(const typename Op::params& p, std::span<const std::byte> state) {
+  { Op::state_bytes(p) } -> std::convertible_to<std::uint64_t>;
+  { Op::finish(p, state) } -> std::convertible_to<operator_counters>;
+};
+
+/// A GPU map's output frame is as long as its input unless the type declares
+///   static constexpr std::uint32_t output_numerator = N, output_denominator = D;
+/// then it is N/D of the input's bytes (kmeans_assign: a 4-byte id per 12-byte particle, 1/3), so only
+/// what the consumer reads is published — and crosses PCIe. Such an operator computes whole frames (the
+/// executors never split them into parts) and writes only that prefix of its output.
+template <class Op>
+constexpr std::uint32_t output_numerator() {
+  if constexpr (requires { Op::output_numerator; }) return Op::output_numerator;
+  return 1;
+}
+template <class Op>
+constexpr std::uint32_t output_denominator() {
+  if constexpr (requires { Op::output_denominator; }) return Op::output_denominator;
+  return 1;
+}
+
+/// What the host executor throws when a GPU operator's compute called frame_task::fail.
+struct frame_failed {
+  std::uint32_t code;
+};
+
+/// A frame that the reference chain can compute for any offset: what a topic must hold there.
+/// Thread-safe; used by verify sinks.
+class frame_reference {
+ public:
+  virtual ~frame_reference() = default;
+  /// Writes the expected frame at `offset` into `out` (capacity ≥ the topic's frame size) and returns
+  /// true, or returns false when the stream has no frame there (past its end).
+  virtual bool expected(std::uint64_t offset, frame_out& out) const = 0;
+  /// P when the stream repeats with period P: the frame at any offset o but the stream's last (which may
+  /// be short) equals the frame at o % P, so a consumer may compute what it needs of each of P frames once
+  /// and reuse it. 0 (the default): not periodic, or not known to be.
+  virtual std::uint64_t period() const { return 0; }
+  /// Phases of the stream (see map_phases): with a period P, frames at o and o' are equal when o % P ==
+  /// o' % P and phase_of(o) == phase_of(o') (the stream's last frame excepted).
+  virtual std::uint32_t phase_count() const { return 1; }
+  virtual std::uint32_t phase_of(std::uint64_t /*offset*/) const { return 0; }
+  /// The stream's frame count when known without replaying (expected() then holds for exactly the offsets
+  /// below it), or nullopt. Finding the end by replaying costs a chain's whole compute per probe: ~20
+  /// replays of a 4 MiB frame through four FMA-64 maps took seconds before a verify sink could start.
+  virtual std::optional<std::uint64_t> frame_count() const { return std::nullopt; }
+};
+
+}  // namespace xf

@@ -1,0 +1,209 @@
+// Parameter normalization against an operator's declared schema.
+#include "framework/model/operator_schema.hpp"
+
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+
+#include "framework/model/suggest.hpp"
+#include "framework/core/units.hpp"
+
+namespace xf {
+
+const param_decl* operator_info::find_param(std::string_view name) const {
+  for (const auto& p : params)
+    if (p.name == name) return &p;
+  return nullptr;
+}
+
+std::string to_string(const param_value& value) {
+  return std::visit(
+      [](const auto& v) -> std::string {
+        using V = std::decay_t<decltype(v)>;
+        if constexpr (std::is_same_v<V, bool>) {
+          return v ? "true" : "false";
+        } else if constexpr (std::is_same_v<V, std::int64_t>) {
+          return std::to_string(v);
+        } else if constexpr (std::is_same_v<V, double>) {
+          char buffer[64];
+          std::snprintf(buffer, sizeof buffer, "%.17g", v);
+          return buffer;
+        } else {
+          return v;
+        }
+      },
+      value);
+}
+
+namespace {
+
+/// Integers as YAML 1.2's core schema writes them: decimal, 0x hexadecimal, 0o octal.
+std::optional<std::int64_t> parse_integer(const std::string& text) {
+  std::int64_t value = 0;
+  const char* first = text.data();
+  const char* last = text.data() + text.size();
+  bool negative = false;
+  if (first != last && (*first == '+' || *first == '-')) negative = *first++ == '-';
+  int base = 10;
+  if (last - first > 2 && first[0] == '0' && (first[1] == 'x' || first[1] == 'o')) {
+    base = first[1] == 'x' ? 16 : 8;
+    first += 2;
+  }
+  auto [end, ec] = std::from_chars(first, last, value, base);
+  if (ec != std::errc{} || end != last || first == last) return std::nullopt;
+  return negative ? -value : value;
+}
+
+std::optional<double> parse_real(const std::string& text) {
+  if (text.empty()) return std::nullopt;
+  // YAML 1.2 core schema spellings of the special values.
+  if (text == ".inf" || text == ".Inf" || text == "+.inf") return INFINITY;
+  if (text == "-.inf" || text == "-.Inf") return -INFINITY;
+  if (text == ".nan" || text == ".NaN") return NAN;
+  double value = 0;
+  const char* first = text.data();
+  const char* last = text.data() + text.size();
+  if (*first == '+') ++first;
+  auto [end, ec] = std::from_chars(first, last, value);
+  if (ec != std::errc{} || end != last || first == last) return std::nullopt;
+  return value;
+}
+
+std::optional<bool> parse_bool(const std::string& text) {
+  if (text == "true" || text == "True" || text == "TRUE" || text == "yes" || text == "on") return true;
+  if (text == "false" || text == "False" || text == "FALSE" || text == "no" || text == "off") return false;
+  return std::nullopt;
+}
+
+std::string type_problem(const param_decl& decl, const param_value& v) {
+  return "parameter '" + decl.name + "' must be " +
+         (decl.kind == param_kind::bytes     ? std::string("a byte count (e.g. 4096, 64KiB, 1GiB)")
+          : decl.kind == param_kind::integer ? std::string("an integer")
+          : decl.kind == param_kind::real    ? std::string("a number")
+          : decl.kind == param_kind::boolean ? std::string("true or false")
+                                             : std::string("a string")) +
+         ", not '" + to_string(v) + "'";
+}
+
+/// Converts `v` to the declared kind; returns a message on failure.
+std::optional<std::string> normalize_one(const param_decl& decl, param_value& v) {
+  const std::string* text = std::get_if<std::string>(&v);
+  switch (decl.kind) {
+    case param_kind::boolean:
+      if (text) {
+        if (auto b = parse_bool(*text)) v = *b;
+        else return type_problem(decl, v);
+      } else if (!std::holds_alternative<bool>(v)) {
+        return type_problem(decl, v);
+      }
+      return std::nullopt;
+    case param_kind::integer:
+      if (text) {
+        if (auto i = parse_integer(*text)) v = *i;
+        else return type_problem(decl, v);
+      } else if (!std::holds_alternative<std::int64_t>(v)) {
+        return type_problem(decl, v);
+      }
+      break;
+    case param_kind::bytes:
+      if (text) {
+        auto b = parse_bytes(*text);
+        if (!b) return "parameter '" + decl.name + "': " + bytes_syntax_problem(*text);
+        if (*b > static_cast<std::uint64_t>(INT64_MAX)) return "parameter '" + decl.name + "' is too large";
+        v = static_cast<std::int64_t>(*b);
+      } else if (!std::holds_alternative<std::int64_t>(v)) {
+        return type_problem(decl, v);
+      }
+      break;
+    case param_kind::real:
+      if (text) {
+        if (auto r = parse_real(*text)) v = *r;
+        else return type_problem(decl, v);
+      } else if (auto* i = std::get_if<std::int64_t>(&v)) {
+        v = static_cast<double>(*i);
+      } else if (!std::holds_alternative<double>(v)) {
+        return type_problem(decl, v);
+      }
+      break;
+    case param_kind::text:
+      if (!text) return type_problem(decl, v);
+      if (!decl.choices.empty()) {
+        for (const auto& c : decl.choices)
+          if (c == *text) return std::nullopt;
+        std::string list;
+        for (const auto& c : decl.choices) list += (list.empty() ? "" : ", ") + c;
+        return "parameter '" + decl.name + "' must be one of " + list + ", not '" + *text + "'" +
+               did_you_mean(*text, decl.choices);
+      }
+      if (decl.check) {
+        std::string problem = decl.check(*text);
+        if (!problem.empty()) return problem;
+      }
+      return std::nullopt;
+  }
+  const double number = std::holds_alternative<double>(v) ? std::get<double>(v)
+                                                          : static_cast<double>(std::get<std::int64_t>(v));
+  if (std::isnan(number) || number < decl.min || number > decl.max) {
+    std::string range;
+    auto bound = [&](double b) {
+      param_value shown = decl.kind == param_kind::real ? param_value{b} : param_value{static_cast<std::int64_t>(b)};
+      return to_string(shown);
+    };
+    if (std::isfinite(decl.min) && std::isfinite(decl.max)) range = "between " + bound(decl.min) + " and " + bound(decl.max);
+    else if (std::isfinite(decl.min)) range = "at least " + bound(decl.min);
+    else range = "at most " + bound(decl.max);
+    return "parameter '" + decl.name + "' must be " + range + ", not " + to_string(v);
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::vector<double> parse_real_list(const std::string& text, std::string& problem) {
+  std::vector<double> values;
+  std::size_t pos = 0;
+  const auto separator = [](char c) { return c == ',' || c == ';' || std::isspace(static_cast<unsigned char>(c)); };
+  while (true) {
+    while (pos < text.size() && separator(text[pos])) ++pos;
+    if (pos == text.size()) break;
+    std::size_t end = pos;
+    while (end < text.size() && !separator(text[end])) ++end;
+    const std::optional<double> v = parse_real(text.substr(pos, end - pos));
+    if (!v || !std::isfinite(*v)) {
+      problem = "'" + text.substr(pos, end - pos) + "' at character " + std::to_string(pos + 1) +
+                " is not a finite number";
+      return {};
+    }
+    values.push_back(*v);
+    pos = end;
+  }
+  return values;
+}
+
+std::vector<param_problem> normalize_params(const operator_info& info, std::map<std::string, param_value>& params) {
+  std::vector<param_problem> problems;
+  std::vector<std::string> known;
+  for (const auto& p : info.params) known.push_back(p.name);
+  for (auto& [key, value] : params) {
+    const param_decl* decl = info.find_param(key);
+    if (!decl) {
+      std::string message = "unknown parameter '" + key + "' for operator class '" + info.class_name + "'";
+      std::string hint = did_you_mean(key, known);
+      if (!hint.empty()) message += hint;
+      else if (known.empty()) message += " (it takes no parameters)";
+      problems.push_back({key, message});
+      continue;
+    }
+    if (auto problem = normalize_one(*decl, value)) problems.push_back({key, *problem});
+  }
+  for (const auto& decl : info.params)
+    if (!decl.default_value && !params.contains(decl.name))
+      problems.push_back({"", "operator class '" + info.class_name + "' needs parameter '" + decl.name + "' (" +
+                                  decl.description + ")"});
+  if (problems.empty() && info.check_values)
+    if (std::string problem = info.check_values(params); !problem.empty()) problems.push_back({"", problem});
+  return problems;
+}
+
+}  // namespace xf

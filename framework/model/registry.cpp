@@ -1,0 +1,32 @@
+// The operator registry.
+#include "framework/model/registry.hpp"
+
+#include "framework/core/errors.hpp"
+
+namespace xf {
+
+void operator_registry::insert(std::unique_ptr<operator_entry> entry) {
+  const std::string name = entry->info.class_name;
+  XF_EXPECTS(!name.empty(), "an operator class needs a name");
+  XF_EXPECTS(!entries_.contains(name), "operator class '" + name + "' is registered twice");
+  entries_.emplace(name, std::move(entry));
+}
+
+const operator_entry* operator_registry::find(std::string_view class_name) const {
+  auto it = entries_.find(class_name);
+  return it == entries_.end() ? nullptr : it->second.get();
+}
+
+std::vector<std::string> operator_registry::class_names() const {
+  std::vector<std::string> names;
+  for (const auto& [name, entry] : entries_) names.push_back(name);
+  return names;
+}
+
+std::vector<const operator_entry*> operator_registry::entries() const {
+  std::vector<const operator_entry*> list;
+  for (const auto& [name, entry] : entries_) list.push_back(entry.get());
+  return list;
+}
+
+}  // namespace xf

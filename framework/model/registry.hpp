@@ -1,0 +1,391 @@
+// The operator registry: class names → factories and contracts. Registration is explicit, one line per
+// operator (STYLE.md §7): `registry.add<scale_op>("scale");`. Built-in operators join through
+// `register_builtin_operators` (operators/builtin.hpp); a user's launcher adds its own next to them.
+#pragma once
+
+#include <cstring>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <new>
+#include <optional>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <typeindex>
+#include <vector>
+
+#include "framework/model/direct_reader.hpp"
+#include "framework/model/host_kernel_op.hpp"
+#include "framework/model/operator.hpp"
+#include "framework/model/operator_schema.hpp"
+
+namespace xf {
+
+using param_map = std::map<std::string, param_value>;
+
+struct operator_entry {
+  operator_info info;
+  /// Makes the operator to run on CPU threads. GPU classes get an adapter running compute on the thread.
+  std::function<std::unique_ptr<cpu_operator>(const param_map&)> make_cpu;
+  /// GPU classes only: the compute, for the host executor's virtual warps.
+  std::function<std::unique_ptr<host_kernel_op>(const param_map&)> make_host_kernel;
+  /// GPU classes only: the operator's C++ type, by which a fused kernel (framework/gpu/fused_kernel.cuh)
+  /// finds its device code, and its params struct as bytes, for the kernel's parameter arena.
+  std::optional<std::type_index> gpu_type;
+  std::function<std::vector<std::byte>(const param_map&)> make_gpu_params;
+};
+
+namespace detail {
+
+/// The task the host's callers of compute and reads give an operator for a whole frame.
+/// (A file source has no input: `in.data` is null and its frame's elements are the output's.)
+template <class T>
+frame_task<T> host_task(const frame_in& in, const frame_out* out, std::uint64_t offset, const reader_stage* reading) {
+  frame_task<T> task;
+  task.in = reinterpret_cast<const T*>(in.data);
+  task.out = out != nullptr ? reinterpret_cast<T*>(out->data) : nullptr;
+  task.count = (in.data != nullptr ? in.bytes : out != nullptr ? out->bytes : 0) / sizeof(T);
+  task.out_capacity = out != nullptr ? out->capacity : 0;
+  task.offset = offset;
+  if (reading != nullptr) {
+    task.files = reading->files;
+    task.stage = reading->stage;
+    task.carry = reading->carry;
+    task.file_sizes = reading->file_sizes;
+  }
+  return task;
+}
+
+template <class Op, class T>
+void run_gpu_compute(const typename Op::params& p, const frame_in& in, frame_out* out, std::byte* state,
+                     std::uint64_t offset, std::uint32_t begin, std::uint32_t end, std::uint32_t count,
+                     const reader_stage* reading) {
+  frame_task<T> task = host_task<T>(in, out, offset, reading);
+  task.state = state;
+  task.thread_count = count;
+  std::uint64_t failure = 0;
+  task.failure = &failure;
+  for (std::uint32_t t = begin; t < end; ++t) {
+    task.thread_id = t;
+    Op::compute(p, task);
+  }
+  if (failure != 0) throw frame_failed{static_cast<std::uint32_t>(failure)};
+}
+
+template <class Op>
+void run_gpu_compute_any(const typename Op::params& p, const frame_in& in, frame_out* out, std::byte* state,
+                         std::uint64_t offset, std::uint32_t begin, std::uint32_t end, std::uint32_t count,
+                         const reader_stage* reading = nullptr) {
+  visit_element(in.element, [&](auto zero) {
+    run_gpu_compute<Op, decltype(zero)>(p, in, out, state, offset, begin, end, count, reading);
+  });
+}
+
+/// A reader's stage `stage` of a frame: Op::reads over the task, and a stage that asked for more ranges
+/// than a read_list holds is the frame's error (its compute would read bytes it never got).
+template <gpu_file_reader Op>
+read_step reader_reads(const typename Op::params& p, const frame_in& in, const frame_out* out, std::uint64_t offset,
+                       const reader_stage& stage, read_list& list) {
+  reader_stage reading = stage;
+  reading.files = nullptr;
+  read_step step = read_step::done;
+  visit_element(in.element, [&](auto zero) {
+    step = Op::template reads<decltype(zero)>(p, host_task<decltype(zero)>(in, out, offset, &reading), list);
+  });
+  if (step == read_step::more && list.overflowed())
+    throw std::runtime_error("stage " + std::to_string(stage.stage) + " asks for more than " +
+                             std::to_string(read_list::capacity) + " ranges (a read_list's capacity)");
+  return step;
+}
+
+/// Op::prepare over a fresh accumulator when the sink declares it (see gpu_sink).
+template <class Op>
+void prepare_accumulator(const typename Op::params& p, std::span<std::byte> state) {
+  if constexpr (requires { Op::prepare(p, state); }) Op::prepare(p, state);
+}
+
+/// A GPU sink's accumulator in host memory: zeroed, aligned for any atomic the operator uses on it.
+class host_accumulator {
+ public:
+  explicit host_accumulator(std::uint64_t bytes)
+      : bytes_(bytes), data_(new(std::align_val_t{alignment}) std::byte[bytes]()) {}
+  std::span<std::byte> bytes() const noexcept { return {data_.get(), bytes_}; }
+
+ private:
+  static constexpr std::size_t alignment = 256;  // as cudaMalloc's, so layouts match on both sides
+  struct aligned_delete {
+    void operator()(std::byte* p) const noexcept { ::operator delete[](p, std::align_val_t{alignment}); }
+  };
+  std::uint64_t bytes_;
+  std::unique_ptr<std::byte[], aligned_delete> data_;
+};
+
+/// Op::state_bytes, checked: an accumulator of zero bytes is an operator bug, not a user's.
+template <class Op>
+std::uint64_t accumulator_bytes(const typename Op::params& p) {
+  const std::uint64_t bytes = Op::state_bytes(p);
+  if (bytes == 0) throw std::logic_error("a GPU sink's state_bytes must be positive");
+  return bytes;
+}
+
+/// A GPU operator's phases: `static map_phases phases(const params&)` when it declares one, else one.
+template <class Op>
+map_phases phases_of(const typename Op::params& p) {
+  if constexpr (requires { { Op::phases(p) } -> std::convertible_to<map_phases>; })
+    return Op::phases(p);
+  else
+    return {};
+}
+
+template <class Op>
+class gpu_op_on_host final : public host_kernel_op {
+ public:
+  explicit gpu_op_on_host(typename Op::params p) : params_(p) {}
+  void run(const frame_in& in, frame_out* out, std::uint64_t offset, std::uint32_t begin, std::uint32_t end,
+           std::uint32_t count, const reader_stage* reading) const override {
+    run_gpu_compute_any<Op>(params_, in, out, nullptr, offset, begin, end, count, reading);
+  }
+  bool reads_files() const override { return gpu_file_reader<Op>; }
+  file_list files() const override {
+    file_list list;
+    if constexpr (gpu_file_reader<Op>) Op::files(params_, list);
+    return list;
+  }
+  read_step reads(const frame_in& in, const frame_out* out, std::uint64_t offset, const reader_stage& stage,
+                  read_list& list) const override {
+    if constexpr (gpu_file_reader<Op>) return reader_reads<Op>(params_, in, out, offset, stage, list);
+    return read_step::done;
+  }
+  bool is_source() const override { return gpu_file_source<Op>; }
+  std::uint64_t frame_count(const std::uint64_t* sizes, std::uint64_t capacity) const override {
+    if constexpr (gpu_file_source<Op>) return Op::frame_count(params_, sizes, capacity);
+    return 0;
+  }
+  std::uint64_t frame_bytes(const std::uint64_t* sizes, std::uint64_t capacity, std::uint64_t offset) const override {
+    if constexpr (gpu_file_source<Op>) return Op::frame_bytes(params_, sizes, capacity, offset);
+    return 0;
+  }
+  map_phases phases() const override { return phases_of<Op>(params_); }
+  std::uint64_t output_bytes(std::uint64_t input_bytes) const override {
+    return input_bytes * output_numerator<Op>() / output_denominator<Op>();
+  }
+
+ private:
+  typename Op::params params_;
+};
+
+template <gpu_sink Op>
+class gpu_sink_on_host final : public host_kernel_op {
+ public:
+  explicit gpu_sink_on_host(typename Op::params p) : params_(p), state_(accumulator_bytes<Op>(p)) {
+    prepare_accumulator<Op>(params_, state_.bytes());
+  }
+  void run(const frame_in& in, frame_out*, std::uint64_t offset, std::uint32_t begin, std::uint32_t end,
+           std::uint32_t count, const reader_stage*) const override {
+    run_gpu_compute_any<Op>(params_, in, nullptr, state_.bytes().data(), offset, begin, end, count);
+  }
+  std::span<std::byte> accumulator() override { return state_.bytes(); }
+  operator_counters finish() const override { return Op::finish(params_, state_.bytes()); }
+
+ private:
+  typename Op::params params_;
+  host_accumulator state_;
+};
+
+/// A GPU map placed `on: cpu`: its compute runs on CPU threads, one virtual thread per frame.
+template <class Op>
+class gpu_op_on_cpu final : public cpu_map {
+ public:
+  explicit gpu_op_on_cpu(typename Op::params p) : params_(p) {}
+  void on_frame(std::uint64_t offset, const frame_in& in, frame_out& out) override {
+    out.bytes = in.bytes * output_numerator<Op>() / output_denominator<Op>();
+    run_gpu_compute_any<Op>(params_, in, &out, nullptr, offset, 0, 1, 1);
+  }
+  map_phases phases() const override { return phases_of<Op>(params_); }
+
+ private:
+  typename Op::params params_;
+};
+
+/// A GPU file reader placed `on: cpu`: each frame's stages read their ranges synchronously (direct_reader,
+/// over files of the operator's own) and compute runs one virtual thread per stage.
+template <gpu_file_reader Op>
+class gpu_reader_on_cpu final : public cpu_map {
+ public:
+  explicit gpu_reader_on_cpu(typename Op::params p) : compute_(p), phases_(phases_of<Op>(p)) {}
+  void on_start(const operator_setup& setup) override {
+    site_ = {setup.name, setup.inputs.empty() ? "" : setup.inputs.front().name, std::nullopt};
+    reader_.emplace(compute_, site_);
+  }
+  void on_frame(std::uint64_t offset, const frame_in& in, frame_out& out) override {
+    XF_EXPECTS(reader_.has_value(), "a file reader's frames after on_start");
+    out.bytes = compute_.output_bytes(in.bytes);
+    reader_->run(in, out, offset, site_);
+  }
+  void on_stop() override { reader_.reset(); }
+  map_phases phases() const override { return phases_; }
+
+ private:
+  gpu_op_on_host<Op> compute_;
+  map_phases phases_;
+  fault_site site_;
+  std::optional<direct_reader> reader_;
+};
+
+/// A GPU file source placed `on: cpu`: its frames are read with direct reads on the source's threads (any
+/// thread any frame), compute running one virtual thread per stage.
+template <gpu_file_source Op>
+class gpu_source_on_cpu final : public cpu_source {
+ public:
+  explicit gpu_source_on_cpu(typename Op::params p) : compute_(p) {}
+  void on_start(const operator_setup& setup) override {
+    XF_EXPECTS(setup.outputs.size() == 1, "a source has one output topic");
+    const topic_info& out = setup.outputs.front();
+    site_ = {setup.name, out.name, std::nullopt};
+    capacity_ = out.frame_bytes;
+    reader_.emplace(compute_, site_);
+    frames_ = compute_.frame_count(reader_->file_sizes(), capacity_);
+  }
+  bool produce(std::uint64_t offset, frame_out& out) override {
+    XF_EXPECTS(reader_.has_value(), "a file source's frames after on_start");
+    if (offset >= frames_) return false;
+    out.bytes = compute_.frame_bytes(reader_->file_sizes(), capacity_, offset);
+    reader_->run(frame_in{nullptr, 0, out.element}, out, offset, site_);
+    return true;
+  }
+  void on_stop() override { reader_.reset(); }
+
+ private:
+  gpu_op_on_host<Op> compute_;
+  fault_site site_;
+  std::uint64_t capacity_ = 0, frames_ = 0;
+  std::optional<direct_reader> reader_;
+};
+
+/// A GPU sink placed `on: cpu`: its compute folds each frame on the sink's threads (one virtual thread
+/// per frame); on_stop finishes the accumulator unless the run was interrupted before the stream ended.
+template <gpu_sink Op>
+class gpu_sink_on_cpu final : public cpu_sink {
+ public:
+  explicit gpu_sink_on_cpu(typename Op::params p) : params_(p), state_(accumulator_bytes<Op>(p)) {
+    prepare_accumulator<Op>(params_, state_.bytes());
+  }
+  void on_start(const operator_setup& setup) override { interrupted_ = setup.interrupted; }
+  void on_frame(std::uint64_t offset, const frame_in& in) override {
+    run_gpu_compute_any<Op>(params_, in, nullptr, state_.bytes().data(), offset, 0, 1, 1);
+  }
+  void on_stop() override {
+    if (interrupted_ != nullptr && interrupted_->load()) return;  // a partial fold is not the result
+    counters_ = Op::finish(params_, state_.bytes());
+  }
+  operator_counters counters() const override { return counters_; }
+
+ private:
+  typename Op::params params_;
+  host_accumulator state_;
+  const std::atomic<bool>* interrupted_ = nullptr;
+  operator_counters counters_;
+};
+
+}  // namespace detail
+
+class operator_registry {
+ public:
+  /// Registers `Op` under `class_name`. Op is either a CPU operator (derives from cpu_source, cpu_map or
+  /// cpu_sink, constructible from `const Op::params&`) or a GPU operator (a struct with `params` and a
+  /// `template <class T> static XF_HOST_DEVICE void compute(const params&, const frame_task<T>&)`): a map,
+  /// or a sink when it also declares an accumulator (the gpu_sink concept, operator.hpp).
+  /// Both have `static void describe(operator_schema<params>&)`.
+  template <class Op>
+  void add(const std::string& class_name) {
+    using params = typename Op::params;
+    static_assert(std::is_trivially_copyable_v<params> || std::is_base_of_v<cpu_operator, Op>,
+                  "a GPU operator's params must be trivially copyable");
+    auto entry = std::make_unique<operator_entry>();
+    entry->info.class_name = class_name;
+    operator_schema<params> schema(entry->info);
+    Op::describe(schema);
+    if (schema.checks_params())
+      entry->info.check_values = [schema](const param_map& values) { return schema.params_problem(values); };
+    if constexpr (std::is_base_of_v<cpu_operator, Op>) {
+      entry->info.role = std::is_base_of_v<cpu_source, Op> ? operator_role::source
+                         : std::is_base_of_v<cpu_sink, Op> ? operator_role::sink
+                                                           : operator_role::map;
+      entry->make_cpu = [schema](const param_map& values) -> std::unique_ptr<cpu_operator> {
+        return std::make_unique<Op>(schema.make(values));
+      };
+    } else if constexpr (gpu_sink<Op>) {
+      entry->info.role = operator_role::sink;
+      entry->info.gpu = true;
+      entry->make_cpu = [schema](const param_map& values) -> std::unique_ptr<cpu_operator> {
+        return std::make_unique<detail::gpu_sink_on_cpu<Op>>(schema.make(values));
+      };
+      entry->make_host_kernel = [schema](const param_map& values) -> std::unique_ptr<host_kernel_op> {
+        return std::make_unique<detail::gpu_sink_on_host<Op>>(schema.make(values));
+      };
+    } else if constexpr (gpu_file_source<Op>) {
+      entry->info.role = operator_role::source;
+      entry->info.gpu = true;
+      entry->info.reads_files = true;
+      entry->make_cpu = [schema](const param_map& values) -> std::unique_ptr<cpu_operator> {
+        return std::make_unique<detail::gpu_source_on_cpu<Op>>(schema.make(values));
+      };
+      entry->make_host_kernel = [schema](const param_map& values) -> std::unique_ptr<host_kernel_op> {
+        return std::make_unique<detail::gpu_op_on_host<Op>>(schema.make(values));
+      };
+    } else {
+      entry->info.role = operator_role::map;
+      entry->info.gpu = true;
+      static_assert(output_numerator<Op>() >= 1 && output_denominator<Op>() >= 1 &&
+                        output_numerator<Op>() <= output_denominator<Op>(),
+                    "a GPU map's output is a fraction (at most all) of its input frame");
+      entry->info.output_numerator = output_numerator<Op>();
+      entry->info.output_denominator = output_denominator<Op>();
+      if (output_numerator<Op>() != output_denominator<Op>() && !entry->info.whole_frames)
+        throw std::logic_error("operator class '" + class_name +
+                               "': a map with a shorter output must compute whole frames (describe: whole_frames())");
+      // Readers placed on: cpu read directly; on the host executor's blocks through the file cache.
+      if constexpr (gpu_file_reader<Op>) {
+        entry->info.reads_files = true;
+        entry->make_cpu = [schema](const param_map& values) -> std::unique_ptr<cpu_operator> {
+          return std::make_unique<detail::gpu_reader_on_cpu<Op>>(schema.make(values));
+        };
+      } else {
+        entry->make_cpu = [schema](const param_map& values) -> std::unique_ptr<cpu_operator> {
+          return std::make_unique<detail::gpu_op_on_cpu<Op>>(schema.make(values));
+        };
+      }
+      entry->make_host_kernel = [schema](const param_map& values) -> std::unique_ptr<host_kernel_op> {
+        return std::make_unique<detail::gpu_op_on_host<Op>>(schema.make(values));
+      };
+    }
+    if constexpr (!std::is_base_of_v<cpu_operator, Op>) {
+      if constexpr (requires { { Op::failure_reason(std::uint32_t{}) } -> std::convertible_to<const char*>; })
+        entry->info.failure_reason = [](std::uint32_t code) {
+          const char* text = Op::failure_reason(code);
+          return std::string(text != nullptr ? text : "");
+        };
+      entry->gpu_type = std::type_index(typeid(Op));
+      entry->make_gpu_params = [schema](const param_map& values) {
+        const params p = schema.make(values);
+        std::vector<std::byte> bytes(sizeof(params));
+        std::memcpy(bytes.data(), &p, sizeof(params));
+        return bytes;
+      };
+    }
+    insert(std::move(entry));
+  }
+
+  const operator_entry* find(std::string_view class_name) const;
+  std::vector<std::string> class_names() const;        ///< sorted
+  std::vector<const operator_entry*> entries() const;  ///< sorted by class name
+
+ private:
+  void insert(std::unique_ptr<operator_entry> entry);
+  std::map<std::string, std::unique_ptr<operator_entry>, std::less<>> entries_;
+};
+
+}  // namespace xf

@@ -1,0 +1,569 @@
+// Validation of a TopologySpec: everything the runtime relies on, checked before anything starts, with
+// every problem reported at the value that causes it.
+#include "framework/model/spec_validation.hpp"
+
+#include <algorithm>
+#include <functional>
+#include <map>
+#include <set>
+#include <tuple>
+
+#include "framework/model/spec_yaml.hpp"
+#include "framework/model/suggest.hpp"
+#include "framework/core/units.hpp"
+#include "topics/topic_layout.hpp"
+
+namespace xf {
+
+namespace {
+
+constexpr std::int64_t uint32_max = std::numeric_limits<std::uint32_t>::max();
+
+/// "at least 1", "at most 4294967295" or "between 1 and 32": the words for the side `value` is on.
+std::string range_words(count_limits limits, bool below) {
+  if (limits.max == uint32_max)
+    return below ? "at least " + std::to_string(limits.min) : "at most " + std::to_string(limits.max);
+  return "between " + std::to_string(limits.min) + " and " + std::to_string(limits.max);
+}
+
+std::string quoted_list(const std::vector<std::string>& names) {
+  std::string text;
+  for (const auto& n : names) text += (text.empty() ? "'" : ", '") + n + "'";
+  return text;
+}
+
+/// One use of a topic by an operator: operator index, and the position of the name in its list.
+struct topic_use {
+  std::size_t op;
+  std::size_t index;
+};
+
+class validator {
+ public:
+  validator(topology_spec& spec, const operator_registry& registry) : spec_(spec), registry_(registry) {}
+
+  std::vector<diagnostic> run() {
+    check_topics();
+    check_runtime();
+    check_operators();
+    check_file_cache();
+    check_partition();
+    resolve_references();
+    check_topic_uses();
+    check_publishers();
+    check_cycles();
+    check_maps();
+    check_references_for_verification();
+    return std::move(problems_);
+  }
+
+ private:
+  void problem(const source_pos& pos, std::string message) { problems_.push_back({pos, std::move(message)}); }
+
+  source_pos at(const std::string& path) const { return spec_.position_of(path); }
+
+  /// The key of `path` ("scale:" rather than the map under it): where a whole topic or operator is named.
+  source_pos at_key(const std::string& path) const {
+    if (auto it = spec_.positions.find(path + "#key"); it != spec_.positions.end()) return it->second;
+    return spec_.position_of(path);
+  }
+
+  /// The value at `owner.field` when it was written, else the owner's key (the field is missing).
+  source_pos at_field(const std::string& owner, const std::string& field) const {
+    if (auto it = spec_.positions.find(owner + "." + field); it != spec_.positions.end()) return it->second;
+    return at_key(owner);
+  }
+
+  static std::string op_path(const operator_spec& op) { return "operators." + op.name; }
+  static std::string topic_path(const topic_spec& t) { return "topics." + t.name; }
+
+  void check_topics() {
+    std::set<std::string, std::less<>> seen;
+    for (const auto& t : spec_.topics) {
+      const std::string path = topic_path(t);
+      const std::string context = "topic '" + t.name + "': ";
+      if (!is_valid_name(t.name))
+        problem(
+            at_key(path),
+            "topic name '" + t.name +
+                "' is not a valid name (use letters, digits, '_' and '-', starting with a letter or '_')");
+      if (!seen.insert(t.name).second) problem(at_key(path), "duplicate topic '" + t.name + "'");
+      if (std::string why = frame_size_problem(t.frame_bytes); !why.empty())
+        problem(at_field(path, "frame_size"), context + why);
+      if (std::string why = count_problem("capacity", t.capacity, capacity_limits); !why.empty())
+        problem(at_field(path, "capacity"), context + why);
+      if (t.layout == frame_layout::columnar)
+        problem(at_field(path, "layout"),
+                context +
+                    "layout 'columnar' is not supported yet: frames are row-major until "
+                    "skip structures land");
+    }
+  }
+
+  void check_runtime() {
+    if (std::string why =
+            count_problem("warps_per_block", spec_.runtime.warps_per_block, warps_per_block_limits);
+        !why.empty())
+      problem(at("runtime.warps_per_block"), "runtime: " + why);
+    const tuning_spec& t = spec_.runtime.tuning;
+    if (!is_tuned(spec_.runtime.partition) && t != tuning_spec{}) {
+      problem(at("runtime.tuning"), "runtime: tuning is only used with runtime.partition: auto or auto-online "
+                                    "(this topology's partition is " +
+                                        std::string(name_of(spec_.runtime.partition)) + ")");
+      return;
+    }
+    const std::pair<const char*, std::pair<std::uint32_t, count_limits>> fields[] = {
+        {"samples", {t.samples, tuning_samples_limits}},
+        {"retune_spread_percent", {t.retune_spread_percent, retune_spread_percent_limits}},
+        {"retune_hold_ms", {t.retune_hold_ms, retune_hold_ms_limits}}};
+    for (const auto& [name, value] : fields)
+      if (std::string why = count_problem(name, value.first, value.second); !why.empty())
+        problem(at(std::string("runtime.tuning.") + name), "runtime.tuning: " + why);
+  }
+
+  /// runtime.file_cache: each size against its limits and the others (page ≤ readahead + page ≤ request),
+  /// and only where an operator reads files through the cache.
+  void check_file_cache() {
+    // Sizes as YAML takes them ("64KiB"), exact: "9.77 KiB" would hide why 10000 is not whole pages.
+    auto size_text = [](std::uint64_t bytes) {
+      const std::string text = exact_bytes(bytes);
+      return text.back() >= '0' && text.back() <= '9' ? text + " bytes" : text;
+    };
+    if (!spec_.runtime.file_cache) return;
+    const file_cache_spec& c = *spec_.runtime.file_cache;
+    const std::string context = "runtime.file_cache: ";
+    auto here = [&](const char* key) { return at(std::string("runtime.file_cache.") + key); };
+    const std::uint64_t page = c.page_bytes;
+    const bool page_ok = page >= 4 * KiB && page <= 64 * KiB && (page & (page - 1)) == 0;
+    if (!page_ok) {
+      problem(here("page_size"), context + "page_size must be a power of two from 4KiB to 64KiB, not " +
+                                     size_text(page));
+    }
+    if (page_ok && (c.size < page || c.size % page != 0)) {
+      problem(here("size"), context + "size must be a whole number of pages (" + size_text(page) + "), not " +
+                                size_text(c.size));
+    }
+    const bool readahead_ok = !page_ok || (c.readahead <= MiB && c.readahead % page == 0);
+    if (!readahead_ok) {
+      problem(here("readahead"), context + "readahead must be a whole number of pages (" + size_text(page) +
+                                     ") up to 1MiB, not " + size_text(c.readahead));
+    }
+    if (page_ok && (c.max_request > 16 * MiB || c.max_request % page != 0)) {
+      problem(here("max_request"), context + "max_request must be a whole number of pages (" + size_text(page) +
+                                       ") up to 16MiB, not " + size_text(c.max_request));
+    } else if (page_ok && readahead_ok && c.max_request < page + c.readahead) {
+      problem(here("max_request"), context + "max_request (" + size_text(c.max_request) +
+                                       ") must hold a page and its readahead (" + size_text(page + c.readahead) +
+                                       ")");
+    }
+    if (c.io_chunk < 4 * KiB || c.io_chunk % (4 * KiB) != 0) {
+      problem(here("io_chunk"), context + "io_chunk must be a whole number of 4KiB blocks, not " +
+                                    size_text(c.io_chunk));
+    }
+    for (const auto& [name, value, limits] :
+         {std::tuple{"io_threads", c.io_threads, io_threads_limits},
+          std::tuple{"io_slots_per_block", c.io_slots_per_block, io_slots_per_block_limits}}) {
+      if (std::string why = count_problem(name, value, limits); !why.empty()) problem(here(name), context + why);
+    }
+    const bool any_reader = std::any_of(entries_.begin(), entries_.end(),
+                                        [](const operator_entry* e) { return e != nullptr && e->info.reads_files; });
+    const bool all_known = std::none_of(entries_.begin(), entries_.end(), [](const operator_entry* e) { return e == nullptr; });
+    if (!any_reader && all_known) {  // an unknown class may be the reader: its own error says so
+      problem(at_key("runtime.file_cache"),
+              "runtime: file_cache is set, but no operator of this topology reads files through the cache");
+    }
+  }
+
+  void check_operators() {
+    if (spec_.operators.empty()) problem(at_key("operators"), "the topology has no operators");
+    const std::vector<std::string> classes = registry_.class_names();
+    std::set<std::string, std::less<>> seen;
+    entries_.assign(spec_.operators.size(), nullptr);
+    for (std::size_t i = 0; i < spec_.operators.size(); ++i) {
+      operator_spec& op = spec_.operators[i];
+      const std::string path = op_path(op);
+      const std::string context = "operator '" + op.name + "': ";
+      if (!is_valid_name(op.name))
+        problem(
+            at_key(path),
+            "operator name '" + op.name +
+                "' is not a valid name (use letters, digits, '_' and '-', starting with a letter or '_')");
+      if (!seen.insert(op.name).second) problem(at_key(path), "duplicate operator '" + op.name + "'");
+
+      // Workers: threads for CPU operators, warps (explicit partition) for GPU ones.
+      if (std::string why = count_problem("threads", op.threads, threads_limits); !why.empty())
+        problem(at_field(path, "threads"), context + why);
+      else if (op.on == placement::gpu && op.threads != 1)
+        problem(at_field(path, "threads"),
+                context +
+                    "threads applies to CPU operators only (a GPU operator runs in every kernel block; see "
+                    "runtime.blocks)");
+      if (op.warps != 0) {
+        if (op.on == placement::cpu)
+          problem(at_field(path, "warps"),
+                  context + "warps applies to GPU operators only (this one is on cpu)");
+        else if (std::string why = count_problem("warps", op.warps, warps_limits); !why.empty())
+          problem(at_field(path, "warps"), context + why);
+        else if (spec_.runtime.partition != partition_policy::explicit_warps)
+          problem(
+              at_field(path, "warps"),
+              context +
+                  "warps is only used with runtime.partition: explicit (uniform splits each block's warps "
+                  "evenly)");
+      } else if (op.on == placement::gpu && spec_.runtime.partition == partition_policy::explicit_warps) {
+        problem(at_key(path),
+                context + "runtime.partition is explicit, so this GPU operator needs warps (1 to 32)");
+      }
+
+      if (op.class_name.empty()) {
+        problem(at_key(path),
+                "operator '" + op.name + "' has no class (xeflow-run --list-operators lists them)");
+        continue;
+      }
+      const operator_entry* entry = registry_.find(op.class_name);
+      if (!entry) {
+        problem(at_field(path, "class"), context + "unknown operator class '" + op.class_name + "'" +
+                                             did_you_mean(op.class_name, classes));
+        continue;
+      }
+      entries_[i] = entry;
+      const operator_info& info = entry->info;
+      if (op.on == placement::gpu && !info.gpu)
+        problem(at_field(path, "on"),
+                context + "class '" + op.class_name + "' has no GPU compute, so it cannot run on gpu");
+      check_arity(op, info);
+      for (const auto& p : normalize_params(info, op.params)) {
+        source_pos where = p.key.empty()                       ? at_field(path, "params")
+                           : info.find_param(p.key) == nullptr ? at_key(path + ".params." + p.key)
+                                                               : at(path + ".params." + p.key);
+        problem(where, context + p.message);
+      }
+    }
+  }
+
+  void check_arity(const operator_spec& op, const operator_info& info) {
+    const std::string path = op_path(op);
+    const std::string what =
+        "operator '" + op.name + "': class '" + op.class_name + "' is a " + std::string(name_of(info.role));
+    auto exactly_one = [&](const std::vector<std::string>& list, const char* field, const char* noun) {
+      if (list.size() == 1) return;
+      const source_pos where = list.size() > 1 ? at(path + "." + field + "[1]") : at_field(path, field);
+      problem(where, what + " and needs exactly 1 " + noun + ", not " + std::to_string(list.size()));
+    };
+    auto none = [&](const std::vector<std::string>& list, const char* field, const char* noun) {
+      if (list.empty()) return;
+      problem(at(path + "." + field + "[0]"), what + " and takes no " + noun);
+    };
+    switch (info.role) {
+      case operator_role::source:
+        none(op.inputs, "inputs", "inputs");
+        exactly_one(op.outputs, "outputs", "output");
+        break;
+      case operator_role::map:
+        exactly_one(op.inputs, "inputs", "input");
+        exactly_one(op.outputs, "outputs", "output");
+        break;
+      case operator_role::sink:
+        exactly_one(op.inputs, "inputs", "input");
+        none(op.outputs, "outputs", "outputs");
+        break;
+    }
+  }
+
+  /// Under the explicit partition the GPU operators' warps share one block.
+  void check_partition() {
+    if (spec_.runtime.partition != partition_policy::explicit_warps) return;
+    const std::uint32_t block = spec_.runtime.warps_per_block;
+    if (count_problem("warps_per_block", block, warps_per_block_limits) != "") return;
+    std::uint64_t total = 0;
+    for (const auto& op : spec_.operators) {
+      if (op.on != placement::gpu || op.warps == 0) continue;
+      total += op.warps;
+      if (total > block) {
+        problem(at_field(op_path(op), "warps"),
+                "operator '" + op.name + "': its " + std::to_string(op.warps) +
+                    " warps bring the GPU operators' total to " + std::to_string(total) +
+                    ", more than runtime.warps_per_block (" + std::to_string(block) + ")");
+        return;
+      }
+    }
+  }
+
+  /// Maps topic names to indices; reports undeclared and repeated names; fills publishers/subscribers.
+  void resolve_references() {
+    std::map<std::string, std::size_t, std::less<>> index;
+    std::vector<std::string> names;
+    for (std::size_t t = 0; t < spec_.topics.size(); ++t) {
+      index.emplace(spec_.topics[t].name, t);
+      names.push_back(spec_.topics[t].name);
+    }
+    publishers_.assign(spec_.topics.size(), {});
+    subscribers_.assign(spec_.topics.size(), {});
+    inputs_.assign(spec_.operators.size(), {});
+    outputs_.assign(spec_.operators.size(), {});
+    for (std::size_t o = 0; o < spec_.operators.size(); ++o) {
+      const operator_spec& op = spec_.operators[o];
+      const std::string path = op_path(op);
+      std::map<std::string, std::string, std::less<>> listed;  // topic → "inputs"/"outputs"
+      auto resolve = [&](const std::vector<std::string>& list, const char* field, bool publishing) {
+        for (std::size_t i = 0; i < list.size(); ++i) {
+          const std::string& name = list[i];
+          const std::string item = path + "." + field + "[" + std::to_string(i) + "]";
+          auto it = index.find(name);
+          if (it == index.end()) {
+            problem(at(item), "operator '" + op.name + "': " + (publishing ? "output" : "input") + " '" +
+                                  name + "' is not a declared topic" + did_you_mean(name, names));
+            continue;
+          }
+          auto [seen, fresh] = listed.emplace(name, field);
+          if (!fresh) {
+            // The repeat is left out of the graph: as an input and output of one operator it would also
+            // read as a cycle and as a second publisher, which says the same thing three times.
+            problem(at(item), "operator '" + op.name + "': topic '" + name + "' is already listed in its " +
+                                  seen->second);
+            continue;
+          }
+          (publishing ? publishers_ : subscribers_)[it->second].push_back({o, i});
+          (publishing ? outputs_ : inputs_)[o].push_back(it->second);
+        }
+      };
+      resolve(op.inputs, "inputs", false);
+      resolve(op.outputs, "outputs", true);
+    }
+  }
+
+  void check_topic_uses() {
+    for (std::size_t t = 0; t < spec_.topics.size(); ++t) {
+      const topic_spec& topic = spec_.topics[t];
+      const source_pos where = at_key(topic_path(topic));
+      if (publishers_[t].empty() && subscribers_[t].empty())
+        problem(where, "topic '" + topic.name + "' is not used by any operator");
+      else if (publishers_[t].empty())
+        problem(where, "topic '" + topic.name + "' has no publisher (no operator lists it in its outputs)");
+      else if (subscribers_[t].empty())
+        problem(where, "topic '" + topic.name + "' has no subscriber (no operator lists it in its inputs)");
+    }
+  }
+
+  std::string output_item(const topic_use& use) const {
+    return op_path(spec_.operators[use.op]) + ".outputs[" + std::to_string(use.index) + "]";
+  }
+  std::string input_item(const topic_use& use) const {
+    return op_path(spec_.operators[use.op]) + ".inputs[" + std::to_string(use.index) + "]";
+  }
+
+  /// Several publishers of one topic share its claim counter and frame heap: all on one side, and no map
+  /// among them (a 1:1 map publishes at its input's offsets, which would collide with anyone else's).
+  void check_publishers() {
+    for (std::size_t t = 0; t < spec_.topics.size(); ++t) {
+      const auto& pubs = publishers_[t];
+      if (pubs.size() < 2) continue;
+      const std::string& topic = spec_.topics[t].name;
+      std::vector<std::string> names;
+      for (const auto& p : pubs) names.push_back(spec_.operators[p.op].name);
+      const operator_spec& first = spec_.operators[pubs[0].op];
+      bool reported = false;
+      for (std::size_t k = 1; k < pubs.size() && !reported; ++k) {
+        const operator_spec& other = spec_.operators[pubs[k].op];
+        if (other.on != first.on) {
+          problem(
+              at(output_item(pubs[k])),
+              "topic '" + topic + "' has publishers on both sides ('" + first.name + "' on " +
+                  std::string(name_of(first.on)) + ", '" + other.name + "' on " +
+                  std::string(name_of(other.on)) +
+                  "); a topic's claim counter and frame heap are written by one side only, so its publishers "
+                  "must all be on cpu or all on gpu");
+          reported = true;
+        }
+      }
+      for (std::size_t k = 0; k < pubs.size() && !reported; ++k) {
+        const operator_entry* entry = entries_[pubs[k].op];
+        if (!entry || entry->info.role != operator_role::map) continue;
+        problem(
+            at(output_item(pubs[k == 0 ? 1 : k])),
+            "topic '" + topic + "' has " + std::to_string(pubs.size()) + " publishers (" +
+                quoted_list(names) + "), but '" + spec_.operators[pubs[k].op].name +
+                "' is a 1:1 map: it publishes at its input's offsets, so it must be its output topic's only "
+                "publisher");
+        reported = true;
+      }
+    }
+  }
+
+  /// One step of a path through the operator graph: an operator and the topic taken to the next one.
+  struct path_step {
+    std::size_t op;
+    std::size_t topic;
+  };
+
+  /// Depth-first search over operator → topic → subscriber edges; names each cycle once.
+  void check_cycles() {
+    enum class mark : std::uint8_t { fresh, open, done };
+    std::vector<mark> marks(spec_.operators.size(), mark::fresh);
+    std::vector<path_step> path;
+    std::set<std::vector<std::size_t>> reported;
+    std::function<void(std::size_t)> visit = [&](std::size_t o) {
+      marks[o] = mark::open;
+      for (std::size_t t : outputs_[o]) {
+        for (const auto& sub : subscribers_[t]) {
+          path.push_back({o, t});
+          if (marks[sub.op] == mark::open)
+            report_cycle(path, sub.op, reported);
+          else if (marks[sub.op] == mark::fresh)
+            visit(sub.op);
+          path.pop_back();
+        }
+      }
+      marks[o] = mark::done;
+    };
+    for (std::size_t o = 0; o < spec_.operators.size(); ++o)
+      if (marks[o] == mark::fresh) visit(o);
+  }
+
+  /// `path` ends with an edge back to `start`, which is open on the path: the cycle is start … back.
+  void report_cycle(const std::vector<path_step>& path, std::size_t start,
+                    std::set<std::vector<std::size_t>>& reported) {
+    auto first = std::find_if(path.begin(), path.end(), [&](const path_step& s) { return s.op == start; });
+    std::vector<std::size_t> members;
+    std::string text = "cycle: ";
+    for (auto it = first; it != path.end(); ++it) {
+      members.push_back(it->op);
+      text += spec_.operators[it->op].name + " -> " + spec_.topics[it->topic].name + " -> ";
+    }
+    text += spec_.operators[start].name;
+    std::sort(members.begin(), members.end());
+    if (!reported.insert(members).second) return;
+    // Point at the output through which the cycle leaves its first operator.
+    const operator_spec& op = spec_.operators[start];
+    const std::string& topic = spec_.topics[first->topic].name;
+    const auto written = std::find(op.outputs.begin(), op.outputs.end(), topic) - op.outputs.begin();
+    problem(at(op_path(op) + ".outputs[" + std::to_string(written) + "]"), text);
+  }
+
+  /// A 1:1 map writes each input frame's result into one output frame of the same offset.
+  void check_maps() {
+    for (std::size_t o = 0; o < spec_.operators.size(); ++o) {
+      const operator_entry* entry = entries_[o];
+      if (!entry || entry->info.role != operator_role::map) continue;
+      if (inputs_[o].size() != 1 || outputs_[o].size() != 1) continue;
+      const operator_spec& op = spec_.operators[o];
+      const topic_spec& in = spec_.topics[inputs_[o][0]];
+      const topic_spec& out = spec_.topics[outputs_[o][0]];
+      const source_pos where = at(op_path(op) + ".outputs[0]");
+      const bool sizes_valid =
+          frame_size_problem(in.frame_bytes).empty() && frame_size_problem(out.frame_bytes).empty();
+      if (sizes_valid && out.frame_bytes < in.frame_bytes)
+        problem(where, "operator '" + op.name + "': output topic '" + out.name + "' has smaller frames (" +
+                           format_bytes(out.frame_bytes) + ") than input topic '" + in.name + "' (" +
+                           format_bytes(in.frame_bytes) +
+                           "); a 1:1 map's output frame must hold its input frame");
+      if (op.on == placement::gpu && out.element != in.element)
+        problem(where, "operator '" + op.name +
+                           "': a GPU map reads and writes one element type, but input topic '" + in.name +
+                           "' is " + std::string(name_of(in.element)) + " and output topic '" + out.name +
+                           "' is " + std::string(name_of(out.element)));
+    }
+  }
+
+  /// Verify sinks replay their input from the source through every operator on the way: that needs one
+  /// publisher per topic upstream and operators whose output is a function of (offset, input).
+  void check_references_for_verification() {
+    for (std::size_t o = 0; o < spec_.operators.size(); ++o) {
+      const operator_entry* entry = entries_[o];
+      if (!entry || !entry->info.needs_reference || inputs_[o].size() != 1) continue;
+      const operator_spec& sink = spec_.operators[o];
+      const source_pos where = at(op_path(sink) + ".inputs[0]");
+      const std::string context =
+          "operator '" + sink.name + "': a " + sink.class_name + " replays its input from the source, so ";
+      std::size_t topic = inputs_[o][0];
+      std::set<std::size_t> visited;
+      while (true) {
+        const auto& pubs = publishers_[topic];
+        if (pubs.empty()) break;  // reported as a topic without publisher
+        if (pubs.size() > 1) {
+          std::vector<std::string> names;
+          for (const auto& p : pubs) names.push_back(spec_.operators[p.op].name);
+          problem(where, context + "every topic upstream needs exactly one publisher, but topic '" +
+                             spec_.topics[topic].name + "' has " + std::to_string(pubs.size()) + " (" +
+                             quoted_list(names) + ")");
+          break;
+        }
+        const std::size_t p = pubs[0].op;
+        const operator_entry* up = entries_[p];
+        if (!up || !visited.insert(p).second) break;  // unknown class or a cycle: reported elsewhere
+        if (!up->info.replayable) {
+          problem(where, context + "every operator upstream must be replayable, but '" +
+                             spec_.operators[p].name + "' (class '" + spec_.operators[p].class_name +
+                             "') is not");
+          break;
+        }
+        if (up->info.role != operator_role::map || inputs_[p].size() != 1) break;  // a source ends the chain
+        topic = inputs_[p][0];
+      }
+    }
+  }
+
+  topology_spec& spec_;
+  const operator_registry& registry_;
+  std::vector<diagnostic> problems_;
+  std::vector<const operator_entry*> entries_;       // per operator; null when the class is unknown
+  std::vector<std::vector<topic_use>> publishers_;   // per topic
+  std::vector<std::vector<topic_use>> subscribers_;  // per topic
+  std::vector<std::vector<std::size_t>> inputs_;     // per operator: resolved topic indices
+  std::vector<std::vector<std::size_t>> outputs_;    // per operator
+};
+
+}  // namespace
+
+std::string count_problem(std::string_view field, std::int64_t value, count_limits limits) {
+  if (value >= limits.min && value <= limits.max) return {};
+  return std::string(field) + " must be " + range_words(limits, value < limits.min) + ", not " +
+         std::to_string(value);
+}
+
+std::string count_problem_text(std::string_view field, std::string_view value_text, count_limits limits) {
+  const bool below = !value_text.empty() && value_text.front() == '-';
+  return std::string(field) + " must be " + range_words(limits, below) + ", not " + std::string(value_text);
+}
+
+std::string frame_size_problem(std::uint64_t bytes) {
+  // Frames sit back to back in the topic's page-aligned heap: whole pages keep every frame aligned.
+  static_assert(frame_alignment_bytes == 4 * KiB, "the message below names the alignment");
+  if (bytes != 0 && bytes % frame_alignment_bytes == 0) return {};
+  return "frame_size must be a positive multiple of 4 KiB (4096 bytes), not " + std::to_string(bytes) +
+         " bytes";
+}
+
+bool is_valid_name(std::string_view name) {
+  if (name.empty()) return false;
+  auto letter = [](char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; };
+  auto digit = [](char c) { return c >= '0' && c <= '9'; };
+  if (!letter(name.front())) return false;
+  return std::all_of(name.begin(), name.end(), [&](char c) { return letter(c) || digit(c) || c == '-'; });
+}
+
+std::vector<diagnostic> topology_problems(topology_spec& spec, const operator_registry& registry) {
+  return validator(spec, registry).run();
+}
+
+void sort_problems(std::vector<diagnostic>& problems, const std::vector<std::string>& file_order) {
+  std::vector<std::string> files = file_order;
+  for (const auto& p : problems)
+    if (std::find(files.begin(), files.end(), p.pos.file) == files.end()) files.push_back(p.pos.file);
+  auto rank = [&](const diagnostic& d) {
+    const auto file =
+        static_cast<std::size_t>(std::find(files.begin(), files.end(), d.pos.file) - files.begin());
+    return std::tuple(file, d.pos.line, d.pos.column);
+  };
+  std::stable_sort(problems.begin(), problems.end(),
+                   [&](const diagnostic& a, const diagnostic& b) { return rank(a) < rank(b); });
+}
+
+void validate_topology(topology_spec& spec, const operator_registry& registry) {
+  std::vector<diagnostic> problems = topology_problems(spec, registry);
+  if (problems.empty()) return;
+  sort_problems(problems, {spec.source_name});
+  throw config_error(std::move(problems));
+}
+
+}  // namespace xf

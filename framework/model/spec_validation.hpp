@@ -1,0 +1,68 @@
+// Validation of a TopologySpec against the operator registry: the one check both front ends (YAML and the
+// C++ builder) go through before anything is planned or started. Positions come from the spec's source
+// map, so a YAML topology's problems point at the offending value and a builder's start with "<builder>".
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "framework/core/errors.hpp"
+#include "framework/model/registry.hpp"
+#include "framework/model/topology_spec.hpp"
+
+namespace xf {
+
+/// Checks `spec` and normalizes each operator's params in place (normalize_params: "1GiB" becomes
+/// 1073741824 for a bytes parameter). Throws config_error with every problem found, sorted by position.
+/// What it checks: names, frame sizes and capacities, runtime settings, operator classes, placement,
+/// arity by role, threads/warps and the warp partition, params, topic references, publishers and
+/// subscribers of each topic, cycles, 1:1 map frame sizes and element types, and that verify sinks have a
+/// linear replayable chain upstream. Not checked here: what only the machine can refuse (plan.hpp).
+void validate_topology(topology_spec& spec, const operator_registry& registry);
+
+/// validate_topology without the throw: the problems, in the order found (unsorted).
+std::vector<diagnostic> topology_problems(topology_spec& spec, const operator_registry& registry);
+
+/// Sorts problems by file (in `file_order`, unknown files after, in order of first appearance), then line
+/// and column; problems at the same place keep their order. Positionless problems come first in their file.
+void sort_problems(std::vector<diagnostic>& problems, const std::vector<std::string>& file_order);
+
+/// The allowed range of an integer field of the spec. Shared by the loader (which must refuse what does
+/// not fit the spec's unsigned fields before storing it) and validation, so both say the same thing.
+struct count_limits {
+  std::int64_t min = 0;
+  std::int64_t max = std::numeric_limits<std::uint32_t>::max();
+};
+inline constexpr count_limits capacity_limits{1, std::numeric_limits<std::uint32_t>::max()};
+inline constexpr count_limits threads_limits{1, std::numeric_limits<std::uint32_t>::max()};
+inline constexpr count_limits warps_limits{1, 32};  ///< a CUDA block holds at most 32 warps
+inline constexpr count_limits blocks_limits{0, std::numeric_limits<std::uint32_t>::max()};
+inline constexpr count_limits warps_per_block_limits{1, 32};
+/// Tuning: fewer samples than this leave each sampled partition a handful of rounds; the spread and the
+/// hold are checked every few milliseconds.
+inline constexpr count_limits tuning_samples_limits{100, 100'000'000};
+inline constexpr count_limits retune_spread_percent_limits{1, 1000};
+inline constexpr count_limits retune_hold_ms_limits{1, 3'600'000};
+/// A watchdog shorter than a few scheduling quanta would fire on a merely busy machine.
+inline constexpr count_limits watchdog_ms_limits{100, 24 * 3600 * 1000};
+inline constexpr count_limits io_threads_limits{0, 64};  ///< 0: derived from the machine
+inline constexpr count_limits io_slots_per_block_limits{1, 32};  ///< a block's free-slot bitmap is one word
+
+/// "capacity must be at least 1, not 0" or "warps must be between 1 and 32, not 40"; empty when `value` is
+/// within `limits`.
+std::string count_problem(std::string_view field, std::int64_t value, count_limits limits);
+
+/// The same message for a value written as text that does not fit 64 bits.
+std::string count_problem_text(std::string_view field, std::string_view value_text, count_limits limits);
+
+/// The reason `bytes` cannot be a topic's frame size (zero, or not a multiple of 4 KiB), or empty.
+std::string frame_size_problem(std::uint64_t bytes);
+
+/// Topic and operator names: letters, digits, '_' and '-', starting with a letter or '_' (they appear in
+/// `--set` paths and in position keys, so '.' and '[' are out).
+bool is_valid_name(std::string_view name);
+
+}  // namespace xf

@@ -1,0 +1,123 @@
+// Writing a TopologySpec as YAML. yaml-cpp's emitter does the quoting, so any name or string survives.
+#include "framework/model/spec_yaml.hpp"
+
+#include <yaml-cpp/yaml.h>
+
+#include <array>
+#include <charconv>
+#include <cmath>
+
+#include "framework/model/operator_schema.hpp"
+#include "framework/core/units.hpp"
+
+namespace xf {
+
+std::string exact_bytes(std::uint64_t bytes) {
+  constexpr std::array<std::pair<std::uint64_t, const char*>, 4> units{
+      {{TiB, "TiB"}, {GiB, "GiB"}, {MiB, "MiB"}, {KiB, "KiB"}}};
+  if (bytes != 0)
+    for (auto [size, name] : units)
+      if (bytes % size == 0) return std::to_string(bytes / size) + name;
+  return std::to_string(bytes);
+}
+
+namespace {
+
+/// A param value as the loader reads it back: the shortest text that parses to the same value.
+std::string param_text(const param_value& value) {
+  if (const double* real = std::get_if<double>(&value)) {
+    if (std::isnan(*real)) return ".nan";
+    if (std::isinf(*real)) return *real > 0 ? ".inf" : "-.inf";
+    char buffer[64];
+    auto [end, ec] = std::to_chars(buffer, buffer + sizeof buffer, *real);  // shortest round-trip form
+    return ec == std::errc{} ? std::string(buffer, end) : to_string(value);
+  }
+  return to_string(value);
+}
+
+void emit_names(YAML::Emitter& out, const char* key, const std::vector<std::string>& names) {
+  if (names.empty()) return;
+  out << YAML::Key << key << YAML::Value << YAML::Flow << YAML::BeginSeq;
+  for (const auto& n : names) out << n;
+  out << YAML::EndSeq;
+}
+
+}  // namespace
+
+std::string to_yaml(const topology_spec& spec) {
+  YAML::Emitter out;
+  out.SetIndent(2);
+  out << YAML::BeginMap;
+  if (!spec.name.empty()) out << YAML::Key << "name" << YAML::Value << spec.name;
+
+  out << YAML::Key << "topics" << YAML::Value << YAML::BeginMap;
+  for (const auto& t : spec.topics) {
+    out << YAML::Key << t.name << YAML::Value << YAML::Flow << YAML::BeginMap;
+    out << YAML::Key << "frame_size" << YAML::Value << exact_bytes(t.frame_bytes);
+    out << YAML::Key << "capacity" << YAML::Value << t.capacity;
+    out << YAML::Key << "element" << YAML::Value << std::string(name_of(t.element));
+    out << YAML::Key << "layout" << YAML::Value << std::string(name_of(t.layout));
+    out << YAML::Key << "transfer" << YAML::Value << std::string(name_of(t.transfer));
+    out << YAML::EndMap;
+  }
+  out << YAML::EndMap;
+
+  out << YAML::Key << "operators" << YAML::Value << YAML::BeginMap;
+  for (const auto& o : spec.operators) {
+    out << YAML::Key << o.name << YAML::Value << YAML::BeginMap;
+    out << YAML::Key << "class" << YAML::Value << o.class_name;
+    out << YAML::Key << "on" << YAML::Value << std::string(name_of(o.on));
+    emit_names(out, "inputs", o.inputs);
+    emit_names(out, "outputs", o.outputs);
+    // threads belongs to CPU operators and warps = 0 means "not given": writing either elsewhere would
+    // turn a valid spec into an invalid file.
+    if (o.on == placement::cpu || o.threads != 1) out << YAML::Key << "threads" << YAML::Value << o.threads;
+    if (o.warps != 0) out << YAML::Key << "warps" << YAML::Value << o.warps;
+    if (!o.params.empty()) {
+      out << YAML::Key << "params" << YAML::Value << YAML::Flow << YAML::BeginMap;
+      for (const auto& [key, value] : o.params) out << YAML::Key << key << YAML::Value << param_text(value);
+      out << YAML::EndMap;
+    }
+    out << YAML::EndMap;
+  }
+  out << YAML::EndMap;
+
+  out << YAML::Key << "runtime" << YAML::Value << YAML::BeginMap;
+  out << YAML::Key << "executor" << YAML::Value << std::string(name_of(spec.runtime.executor));
+  out << YAML::Key << "blocks" << YAML::Value << spec.runtime.blocks;
+  out << YAML::Key << "warps_per_block" << YAML::Value << spec.runtime.warps_per_block;
+  out << YAML::Key << "partition" << YAML::Value << std::string(name_of(spec.runtime.partition));
+  if (is_tuned(spec.runtime.partition)) {
+    out << YAML::Key << "tuning" << YAML::Value << YAML::Flow << YAML::BeginMap;
+    out << YAML::Key << "samples" << YAML::Value << spec.runtime.tuning.samples;
+    out << YAML::Key << "retune_spread_percent" << YAML::Value << spec.runtime.tuning.retune_spread_percent;
+    out << YAML::Key << "retune_hold_ms" << YAML::Value << spec.runtime.tuning.retune_hold_ms;
+    out << YAML::EndMap;
+  }
+  out << YAML::Key << "coherence" << YAML::Value << YAML::Flow << YAML::BeginMap;
+  out << YAML::Key << "catalog" << YAML::Value << std::string(name_of(spec.runtime.coherence.catalog));
+  out << YAML::Key << "index" << YAML::Value << std::string(name_of(spec.runtime.coherence.index));
+  out << YAML::Key << "frames" << YAML::Value << std::string(name_of(spec.runtime.coherence.frames));
+  out << YAML::EndMap;
+  out << YAML::Key << "watchdog_ms" << YAML::Value << spec.runtime.watchdog_ms;
+  if (const auto& c = spec.runtime.file_cache) {
+    out << YAML::Key << "file_cache" << YAML::Value << YAML::Flow << YAML::BeginMap;
+    out << YAML::Key << "size" << YAML::Value << exact_bytes(c->size);
+    out << YAML::Key << "page_size" << YAML::Value << exact_bytes(c->page_bytes);
+    out << YAML::Key << "readahead" << YAML::Value << exact_bytes(c->readahead);
+    out << YAML::Key << "readahead_mode" << YAML::Value << std::string(name_of(c->readahead_policy));
+    out << YAML::Key << "replacement" << YAML::Value << std::string(name_of(c->replacement));
+    out << YAML::Key << "io_threads" << YAML::Value << c->io_threads;
+    out << YAML::Key << "io_slots_per_block" << YAML::Value << c->io_slots_per_block;
+    out << YAML::Key << "max_request" << YAML::Value << exact_bytes(c->max_request);
+    out << YAML::Key << "io_chunk" << YAML::Value << exact_bytes(c->io_chunk);
+    out << YAML::Key << "direct" << YAML::Value << std::string(name_of(c->direct));
+    out << YAML::EndMap;
+  }
+  out << YAML::EndMap;
+
+  out << YAML::EndMap;
+  return std::string(out.c_str()) + "\n";
+}
+
+}  // namespace xf

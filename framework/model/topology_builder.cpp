@@ -1,0 +1,128 @@
+// The C++ topology builder.
+#include "framework/model/topology_builder.hpp"
+
+namespace xf {
+
+op::op(std::string name, std::string class_name) {
+  spec_.name = std::move(name);
+  spec_.class_name = std::move(class_name);
+}
+op& op::on(placement where) {
+  spec_.on = where;
+  return *this;
+}
+op& op::threads(std::uint32_t count) {
+  spec_.threads = count;
+  return *this;
+}
+op& op::warps(std::uint32_t count) {
+  spec_.warps = count;
+  return *this;
+}
+op& op::param(const std::string& key, bool value) {
+  spec_.params[key] = value;
+  return *this;
+}
+op& op::param(const std::string& key, int value) {
+  spec_.params[key] = std::int64_t{value};
+  return *this;
+}
+op& op::param(const std::string& key, std::int64_t value) {
+  spec_.params[key] = value;
+  return *this;
+}
+op& op::param(const std::string& key, std::uint64_t value) {
+  spec_.params[key] = static_cast<std::int64_t>(value);
+  return *this;
+}
+op& op::param(const std::string& key, double value) {
+  spec_.params[key] = value;
+  return *this;
+}
+op& op::param(const std::string& key, const char* value) {
+  spec_.params[key] = std::string(value);
+  return *this;
+}
+op& op::param(const std::string& key, std::string value) {
+  spec_.params[key] = std::move(value);
+  return *this;
+}
+
+topic_builder& topic_builder::frame_bytes(std::uint64_t bytes) {
+  spec().frame_bytes = bytes;
+  return *this;
+}
+topic_builder& topic_builder::capacity(std::uint32_t frames) {
+  spec().capacity = frames;
+  return *this;
+}
+topic_builder& topic_builder::element(element_type type) {
+  spec().element = type;
+  return *this;
+}
+topic_builder& topic_builder::layout(frame_layout l) {
+  spec().layout = l;
+  return *this;
+}
+
+topic_builder& topic_builder::transfer(transfer_mode t) {
+  spec().transfer = t;
+  return *this;
+}
+
+runtime_builder& runtime_builder::executor(executor_kind e) {
+  spec_->executor = e;
+  return *this;
+}
+runtime_builder& runtime_builder::blocks(std::uint32_t count) {
+  spec_->blocks = count;
+  return *this;
+}
+runtime_builder& runtime_builder::warps_per_block(std::uint32_t count) {
+  spec_->warps_per_block = count;
+  return *this;
+}
+runtime_builder& runtime_builder::partition(partition_policy p) {
+  spec_->partition = p;
+  return *this;
+}
+runtime_builder& runtime_builder::tuning(tuning_spec t) {
+  spec_->tuning = t;
+  return *this;
+}
+runtime_builder& runtime_builder::coherence(coherence_spec c) {
+  spec_->coherence = c;
+  return *this;
+}
+runtime_builder& runtime_builder::watchdog_ms(std::uint32_t ms) {
+  spec_->watchdog_ms = ms;
+  return *this;
+}
+
+topology_builder::topology_builder(std::string name) {
+  spec_.name = std::move(name);
+  spec_.source_name = "<builder>";
+}
+
+topic_builder topology_builder::topic(const std::string& name) {
+  for (std::size_t i = 0; i < spec_.topics.size(); ++i)
+    if (spec_.topics[i].name == name) return topic_builder(spec_.topics, i);
+  spec_.topics.push_back(topic_spec{});
+  spec_.topics.back().name = name;
+  return topic_builder(spec_.topics, spec_.topics.size() - 1);
+}
+
+topology_builder& topology_builder::link(std::initializer_list<std::string> inputs, const op& operation,
+                                         std::initializer_list<std::string> outputs) {
+  operator_spec spec = operation.spec();
+  spec.inputs.assign(inputs.begin(), inputs.end());
+  spec.outputs.assign(outputs.begin(), outputs.end());
+  spec_.operators.push_back(std::move(spec));
+  return *this;
+}
+
+runtime_builder topology_builder::runtime() {
+  return runtime_builder(spec_.runtime);
+}
+
+}  // namespace xf

@@ -1,0 +1,87 @@
+// The C++ front end of TopologySpec: the XeFlow paper's Link(prev_topic, op, next_topic), in modern C++.
+//
+//   xf::topology_builder b{"pingpong"};
+//   b.topic("in").frame_bytes(64 * xf::KiB).capacity(64);
+//   b.topic("out").frame_bytes(64 * xf::KiB).capacity(64);
+//   b.link({}, xf::op("source", "sequence_source").threads(2).param("total_bytes", "1GiB"), {"in"});
+//   b.link({"in"}, xf::op("scale", "scale").on(xf::placement::gpu).param("factor", 2.0), {"out"});
+//   b.link({"out"}, xf::op("verify", "verify_sink"), {});
+//   xf::topology_spec spec = b.build();
+//
+// build() returns the spec as written; validate_topology() checks it exactly as it checks a YAML file.
+#pragma once
+
+#include <initializer_list>
+#include <string>
+
+#include "framework/model/topology_spec.hpp"
+
+namespace xf {
+
+/// Fluent description of one operator, handed to topology_builder::link.
+class op {
+ public:
+  op(std::string name, std::string class_name);
+  op& on(placement where);
+  op& threads(std::uint32_t count);
+  op& warps(std::uint32_t count);
+  op& param(const std::string& key, bool value);
+  op& param(const std::string& key, int value);
+  op& param(const std::string& key, std::int64_t value);
+  op& param(const std::string& key, std::uint64_t value);
+  op& param(const std::string& key, double value);
+  op& param(const std::string& key, const char* value);
+  op& param(const std::string& key, std::string value);
+  const operator_spec& spec() const { return spec_; }
+
+ private:
+  operator_spec spec_;
+};
+
+/// Fluent description of one topic, owned by its builder.
+class topic_builder {
+ public:
+  topic_builder(std::vector<topic_spec>& topics, std::size_t index) : topics_(&topics), index_(index) {}
+  topic_builder& frame_bytes(std::uint64_t bytes);
+  topic_builder& capacity(std::uint32_t frames);
+  topic_builder& element(element_type type);
+  topic_builder& layout(frame_layout l);
+  topic_builder& transfer(transfer_mode t);
+
+ private:
+  topic_spec& spec() { return (*topics_)[index_]; }
+  std::vector<topic_spec>* topics_;
+  std::size_t index_;
+};
+
+class runtime_builder {
+ public:
+  explicit runtime_builder(runtime_spec& spec) : spec_(&spec) {}
+  runtime_builder& executor(executor_kind e);
+  runtime_builder& blocks(std::uint32_t count);
+  runtime_builder& warps_per_block(std::uint32_t count);
+  runtime_builder& partition(partition_policy p);
+  runtime_builder& tuning(tuning_spec t);
+  runtime_builder& coherence(coherence_spec c);
+  runtime_builder& watchdog_ms(std::uint32_t ms);
+
+ private:
+  runtime_spec* spec_;
+};
+
+class topology_builder {
+ public:
+  explicit topology_builder(std::string name = {});
+  /// Declares a topic (defaults as in YAML); declaring a name twice returns the same topic.
+  topic_builder topic(const std::string& name);
+  /// Adds `operation`, subscribed to `inputs` and publishing to `outputs` (either may be empty).
+  topology_builder& link(std::initializer_list<std::string> inputs, const op& operation,
+                         std::initializer_list<std::string> outputs);
+  runtime_builder runtime();
+  topology_spec build() const { return spec_; }
+
+ private:
+  topology_spec spec_;
+};
+
+}  // namespace xf

@@ -1,0 +1,29 @@
+// Look-ups on a topology spec.
+#include "framework/model/topology_spec.hpp"
+
+namespace xf {
+
+const topic_spec* topology_spec::find_topic(std::string_view wanted) const {
+  for (const auto& t : topics)
+    if (t.name == wanted) return &t;
+  return nullptr;
+}
+
+const operator_spec* topology_spec::find_operator(std::string_view wanted) const {
+  for (const auto& o : operators)
+    if (o.name == wanted) return &o;
+  return nullptr;
+}
+
+source_pos topology_spec::position_of(const std::string& path) const {
+  std::string key = path;
+  while (!key.empty()) {
+    if (auto it = positions.find(key); it != positions.end()) return it->second;
+    auto cut = key.find_last_of(".[");
+    if (cut == std::string::npos) break;
+    key.resize(cut);
+  }
+  return source_pos{source_name, 0, 0};
+}
+
+}  // namespace xf

@@ -1,0 +1,151 @@
+// TopologySpec: what a topology declares, independent of where it came from (YAML or the C++ builder).
+// Plain data; `validate_topology` (spec_validation.hpp) checks it against the operator registry, and the
+// planner turns a valid spec into topics, threads and a kernel partition.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "framework/core/element_type.hpp"
+#include "framework/core/errors.hpp"
+#include "framework/files/file_cache_spec.hpp"
+#include "topics/coherence_spec.hpp"
+
+namespace xf {
+
+/// Where an operator runs. A `gpu` operator runs inside the virtualised kernel, or on the host executor
+/// (CPU threads that play the kernel's role) when there is no GPU or `--host` is given.
+enum class placement : std::uint8_t { cpu, gpu };
+constexpr std::string_view name_of(placement p) {
+  return p == placement::cpu ? "cpu" : "gpu";
+}
+
+enum class frame_layout : std::uint8_t { row, columnar };
+constexpr std::string_view name_of(frame_layout l) {
+  return l == frame_layout::row ? "row" : "columnar";
+}
+
+/// How a topic's frames cross PCIe between CPU and GPU operators on the GPU executor (DESIGN.md §6):
+/// - mapped: the kernel reads and writes the frames in host memory directly (zero-copy); no copy, the
+///   lowest latency, but one pass over host memory reading and writing tops out near 40 GB/s;
+/// - dma: the frames get a replica in device memory and the copy engines move them (copy_bridge.hpp),
+///   both directions at once, with no kernel launch and no per-frame synchronisation;
+/// - auto: dma for frames of 1 MiB and more, and of 64 KiB and more in a ring of 16 or more when no CPU
+///   operator sits between GPU operators; mapped otherwise (transfer_auto_uses_dma in plan.hpp).
+/// Topics that stay on one side ignore it.
+enum class transfer_mode : std::uint8_t { automatic, mapped, dma };
+constexpr std::string_view name_of(transfer_mode t) {
+  return t == transfer_mode::automatic ? "auto" : t == transfer_mode::mapped ? "mapped" : "dma";
+}
+
+/// Which executor runs the GPU operators: the device when one is usable, else the host (auto).
+enum class executor_kind : std::uint8_t { automatic, device, host };
+constexpr std::string_view name_of(executor_kind e) {
+  return e == executor_kind::automatic ? "auto" : e == executor_kind::device ? "device" : "host";
+}
+
+/// How a block's warps are split among the GPU operators each round (DESIGN.md §5):
+/// - uniform: equal shares (the remainder to the first operators);
+/// - explicit: each GPU operator's `warps`;
+/// - auto: the device executor samples each operator's round time at several warp counts at the start
+///   of the run, fits its cost model and switches to the partition the models favour (warp_partition.hpp);
+/// - auto-online: auto, and again whenever the spread of the operators' round times moves away from the
+///   tuned one by more than `tuning.retune_spread_percent` for `tuning.retune_hold_ms`.
+/// The host executor has no warps to split: it runs every policy alike.
+enum class partition_policy : std::uint8_t { uniform, explicit_warps, auto_once, auto_online };
+constexpr std::string_view name_of(partition_policy p) {
+  switch (p) {
+    case partition_policy::uniform:
+      return "uniform";
+    case partition_policy::explicit_warps:
+      return "explicit";
+    case partition_policy::auto_once:
+      return "auto";
+    case partition_policy::auto_online:
+      return "auto-online";
+  }
+  return "?";
+}
+constexpr bool is_tuned(partition_policy p) {
+  return p == partition_policy::auto_once || p == partition_policy::auto_online;
+}
+
+/// Settings of the auto partitions (runtime.tuning).
+struct tuning_spec {
+  /// Work items whose round time is measured over the sampling schedule (the paper's Table 2 counts).
+  std::uint32_t samples = 3200;
+  /// auto-online: re-tune when max R_i / min R_i differs from its value right after tuning by more than
+  /// this percentage …
+  std::uint32_t retune_spread_percent = 25;
+  /// … for this long (a passing burst does not re-tune).
+  std::uint32_t retune_hold_ms = 100;
+  friend bool operator==(const tuning_spec&, const tuning_spec&) = default;
+};
+
+/// A parameter value as written. Integers (and byte counts, after unit parsing) are int64, reals double.
+using param_value = std::variant<bool, std::int64_t, double, std::string>;
+
+struct topic_spec {
+  std::string name;
+  std::uint64_t frame_bytes = 64 * 1024;  ///< a multiple of 4 KiB
+  std::uint32_t capacity = 64;            ///< frames in flight (offset-index slots)
+  element_type element = element_type::u32;
+  frame_layout layout = frame_layout::row;
+  transfer_mode transfer = transfer_mode::automatic;
+  friend bool operator==(const topic_spec&, const topic_spec&) = default;
+};
+
+struct operator_spec {
+  std::string name;
+  std::string class_name;
+  placement on = placement::cpu;
+  std::vector<std::string> inputs;   ///< topic names
+  std::vector<std::string> outputs;  ///< topic names
+  std::map<std::string, param_value> params;
+  std::uint32_t threads = 1;  ///< CPU operators: host threads
+  std::uint32_t warps = 0;    ///< GPU operators: warps per block under the explicit partition (0: unset)
+  friend bool operator==(const operator_spec&, const operator_spec&) = default;
+};
+
+struct runtime_spec {
+  executor_kind executor = executor_kind::automatic;
+  std::uint32_t blocks = 0;           ///< 0: derived from the device (or host cores)
+  std::uint32_t warps_per_block = 8;  ///< 1..32
+  partition_policy partition = partition_policy::uniform;
+  tuning_spec tuning;  ///< used by partition auto and auto-online only
+  coherence_spec coherence;
+  /// GPU executor: a kernel block whose heartbeat stalls this long ends the run with a state dump.
+  std::uint32_t watchdog_ms = 10000;
+  /// runtime.file_cache: given only for topologies whose operators read files through the cache.
+  std::optional<file_cache_spec> file_cache;
+  friend bool operator==(const runtime_spec&, const runtime_spec&) = default;
+};
+
+/// Positions of the spec's fields in their source, keyed by path: "topics.in.capacity",
+/// "operators.scale.inputs[0]", "operators.scale.params.factor", "runtime.blocks". A key's position is
+/// stored under its path and the key itself under path + "#key". Empty for specs built in C++.
+using source_map = std::map<std::string, source_pos>;
+
+struct topology_spec {
+  std::string name;
+  std::vector<topic_spec> topics;        ///< in declaration order
+  std::vector<operator_spec> operators;  ///< in declaration order
+  runtime_spec runtime;
+  source_map positions;     ///< not part of equality
+  std::string source_name;  ///< the file (or "<builder>") the spec came from; not part of equality
+
+  const topic_spec* find_topic(std::string_view name) const;
+  const operator_spec* find_operator(std::string_view name) const;
+  /// Position of `path`, falling back to its closest recorded parent path, then to the file alone.
+  source_pos position_of(const std::string& path) const;
+
+  friend bool operator==(const topology_spec& a, const topology_spec& b) {
+    return a.name == b.name && a.topics == b.topics && a.operators == b.operators && a.runtime == b.runtime;
+  }
+};
+
+}  // namespace xf

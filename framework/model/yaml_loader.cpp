@@ -1,0 +1,653 @@
+// The YAML front end: yaml-cpp's tree → yaml_node (positions with their source) → topology_spec.
+// Shape problems are collected here; the topology's meaning is checked by validate_topology afterwards.
+#include "framework/model/yaml_loader.hpp"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <charconv>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <map>
+#include <optional>
+#include <sstream>
+
+#include "framework/model/overrides.hpp"
+#include "framework/model/spec_validation.hpp"
+#include "framework/model/suggest.hpp"
+#include "framework/core/units.hpp"
+
+namespace xf {
+
+yaml_entry* yaml_node::find(std::string_view key) {
+  for (auto& e : entries)
+    if (e.key == key) return &e;
+  return nullptr;
+}
+
+const yaml_entry* yaml_node::find(std::string_view key) const {
+  for (const auto& e : entries)
+    if (e.key == key) return &e;
+  return nullptr;
+}
+
+std::string describe_node(const yaml_node& node) {
+  switch (node.type) {
+    case yaml_node::kind::null:
+      return "empty";
+    case yaml_node::kind::scalar:
+      return "'" + node.scalar + "'";
+    case yaml_node::kind::list:
+      return "a list";
+    case yaml_node::kind::map:
+      return "a map";
+  }
+  return "?";
+}
+
+namespace {
+
+/// yaml-cpp marks are 0-based; the first line may start inside a longer text (an override's value).
+source_pos position(const YAML::Mark& mark, const std::string& source, int first_column) {
+  if (mark.is_null() || mark.line < 0) return {source, 0, 0};
+  return {source, mark.line + 1, mark.line == 0 ? mark.column + first_column : mark.column + 1};
+}
+
+class tree_converter {
+ public:
+  tree_converter(const std::string& source, int first_column)
+      : source_(source), first_column_(first_column) {}
+
+  yaml_node convert(const YAML::Node& node, const source_pos& fallback) {
+    yaml_node out;
+    out.pos = position(node.Mark(), source_, first_column_);
+    if (!out.pos.known()) out.pos = fallback;
+    switch (node.Type()) {
+      case YAML::NodeType::Undefined:
+      case YAML::NodeType::Null:
+        out.type = yaml_node::kind::null;
+        break;
+      case YAML::NodeType::Scalar:
+        out.type = yaml_node::kind::scalar;
+        out.scalar = node.Scalar();
+        break;
+      case YAML::NodeType::Sequence:
+        out.type = yaml_node::kind::list;
+        for (const auto& item : node) out.items.push_back(convert(item, out.pos));
+        break;
+      case YAML::NodeType::Map:
+        out.type = yaml_node::kind::map;
+        for (const auto& kv : node) {
+          yaml_entry entry;
+          entry.key_pos = position(kv.first.Mark(), source_, first_column_);
+          if (!entry.key_pos.known()) entry.key_pos = out.pos;
+          if (kv.first.IsScalar()) {
+            entry.key = kv.first.Scalar();
+          } else {
+            problems_.push_back({entry.key_pos, std::string("a map key must be a name, not ") +
+                                                    (kv.first.IsNull()  ? "empty"
+                                                     : kv.first.IsMap() ? "a map"
+                                                                        : "a list")});
+            continue;
+          }
+          entry.value = convert(kv.second, entry.key_pos);
+          // yaml-cpp marks an empty value ("key:" then a newline) at whatever token follows it, often the
+          // next key's line; the key itself is the honest place to point at.
+          if (entry.value.type == yaml_node::kind::null && entry.value.pos.line != entry.key_pos.line)
+            entry.value.pos = entry.key_pos;
+          out.entries.push_back(std::move(entry));
+        }
+        break;
+    }
+    return out;
+  }
+
+  std::vector<diagnostic>& problems() { return problems_; }
+
+ private:
+  const std::string& source_;
+  int first_column_;
+  std::vector<diagnostic> problems_;
+};
+
+// ---- integers and enums ---------------------------------------------------------------------------------
+
+enum class integer_parse : std::uint8_t { ok, not_integer, too_large };
+
+/// Integers as YAML 1.2's core schema writes them: optional sign, decimal, 0x hexadecimal or 0o octal.
+integer_parse parse_integer(const std::string& text, std::int64_t& value) {
+  const char* first = text.data();
+  const char* last = text.data() + text.size();
+  bool negative = false;
+  if (first != last && (*first == '+' || *first == '-')) negative = *first++ == '-';
+  int base = 10;
+  if (last - first > 2 && first[0] == '0' && (first[1] == 'x' || first[1] == 'o')) {
+    base = first[1] == 'x' ? 16 : 8;
+    first += 2;
+  }
+  if (first == last) return integer_parse::not_integer;
+  std::uint64_t magnitude = 0;
+  auto [end, ec] = std::from_chars(first, last, magnitude, base);
+  if (end != last) return integer_parse::not_integer;
+  if (ec == std::errc::result_out_of_range) return integer_parse::too_large;
+  if (ec != std::errc{}) return integer_parse::not_integer;
+  if (magnitude > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
+    return integer_parse::too_large;
+  value = negative ? -static_cast<std::int64_t>(magnitude) : static_cast<std::int64_t>(magnitude);
+  return integer_parse::ok;
+}
+
+std::string join_choices(const std::vector<std::string>& names, const char* last_separator) {
+  std::string text;
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    if (i > 0) text += i + 1 == names.size() ? last_separator : ", ";
+    text += names[i];
+  }
+  return text;
+}
+
+std::string first_at(const source_pos& first, const source_pos& here) {
+  if (first.file == here.file && first.known())
+    return std::to_string(first.line) + ":" + std::to_string(first.column);
+  return first.str();
+}
+
+const std::vector<std::string> top_keys{"name", "topics", "operators", "runtime"};
+const std::vector<std::string> topic_keys{"frame_size", "capacity", "device_memory", "element", "layout", "transfer"};
+const std::vector<std::string> operator_keys{"class",   "on",    "inputs", "outputs",
+                                             "threads", "warps", "params"};
+const std::vector<std::string> runtime_keys{"executor",  "blocks", "warps_per_block", "partition",
+                                            "tuning",    "coherence", "watchdog_ms", "file_cache"};
+const std::vector<std::string> tuning_keys{"samples", "retune_spread_percent", "retune_hold_ms"};
+const std::vector<std::string> coherence_keys{"catalog", "index", "frames"};
+const std::vector<std::string> file_cache_keys{"size",      "page_size",  "readahead",          "readahead_mode",
+                                               "replacement", "io_threads", "io_slots_per_block", "max_request",
+                                               "io_chunk",  "direct"};
+
+std::vector<std::string> element_names() {
+  std::vector<std::string> names;
+  for (element_type t : all_element_types) names.emplace_back(name_of(t));
+  return names;
+}
+
+// ---- the reader -----------------------------------------------------------------------------------------
+
+/// The accepted entries of one map: first occurrences of allowed keys, by key.
+using entry_table = std::map<std::string, const yaml_entry*, std::less<>>;
+
+class spec_reader {
+ public:
+  spec_reader(const operator_registry& registry, topology_spec& spec) : registry_(registry), spec_(spec) {}
+
+  std::vector<diagnostic> read(const yaml_node& root) {
+    if (root.type == yaml_node::kind::null) {
+      problem(root.pos, "the topology is empty (expected a map with name, topics, operators and runtime)");
+      return std::move(problems_);
+    }
+    if (root.type != yaml_node::kind::map) {
+      problem(root.pos, "the topology must be a map with name, topics, operators and runtime, not " +
+                            describe_node(root));
+      return std::move(problems_);
+    }
+    const entry_table top = accepted(root, top_keys, "at the top level", "key");
+    if (auto it = top.find("name"); it != top.end()) {
+      record("name", *it->second);
+      if (auto text = scalar(*it->second, "", "name", "a string", true)) spec_.name = *text;
+    }
+    if (auto it = top.find("topics"); it != top.end()) read_topics(*it->second);
+    if (auto it = top.find("operators"); it != top.end()) read_operators(*it->second);
+    if (auto it = top.find("runtime"); it != top.end()) read_runtime(*it->second);
+    return std::move(problems_);
+  }
+
+ private:
+  void problem(const source_pos& pos, std::string message) { problems_.push_back({pos, std::move(message)}); }
+
+  void record(const std::string& path, const yaml_entry& entry) {
+    spec_.positions[path + "#key"] = entry.key_pos;
+    spec_.positions[path] = entry.value.pos;
+  }
+
+  /// Reports unknown keys (when `allowed` is non-empty) and duplicates; returns the rest.
+  /// `where` ends "unknown key 'x' …" ("in topic 'in'"); `noun` names a duplicate ("key", "topic").
+  entry_table accepted(const yaml_node& map, const std::vector<std::string>& allowed,
+                       const std::string& where, const std::string& noun) {
+    entry_table table;
+    for (const auto& entry : map.entries) {
+      if (!allowed.empty() && std::find(allowed.begin(), allowed.end(), entry.key) == allowed.end()) {
+        std::string hint = did_you_mean(entry.key, allowed);
+        if (hint.empty()) hint = " (expected " + join_choices(allowed, " or ") + ")";
+        problem(entry.key_pos, "unknown key '" + entry.key + "' " + where + hint);
+        continue;
+      }
+      if (auto it = table.find(entry.key); it != table.end()) {
+        problem(entry.key_pos, "duplicate " + noun + " '" + entry.key + "' (first at " +
+                                   first_at(it->second->key_pos, entry.key_pos) + ")");
+        continue;
+      }
+      table.emplace(entry.key, &entry);
+    }
+    return table;
+  }
+
+  /// The scalar text of an entry, or a problem "<context>: <field> must be <expected>, not a map".
+  /// `null_is_empty`: an empty value reads as "".
+  std::optional<std::string> scalar(const yaml_entry& entry, const std::string& context,
+                                    const std::string& field, const std::string& expected,
+                                    bool null_is_empty = false) {
+    if (entry.value.type == yaml_node::kind::scalar) return entry.value.scalar;
+    if (entry.value.type == yaml_node::kind::null && null_is_empty) return std::string();
+    problem(entry.value.pos,
+            context + field + " must be " + expected + ", not " + describe_node(entry.value));
+    return std::nullopt;
+  }
+
+  std::optional<std::uint32_t> count(const yaml_entry& entry, const std::string& context,
+                                     const std::string& field, count_limits limits) {
+    auto text = scalar(entry, context, field, "an integer");
+    if (!text) return std::nullopt;
+    std::int64_t value = 0;
+    switch (parse_integer(*text, value)) {
+      case integer_parse::not_integer:
+        problem(entry.value.pos, context + field + " must be an integer, not '" + *text + "'");
+        return std::nullopt;
+      case integer_parse::too_large:
+        problem(entry.value.pos, context + count_problem_text(field, *text, limits));
+        return std::nullopt;
+      case integer_parse::ok:
+        break;
+    }
+    if (std::string why = count_problem(field, value, limits); !why.empty()) {
+      problem(entry.value.pos, context + why);
+      return std::nullopt;
+    }
+    return static_cast<std::uint32_t>(value);
+  }
+
+  /// The index of the entry's value among `names`, or a problem with a suggestion.
+  /// A byte count with a unit ("64KiB"); `example` shows one in the message when the value is not a scalar.
+  std::optional<std::uint64_t> byte_count(const yaml_entry& entry, const std::string& context,
+                                          const std::string& field, const std::string& example) {
+    auto text = scalar(entry, context, field, "a byte count (e.g. " + example + ")");
+    if (!text) return std::nullopt;
+    if (auto bytes = parse_bytes(*text)) return bytes;
+    problem(entry.value.pos, context + field + ": " + bytes_syntax_problem(*text));
+    return std::nullopt;
+  }
+
+  std::optional<std::size_t> choice(const yaml_entry& entry, const std::string& context,
+                                    const std::string& field, const std::vector<std::string>& names) {
+    const std::string expected = "one of " + join_choices(names, ", ");
+    auto text = scalar(entry, context, field, expected);
+    if (!text) return std::nullopt;
+    for (std::size_t i = 0; i < names.size(); ++i)
+      if (names[i] == *text) return i;
+    problem(entry.value.pos,
+            context + field + " must be " + expected + ", not '" + *text + "'" + did_you_mean(*text, names));
+    return std::nullopt;
+  }
+
+  void read_topics(const yaml_entry& topics) {
+    record("topics", topics);
+    if (topics.value.type == yaml_node::kind::null) return;
+    if (topics.value.type != yaml_node::kind::map) {
+      problem(topics.value.pos,
+              "topics must be a map from topic name to settings, not " + describe_node(topics.value));
+      return;
+    }
+    for (const auto& entry : topics.value.entries) {
+      if (!first_of(topics.value, entry, "topic")) continue;
+      const std::string path = "topics." + entry.key;
+      const std::string context = "topic '" + entry.key + "': ";
+      record(path, entry);
+      topic_spec topic;
+      topic.name = entry.key;
+      if (entry.value.type == yaml_node::kind::map) {
+        const entry_table fields = accepted(entry.value, topic_keys, "in topic '" + entry.key + "'", "key");
+        const yaml_entry* capacity_field = nullptr;
+        const yaml_entry* budget_field = nullptr;
+        std::optional<std::uint64_t> budget;
+        for (const auto& [key, field] : fields) {
+          record(path + "." + key, *field);
+          if (key == "frame_size") {
+            if (auto bytes = byte_count(*field, context, key, "64KiB")) topic.frame_bytes = *bytes;
+          } else if (key == "capacity") {
+            capacity_field = field;
+            if (auto n = count(*field, context, key, capacity_limits)) topic.capacity = *n;
+          } else if (key == "device_memory") {
+            budget_field = field;
+            if (auto bytes = byte_count(*field, context, key, "256MiB")) budget = *bytes;
+          } else if (key == "element") {
+            if (auto i = choice(*field, context, key, element_names())) topic.element = all_element_types[*i];
+          } else if (key == "layout") {
+            if (auto i = choice(*field, context, key, {"row", "columnar"}))
+              topic.layout = *i == 0 ? frame_layout::row : frame_layout::columnar;
+          } else if (key == "transfer") {
+            constexpr transfer_mode modes[] = {transfer_mode::automatic, transfer_mode::mapped,
+                                               transfer_mode::dma};
+            if (auto i = choice(*field, context, key, {"auto", "mapped", "dma"})) topic.transfer = modes[*i];
+          }
+        }
+        if (budget_field != nullptr && capacity_field != nullptr) {
+          problem(budget_field->key_pos, context + "give capacity (frames) or device_memory (bytes), not both "
+                                                   "(capacity at " +
+                                             first_at(capacity_field->key_pos, budget_field->key_pos) + ")");
+        } else if (budget && topic.frame_bytes != 0) {  // frame_size 0 is reported by validation
+          // The budget buys whole frames: the ring (and the device replica the GPU executor keeps of it).
+          const std::uint64_t frames = *budget / topic.frame_bytes;
+          if (frames < 1 || frames > static_cast<std::uint64_t>(capacity_limits.max))
+            problem(budget_field->value.pos,
+                    context + "device_memory " + format_bytes(*budget) + " buys " + std::to_string(frames) +
+                        " frames of " + format_bytes(topic.frame_bytes) + ": give between 1 and " +
+                        std::to_string(capacity_limits.max) + " frames' bytes");
+          else
+            topic.capacity = static_cast<std::uint32_t>(frames);
+        }
+      } else if (entry.value.type != yaml_node::kind::null) {
+        problem(entry.value.pos, "topic '" + entry.key + "' must be a map of settings (" +
+                                     join_choices(topic_keys, ", ") + "), not " + describe_node(entry.value));
+      }
+      spec_.topics.push_back(std::move(topic));
+    }
+  }
+
+  /// True for the first entry with its key in `map`; reports a later one as a duplicate `noun`.
+  bool first_of(const yaml_node& map, const yaml_entry& entry, const std::string& noun) {
+    const yaml_entry* first = map.find(entry.key);
+    if (first == &entry) return true;
+    problem(entry.key_pos, "duplicate " + noun + " '" + entry.key + "' (first at " +
+                               first_at(first->key_pos, entry.key_pos) + ")");
+    return false;
+  }
+
+  void read_names(const yaml_entry& field, const std::string& path, const std::string& context,
+                  std::vector<std::string>& names) {
+    const std::string expected = "a topic name or a list of topic names";
+    if (field.value.type == yaml_node::kind::scalar) {
+      spec_.positions[path + "[0]"] = field.value.pos;
+      names.push_back(field.value.scalar);
+      return;
+    }
+    if (field.value.type != yaml_node::kind::list) {
+      problem(field.value.pos,
+              context + field.key + " must be " + expected + ", not " + describe_node(field.value));
+      return;
+    }
+    for (std::size_t i = 0; i < field.value.items.size(); ++i) {
+      const yaml_node& item = field.value.items[i];
+      if (item.type != yaml_node::kind::scalar) {
+        problem(item.pos,
+                context + "each of " + field.key + " must be a topic name, not " + describe_node(item));
+        continue;
+      }
+      spec_.positions[path + "[" + std::to_string(names.size()) + "]"] = item.pos;
+      names.push_back(item.scalar);
+    }
+  }
+
+  void read_params(const yaml_entry& field, const std::string& path, const std::string& context,
+                   operator_spec& op) {
+    if (field.value.type == yaml_node::kind::null) return;
+    if (field.value.type != yaml_node::kind::map) {
+      problem(field.value.pos, context + "params must be a map from parameter name to value, not " +
+                                   describe_node(field.value));
+      return;
+    }
+    const entry_table params = accepted(field.value, {}, "", "parameter");
+    for (const auto& [key, entry] : params) {
+      record(path + "." + key, *entry);
+      if (entry->value.type == yaml_node::kind::scalar) {
+        op.params[key] = entry->value.scalar;  // typed by normalize_params against the class's schema
+      } else if (entry->value.type == yaml_node::kind::null) {
+        problem(entry->value.pos, context + "parameter '" + key + "' has no value");
+      } else {
+        problem(entry->value.pos, context + "parameter '" + key + "' must be a single value, not " +
+                                      describe_node(entry->value));
+      }
+    }
+  }
+
+  void read_operators(const yaml_entry& operators) {
+    record("operators", operators);
+    if (operators.value.type == yaml_node::kind::null) return;
+    if (operators.value.type != yaml_node::kind::map) {
+      problem(operators.value.pos, "operators must be a map from operator name to settings, not " +
+                                       describe_node(operators.value));
+      return;
+    }
+    for (const auto& entry : operators.value.entries) {
+      if (!first_of(operators.value, entry, "operator")) continue;
+      const std::string path = "operators." + entry.key;
+      const std::string context = "operator '" + entry.key + "': ";
+      record(path, entry);
+      operator_spec op;
+      op.name = entry.key;
+      if (entry.value.type != yaml_node::kind::map) {
+        problem(entry.value.pos, "operator '" + entry.key +
+                                     "' must be a map of settings with at least a class, not " +
+                                     describe_node(entry.value));
+        continue;
+      }
+      const entry_table fields =
+          accepted(entry.value, operator_keys, "in operator '" + entry.key + "'", "key");
+      bool placed = false;
+      for (const auto& [key, field] : fields) {
+        record(path + "." + key, *field);
+        if (key == "class") {
+          if (auto text = scalar(*field, context, key, "an operator class name")) op.class_name = *text;
+        } else if (key == "on") {
+          if (auto i = choice(*field, context, key, {"cpu", "gpu"})) {
+            op.on = *i == 0 ? placement::cpu : placement::gpu;
+            placed = true;
+          }
+        } else if (key == "inputs") {
+          read_names(*field, path + ".inputs", context, op.inputs);
+        } else if (key == "outputs") {
+          read_names(*field, path + ".outputs", context, op.outputs);
+        } else if (key == "threads") {
+          if (auto n = count(*field, context, key, threads_limits)) op.threads = *n;
+        } else if (key == "warps") {
+          if (auto n = count(*field, context, key, warps_limits)) op.warps = *n;
+        } else if (key == "params") {
+          read_params(*field, path + ".params", context, op);
+        }
+      }
+      if (!placed) {
+        const operator_entry* known = registry_.find(op.class_name);
+        op.on = known && known->info.gpu ? placement::gpu : placement::cpu;
+      }
+      spec_.operators.push_back(std::move(op));
+    }
+  }
+
+  void read_runtime(const yaml_entry& runtime) {
+    record("runtime", runtime);
+    if (runtime.value.type == yaml_node::kind::null) return;
+    if (runtime.value.type != yaml_node::kind::map) {
+      problem(runtime.value.pos, "runtime must be a map of settings (" + join_choices(runtime_keys, ", ") +
+                                     "), not " + describe_node(runtime.value));
+      return;
+    }
+    const std::string context = "runtime: ";
+    runtime_spec& rt = spec_.runtime;
+    for (const auto& [key, field] : accepted(runtime.value, runtime_keys, "in runtime", "key")) {
+      record("runtime." + key, *field);
+      if (key == "executor") {
+        if (auto i = choice(*field, context, key, {"auto", "device", "host"}))
+          rt.executor = *i == 0   ? executor_kind::automatic
+                        : *i == 1 ? executor_kind::device
+                                  : executor_kind::host;
+      } else if (key == "blocks") {
+        if (auto n = count(*field, context, key, blocks_limits)) rt.blocks = *n;
+      } else if (key == "warps_per_block") {
+        if (auto n = count(*field, context, key, warps_per_block_limits)) rt.warps_per_block = *n;
+      } else if (key == "partition") {
+        if (auto i = choice(*field, context, key, {"uniform", "explicit", "auto", "auto-online"}))
+          rt.partition = std::array{partition_policy::uniform, partition_policy::explicit_warps,
+                                    partition_policy::auto_once, partition_policy::auto_online}[*i];
+      } else if (key == "tuning") {
+        read_tuning(*field, rt.tuning);
+      } else if (key == "coherence") {
+        read_coherence(*field, rt.coherence);
+      } else if (key == "watchdog_ms") {
+        if (auto n = count(*field, context, key, watchdog_ms_limits)) rt.watchdog_ms = *n;
+      } else if (key == "file_cache") {
+        read_file_cache(*field, rt.file_cache.emplace());
+      }
+    }
+  }
+
+  void read_tuning(const yaml_entry& tuning, tuning_spec& t) {
+    if (tuning.value.type == yaml_node::kind::null) return;
+    if (tuning.value.type != yaml_node::kind::map) {
+      problem(tuning.value.pos, "runtime: tuning must be a map of settings (" + join_choices(tuning_keys, ", ") +
+                                    "), not " + describe_node(tuning.value));
+      return;
+    }
+    const std::string context = "runtime.tuning: ";
+    for (const auto& [key, field] : accepted(tuning.value, tuning_keys, "in runtime.tuning", "key")) {
+      record("runtime.tuning." + key, *field);
+      if (key == "samples") {
+        if (auto n = count(*field, context, key, tuning_samples_limits)) t.samples = *n;
+      } else if (key == "retune_spread_percent") {
+        if (auto n = count(*field, context, key, retune_spread_percent_limits)) t.retune_spread_percent = *n;
+      } else if (key == "retune_hold_ms") {
+        if (auto n = count(*field, context, key, retune_hold_ms_limits)) t.retune_hold_ms = *n;
+      }
+    }
+  }
+
+  void read_file_cache(const yaml_entry& cache, file_cache_spec& c) {
+    if (cache.value.type == yaml_node::kind::null) return;  // `file_cache:` alone: every default
+    if (cache.value.type != yaml_node::kind::map) {
+      problem(cache.value.pos, "runtime: file_cache must be a map of settings (" + join_choices(file_cache_keys, ", ") +
+                                   "), not " + describe_node(cache.value));
+      return;
+    }
+    const std::string context = "runtime.file_cache: ";
+    for (const auto& [key, field] : accepted(cache.value, file_cache_keys, "in runtime.file_cache", "key")) {
+      record("runtime.file_cache." + key, *field);
+      if (key == "size") {
+        if (auto b = byte_count(*field, context, key, "2GiB")) c.size = *b;
+      } else if (key == "page_size") {
+        // Checked against its limits by validation, which also sees specs built in C++.
+        if (auto b = byte_count(*field, context, key, "4KiB")) c.page_bytes = static_cast<std::uint32_t>(std::min<std::uint64_t>(*b, UINT32_MAX));
+      } else if (key == "readahead") {
+        if (auto b = byte_count(*field, context, key, "64KiB")) c.readahead = *b;
+      } else if (key == "readahead_mode") {
+        if (auto i = choice(*field, context, key, {"off", "on", "adaptive"}))
+          c.readahead_policy = std::array{readahead_mode::off, readahead_mode::on, readahead_mode::adaptive}[*i];
+      } else if (key == "replacement") {
+        if (auto i = choice(*field, context, key, {"lra", "global"}))
+          c.replacement = *i == 0 ? page_replacement::lra : page_replacement::global;
+      } else if (key == "io_threads") {
+        if (auto n = count(*field, context, key, io_threads_limits)) c.io_threads = *n;
+      } else if (key == "io_slots_per_block") {
+        if (auto n = count(*field, context, key, io_slots_per_block_limits)) c.io_slots_per_block = *n;
+      } else if (key == "max_request") {
+        if (auto b = byte_count(*field, context, key, "256KiB")) c.max_request = *b;
+      } else if (key == "io_chunk") {
+        if (auto b = byte_count(*field, context, key, "1MiB")) c.io_chunk = *b;
+      } else if (key == "direct") {
+        if (auto i = choice(*field, context, key, {"auto", "on", "off"}))
+          c.direct = std::array{direct_io_mode::automatic, direct_io_mode::on, direct_io_mode::off}[*i];
+      }
+    }
+  }
+
+  void read_coherence(const yaml_entry& coherence, coherence_spec& c) {
+    if (coherence.value.type == yaml_node::kind::null) return;
+    if (coherence.value.type != yaml_node::kind::map) {
+      problem(coherence.value.pos, "runtime: coherence must be a map of layer policies (" +
+                                       join_choices(coherence_keys, ", ") + "), not " +
+                                       describe_node(coherence.value));
+      return;
+    }
+    const std::string context = "runtime.coherence: ";
+    for (const auto& [key, field] :
+         accepted(coherence.value, coherence_keys, "in runtime.coherence", "key")) {
+      record("runtime.coherence." + key, *field);
+      if (key == "catalog") {
+        if (auto i = choice(*field, context, key, {"naive", "read_mostly"}))
+          c.catalog = *i == 0 ? catalog_policy::naive : catalog_policy::read_mostly;
+      } else if (key == "index") {
+        if (auto i = choice(*field, context, key, {"naive", "placed"}))
+          c.index = *i == 0 ? index_policy::naive : index_policy::placed;
+      } else if (key == "frames") {
+        if (auto i = choice(*field, context, key, {"naive", "placed"}))
+          c.frames = *i == 0 ? frames_policy::naive : frames_policy::placed;
+      }
+    }
+  }
+
+  const operator_registry& registry_;
+  topology_spec& spec_;
+  std::vector<diagnostic> problems_;
+};
+
+}  // namespace
+
+yaml_node parse_yaml(std::string_view text, const std::string& source_name, int first_column) {
+  const source_pos start{source_name, 1, first_column};
+  std::vector<YAML::Node> documents;
+  try {
+    documents = YAML::LoadAll(std::string(text));
+  } catch (const YAML::Exception& e) {
+    source_pos where = position(e.mark, source_name, first_column);
+    if (!where.known()) where = start;
+    throw config_error(where, "YAML syntax: " + e.msg);
+  }
+  if (documents.size() > 1)
+    throw config_error(
+        position(documents[1].Mark(), source_name, first_column),
+        "a topology is one YAML document, but this text holds " + std::to_string(documents.size()));
+  if (documents.empty()) return yaml_node{yaml_node::kind::null, {}, {}, {}, start};
+  tree_converter converter(source_name, first_column);
+  yaml_node root = converter.convert(documents.front(), start);
+  if (!converter.problems().empty()) throw config_error(std::move(converter.problems()));
+  return root;
+}
+
+std::vector<diagnostic> read_topology(const yaml_node& root, const std::string& source_name,
+                                      const operator_registry& registry, topology_spec& spec) {
+  spec.source_name = source_name;
+  return spec_reader(registry, spec).read(root);
+}
+
+topology_spec load_topology_text(std::string_view yaml_text, const std::string& source_name,
+                                 const operator_registry& registry,
+                                 const std::vector<std::string>& overrides) {
+  yaml_node root = parse_yaml(yaml_text, source_name);
+  apply_overrides(root, overrides);
+  topology_spec spec;
+  std::vector<diagnostic> problems = read_topology(root, source_name, registry, spec);
+  if (problems.empty()) problems = topology_problems(spec, registry);
+  if (!problems.empty()) {
+    std::vector<std::string> files{source_name};
+    for (const auto& o : overrides) files.push_back(override_source(o));
+    sort_problems(problems, files);
+    throw config_error(std::move(problems));
+  }
+  return spec;
+}
+
+topology_spec load_topology_file(const std::string& path, const operator_registry& registry,
+                                 const std::vector<std::string>& overrides) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    throw config_error(source_pos{path, 0, 0}, "cannot read topology: " + std::string(std::strerror(EISDIR)));
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    throw config_error(source_pos{path, 0, 0}, "cannot read topology: " + std::string(std::strerror(errno)));
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad())
+    throw config_error(source_pos{path, 0, 0}, "cannot read topology: " + std::string(std::strerror(errno)));
+  return load_topology_text(text.str(), path, registry, overrides);
+}
+
+}  // namespace xf

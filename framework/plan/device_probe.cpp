@@ -1,0 +1,58 @@
+// GPU detection through the CUDA runtime; host-only builds report that they have none.
+#include "framework/plan/device_probe.hpp"
+
+#include <cstdio>
+
+#if defined(XF_HAVE_CUDA)
+#include <cuda_runtime_api.h>
+#endif
+
+namespace xf {
+
+device_status probe_device() noexcept {
+  device_status status;
+#if defined(XF_HAVE_CUDA)
+  int count = 0;
+  cudaError_t err = cudaGetDeviceCount(&count);
+  if (err != cudaSuccess) {
+    status.reason = std::string(cudaGetErrorName(err)) + ": " + cudaGetErrorString(err);
+    cudaGetLastError();  // clear it: the host executor runs on
+    return status;
+  }
+  if (count == 0) {
+    status.reason = "no CUDA-capable device";
+    return status;
+  }
+  cudaDeviceProp prop{};
+  err = cudaGetDeviceProperties(&prop, 0);
+  if (err != cudaSuccess) {
+    status.reason = std::string(cudaGetErrorName(err)) + ": " + cudaGetErrorString(err);
+    cudaGetLastError();
+    return status;
+  }
+  // The GPU executor's topics need CPU and GPU to touch managed memory at once, and its persistent
+  // kernel needs a cooperative launch (all blocks resident).
+  if (!prop.concurrentManagedAccess) {
+    status.reason =
+        std::string(prop.name) + " has no concurrent managed access (concurrentManagedAccess = 0)";
+    return status;
+  }
+  if (!prop.cooperativeLaunch) {
+    status.reason = std::string(prop.name) + " has no cooperative launch";
+    return status;
+  }
+  status.sm_count = static_cast<std::uint32_t>(prop.multiProcessorCount);
+  char memory[32];
+  std::snprintf(memory, sizeof memory, "%.1f GiB",
+                static_cast<double>(prop.totalGlobalMem) / (1024.0 * 1024 * 1024));
+  status.usable = true;
+  status.description = std::string(prop.name) + " (sm_" + std::to_string(prop.major) +
+                       std::to_string(prop.minor) + ", " + std::to_string(prop.multiProcessorCount) +
+                       " SMs, " + memory + ")";
+#else
+  status.reason = "built without CUDA";
+#endif
+  return status;
+}
+
+}  // namespace xf

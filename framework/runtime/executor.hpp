@@ -1,0 +1,47 @@
+// Runs a planned topology: CPU operators on their own threads, and the GPU operators either inside the one
+// virtualised persistent kernel on the GPU (plan.executor == device: topics in managed memory with the
+// runtime's coherence policies) or on the host executor — CPU threads that play the kernel's role, round
+// by round, with a work-vector of warps per operator and virtual thread ids — over the same topic
+// protocol. The host executor is the fallback on machines without a GPU, and what `--host` selects.
+#pragma once
+
+#include <chrono>
+#include <functional>
+
+#include "framework/plan/plan.hpp"
+#include "framework/runtime/run_control.hpp"
+#include "framework/runtime/run_stats.hpp"
+
+namespace xf {
+
+class kernel_program;
+
+/// Live totals for a progress line, sampled while the run goes on.
+struct run_progress {
+  double elapsed_seconds = 0;
+  std::uint64_t sink_frames = 0;  ///< frames consumed by sink operators
+  std::uint64_t sink_bytes = 0;
+};
+
+struct run_options {
+  std::function<void(const run_progress&)> on_progress;  ///< called from a monitor thread; may be empty
+  std::chrono::milliseconds progress_interval{500};
+  /// Non-zero: the sinks' totals are also recorded at this interval into run_stats::timeline (throughput
+  /// over time, e.g. around a partition switch).
+  std::chrono::milliseconds timeline_interval{0};
+  /// The launcher's fused GPU kernel; required when plan.executor is device.
+  const kernel_program* kernel = nullptr;
+  /// Partition auto / auto-online on the device: drain the run (as an interrupt does) once the first
+  /// tuning has its partition in place — xeflow-tune wants the tuning, not the stream.
+  bool stop_after_tuning = false;
+};
+
+/// Runs `p` (made from `spec`, which must outlive the call) to the end of every stream, an interrupt
+/// (control.request_drain), or the first failure. Every thread is joined before it returns. Never throws
+/// for run-time faults: they are in the returned stats (status "failed", error naming the operator,
+/// topic and offset) and in control.failure(). When stats.device_wedged is set (a GPU kernel that hung
+/// or faulted), the GPU context cannot be torn down: the caller should end the process.
+run_stats run_topology(const plan& p, const topology_spec& spec, run_control& control,
+                       const run_options& options = {});
+
+}  // namespace xf

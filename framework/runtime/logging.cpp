@@ -1,0 +1,19 @@
+// Logging set-up.
+#include "framework/runtime/logging.hpp"
+
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
+namespace xf {
+
+void configure_logging(int verbosity) {
+  auto logger = spdlog::stderr_color_mt("xeflow");
+  logger->set_pattern("xeflow: %^%l%$: %v");
+  spdlog::set_default_logger(logger);
+  spdlog::set_level(verbosity < 0    ? spdlog::level::warn
+                    : verbosity == 0 ? spdlog::level::info
+                    : verbosity == 1 ? spdlog::level::debug
+                                     : spdlog::level::trace);
+}
+
+}  // namespace xf

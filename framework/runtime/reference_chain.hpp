@@ -1,0 +1,41 @@
+// Replaying what a topic must hold: for each topic whose upstream chain is linear and replayable, a
+// frame_reference that regenerates the source's frame at an offset and re-applies every operator on the
+// way (GPU operators through their host compute). Verify sinks compare what arrives against it.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "framework/model/operator.hpp"
+#include "framework/plan/plan.hpp"
+
+namespace xf {
+
+/// The run-time objects of one operator, as the executor made them.
+struct operator_instance {
+  std::unique_ptr<cpu_operator> cpu;       ///< operators run on CPU threads
+  std::unique_ptr<host_kernel_op> kernel;  ///< GPU operators run by kernel blocks (host executor)
+};
+
+/// The frame_reference of every topic whose chain is replayable. A source's reference is the source itself
+/// when it implements frame_reference (it then replays itself, and may report a period), otherwise a
+/// wrapper calling its produce(); a map's reference replays its upstream's and re-applies the map, and is
+/// periodic when its upstream is (see map_reference::period for the assumption that takes).
+class reference_chain {
+ public:
+  /// `instances` is indexed like plan.operators and must outlive this object. Sources must have been
+  /// started (their produce is what replays them).
+  reference_chain(const plan& p, const std::vector<operator_instance>& instances);
+  ~reference_chain();
+  reference_chain(const reference_chain&) = delete;
+  reference_chain& operator=(const reference_chain&) = delete;
+
+  /// What topic `topic_index` must hold, or null when its chain is not linear or not replayable.
+  const frame_reference* for_topic(std::size_t topic_index) const { return by_topic_[topic_index]; }
+
+ private:
+  std::vector<std::unique_ptr<frame_reference>> owned_;
+  std::vector<const frame_reference*> by_topic_;
+};
+
+}  // namespace xf

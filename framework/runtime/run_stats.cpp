@@ -1,0 +1,363 @@
+// Formatting run stats as tables and JSON.
+#include "framework/runtime/run_stats.hpp"
+
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+namespace xf {
+namespace {
+
+std::string fixed(double value, int digits) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, "%.*f", digits, value);
+  return buffer;
+}
+
+double gb(std::uint64_t bytes) {
+  return static_cast<double>(bytes) / 1e9;
+}
+double seconds(std::uint64_t ns) {
+  return static_cast<double>(ns) / 1e9;
+}
+
+/// A minimal column-aligned table: first column left-aligned, the rest right-aligned.
+class text_table {
+ public:
+  explicit text_table(std::vector<std::string> header) { rows_.push_back(std::move(header)); }
+  void add(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
+  std::string str() const {
+    std::vector<std::size_t> width(rows_[0].size(), 0);
+    for (const auto& row : rows_)
+      for (std::size_t c = 0; c < row.size(); ++c) width[c] = std::max(width[c], row[c].size());
+    std::ostringstream out;
+    for (std::size_t r = 0; r < rows_.size(); ++r) {
+      for (std::size_t c = 0; c < rows_[r].size(); ++c) {
+        const std::string& cell = rows_[r][c];
+        const std::string pad(width[c] - cell.size(), ' ');
+        out << (c ? "  " : "") << (c == 0 ? cell + pad : pad + cell);
+      }
+      out << '\n';
+    }
+    return out.str();
+  }
+
+ private:
+  std::vector<std::vector<std::string>> rows_;
+};
+
+}  // namespace
+
+std::string format_stats_table(const run_stats& s) {
+  std::ostringstream out;
+  const double wall = s.wall_seconds > 0 ? s.wall_seconds : 1e-9;
+  out << "topology " << (s.topology.empty() ? "(unnamed)" : s.topology) << ": " << s.status << " in "
+      << fixed(s.wall_seconds, 3) << " s (executor: " << s.executor << ")\n";
+  if (s.stream_seconds > 0) {
+    std::uint64_t sink_bytes = 0;
+    for (const auto& o : s.operators)
+      if (o.latency_frames > 0) sink_bytes += o.bytes_in;
+    out << "stream: first publish to last delivery " << fixed(s.stream_seconds, 3) << " s";
+    if (sink_bytes > 0) out << ", " << fixed(gb(sink_bytes) / s.stream_seconds, 3) << " GB/s into the sinks";
+    out << '\n';
+  }
+  if (!s.error.empty()) out << "error: " << s.error << '\n';
+  text_table ops({"operator", "class", "on", "workers", "frames in", "frames out", "GB in", "GB out", "GB/s",
+                  "busy s", "wait-in s", "blocked s"});
+  for (const auto& o : s.operators) {
+    const std::uint64_t moved = o.bytes_in ? o.bytes_in : o.bytes_out;
+    ops.add(
+        {o.name, o.class_name, o.placement,
+         std::to_string(o.workers) + (o.placement == "gpu" ? "b x " + std::to_string(o.warps) + "w" : "t"),
+         std::to_string(o.frames_in), std::to_string(o.frames_out), fixed(gb(o.bytes_in), 3),
+         fixed(gb(o.bytes_out), 3), fixed(gb(moved) / wall, 3), fixed(seconds(o.busy_ns), 3),
+         fixed(seconds(o.input_wait_ns), 3), fixed(seconds(o.blocked_ns), 3)});
+  }
+  out << '\n' << ops.str();
+  text_table topics({"topic", "frame", "capacity", "frames", "GB", "GB/s", "blocked s", "end offset"});
+  for (const auto& t : s.topics)
+    topics.add({t.name, std::to_string(t.frame_bytes / 1024) + " KiB", std::to_string(t.capacity),
+                std::to_string(t.frames), fixed(gb(t.bytes), 3), fixed(gb(t.bytes) / wall, 3),
+                fixed(seconds(t.blocked_ns), 3), std::to_string(t.end_offset)});
+  out << '\n' << topics.str();
+  bool any_copied = false;
+  for (const auto& t : s.topics) any_copied = any_copied || !t.copied_to.empty();
+  if (any_copied) {
+    text_table copied(
+        {"topic", "copied to", "copies", "GB copied", "KiB per copy", "CUDA calls", "bridge busy s"});
+    for (const auto& t : s.topics)
+      if (!t.copied_to.empty())
+        copied.add({t.name, t.copied_to, std::to_string(t.copies), fixed(gb(t.copied_bytes), 3),
+                    fixed(t.copies ? static_cast<double>(t.copied_bytes) / 1024.0 / t.copies : 0.0, 1),
+                    std::to_string(t.copy_cuda_calls), fixed(seconds(t.copy_busy_ns), 3)});
+    out << "\ncopy engines:\n" << copied.str();
+  }
+  bool any_um = false;
+  for (const auto& t : s.topics) any_um = any_um || t.um_known;
+  if (any_um) {
+    text_table um({"topic", "GPU page faults", "CPU page faults", "migrated to GPU", "migrated to CPU"});
+    for (const auto& t : s.topics)
+      if (t.um_known)
+        um.add({t.name, std::to_string(t.gpu_page_faults), std::to_string(t.cpu_page_faults),
+                fixed(gb(t.bytes_to_device), 3) + " GB", fixed(gb(t.bytes_to_host), 3) + " GB"});
+    out << "\nunified memory (CUPTI):\n" << um.str();
+  } else if (!s.um_note.empty()) {
+    out << "\nunified memory: " << s.um_note << '\n';
+  }
+  bool any_latency = false;
+  for (const auto& o : s.operators) any_latency = any_latency || o.latency_frames > 0;
+  if (any_latency) {
+    text_table latency({"sink", "frames", "latency p50 us", "latency p99 us"});
+    for (const auto& o : s.operators)
+      if (o.latency_frames > 0)
+        latency.add({o.name, std::to_string(o.latency_frames),
+                     fixed(static_cast<double>(o.latency_p50_ns) / 1e3, 1),
+                     fixed(static_cast<double>(o.latency_p99_ns) / 1e3, 1)});
+    out << '\n' << latency.str();
+  }
+  if (s.kernel) {
+    const kernel_breakdown& k = *s.kernel;
+    const double total = static_cast<double>(k.subscribe + k.schedule + k.compute + k.publish + k.idle);
+    auto share = [&](std::uint64_t v) {
+      return fixed(total > 0 ? 100.0 * static_cast<double>(v) / total : 0, 1);
+    };
+    const double busy = static_cast<double>(k.subscribe + k.schedule + k.compute + k.publish);
+    auto busy_share = [&](std::uint64_t v) {
+      return fixed(busy > 0 ? 100.0 * static_cast<double>(v) / busy : 0, 1);
+    };
+    text_table phases({"kernel phase", "% of round time", "% of busy rounds' time"});
+    phases.add({"subscribe", share(k.subscribe), busy_share(k.subscribe)});
+    phases.add({"schedule", share(k.schedule), busy_share(k.schedule)});
+    phases.add({"compute", share(k.compute), busy_share(k.compute)});
+    phases.add({"publish", share(k.publish), busy_share(k.publish)});
+    phases.add({"idle", share(k.idle), "-"});
+    out << "\nkernel: " << k.blocks << " blocks x " << k.warps_per_block << " warps, " << k.rounds
+        << " rounds (" << k.busy_rounds << " with work)\n"
+        << phases.str();
+  }
+  if (s.file_cache) {
+    const file_cache_stats& c = *s.file_cache;
+    const std::uint64_t looks = c.hits + c.misses;
+    out << "\nfile cache: " << c.slots << " pages of " << c.page_bytes / 1024 << " KiB, replacement " << c.replacement
+        << "; " << c.hits << " hits, " << c.misses << " misses ("
+        << fixed(looks > 0 ? 100.0 * static_cast<double>(c.hits) / static_cast<double>(looks) : 0, 1) << "% hits), "
+        << c.waits << " waits on loading pages, " << c.requests << " requests, " << c.no_page
+        << " fetches restarted on a full share; " << c.ahead_pages << " pages read ahead, " << c.ahead_hits
+        << " misses served from them\n";
+    text_table io({"I/O thread", "requests", "reads", "GB read", "busy s"});
+    for (std::size_t t = 0; t < c.io_threads.size(); ++t) {
+      const auto& th = c.io_threads[t];
+      io.add({std::to_string(t), std::to_string(th.requests), std::to_string(th.chunks), fixed(gb(th.bytes), 3),
+              fixed(seconds(th.busy_ns), 3)});
+    }
+    out << io.str();
+  }
+  if (s.partition) {
+    const partition_stats& p = *s.partition;
+    text_table ops({"GPU operator", "warps", "items/round", "items", "us per item", "% of busy round"});
+    for (std::size_t k = 0; k < p.operators.size(); ++k)
+      ops.add({p.operators[k], std::to_string(p.warps[k]), std::to_string(p.items_per_round[k]),
+               std::to_string(p.items[k]), fixed(p.item_us[k], 2),
+               fixed(p.busy_round_us > 0 ? 100.0 * p.item_us[k] / p.busy_round_us : 0, 1)});
+    out << "\npartition: " << p.policy << ", busy round " << fixed(p.busy_round_us, 2) << " us";
+    if (!p.tunings.empty())
+      out << ", " << p.tunings.size() << (p.tunings.size() == 1 ? " tuning" : " tunings") << ", "
+          << p.switches << " switches";
+    out << '\n' << ops.str();
+    for (const tuning_record& t : p.tunings) {
+      out << "tuning at " << fixed(t.start_ms, 1) << " ms (" << t.reason << "): " << t.samples.size()
+          << " windows, " << t.sample_items << " items sampled, fit " << fixed(t.fit_us, 0) << " us";
+      if (t.chosen) {
+        out << ", chose";
+        for (std::uint32_t w : t.result()) out << ' ' << w;
+        if (t.kept_initial)
+          out << " (the starting partition; the candidate measured no shorter round)";
+        else if (t.fallback)
+          out << " (a sampled partition; the models' choice measured slower)";
+        out << " at " << fixed(t.end_ms, 1) << " ms";
+      } else {
+        out << ", unfinished";
+      }
+      out << '\n';
+    }
+  }
+  bool any_counters = false;
+  for (const auto& o : s.operators) any_counters = any_counters || !o.counters.empty();
+  if (any_counters) {
+    text_table counters({"operator", "counter", "value"});
+    for (const auto& o : s.operators)
+      for (const auto& [key, value] : o.counters) counters.add({o.name, key, std::to_string(value)});
+    out << '\n' << counters.str();
+  }
+  return out.str();
+}
+
+std::string format_stats_json(const run_stats& s) {
+  nlohmann::ordered_json doc;
+  doc["topology"] = s.topology;
+  doc["executor"] = s.executor;
+  doc["status"] = s.status;
+  if (!s.error.empty()) doc["error"] = s.error;
+  doc["wall_seconds"] = s.wall_seconds;
+  if (s.stream_seconds > 0) doc["stream_seconds"] = s.stream_seconds;
+  doc["operators"] = nlohmann::ordered_json::array();
+  for (const auto& o : s.operators) {
+    nlohmann::ordered_json j;
+    j["name"] = o.name;
+    j["class"] = o.class_name;
+    j["on"] = o.placement;
+    j["workers"] = o.workers;
+    if (o.placement == "gpu") j["warps"] = o.warps;
+    j["frames_in"] = o.frames_in;
+    j["bytes_in"] = o.bytes_in;
+    j["frames_out"] = o.frames_out;
+    j["bytes_out"] = o.bytes_out;
+    j["busy_seconds"] = seconds(o.busy_ns);
+    j["input_wait_seconds"] = seconds(o.input_wait_ns);
+    j["blocked_seconds"] = seconds(o.blocked_ns);
+    if (o.latency_frames > 0) {
+      j["latency_frames"] = o.latency_frames;
+      j["latency_p50_us"] = static_cast<double>(o.latency_p50_ns) / 1e3;
+      j["latency_p99_us"] = static_cast<double>(o.latency_p99_ns) / 1e3;
+    }
+    j["counters"] = nlohmann::ordered_json::object();
+    for (const auto& [key, value] : o.counters) j["counters"][key] = value;
+    doc["operators"].push_back(std::move(j));
+  }
+  doc["topics"] = nlohmann::ordered_json::array();
+  for (const auto& t : s.topics) {
+    nlohmann::ordered_json j;
+    j["name"] = t.name;
+    j["frame_bytes"] = t.frame_bytes;
+    j["capacity"] = t.capacity;
+    j["frames"] = t.frames;
+    j["bytes"] = t.bytes;
+    j["blocked_seconds"] = seconds(t.blocked_ns);
+    j["end_offset"] = t.end_offset;
+    if (!t.copied_to.empty())
+      j["copy_engines"] = {{"to", t.copied_to},
+                           {"copies", t.copies},
+                           {"bytes", t.copied_bytes},
+                           {"cuda_calls", t.copy_cuda_calls},
+                           {"bridge_busy_seconds", seconds(t.copy_busy_ns)}};
+    if (t.um_known)
+      j["unified_memory"] = {{"gpu_page_faults", t.gpu_page_faults},
+                             {"cpu_page_faults", t.cpu_page_faults},
+                             {"bytes_to_device", t.bytes_to_device},
+                             {"bytes_to_host", t.bytes_to_host}};
+    doc["topics"].push_back(std::move(j));
+  }
+  if (!s.um_note.empty()) doc["unified_memory_note"] = s.um_note;
+  if (s.kernel) {
+    const kernel_breakdown& k = *s.kernel;
+    doc["kernel"] = {{"blocks", k.blocks},
+                     {"warps_per_block", k.warps_per_block},
+                     {"rounds", k.rounds},
+                     {"busy_rounds", k.busy_rounds},
+                     {"subscribe_cycles", k.subscribe},
+                     {"schedule_cycles", k.schedule},
+                     {"compute_cycles", k.compute},
+                     {"publish_cycles", k.publish},
+                     {"idle_cycles", k.idle}};
+  }
+  if (s.file_cache) {
+    const file_cache_stats& c = *s.file_cache;
+    nlohmann::ordered_json threads = nlohmann::ordered_json::array();
+    for (const auto& th : c.io_threads)
+      threads.push_back({{"requests", th.requests},
+                         {"reads", th.chunks},
+                         {"bytes", th.bytes},
+                         {"busy_seconds", seconds(th.busy_ns)}});
+    doc["file_cache"] = {{"page_bytes", c.page_bytes}, {"slots", c.slots},     {"replacement", c.replacement},
+                         {"hits", c.hits},             {"misses", c.misses},   {"waits", c.waits},
+                         {"requests", c.requests},     {"no_page", c.no_page}, {"ahead_pages", c.ahead_pages},
+                         {"ahead_hits", c.ahead_hits}, {"io_threads", std::move(threads)}};
+  }
+  if (!s.timeline.empty()) {
+    nlohmann::ordered_json t = nlohmann::ordered_json::array();
+    for (const auto& sample : s.timeline) t.push_back({sample.seconds, sample.sink_frames, sample.sink_bytes});
+    doc["timeline"] = {{"columns", {"seconds", "sink_frames", "sink_bytes"}}, {"samples", std::move(t)}};
+  }
+  if (s.partition) {
+    const partition_stats& p = *s.partition;
+    const double cycles_per_us = p.sm_clock_mhz > 0 ? p.sm_clock_mhz : 1;
+    auto window_json = [&](const partition_window& w) {
+      nlohmann::ordered_json j;
+      j["warps"] = w.warps;
+      std::vector<double> us;
+      for (double c : w.cost) us.push_back(c / cycles_per_us);
+      j["item_us"] = us;
+      j["items"] = w.items;
+      j["start_ms"] = w.start_ms;
+      j["duration_ms"] = w.duration_ms;
+      j["round_us"] = w.measured_round() / cycles_per_us;
+      return j;
+    };
+    auto fits_json = [&](const std::vector<cost_fit>& fits) {
+      nlohmann::ordered_json a = nlohmann::ordered_json::array();
+      for (const cost_fit& f : fits) {
+        // θ in cycles (f(N) = θ2·N² + θ1·N + θ0 cycles per item); null when nothing was measured.
+        nlohmann::ordered_json j;
+        if (f.model.finite())
+          j["theta"] = {f.model.theta2, f.model.theta1, f.model.theta0};
+        else
+          j["theta"] = nullptr;
+        j["passes"] = f.passes;
+        j["rms_error_cycles"] = f.rms_error;
+        j["distinct_warps"] = f.distinct_warps;
+        a.push_back(std::move(j));
+      }
+      return a;
+    };
+    auto choice_json = [&](const partition_choice& c) {
+      return nlohmann::ordered_json{{"warps", c.warps},
+                                    {"eq3_warps", c.eq3_warps},
+                                    {"eq3_shares", c.shares},
+                                    {"f0_cycles", c.f0},
+                                    {"predicted_round_us", c.predicted / cycles_per_us},
+                                    {"eq3_predicted_round_us", c.eq3_predicted / cycles_per_us},
+                                    {"moves", c.moves},
+                                    {"note", c.note}};
+    };
+    nlohmann::ordered_json j;
+    j["policy"] = p.policy;
+    j["sm_clock_mhz"] = p.sm_clock_mhz;
+    j["busy_round_us"] = p.busy_round_us;
+    j["switches"] = p.switches;
+    j["operators"] = nlohmann::ordered_json::array();
+    for (std::size_t k = 0; k < p.operators.size(); ++k)
+      j["operators"].push_back({{"name", p.operators[k]},
+                                {"warps", p.warps[k]},
+                                {"items_per_round", p.items_per_round[k]},
+                                {"items", p.items[k]},
+                                {"item_us", p.item_us[k]},
+                                {"busy_round_share", p.busy_round_us > 0 ? p.item_us[k] / p.busy_round_us : 0}});
+    j["tunings"] = nlohmann::ordered_json::array();
+    for (const tuning_record& t : p.tunings) {
+      nlohmann::ordered_json r;
+      r["reason"] = t.reason;
+      r["start_ms"] = t.start_ms;
+      r["end_ms"] = t.end_ms;
+      r["sample_items"] = t.sample_items;
+      r["fit_us"] = t.fit_us;
+      r["coarse_windows"] = t.coarse_windows;
+      r["local_rounds"] = t.local_rounds;
+      r["windows"] = nlohmann::ordered_json::array();
+      for (const partition_window& w : t.samples) r["windows"].push_back(window_json(w));
+      r["coarse_fits"] = fits_json(t.coarse_fits);
+      r["coarse_choice"] = choice_json(t.coarse_choice);
+      r["fits"] = fits_json(t.fits);
+      r["choice"] = choice_json(t.choice);
+      if (t.chosen) r["chosen"] = window_json(*t.chosen);
+      if (t.fallback) r["fallback"] = window_json(*t.fallback);
+      if (t.initial) r["initial"] = window_json(*t.initial);
+      r["kept_initial"] = t.kept_initial;
+      if (t.chosen) r["result"] = t.result();
+      j["tunings"].push_back(std::move(r));
+    }
+    doc["partition"] = std::move(j);
+  }
+  return doc.dump(2);
+}
+
+}  // namespace xf
