@@ -1,4 +1,4 @@
-// The built-in operators: one call adds them all to a registry (STYLE.md §7: registration is explicit).
+// The built-in operators: one call adds them all to a registry (registration is explicit).
 #pragma once
 
 #include "framework/model/registry.hpp"

@@ -8,7 +8,7 @@
 
 namespace xf {
 
-/// Coherence policy of each layer of the GPU executor's topics (DESIGN.md §3, the XeFlow paper's §4.2).
+/// Coherence policy of each layer of the GPU executor's topics (the XeFlow paper's §4.2).
 /// Each layer's policy is switchable so the paper's ablation can be run; `naive` is plain managed memory
 /// with no advice (pages migrate on faults), the baseline of that ablation.
 enum class catalog_policy : std::uint8_t { naive, read_mostly };

@@ -1,8 +1,8 @@
-// Topics in CUDA unified memory with a coherence policy per layer (DESIGN.md §3, the XeFlow paper's
-// §4.2): what the GPU executor runs on. The `placed` policies put each region with the side topic.cpp
-// names (cudaMemAdvise preferred location + accessed-by for the other side, so the other side's accesses
-// are remote loads and stores that never migrate pages); `naive` leaves plain managed memory, whose pages
-// migrate on faults — the baseline of the paper's ablation.
+// Topics in CUDA unified memory with a coherence policy per layer (the XeFlow paper's §4.2): what the GPU
+// executor runs on. The `placed` policies put each region with the side topic.cpp names (cudaMemAdvise
+// preferred location + accessed-by for the other side, so the other side's accesses are remote loads and
+// stores that never migrate pages); `naive` leaves plain managed memory, whose pages migrate on faults — the
+// baseline of the paper's ablation.
 #pragma once
 
 #include <cstddef>

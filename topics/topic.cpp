@@ -31,7 +31,7 @@ topic::topic(topic_config config, topic_memory& memory)
     view_.publishers = config_.publishers;
     view_.heap_frames = heap_frames;
     view_.heap_words = heap_words;
-    // Where each region lives (DESIGN.md §3: one writer side per line across PCIe, and no word that both
+    // Where each region lives (one writer side per line across PCIe, and no word that both
     // sides read-modify-write):
     //  - what the publisher writes and subscribers read (slots, end word, frames), and what subscribers
     //    write and publishers read (released): on the device only when every party is on the GPU, else on

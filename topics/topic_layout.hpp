@@ -1,6 +1,6 @@
 // The in-memory layout of a shared topic, shared by the host executor and the GPU executor.
 //
-// Layers (DESIGN.md §3): the catalog (topic_view below: sizes and pointers, copied to each side, read-only
+// Layers: the catalog (topic_view below: sizes and pointers, copied to each side, read-only
 // while running), the offset index (one 64-byte slot per offset in flight), and the frames (a heap with a
 // free bitmap). Every word has ONE writing side, so crossing PCIe needs only acquire/release ordering:
 //

@@ -1,7 +1,7 @@
 // xeflow-custom: xeflow-run plus this folder's operators — the path for a user's own operators.
 // Their launcher registers them (one line each) next to the built-ins and passes its fused GPU kernel
 // (custom_kernel.cu: one line naming its GPU operators); nothing in framework/, topics/ or operators/
-// changes. golden_diff is a file reader (issue 6): in the kernel it reads through the file cache.
+// changes. golden_diff is a file reader: in the kernel it reads through the file cache.
 #include "apps/custom_operator/clamp_op.hpp"
 #include "apps/custom_operator/custom_kernel.hpp"
 #include "apps/custom_operator/golden_diff_op.hpp"

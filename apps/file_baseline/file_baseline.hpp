@@ -1,4 +1,4 @@
-// The CPU I/O baseline of the file benchmark (issue 6): what a user writes today to get a file into GPU
+// The CPU I/O baseline of the file benchmark: what a user writes today to get a file into GPU
 // memory — N host threads, each reading its own contiguous part of the file with pread (O_DIRECT where the
 // filesystem allows, through xeflow's file_table) into pinned buffers it cycles through, and copying each
 // buffer to the device with cudaMemcpyAsync on its own stream while it reads the next.

@@ -1,4 +1,4 @@
-// The file benchmarks' check that the bytes on the GPU are the file's (issue 6): the sum of the file's
+// The file benchmarks' check that the bytes on the GPU are the file's: the sum of the file's
 // 64-bit little-endian words, a short tail zero-padded — order-free, so a device sums with atomics in any
 // order and the host in one pass. For xeflow-file-read's random pattern the host walks the blocks' chains
 // (read_chain.hpp) itself, with pread, and sums what they read.

@@ -1,4 +1,4 @@
-// xeflow-file-baseline: the CPU I/O baseline of issue 6's file benchmark (file_baseline.hpp) — reads a file
+// xeflow-file-baseline: the CPU I/O baseline of the file benchmark (file_baseline.hpp) — reads a file
 // into GPU memory the way a user would without xeflow, verifies the copy, and prints GB/s as a table line
 // or JSON.
 #include <CLI/CLI.hpp>

@@ -1,4 +1,4 @@
-// The CPU I/O baseline's way of getting a file's bytes into device memory (issue 6): N host threads, each
+// The CPU I/O baseline's way of getting a file's bytes into device memory: N host threads, each
 // reading its own contiguous part of a range with pread (O_DIRECT where the file_table opened the file so)
 // into pinned buffers it cycles through, and copying each filled buffer to the device with cudaMemcpyAsync
 // on its own stream while it reads the next. xeflow-file-baseline reads a whole file with it;

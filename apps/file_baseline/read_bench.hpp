@@ -1,4 +1,4 @@
-// The GPUfs readahead paper's microbenchmark over xeflow's file cache (issue 6): `blocks` blocks of
+// The GPUfs readahead paper's microbenchmark over xeflow's file cache: `blocks` blocks of
 // `threads` threads, each block reading its own contiguous stride of a file in `request`-byte reads with
 // block_read (framework/gpu/block_read.cuh) — the cache in device memory, host I/O threads behind it —
 // and summing what it read, which the host checks against the file. The random pattern is the paper's

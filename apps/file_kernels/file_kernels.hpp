@@ -1,4 +1,4 @@
-// xeflow-file-kernels' runs (issue 6's end-to-end benchmark): one of the PolyBench-style kernels over the
+// xeflow-file-kernels' runs (the end-to-end file benchmark): one of the PolyBench-style kernels over the
 // matrices of a file, its input read either by the kernel's own blocks through xeflow's file cache
 // (`gpufs`: block_read into each block's window, compute as the rows arrive, no host copy) or by the CPU
 // I/O baseline (`cpu-io`: N pread threads into pinned buffers + cudaMemcpyAsync into device memory, slab by
@@ -35,7 +35,7 @@ struct run_config {
   std::uint32_t blocks = 0;     ///< 0: two per SM
   /// A block's, a multiple of 32. 1024: the gpufs kernels ran 6 % (tuned) and 9 % (the cache's defaults)
   /// faster than with 512 from the page cache, cpu-io's the same (geomeans of the five kernels, warm, one
-  /// H100: bench/results/h100-2026-11-24-066a9e6-files/machine-3/).
+  /// H100: bench/results/files/machine-3/).
   std::uint32_t threads = 1024;
   std::uint64_t request =
       1 << 20;              ///< gpufs: a block's read (whole rows, about this many bytes); cpu-io: a pread

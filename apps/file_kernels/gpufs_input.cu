@@ -38,8 +38,8 @@ struct gpufs_args {
 /// (conv2d: with the rows above and below; in a band, the next tile's window keeps the last two rows it
 /// already has and reads the rest) and runs the tile's arithmetic on them. Its readahead stops where the
 /// rows it reads in a row end (its band's, or the tile's when interleaved): the next rows are another
-/// block's, and reading them ahead fetched 3 % of a 4 GiB file twice (bench/results/h100-2026-11-24-
-/// c4f2926-files/).
+/// block's, and reading them ahead fetched 3 % of a 4 GiB file twice (measured on
+/// the H100).
 /// __launch_bounds__(1024): any --threads launches, whatever registers the build gives it.
 template <kernel_kind K>
 __global__ void __launch_bounds__(1024) gpufs_kernel(gpufs_args a) {

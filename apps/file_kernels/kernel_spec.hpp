@@ -1,4 +1,4 @@
-// xeflow-file-kernels' kernels (issue 6's end-to-end benchmark), declared once: the PolyBench-style kernels
+// xeflow-file-kernels' kernels (the end-to-end file benchmark), declared once: the PolyBench-style kernels
 // whose matrices come from a file — their names, how many matrices the file holds, and the vectors they
 // take and give. The generator, the CPU references, the GPU kernels and the command line all read this
 // table.

@@ -1,4 +1,4 @@
-// xeflow-file-kernels: issue 6's end-to-end benchmark — a PolyBench-style kernel (conv2d, gesummv, mvt,
+// xeflow-file-kernels: the end-to-end file benchmark — a PolyBench-style kernel (conv2d, gesummv, mvt,
 // atax, bicg) over the float32 matrices of a file, its input read through xeflow's file cache by the
 // kernel's own blocks (--input gpufs) or by the CPU I/O baseline's threads (--input cpu-io); prints seconds
 // and input GB/s as a line or JSON, and checks the outputs against the CPU reference computed from the same

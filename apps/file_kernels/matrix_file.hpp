@@ -1,4 +1,4 @@
-// xeflow-file-kernels' input files (issue 6): float32 matrices, row-major, one after another, whose every
+// xeflow-file-kernels' input files: float32 matrices, row-major, one after another, whose every
 // element is a function of the seed and its position — so the generator writes them in parallel, tests
 // compute any element without a file, and the kernels' vectors come from the same seed, in memory.
 #pragma once

@@ -1,4 +1,4 @@
-// The CPU references of xeflow-file-kernels (issue 6) and the check of a run's outputs against them: each
+// The CPU references of xeflow-file-kernels and the check of a run's outputs against them: each
 // kernel computed in double from the same file's rows, with a scale per element that bounds float's
 // rounding error, so the check's tolerance is relative to what rounding can do and a wrong element shows.
 #pragma once

@@ -1,4 +1,4 @@
-// Move-only owners of CUDA memory (STYLE.md §3–4): device memory (cudaMalloc), pinned host memory mapped
+// Move-only owners of CUDA memory: device memory (cudaMalloc), pinned host memory mapped
 // into the device's address space (cudaHostAlloc), a stream and an event. Destructors never throw; leak() gives
 // the memory up on purpose when the device context is wedged (a hung or faulted kernel), where a free
 // would block or fail.
@@ -15,7 +15,7 @@
 namespace xf {
 
 namespace detail {
-/// Device memory: what bulk data on the GPU lives in (HARDWARE.md: cudaMalloc, never managed memory).
+/// Device memory: what bulk data on the GPU lives in (cudaMalloc, never managed memory).
 struct device_memory_kind {
   static void* allocate(std::size_t bytes) {
     void* p = nullptr;

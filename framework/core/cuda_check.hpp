@@ -1,4 +1,4 @@
-// Checked CUDA runtime calls (STYLE.md §5): XF_CUDA_TRY throws a cuda_error carrying the call, file:line
+// Checked CUDA runtime calls: XF_CUDA_TRY throws a cuda_error carrying the call, file:line
 // and CUDA's name and message, and clears the last error; cuda_ok() is the non-throwing check for
 // destructors and shutdown paths. Plain C++ (the CUDA runtime API is a C API): no nvcc needed.
 #pragma once

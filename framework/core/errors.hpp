@@ -1,4 +1,4 @@
-// The project's error types and checks. One error path with three uses (STYLE.md §5):
+// The project's error types and checks. One error path with three uses:
 // XF_EXPECTS throws a precondition error with a reason, config errors carry file:line:column,
 // run errors name the operator, topic and offset at fault. Throw or log, never both.
 #pragma once

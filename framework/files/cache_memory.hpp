@@ -1,4 +1,4 @@
-// Where the file cache keeps its parts (issue 6). The cache's layout and protocol are the same for both
+// Where the file cache keeps its parts. The cache's layout and protocol are the same for both
 // executors; only the memory differs:
 //   - `kernel`: what only the blocks touch — page slots and bytes, the page table, the blocks' shares,
 //     readahead buffers and windows, the ring's producer word. Device memory on the GPU executor, where

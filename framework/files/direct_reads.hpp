@@ -1,4 +1,4 @@
-// The direct backend of file_pages (issue 6): a stage's ranges read synchronously, each into a buffer of
+// The direct backend of file_pages: a stage's ranges read synchronously, each into a buffer of
 // its own, for a file reader placed `on: cpu` and for the verify sinks' replays of a GPU reader. Reads go
 // through the run's file_table (O_DIRECT where it is open so: each range is widened to the file's
 // alignment and the span points inside), so a replay reads the very bytes the cache did.

@@ -1,4 +1,4 @@
-// What a GPU file reader sees (issue 6): it declares the ranges a work item needs in a `read_list`, and
+// What a GPU file reader sees: it declares the ranges a work item needs in a `read_list`, and
 // its compute reads them through `file_pages`, resident and pinned for the stage. Plain header, the same on
 // both processors.
 //

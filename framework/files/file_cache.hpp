@@ -1,4 +1,4 @@
-// The file cache of a run (issue 6): the page slots, their bytes, the page table, the blocks' shares and
+// The file cache of a run: the page slots, their bytes, the page table, the blocks' shares and
 // readahead, the request slots with their staging and the ring, the files opened, and the I/O threads
 // serving them. One layout for both executors over a cache_memory: the GPU executor's kernel fetches
 // through `view()` and `blocks()` in device memory, the host executor's blocks (threads) through the same

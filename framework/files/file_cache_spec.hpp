@@ -1,4 +1,4 @@
-// runtime.file_cache (issue 6): the settings of the file cache that GPU file readers read through — its
+// runtime.file_cache: the settings of the file cache that GPU file readers read through — its
 // size and pages, readahead, replacement, and the host I/O threads behind it. Parsed by
 // framework/model/yaml_loader.cpp, emitted by spec_yaml.cpp, checked by spec_validation.cpp.
 #pragma once
@@ -34,23 +34,23 @@ struct file_cache_spec {
   readahead_mode readahead_policy = readahead_mode::adaptive;
   page_replacement replacement = page_replacement::lra;
   /// Host threads serving reads; 0: derived (`io_threads_of`). Four, the paper's, left the I/O threads
-  /// inside their copies 96-98 % of warm end-to-end runs on the H100 (bench/results/h100-2026-11-24-
-  /// f3bc52d-files/): the page cache's bytes need more than four threads to keep up with the GPU.
+  /// inside their copies 96-98 % of warm end-to-end runs on the H100: the page cache's
+  /// bytes need more than four threads to keep up with the GPU.
   std::uint32_t io_threads = 0;
   std::uint32_t io_slots_per_block = 4;         ///< requests a block may have in flight
   std::uint64_t max_request = 256 << 10;        ///< the longest request (and each slot's staging)
   /// The longest pread of an I/O thread: a longer request is split among the threads (XeFlow's §3.3). 1 MiB,
-  /// measured on the lent H100 VM's disk (bench/results/h100-2026-11-24-0e42ea4-iochunk/): O_DIRECT preads
-  /// of 128 KiB gave 0.79 / 1.03 / 1.18 GB/s with 1 / 4 / 16 threads against 1.85 / 1.68 / 1.19 at 1 MiB,
-  /// and 4 MiB lost 17 % to 1 MiB; end to end, 16 I/O threads with 1 MiB chunks were 1.10x 128 KiB's cold
-  /// and 1.20x warm (the page cache's copies are fewer and longer).
+  /// measured on the H100 VM's disk: O_DIRECT preads of 128 KiB gave 0.79 / 1.03 / 1.18 GB/s with 1 / 4 / 16
+  /// threads against 1.85 / 1.68 / 1.19 at 1 MiB, and 4 MiB lost 17 % to 1 MiB; end to end, 16 I/O threads
+  /// with 1 MiB chunks were 1.10x 128 KiB's cold and 1.20x warm (the page cache's copies are fewer and
+  /// longer).
   std::uint64_t io_chunk = 1 << 20;
   direct_io_mode direct = direct_io_mode::automatic;
   friend bool operator==(const file_cache_spec&, const file_cache_spec&) = default;
 };
 
 /// The I/O threads a cache with `spec` runs: its `io_threads`, or when 0 one per hardware thread, at most
-/// 16 (the most measured: bench/results/h100-2026-11-24-f3bc52d-files/; idle ones still wake to poll).
+/// 16 (the most measured, and what bench/results/files/ ran with; idle ones still wake to poll).
 inline std::uint32_t io_threads_of(const file_cache_spec& spec) {
   if (spec.io_threads != 0) return spec.io_threads;
   return std::clamp<std::uint32_t>(std::thread::hardware_concurrency(), 1, 16);

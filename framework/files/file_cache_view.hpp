@@ -1,4 +1,4 @@
-// The file cache as the fetch code sees it (issue 6): where the page slots, their bytes, the page table,
+// The file cache as the fetch code sees it: where the page slots, their bytes, the page table,
 // the files' geometry, the request slots and the ring live. Trivially copyable, so the kernel takes it by
 // value; the owner (device memory on the GPU executor, host memory in host mode) fills it at start.
 #pragma once

@@ -1,4 +1,4 @@
-// Making one work item's file ranges resident and pinned (issue 6), step by step and never waiting: the
+// Making one work item's file ranges resident and pinned, step by step and never waiting: the
 // kernel's fetch sub-phase and the host executor's block call `fetch_step` once a round for an item, which
 // either has every page pinned (`resolved`: compute may read them), or has asked for what it misses and
 // comes back next round (`waiting`), or cannot have them (`failed`).

@@ -1,4 +1,4 @@
-// The files a reader opens at start (issue 6): what its `files(params, list)` lists, in order, so that its
+// The files a reader opens at start: what its `files(params, list)` lists, in order, so that its
 // `file_id{k}` is the k-th. Host code.
 #pragma once
 

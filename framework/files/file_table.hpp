@@ -1,4 +1,4 @@
-// The files a run reads through its file cache (issue 6), opened on the host at start: each gets a run-global
+// The files a run reads through its file cache, opened on the host at start: each gets a run-global
 // id, its size at open, and O_DIRECT where the filesystem takes it (the cache is the only cache we want:
 // the kernel's page cache would hold a second copy and its readahead would double ours). `read` is what a
 // host I/O thread calls for one chunk of a request; `read_fully` is the loop both it and the plain

@@ -1,4 +1,4 @@
-// The host I/O threads behind the file cache (issue 6): they pop request slots off the request ring, read
+// The host I/O threads behind the file cache: they pop request slots off the request ring, read
 // the bytes into each slot's staging area with pread, and answer on the slot's completion line.
 //
 // Work distribution is the fix of the XeFlow paper's §3.3: GPUfs gave each I/O thread a fixed range of

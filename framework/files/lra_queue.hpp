@@ -1,4 +1,4 @@
-// Which cache slot a block fills next (issue 6): the GPUfs readahead paper's replacement (§5). Each block
+// Which cache slot a block fills next: the GPUfs readahead paper's replacement (§5). Each block
 // owns a fixed share of the page cache's slots (cache slots / resident blocks) and reuses them in the order
 // it allocated them, least recently allocated first, in place: no free list, no global queue, no lock, and
 // no other block's allocations on its hot path. The plain global policy it is measured against shares one

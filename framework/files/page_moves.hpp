@@ -1,4 +1,4 @@
-// How the fetch (file_fetch.hpp) moves a page's bytes (issue 6), and what it does once they are moved: a
+// How the fetch (file_fetch.hpp) moves a page's bytes, and what it does once they are moved: a
 // page copied into its slot finishes the slot's load (valid, still pinned by the item that loaded it), and
 // a request slot whose staged bytes were all read goes back to its block.
 //

@@ -1,4 +1,4 @@
-// One page slot of the file cache (issue 6): which file page it holds, whether its bytes are there, and how
+// One page slot of the file cache: which file page it holds, whether its bytes are there, and how
 // many readers are using them, kept so that a reader's pin and the owning block's reuse of the slot can
 // never both succeed. Lock-free; the same code on the GPU (device scope: only the kernel's blocks touch
 // the cache) and on the host executor's threads.

@@ -1,4 +1,4 @@
-// The file cache's page table (issue 6): for every page of every open file, the page slot that holds it
+// The file cache's page table: for every page of every open file, the page slot that holds it
 // (slot + 1) or 0. Direct-mapped by page key, one 32-bit word a page (10 MiB for 10 GB of 4 KiB pages), so
 // a lookup is one load and an install one compare-and-swap: no hashing, no lock, no global structure on
 // the hot path. An entry changes only while its page's slot is claimed (page_slot.hpp): the owner that

@@ -1,5 +1,5 @@
 // A file path inside a GPU operator's params, which must be trivially copyable (they are copied into the
-// kernel's parameter arena): a fixed array, NUL-terminated. The file readers of issue 6 name their files
+// kernel's parameter arena): a fixed array, NUL-terminated. The file readers name their files
 // with it, the GPU sinks their result files.
 #pragma once
 

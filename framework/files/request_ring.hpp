@@ -1,4 +1,4 @@
-// The doorbell between the GPU's blocks and the host's I/O threads (issue 6): a bounded ring of request
+// The doorbell between the GPU's blocks and the host's I/O threads: a bounded ring of request
 // slot numbers with many producers (blocks that need file pages) and many consumers (I/O threads), in
 // pinned host memory. Each cell carries a sequence number (Vyukov's bounded MPMC queue): a producer writes
 // a cell only once the consumer of the cell's previous round has read it, and a consumer reads it only once

@@ -1,5 +1,5 @@
-// A request slot (issue 6): where a reader that misses pages writes what it needs, and where a host I/O
-// thread answers. Two 64-byte lines, one writer each (DESIGN §3): the request line is written by the reader
+// A request slot: where a reader that misses pages writes what it needs, and where a host I/O
+// thread answers. Two 64-byte lines, one writer each: the request line is written by the reader
 // (a GPU block, or a host thread in host mode), the completion line by the I/O service. The slot's number
 // travels through the request ring (request_ring.hpp), whose release/acquire pair publishes the request
 // line; the completion line publishes itself with `done_seq`, stored last.

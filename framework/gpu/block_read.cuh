@@ -1,4 +1,4 @@
-// GPUfs's read at block granularity, for a user's own kernel (issue 6): every thread of a block calls
+// GPUfs's read at block granularity, for a user's own kernel: every thread of a block calls
 // block_read with the same arguments, and it returns once the bytes are in `dst`. Outside the virtualised
 // kernel a block may wait — inside it, readers declare their ranges by stages instead (kernel_readers.cuh)
 // — so this is the API of a plain kernel over a file_cache in device memory, and the driver of the GPUfs

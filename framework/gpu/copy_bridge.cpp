@@ -21,8 +21,7 @@ constexpr std::uint64_t max_run_bytes = 8 * 1024 * 1024;
 /// for 4 MiB copies). A run that stopped growing goes after run_linger, so a slow stream's frames are
 /// held only that long. 4 MiB (max 8 MiB, 8 streams) against 1 MiB (max 4 MiB, 4 streams), C(G)1C scale,
 /// alternated on two H100 instances, medians of 9 runs: 64 KiB 39.13 vs 38.45 GB/s, 256 KiB 40.42 vs 40.32,
-/// 1 MiB 40.23 vs 39.57; on a slower instance 36.8 vs 33.7–35.8 and 38.7 vs 33.3–35.7
-/// (bench/results/h100-2026-11-23-3b03327-bridge-constants/).
+/// 1 MiB 40.23 vs 39.57; on a slower instance 36.8 vs 33.7–35.8 and 38.7 vs 33.3–35.7.
 constexpr std::uint64_t min_run_bytes = 4 * 1024 * 1024;
 /// How long a run below min_run_bytes that stopped growing still waits for more (a 64 KiB frame is
 /// published every ~1.6 µs at 40 GB/s: one look finds the run unchanged too often).

@@ -1,6 +1,6 @@
 // The copy engines' path across PCIe for topics the plan marks `dma` (transfer: dma, or auto with large
 // frames). Zero-copy — the kernel reading and writing host memory in one pass — tops out near 40 GB/s on
-// the H100 machine, while its two copy engines move ~47 GB/s both ways at once (HARDWARE.md, DESIGN.md §6).
+// the H100 machine, while its two copy engines move ~47 GB/s both ways at once (both measured).
 //
 // A bridged topic keeps its host replica exactly as before (CPU publishers and subscribers use it
 // unchanged) and gets a replica in device memory of its frames and of the words the kernel polls, so the

@@ -1,4 +1,4 @@
-// The file cache's memory on the GPU executor (issue 6; files/cache_memory.hpp): kernel memory is device
+// The file cache's memory on the GPU executor (files/cache_memory.hpp): kernel memory is device
 // memory (cudaMalloc: the blocks reach slots, pages and table at L2 speed), shared memory is pinned host
 // memory mapped into the device (the I/O threads pread into staging, the blocks read it over PCIe).
 #pragma once

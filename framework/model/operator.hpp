@@ -159,7 +159,7 @@ struct frame_task {
 /// pinned before compute runs with that stage); `done` — the item is finished, its output published.
 enum class read_step : std::uint32_t { more, done };
 
-/// A GPU map that reads files (issue 6, the GPUfs readahead paper's readers). Besides params, describe and
+/// A GPU map that reads files (the GPUfs readahead paper's readers). Besides params, describe and
 /// compute, the type declares
 ///   static void files(const params&, file_list&);       // the files it opens at start; file_id{k} is the k-th
 ///   template <class T> static XF_HOST_DEVICE read_step reads(const params&, const frame_task<T>&, read_list&);
@@ -176,7 +176,7 @@ concept gpu_file_reader = requires(const typename Op::params& p, file_list& file
   { Op::template reads<std::uint32_t>(p, task, reads) } -> std::same_as<read_step>;
 };
 
-/// A GPU source that reads files (issue 6): a file reader with no input topic. The framework streams offsets
+/// A GPU source that reads files: a file reader with no input topic. The framework streams offsets
 /// 0 … frame_count − 1 through it; for each, `frame_bytes` is the frame's length and `reads` and `compute`
 /// fill it (task.in null, task.count the frame's elements, task.out the frame, task.file_sizes set). Besides
 /// params, describe, files, reads and compute, the type declares

@@ -29,7 +29,7 @@ constexpr std::string_view name_of(frame_layout l) {
   return l == frame_layout::row ? "row" : "columnar";
 }
 
-/// How a topic's frames cross PCIe between CPU and GPU operators on the GPU executor (DESIGN.md §6):
+/// How a topic's frames cross PCIe between CPU and GPU operators on the GPU executor:
 /// - mapped: the kernel reads and writes the frames in host memory directly (zero-copy); no copy, the
 ///   lowest latency, but one pass over host memory reading and writing tops out near 40 GB/s;
 /// - dma: the frames get a replica in device memory and the copy engines move them (copy_bridge.hpp),
@@ -48,7 +48,7 @@ constexpr std::string_view name_of(executor_kind e) {
   return e == executor_kind::automatic ? "auto" : e == executor_kind::device ? "device" : "host";
 }
 
-/// How a block's warps are split among the GPU operators each round (DESIGN.md §5):
+/// How a block's warps are split among the GPU operators each round:
 /// - uniform: equal shares (the remainder to the first operators);
 /// - explicit: each GPU operator's `warps`;
 /// - auto: the device executor samples each operator's round time at several warp counts at the start

@@ -1,4 +1,4 @@
-// The auto partitions' controller (DESIGN.md §5): samples each GPU operator's round time over a schedule
+// The auto partitions' controller: samples each GPU operator's round time over a schedule
 // of partitions while the kernel runs, fits the cost models, switches to the partition they favour, and
 // under auto-online watches the spread of the round times and tunes again when it moves. Pure host logic
 // over cumulative cost readings: the executor feeds it what device_run reads, the tests feed it a model.

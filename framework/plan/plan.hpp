@@ -69,8 +69,8 @@ struct plan {
   std::string describe() const;
 };
 
-/// Frames larger than this are split into parts that several blocks work on at once (HARDWARE.md: one
-/// block per 1–4 MiB frame left the link under-used; 128–512 KiB chunks reached its ceiling).
+/// Frames larger than this are split into parts that several blocks work on at once (measured on the
+/// H100: one block per 1–4 MiB frame left the link under-used; 128–512 KiB chunks reached its ceiling).
 inline constexpr std::uint64_t kernel_part_bytes = 256 * 1024;
 /// Bytes a block aims to move per operator and round: frames smaller than this are taken several per
 /// round (at most one per warp, and no more in all blocks than the input topic has in flight).

@@ -52,7 +52,7 @@ struct partition_stats {
   std::vector<tuning_record> tunings;
 };
 
-/// The file cache of a run with file readers in the kernel's blocks (issue 6): what the readers' fetches
+/// The file cache of a run with file readers in the kernel's blocks: what the readers' fetches
 /// found and asked for, and what each host I/O thread read.
 struct file_cache_stats {
   std::uint64_t page_bytes = 0, slots = 0;

@@ -1,4 +1,4 @@
-// readahead_file_source (issue 6): files streamed into a topic by the kernel's blocks through the file
+// readahead_file_source: files streamed into a topic by the kernel's blocks through the file
 // cache — the GPUfs readahead paper's reader as a source. Placed on gpu it runs in the kernel's blocks
 // (today the host executor's; the device's file cache comes next): each block claims a run of consecutive
 // offsets and reads their frames in order, so its misses run sequentially and the readahead window

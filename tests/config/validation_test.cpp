@@ -296,7 +296,7 @@ TEST_CASE("config.count_and_frame_size_messages") {
 
 namespace {
 
-/// A source that reads files through the cache (stand-in: the real readers are GPU operators of issue 6).
+/// A source that reads files through the cache (stand-in: the real readers are GPU operators).
 class file_reader_stub final : public cpu_source {
  public:
   struct params {};

@@ -103,7 +103,7 @@ TEST_CASE("tuner.auto_finds_the_best_split_of_two_operators") {
     CHECK(r.local_rounds >= 1);
     REQUIRE(r.chosen.has_value());
     const std::uint32_t best = k.best_first(32);
-    // Within 5% of the best split's round time (the target, here against the simulated truth).
+    // Within 5% of the best split's round time (the tuner's target, here against the simulated truth).
     CHECK(k.round_ns(k.warps) <= 1.05 * k.round_ns({best, 32 - best}));
     CHECK(k.warps == tuner.partition());
     CHECK(r.result() == k.warps);

@@ -1,4 +1,4 @@
-// File readers in the kernel's blocks (issue 6): whole topologies whose reader, placed on gpu, reads through
+// File readers in the kernel's blocks: whole topologies whose reader, placed on gpu, reads through
 // the file cache — on the host executor's blocks (host memory; CI) and, where a GPU is, on the device
 // executor's (device memory, the H100) — verified frame by frame against a replay with direct reads. The
 // same fetch protocol, page slots, LRA shares and I/O threads either way. Small caches force replacement;

@@ -1,4 +1,4 @@
-// A test file reader (issue 6): one small file per frame, read whole. In a header of its own so the files
+// A test file reader: one small file per frame, read whole. In a header of its own so the files
 // tests' GPU kernel (files_kernel.cu) compiles it in.
 #pragma once
 
