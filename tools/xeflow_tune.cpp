@@ -195,7 +195,7 @@ int main(int argc, char** argv) {
   options.stop_after_tuning = true;
   const run_stats stats = run_topology(p, spec, control, options);
   if (stats_format == "json") std::cout << format_stats_json(stats) << std::endl;
-  if (stats.status == "failed") {
+  if (stats.status == xf::run_status::failed) {
     std::cerr << "xeflow-tune: error: " << stats.error << '\n';
     if (stats.device_wedged) std::_Exit(exit_run_failed);
     return exit_run_failed;

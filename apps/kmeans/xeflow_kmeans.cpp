@@ -136,8 +136,8 @@ xeflow_result run_xeflow(const std::string& path, const xeflow_options& opt) {
     run.kernel = builtin_kernel();
     const run_stats stats = run_topology(p, spec, control, run);
     if (stats.device_wedged) throw wedged_device_error(pass + ": " + stats.error);
-    if (stats.status != "completed")
-      throw std::runtime_error(pass + " " + stats.status + (stats.error.empty() ? "" : ": " + stats.error));
+    if (stats.status != xf::run_status::completed)
+      throw std::runtime_error(pass + " " + std::string(xf::name_of(stats.status)) + (stats.error.empty() ? "" : ": " + stats.error));
     it.assign_seconds = seconds_since(assign_start);
     it.stream_seconds = stats.stream_seconds;
     r.executor = stats.executor;

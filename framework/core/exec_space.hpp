@@ -29,3 +29,12 @@
 #else
 #define XF_UNROLL
 #endif
+
+// Before a template that is __host__ __device__ but may be instantiated with a type whose members exist on
+// one side only (a device dispatcher of the fused kernel, a host dispatcher of the host executor): nvcc
+// then checks the calls only where the instantiation is used.
+#if defined(__CUDACC__)
+#define XF_EXEC_CHECK_DISABLE _Pragma("nv_exec_check_disable")
+#else
+#define XF_EXEC_CHECK_DISABLE
+#endif

@@ -56,7 +56,7 @@ T load_acquire_host(T& word) {
 device_run::device_run(const plan& p, std::vector<topic>& topics,
                        const std::vector<std::vector<std::byte>>& params,
                        const std::vector<std::span<const std::byte>>& accumulators, const kernel_program& program,
-                       managed_topic_memory& memory, const device_readers* readers)
+                       managed_topic_memory& memory, const kernel_files* readers)
     : plan_(p),
       topics_(topics),
       program_(program),
@@ -112,34 +112,12 @@ device_run::device_run(const plan& p, std::vector<topic>& topics,
                           "' is registered but not compiled into this launcher's GPU kernel (add its type to "
                           "the launcher's fused_kernel<...> list)");
     kernel_op& op = ops[k];
-    op = kernel_op{};
+    op = planned_kernel_op(p, k, readers_);
     op.type = *type;
-    // A file source has no input: its elements and frames are its output's.
-    const bool source = po.inputs.empty();
-    const std::size_t frame_topic = source ? po.outputs.at(0) : po.inputs[0];
-    op.element = p.topics[frame_topic].spec->element;
-    op.input = source ? no_input_topic : static_cast<std::uint32_t>(po.inputs[0]);
-    op.output = po.outputs.empty() ? no_output_topic : static_cast<std::uint32_t>(po.outputs[0]);
     XF_EXPECTS(po.outputs.empty() == !accumulators[k].empty(), "GPU sinks, and only they, accumulate");
-    op.group = source ? 0 : po.input_groups[0];
-    op.first_warp = first_warp;
-    op.warps = po.warps;
     first_warp += po.warps;
-    op.items = po.items;
-    op.item_warps = po.warps / po.items;
-    op.first_item = item_count;
     item_count += po.items;
-    op.parts = po.parts;
-    const std::uint64_t frame_bytes = p.topics[frame_topic].spec->frame_bytes;
-    op.part_bytes = po.parts > 1 ? kernel_part_bytes : frame_bytes;
-    op.stage = po.stage ? 1 : 0;
-    op.stage_output = po.stage_output ? 1 : 0;
-    op.output_numerator = po.entry->info.output_numerator;
-    op.output_denominator = po.entry->info.output_denominator;
-    XF_EXPECTS(op.output_numerator == op.output_denominator || po.parts == 1,
-               "a map with a shorter output computes whole frames");
     op.params_offset = params_offsets[k];
-    op.stage_stride = (op.part_bytes + 255) / 256 * 256;
     if (po.stage) {
       op.stage_offset = scratch_per_block;
       scratch_per_block += op.stage_stride * po.items;
@@ -283,22 +261,7 @@ void device_run::request_drain() noexcept {
 
 void device_run::set_up_readers(kernel_op* ops, std::uint32_t item_count) {
   bool any = false;
-  // (Called while the operator table is being built: args_ holds none of its counts yet.)
-  for (std::uint32_t k = 0; k < plan_.kernel_operators.size(); ++k) {
-    const std::size_t i = plan_.kernel_operators[k];
-    const planned_operator& po = plan_.operators[i];
-    if (!po.entry->info.reads_files) continue;
-    XF_EXPECTS(readers_ != nullptr && readers_->cache != nullptr, "a file cache for the GPU file readers");
-    XF_EXPECTS(po.parts == 1 && !po.stage && !po.stage_output && po.items == 1,
-               "file readers run whole, unstaged frames, one item a block (the plan's)");
-    kernel_op& op = ops[k];
-    op.reader = po.inputs.empty() ? reader_source : reader_map;
-    op.first_file = readers_->first_file.at(i);
-    op.file_count = readers_->file_count.at(i);
-    op.source_frames = readers_->source_frames.at(i);
-    op.source_run = readers_->source_run.at(i);
-    any = true;
-  }
+  for (std::uint32_t k = 0; k < plan_.kernel_operators.size(); ++k) any = any || ops[k].reader != reader_none;
   if (!any) return;
   const file_cache& cache = *readers_->cache;
   XF_EXPECTS(cache.block_count() == blocks_, "a file cache share per block");
@@ -358,62 +321,11 @@ device_run::cost_reading device_run::read_costs() {
   return r;
 }
 
-std::size_t device_run::error_topic(std::uint32_t op) const {
-  const planned_operator& po = plan_.operators[plan_.kernel_operators.at(op)];
-  return po.inputs.empty() ? po.outputs.at(0) : po.inputs[0];
-}
-
-run_error device_run::site_error(std::uint32_t op, std::optional<std::uint64_t> offset,
-                                 const std::string& reason) const {
-  const planned_operator& po = plan_.operators[plan_.kernel_operators.at(op)];
-  return run_error(fault_site{po.spec->name, plan_.topics[error_topic(op)].spec->name, offset}, reason);
-}
-
-run_error device_run::failure_error(const kernel_failure& f) {
-  const planned_operator& po = plan_.operators[plan_.kernel_operators.at(f.op)];
-  const std::string stage = "stage " + std::to_string(f.problem);
-  switch (f.kind) {
-    case fault_frame_failed:
-      return site_error(f.op, f.offset,
-                        frame_failed_reason(static_cast<std::uint32_t>(f.detail),
-                                            po.entry->info.failure_meaning(static_cast<std::uint32_t>(f.detail))));
-    case fault_bad_bytes:
-      return site_error(f.op, f.offset,
-                        "the input slot announces " + std::to_string(f.detail) +
-                            " bytes, more than the output topic's frame holds");
-    case fault_read_range: {
-      read_list list;
-      list.read(file_id{f.range.file}, f.range.offset, f.range.bytes);
-      const std::size_t i = plan_.kernel_operators.at(f.op);
-      return readers_->cache->files().range_failure(list, {static_cast<range_problem>(f.problem), 0},
-                                                    readers_->first_file.at(i), readers_->file_count.at(i),
-                                                    fault_site{po.spec->name, plan_.topics[error_topic(f.op)].spec->name,
-                                                               f.offset});
-    }
-    case fault_read_list:
-      return site_error(f.op, f.offset,
-                        stage + " asks for more than " + std::to_string(read_list::capacity) +
-                            " ranges (a read_list's capacity)");
-    case fault_stage_pages:
-      return site_error(f.op, f.offset,
-                        stage + " reads " + std::to_string(f.detail) + " pages of " +
-                            format_bytes(readers_->cache->view().page_bytes()) +
-                            ", more than a block's share of the file cache (" + std::to_string(f.range.bytes) +
-                            " pages of " + std::to_string(blocks_) + " blocks): raise runtime.file_cache.size");
-    case fault_read_failed:
-      // The I/O service knows why (path, byte offset); poll() asks it first.
-      if (std::optional<run_error> io = readers_->cache->poll()) return *io;
-      return site_error(f.op, f.offset, "a page " + stage + " reads failed to load");
-    default:
-      return site_error(f.op, f.offset, "the kernel reported fault " + std::to_string(f.kind));
-  }
-}
-
 device_run::state device_run::poll() {
   if (finished_) return error_ ? state::failed : state::finished;
   // A failure the kernel reported (the kernel then winds down by itself).
   kernel_failure& f = *failure_.get();
-  if (!error_ && load_acquire_host(f.failed) != 0) error_ = failure_error(f);
+  if (!error_ && load_acquire_host(f.failed) != 0) error_ = fault_error(f, plan_, readers_, blocks_);
   // A read that failed or hung (the I/O watchdog): the readers waiting for it would loop for ever.
   if (!error_ && readers_ != nullptr && readers_->cache != nullptr) {
     if (std::optional<run_error> io = readers_->cache->poll()) {
@@ -525,7 +437,7 @@ std::string device_run::describe_blocks(const std::vector<std::uint32_t>& stalle
         }
         out << "offset " << r.item[lane] / po.parts;
         if (po.parts > 1) out << " part " << r.item[lane] % po.parts << "/" << po.parts;
-        out << " of '" << plan_.topics[error_topic(k)].spec->name << "', " << phase_name(phase);
+        out << " of '" << plan_.topics[fault_topic(plan_, k)].spec->name << "', " << phase_name(phase);
       }
     }
   }

@@ -18,20 +18,12 @@
 #include "framework/gpu/copy_bridge.hpp"
 #include "framework/core/cuda_buffer.hpp"
 #include "framework/kernel/kernel_program.hpp"
+#include "framework/kernel/kernel_table.hpp"
 #include "framework/plan/plan.hpp"
 #include "topics/managed_topic_memory.hpp"
 #include "topics/topic.hpp"
 
 namespace xf {
-
-/// A run's GPU file readers (issue 6): the file cache (in device memory) and, by operator index, where each
-/// reader's files are in it (the operator's file k is the cache's first_file + k), and each file source's
-/// frames and the offsets a block claims at once.
-struct device_readers {
-  file_cache* cache = nullptr;
-  std::vector<std::uint32_t> first_file, file_count;
-  std::vector<std::uint64_t> source_frames, source_run;
-};
 
 class device_run {
  public:
@@ -42,7 +34,7 @@ class device_run {
   /// `readers` (null without GPU file readers) must outlive this object too.
   device_run(const plan& p, std::vector<topic>& topics, const std::vector<std::vector<std::byte>>& params,
              const std::vector<std::span<const std::byte>>& accumulators, const kernel_program& program,
-             managed_topic_memory& memory, const device_readers* readers = nullptr);
+             managed_topic_memory& memory, const kernel_files* readers = nullptr);
   ~device_run();
   device_run(const device_run&) = delete;
   device_run& operator=(const device_run&) = delete;
@@ -103,12 +95,6 @@ class device_run {
   std::string describe_blocks(const std::vector<std::uint32_t>& stalled);
   /// The blocks' lane snapshots, copied on the side stream while the kernel still runs (hung), or why not.
   const lane_snapshot* read_snapshots(std::string& why_not);
-  run_error site_error(std::uint32_t op, std::optional<std::uint64_t> offset,
-                       const std::string& reason) const;
-  /// The error of a failure the kernel reported (kernel_failure).
-  run_error failure_error(const kernel_failure& f);
-  /// The topic a kernel operator's errors name: its input, or a file source's output.
-  std::size_t error_topic(std::uint32_t op) const;
   void set_up_readers(kernel_op* ops, std::uint32_t item_count);
 
   const plan& plan_;
@@ -151,7 +137,7 @@ class device_run {
   std::unique_ptr<cuda_stream> stream_;
   std::unique_ptr<cuda_stream> side_stream_;  // stop requests and the watchdog's copies, beside the kernel
   std::unique_ptr<copy_bridge> bridge_;       // the dma topics' frames and publishes across PCIe
-  const device_readers* readers_ = nullptr;
+  const kernel_files* readers_ = nullptr;
   device_buffer<reader_lane> reader_lanes_;
   device_buffer<std::uint32_t> reader_entries_;
   device_buffer<fetch_counters> fetch_totals_;

@@ -1,5 +1,6 @@
-// What the virtualised kernel reads and writes besides the topics, shared by the host side (device_run.cpp,
-// g++) and the kernel (fused_kernel.cuh, nvcc). Every struct is trivially copyable; each field says which
+// What the virtualised kernel's round reads and writes besides the topics: the operator table, the lanes'
+// state, the fault record and the run's control words. Both drivers of the round use it — the device's
+// persistent kernel (framework/gpu/, nvcc) and the host executor's blocks (framework/runtime/, g++). Every struct is trivially copyable; each field says which
 // side writes it, which reads it, and where it lives.
 #pragma once
 
@@ -21,7 +22,7 @@ namespace xf {
 inline constexpr std::uint32_t no_output_topic = ~0u;
 inline constexpr std::uint32_t no_input_topic = ~0u;
 
-/// What kind of file reader a kernel operator is (issue 6).
+/// What kind of file reader a kernel operator is.
 enum kernel_reader : std::uint32_t {
   reader_none = 0,
   reader_map = 1,     ///< reads files for each input frame (gpu_file_reader)
@@ -68,7 +69,7 @@ struct kernel_op {
   std::uint32_t* parts_done;
   /// Device memory: a GPU sink's accumulator (frame_task::state), zeroed before the launch; null for maps.
   std::byte* state;
-  /// File readers (issue 6): a kernel_reader; its files are the cache's [first_file, first_file + file_count).
+  /// File readers: a kernel_reader; its files are the cache's [first_file, first_file + file_count).
   /// Readers run whole frames (parts 1), unstaged, one item a block.
   std::uint32_t reader;
   std::uint32_t first_file;
@@ -89,6 +90,47 @@ enum lane_phase : std::uint32_t {
   lane_running = 4,      ///< the operator is running on the item (recorded when a round starts it)
   lane_reading = 5,      ///< a file reader's item: its stages' pages are being fetched and computed over
 };
+
+/// The schedule's stage bits of a lane: its operator stages its input / its output through the block's
+/// scratch (device only: the host executor's table stages nothing).
+constexpr std::uint32_t stage_input_bit = 1;
+constexpr std::uint32_t stage_output_bit = 2;
+
+/// One work item's progress in one block: a lane of the round. On the GPU it lives in shared memory,
+/// written by its lane of warp 0 (the owner) in the subscribe and publish phases and read by every warp in
+/// between, after a barrier; on the host executor, by the block's one thread.
+struct lane_state {
+  std::uint32_t op;     ///< the kernel operator this lane serves
+  std::uint32_t index;  ///< which of the operator's items per round (its warps and staging area)
+  // The operator's fields the schedule reads, copied here at start: the schedule then touches shared
+  // memory only (the operator table is global memory, an L2 round trip per item that queues behind the
+  // frames' traffic: 4.6% of round time at 16 KiB frames on the H100 when the loop read them there).
+  std::uint32_t first_warp;  ///< the item's warps are [first_warp, first_warp + item_warps)
+  std::uint32_t item_warps;
+  std::uint32_t stage_bits;  ///< stage_input_bit | stage_output_bit, as the operator stages
+  std::uint32_t reader;      ///< kernel_op::reader
+  std::uint64_t item;        ///< offset·parts + part
+  std::uint32_t phase;       ///< lane_phase
+  /// 1: the item is finished this round: publish it. Other operators' items compute in the same round;
+  /// a file reader's item computes in the rounds its stages' pages are resident (`compute`) and is
+  /// published in a later one.
+  std::uint32_t ready;
+  std::uint32_t compute;  ///< 1: the item's warps run the operator this round
+  std::uint32_t is_void;
+  std::uint32_t misses;  ///< polls that found the input pending (end of stream is checked every few)
+  std::uint32_t skip;    ///< rounds to wait before polling again (backoff of a lane whose input lags)
+  const std::byte* src;  ///< the item's input bytes in the topic (staged into `in` when op.stage)
+  const std::byte* in;
+  std::byte* out;  ///< where the operator writes (the staging area when op.stage_output)
+  std::byte* dst;  ///< the item's output bytes in the topic
+  std::uint64_t bytes;       ///< the frame's
+  std::uint64_t first;       ///< the item's first byte within the frame
+  std::uint64_t item_bytes;  ///< the item's bytes (0 for a part past a short frame's end)
+  std::uint64_t tag;
+  std::uint64_t born_ns;
+  std::uint64_t failure;  ///< frame_task::fail's word for this round
+};
+static_assert(std::is_trivially_copyable_v<lane_state>);
 
 /// A file reader's work item in one block, in device memory ([blocks × item_count]; a lane of another
 /// operator leaves its own unused). Only the block's thread 0 writes it, in the round's fetch phase
@@ -236,7 +278,7 @@ struct kernel_args {
   std::uint32_t* block_generation;     ///< device, [gridDim.x]: the partition generation each block runs
   op_cost* costs;                      ///< device, [op_count]
   std::uint32_t cost_flush_interval_ns;
-  // File readers (issue 6); `readers` null when the topology has none.
+  // File readers; `readers` null when the topology has none.
   file_cache_view files;             ///< the file cache (kernel parts in device memory)
   fetch_block* fetch_blocks;         ///< device, [gridDim.x]: each block's share, request slots, readahead
   reader_lane* readers;              ///< device, [gridDim.x · item_count]

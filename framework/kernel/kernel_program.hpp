@@ -4,8 +4,6 @@
 // launcher's own, a fixed list with static dispatch. Host code holds it through this interface.
 #pragma once
 
-#include <cuda_runtime_api.h>
-
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -13,7 +11,13 @@
 
 #include "framework/kernel/kernel_catalog.hpp"
 
+// The CUDA runtime's stream handle (cudaStream_t is this type), declared here so that host code holding a
+// kernel_program compiles without the CUDA headers.
+struct CUstream_st;
+
 namespace xf {
+
+using stream_handle = CUstream_st*;
 
 class kernel_program {
  public:
@@ -25,7 +29,7 @@ class kernel_program {
   /// Launches the kernel with `blocks` × `threads` as a cooperative launch, so either every block is
   /// resident at once or the launch fails (blocks that feed each other must all run). Asynchronous.
   virtual void launch(const kernel_args& args, std::uint32_t blocks, std::uint32_t threads,
-                      cudaStream_t stream) const = 0;
+                      stream_handle stream) const = 0;
 
   /// One GPU operator's compute over one frame in device memory.
   struct frame_launch {
@@ -43,7 +47,7 @@ class kernel_program {
   /// how the GPU baselines run an operator, so they and the virtualised kernel execute the same code.
   /// Asynchronous; throws cuda_error when the launch fails.
   virtual void launch_frame(const frame_launch& f, std::uint32_t blocks, std::uint32_t threads,
-                            cudaStream_t stream) const = 0;
+                            stream_handle stream) const = 0;
   /// Blocks of `threads` of launch_frame's kernel that fit on one SM at once (its occupancy).
   virtual int frame_blocks_per_sm(int threads) const = 0;
 };

@@ -21,13 +21,21 @@ void direct_reader::run(const frame_in& in, frame_out& out, std::uint64_t offset
   if (!reads) reads = std::make_unique<direct_reads>(files_);
   fault_site at = site;
   at.offset = offset;
-  std::byte carry[frame_task<std::uint32_t>::carry_bytes] = {};
-  for (std::uint32_t stage = 0;; ++stage) {
+  alignas(16) std::byte carry[frame_task<std::uint32_t>::carry_bytes] = {};
+  frame_call stage = whole_frame_call(in, &out, offset);
+  stage.carry = carry;
+  stage.file_sizes = sizes_.data();
+  const element_type element = in.data != nullptr ? in.element : out.element;
+  for (stage.stage = 0;; ++stage.stage) {
     read_list list;
-    if (reader_.reads(in, &out, offset, {nullptr, stage, carry, sizes_.data()}, list) == read_step::done) break;
+    if (reader_.reads(stage, element, list) == read_step::done) break;
+    if (list.overflowed())
+      throw run_error(at, "stage " + std::to_string(stage.stage) + " asks for more than " +
+                              std::to_string(read_list::capacity) + " ranges (a read_list's capacity)");
     const file_pages pages = reads->read(list, at);
-    const reader_stage reading{&pages, stage, carry, sizes_.data()};
-    reader_.run(in, &out, offset, 0, 1, 1, &reading);
+    frame_call reading = stage;
+    reading.files = &pages;
+    reader_.run_frame(in, &out, offset, &reading);
   }
   std::lock_guard lock(pool_mutex_);
   pool_.push_back(std::move(reads));

@@ -1,45 +1,47 @@
-// A GPU operator's compute as the host executor's blocks call it (host_kernel_op), with what a file
-// reader's stages add (reader_stage). Made by the registry (registry.hpp) from the operator's type.
+// A GPU operator's compute, reads and contract as host code calls them: the host executor's blocks (the
+// same round as the kernel's, framework/kernel/round_steps.hpp), the reference chain and the adapters that
+// place a GPU operator `on: cpu`. Made by the registry (registry.hpp) from the operator's type.
 #pragma once
 
 #include <cstdint>
 #include <span>
 
+#include "framework/core/frame.hpp"
 #include "framework/files/file_api.hpp"
 #include "framework/files/file_list.hpp"
 #include "framework/model/operator.hpp"
 
 namespace xf {
 
-/// A file reader's stage as its compute sees it (frame_task's files, stage and carry).
-struct reader_stage {
-  const file_pages* files = nullptr;
-  std::uint32_t stage = 0;
-  std::byte* carry = nullptr;                  ///< frame_task::carry_bytes
-  const std::uint64_t* file_sizes = nullptr;  ///< the operator's files' sizes at open
-};
+/// The frame_call of a whole frame: `in` (null data for a file source), `out` (null for a sink), one
+/// virtual thread. `reading`: a file reader's stage fields (files, stage, carry, file_sizes), else null.
+inline frame_call whole_frame_call(const frame_in& in, const frame_out* out, std::uint64_t offset) {
+  frame_call c;
+  c.in = in.data;
+  c.out = out != nullptr ? out->data : nullptr;
+  c.bytes = in.data != nullptr ? in.bytes : out != nullptr ? out->bytes : 0;
+  c.offset = offset;
+  c.out_capacity = out != nullptr ? out->capacity : 0;
+  return c;
+}
 
-/// A GPU operator's compute as the host executor calls it: runs virtual threads
-/// [thread_begin, thread_end) of `thread_count` over one frame (a warp's lanes, in kernel terms).
-/// For a GPU sink `out` is null and the virtual threads fold the frame into the accumulator
-/// (`accumulator()`, concurrently from every host block). A file reader (reads_files()) runs in stages:
-/// `reads` gives each stage's ranges, the executor makes them resident in the file cache and `run` computes
-/// with `reading` over them; for every other operator `reading` is null.
+/// A GPU operator as host code calls it. Const and thread-safe: every host block calls it concurrently
+/// (a sink's accumulator is updated with atomics, as on the GPU).
 class host_kernel_op {
  public:
   virtual ~host_kernel_op() = default;
-  virtual void run(const frame_in& in, frame_out* out, std::uint64_t offset, std::uint32_t thread_begin,
-                   std::uint32_t thread_end, std::uint32_t thread_count,
-                   const reader_stage* reading = nullptr) const = 0;
+  /// Runs virtual threads [thread_begin, thread_end) of call.thread_count over the item `call` describes,
+  /// elements of type `element` (a warp's lanes, in kernel terms). A failure is recorded in
+  /// *call.failure, as frame_task::fail does on the GPU; a GPU sink folds into its own accumulator.
+  virtual void run(const frame_call& call, element_type element, std::uint32_t thread_begin,
+                   std::uint32_t thread_end) const = 0;
   /// File readers (operator.hpp: gpu_file_reader): whether this is one, and its files in file_id order.
   virtual bool reads_files() const { return false; }
   virtual file_list files() const { return {}; }
-  /// File readers: adds the ranges of stage `reading.stage` of the frame at `offset` (`more`), or says
-  /// the frame is done (reading.files is null here). `out`: the output frame (a source's frames' length).
-  /// Ids are the operator's own.
-  virtual read_step reads(const frame_in&, const frame_out*, std::uint64_t, const reader_stage&, read_list&) const {
-    return read_step::done;
-  }
+  /// File readers: adds the ranges of stage `call.stage` of the item (`more`), or says it is done (the
+  /// call's files are null here). Ids are the operator's own. A list that overflowed is the caller's to
+  /// check (read_list::overflowed).
+  virtual read_step reads(const frame_call&, element_type, read_list&) const { return read_step::done; }
   /// File sources (operator.hpp: gpu_file_source): whether this is one, its frames and each one's bytes,
   /// for its files of `file_sizes` and output frames of `capacity` bytes.
   virtual bool is_source() const { return false; }
@@ -55,6 +57,25 @@ class host_kernel_op {
   virtual std::span<std::byte> accumulator() { return {}; }
   /// A GPU sink's Op::finish over accumulator(); maps have nothing to finish.
   virtual operator_counters finish() const { return {}; }
+
+  /// Runs the whole frame on `threads` virtual threads, one after the other (`reading`: a reader's stage
+  /// fields, else null); throws frame_failed when compute failed it. For callers outside a round: the
+  /// reference chain, `on: cpu`, tests.
+  void run_frame(const frame_in& in, frame_out* out, std::uint64_t offset, const frame_call* reading = nullptr,
+                 std::uint32_t threads = 1) const {
+    frame_call c = whole_frame_call(in, out, offset);
+    c.thread_count = threads;
+    if (reading != nullptr) {
+      c.files = reading->files;
+      c.stage = reading->stage;
+      c.carry = reading->carry;
+      c.file_sizes = reading->file_sizes;
+    }
+    std::uint64_t failure = 0;
+    c.failure = &failure;
+    run(c, in.data != nullptr || out == nullptr ? in.element : out->element, 0, threads);
+    if (failure != 0) throw frame_failed{failure_code(failure)};
+  }
 };
 
 }  // namespace xf

@@ -142,6 +142,50 @@ struct frame_task {
   }
 };
 
+/// One GPU operator's call over one work item, untyped: what either executor hands the operator's
+/// compute and reads (typed per element by task_of). Trivially copyable: the kernel keeps it in registers,
+/// the host executor on a block's stack.
+struct frame_call {
+  const std::byte* in = nullptr;
+  std::byte* out = nullptr;
+  std::uint64_t bytes = 0;       ///< of the item (a part of a frame, or the whole frame)
+  std::uint64_t first_byte = 0;  ///< of the item within the frame
+  std::uint64_t offset = 0;
+  std::uint32_t thread_id = 0;
+  std::uint32_t thread_count = 1;
+  std::uint64_t* failure = nullptr;
+  std::byte* state = nullptr;
+  const file_pages* files = nullptr;
+  std::uint32_t stage = 0;
+  std::byte* carry = nullptr;
+  const std::uint64_t* file_sizes = nullptr;
+  std::uint64_t out_capacity = 0;
+};
+
+/// The frame_task of element type T that `c` describes.
+template <class T>
+XF_HOST_DEVICE XF_FORCE_INLINE frame_task<T> task_of(const frame_call& c) {
+  frame_task<T> task;
+  task.in = reinterpret_cast<const T*>(c.in);
+  task.out = reinterpret_cast<T*>(c.out);
+  task.count = c.bytes / sizeof(T);
+  task.first = c.first_byte / sizeof(T);
+  task.offset = c.offset;
+  task.thread_id = c.thread_id;
+  task.thread_count = c.thread_count;
+  task.failure = c.failure;
+  task.state = c.state;
+  task.files = c.files;
+  task.stage = c.stage;
+  task.carry = c.carry;
+  task.file_sizes = c.file_sizes;
+  task.out_capacity = c.out_capacity;
+  return task;
+}
+
+/// The failure code a frame_task::fail word holds (0: none).
+XF_HOST_DEVICE inline std::uint32_t failure_code(std::uint64_t word) { return static_cast<std::uint32_t>(word & 0xffffffffu); }
+
 /// A GPU sink: a GPU operator with an input and no output that folds every frame into an accumulator of
 /// its own — the BigKernel paper's word count and affinity keep their tables in device memory and copy
 /// them back once. Besides `params`, `describe` and `compute` (which reads `in`, finds `out` null and

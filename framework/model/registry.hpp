@@ -1,5 +1,5 @@
 // The operator registry: class names → factories and contracts. Registration is explicit, one line per
-// operator (STYLE.md §7): `registry.add<scale_op>("scale");`. Built-in operators join through
+// operator: `registry.add<scale_op>("scale");`. Built-in operators join through
 // `register_builtin_operators` (operators/builtin.hpp); a user's launcher adds its own next to them.
 #pragma once
 
@@ -40,64 +40,26 @@ struct operator_entry {
 
 namespace detail {
 
-/// The task the host's callers of compute and reads give an operator for a whole frame.
-/// (A file source has no input: `in.data` is null and its frame's elements are the output's.)
-template <class T>
-frame_task<T> host_task(const frame_in& in, const frame_out* out, std::uint64_t offset, const reader_stage* reading) {
-  frame_task<T> task;
-  task.in = reinterpret_cast<const T*>(in.data);
-  task.out = out != nullptr ? reinterpret_cast<T*>(out->data) : nullptr;
-  task.count = (in.data != nullptr ? in.bytes : out != nullptr ? out->bytes : 0) / sizeof(T);
-  task.out_capacity = out != nullptr ? out->capacity : 0;
-  task.offset = offset;
-  if (reading != nullptr) {
-    task.files = reading->files;
-    task.stage = reading->stage;
-    task.carry = reading->carry;
-    task.file_sizes = reading->file_sizes;
-  }
-  return task;
-}
-
-template <class Op, class T>
-void run_gpu_compute(const typename Op::params& p, const frame_in& in, frame_out* out, std::byte* state,
-                     std::uint64_t offset, std::uint32_t begin, std::uint32_t end, std::uint32_t count,
-                     const reader_stage* reading) {
-  frame_task<T> task = host_task<T>(in, out, offset, reading);
-  task.state = state;
-  task.thread_count = count;
-  std::uint64_t failure = 0;
-  task.failure = &failure;
-  for (std::uint32_t t = begin; t < end; ++t) {
-    task.thread_id = t;
-    Op::compute(p, task);
-  }
-  if (failure != 0) throw frame_failed{static_cast<std::uint32_t>(failure)};
-}
-
+/// Op::compute over virtual threads [begin, end) of the item `c` describes, elements of type e.
 template <class Op>
-void run_gpu_compute_any(const typename Op::params& p, const frame_in& in, frame_out* out, std::byte* state,
-                         std::uint64_t offset, std::uint32_t begin, std::uint32_t end, std::uint32_t count,
-                         const reader_stage* reading = nullptr) {
-  visit_element(in.element, [&](auto zero) {
-    run_gpu_compute<Op, decltype(zero)>(p, in, out, state, offset, begin, end, count, reading);
+void run_gpu_compute(const typename Op::params& p, const frame_call& c, element_type e, std::uint32_t begin,
+                     std::uint32_t end) {
+  visit_element(e, [&](auto zero) {
+    frame_task<decltype(zero)> task = task_of<decltype(zero)>(c);
+    for (std::uint32_t t = begin; t < end; ++t) {
+      task.thread_id = t;
+      Op::compute(p, task);
+    }
   });
 }
 
-/// A reader's stage `stage` of a frame: Op::reads over the task, and a stage that asked for more ranges
-/// than a read_list holds is the frame's error (its compute would read bytes it never got).
+/// Op::reads over the item `c` describes (its files null: reads never see pages).
 template <gpu_file_reader Op>
-read_step reader_reads(const typename Op::params& p, const frame_in& in, const frame_out* out, std::uint64_t offset,
-                       const reader_stage& stage, read_list& list) {
-  reader_stage reading = stage;
-  reading.files = nullptr;
+read_step reader_reads(const typename Op::params& p, const frame_call& c, element_type e, read_list& list) {
+  frame_call call = c;
+  call.files = nullptr;
   read_step step = read_step::done;
-  visit_element(in.element, [&](auto zero) {
-    step = Op::template reads<decltype(zero)>(p, host_task<decltype(zero)>(in, out, offset, &reading), list);
-  });
-  if (step == read_step::more && list.overflowed())
-    throw std::runtime_error("stage " + std::to_string(stage.stage) + " asks for more than " +
-                             std::to_string(read_list::capacity) + " ranges (a read_list's capacity)");
+  visit_element(e, [&](auto zero) { step = Op::template reads<decltype(zero)>(p, task_of<decltype(zero)>(call), list); });
   return step;
 }
 
@@ -144,9 +106,8 @@ template <class Op>
 class gpu_op_on_host final : public host_kernel_op {
  public:
   explicit gpu_op_on_host(typename Op::params p) : params_(p) {}
-  void run(const frame_in& in, frame_out* out, std::uint64_t offset, std::uint32_t begin, std::uint32_t end,
-           std::uint32_t count, const reader_stage* reading) const override {
-    run_gpu_compute_any<Op>(params_, in, out, nullptr, offset, begin, end, count, reading);
+  void run(const frame_call& c, element_type e, std::uint32_t begin, std::uint32_t end) const override {
+    run_gpu_compute<Op>(params_, c, e, begin, end);
   }
   bool reads_files() const override { return gpu_file_reader<Op>; }
   file_list files() const override {
@@ -154,9 +115,8 @@ class gpu_op_on_host final : public host_kernel_op {
     if constexpr (gpu_file_reader<Op>) Op::files(params_, list);
     return list;
   }
-  read_step reads(const frame_in& in, const frame_out* out, std::uint64_t offset, const reader_stage& stage,
-                  read_list& list) const override {
-    if constexpr (gpu_file_reader<Op>) return reader_reads<Op>(params_, in, out, offset, stage, list);
+  read_step reads(const frame_call& c, element_type e, read_list& list) const override {
+    if constexpr (gpu_file_reader<Op>) return reader_reads<Op>(params_, c, e, list);
     return read_step::done;
   }
   bool is_source() const override { return gpu_file_source<Op>; }
@@ -183,9 +143,11 @@ class gpu_sink_on_host final : public host_kernel_op {
   explicit gpu_sink_on_host(typename Op::params p) : params_(p), state_(accumulator_bytes<Op>(p)) {
     prepare_accumulator<Op>(params_, state_.bytes());
   }
-  void run(const frame_in& in, frame_out*, std::uint64_t offset, std::uint32_t begin, std::uint32_t end,
-           std::uint32_t count, const reader_stage*) const override {
-    run_gpu_compute_any<Op>(params_, in, nullptr, state_.bytes().data(), offset, begin, end, count);
+  void run(const frame_call& c, element_type e, std::uint32_t begin, std::uint32_t end) const override {
+    frame_call call = c;
+    call.out = nullptr;
+    call.state = state_.bytes().data();
+    run_gpu_compute<Op>(params_, call, e, begin, end);
   }
   std::span<std::byte> accumulator() override { return state_.bytes(); }
   operator_counters finish() const override { return Op::finish(params_, state_.bytes()); }
@@ -195,6 +157,18 @@ class gpu_sink_on_host final : public host_kernel_op {
   host_accumulator state_;
 };
 
+/// Runs a whole frame of a GPU operator on one virtual thread; throws frame_failed when compute failed it.
+template <class Op>
+void run_frame_on_cpu(const typename Op::params& p, const frame_in& in, frame_out* out, std::byte* state,
+                      std::uint64_t offset) {
+  frame_call c = whole_frame_call(in, out, offset);
+  c.state = state;
+  std::uint64_t failure = 0;
+  c.failure = &failure;
+  run_gpu_compute<Op>(p, c, in.element, 0, 1);
+  if (failure != 0) throw frame_failed{failure_code(failure)};
+}
+
 /// A GPU map placed `on: cpu`: its compute runs on CPU threads, one virtual thread per frame.
 template <class Op>
 class gpu_op_on_cpu final : public cpu_map {
@@ -202,7 +176,7 @@ class gpu_op_on_cpu final : public cpu_map {
   explicit gpu_op_on_cpu(typename Op::params p) : params_(p) {}
   void on_frame(std::uint64_t offset, const frame_in& in, frame_out& out) override {
     out.bytes = in.bytes * output_numerator<Op>() / output_denominator<Op>();
-    run_gpu_compute_any<Op>(params_, in, &out, nullptr, offset, 0, 1, 1);
+    run_frame_on_cpu<Op>(params_, in, &out, nullptr, offset);
   }
   map_phases phases() const override { return phases_of<Op>(params_); }
 
@@ -275,7 +249,7 @@ class gpu_sink_on_cpu final : public cpu_sink {
   }
   void on_start(const operator_setup& setup) override { interrupted_ = setup.interrupted; }
   void on_frame(std::uint64_t offset, const frame_in& in) override {
-    run_gpu_compute_any<Op>(params_, in, nullptr, state_.bytes().data(), offset, 0, 1, 1);
+    run_frame_on_cpu<Op>(params_, in, nullptr, state_.bytes().data(), offset);
   }
   void on_stop() override {
     if (interrupted_ != nullptr && interrupted_->load()) return;  // a partial fold is not the result

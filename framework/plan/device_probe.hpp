@@ -1,4 +1,5 @@
-// Is there a GPU this process can use? Asked once at start-up to choose the executor.
+// Is there a GPU this process can use? Asked once at start-up to choose the executor (the probe itself is
+// the device driver's: framework/gpu/device_probe.cpp, or device_probe_none.cpp in a build without CUDA).
 #pragma once
 
 #include <cstdint>

@@ -1,8 +1,8 @@
 // Runs a planned topology: CPU operators on their own threads, and the GPU operators either inside the one
 // virtualised persistent kernel on the GPU (plan.executor == device: topics in managed memory with the
-// runtime's coherence policies) or on the host executor — CPU threads that play the kernel's role, round
-// by round, with a work-vector of warps per operator and virtual thread ids — over the same topic
-// protocol. The host executor is the fallback on machines without a GPU, and what `--host` selects.
+// runtime's coherence policies) or on the host executor — CPU threads that drive the same round as the
+// kernel (framework/kernel/round_steps.hpp) — over the same topic protocol. The host executor is the
+// fallback on machines without a GPU, and what `--host` selects.
 #pragma once
 
 #include <chrono>
@@ -15,6 +15,7 @@
 namespace xf {
 
 class kernel_program;
+class frame_ledger;
 
 /// Live totals for a progress line, sampled while the run goes on.
 struct run_progress {
@@ -34,6 +35,8 @@ struct run_options {
   /// Partition auto / auto-online on the device: drain the run (as an interrupt does) once the first
   /// tuning has its partition in place — xeflow-tune wants the tuning, not the stream.
   bool stop_after_tuning = false;
+  /// Non-null: every CPU subscriber records each frame it receives here (frame_ledger.hpp).
+  frame_ledger* ledger = nullptr;
 };
 
 /// Runs `p` (made from `spec`, which must outlive the call) to the end of every stream, an interrupt

@@ -8,20 +8,20 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <iostream>
 #include <typeindex>
 
 #include "framework/model/yaml_loader.hpp"
 #include "framework/plan/device_probe.hpp"
 #include "framework/runtime/executor.hpp"
+#include "framework/runtime/frame_ledger.hpp"
 #include "framework/runtime/logging.hpp"
 #include "framework/plan/plan.hpp"
 #include "framework/core/units.hpp"
 #include "operators/builtin.hpp"
 
-#if defined(XF_HAVE_CUDA)
 #include "framework/kernel/kernel_program.hpp"
-#endif
 
 namespace xf {
 namespace {
@@ -80,14 +80,10 @@ device_capabilities describe_device(const device_status& device, const kernel_pr
   caps.usable = device.usable;
   caps.reason = device.usable ? device.description : device.reason;
   caps.sm_count = device.sm_count;
-#if defined(XF_HAVE_CUDA)
   if (kernel) {
     caps.blocks_per_sm = [kernel](int threads) { return kernel->blocks_per_sm(threads); };
     caps.compiled_in = [kernel](std::type_index t) { return kernel->index_of(t).has_value(); };
   }
-#else
-  (void)kernel;
-#endif
   return caps;
 }
 
@@ -131,6 +127,10 @@ int run_launcher(int argc, char** argv, const std::function<void(operator_regist
   unsigned timeline_ms = 0;
   app.add_option("--timeline-ms", timeline_ms,
                  "record the sinks' frames and bytes every this many ms into the stats (JSON: timeline)");
+  std::string ledger_path;
+  app.add_option("--ledger", ledger_path,
+                 "write what every CPU subscriber received to this file: a line per topic, group and offset "
+                 "(bytes, source offset, void, CRC-32) — two runs of a topology compare line by line");
   app.add_flag("-v,--verbose", verbose, "more logging (-vv: trace)");
   app.add_flag("-q,--quiet", quiet, "warnings and errors only, no progress line");
   try {
@@ -185,6 +185,8 @@ int run_launcher(int argc, char** argv, const std::function<void(operator_regist
   run_options run_options;
   run_options.kernel = kernel;
   run_options.timeline_interval = std::chrono::milliseconds(timeline_ms);
+  frame_ledger ledger;
+  if (!ledger_path.empty()) run_options.ledger = &ledger;
   if (!quiet && isatty(STDERR_FILENO))
     run_options.on_progress = [&](const run_progress& r) { progress.show(r); };
   const run_stats stats = run_topology(p, spec, control, run_options);
@@ -192,11 +194,18 @@ int run_launcher(int argc, char** argv, const std::function<void(operator_regist
   sigaction(SIGINT, &previous, nullptr);
   g_control = nullptr;
 
+  if (!ledger_path.empty()) {
+    std::vector<std::string> names;
+    for (const planned_topic& t : p.topics) names.push_back(t.spec->name);
+    std::ofstream out(ledger_path);
+    ledger.write(out, names);
+    if (!out) spdlog::error("cannot write the ledger to {}", ledger_path);
+  }
   if (stats_format == "json")
     std::cout << format_stats_json(stats) << std::endl;
   else
     std::cout << format_stats_table(stats) << std::flush;
-  if (stats.status == "failed") {
+  if (stats.status == xf::run_status::failed) {
     spdlog::error("{}", stats.error);
     if (stats.device_wedged) {
       // The GPU kernel hung or faulted: tearing the CUDA context down would wait on it. End here.
@@ -206,7 +215,7 @@ int run_launcher(int argc, char** argv, const std::function<void(operator_regist
     }
     return exit_run_failed;
   }
-  if (stats.status == "interrupted") {
+  if (stats.status == xf::run_status::interrupted) {
     spdlog::warn("interrupted: streams drained, stats above are partial");
     return exit_interrupted;
   }

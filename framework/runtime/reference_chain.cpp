@@ -79,7 +79,7 @@ class map_reference final : public frame_reference {
     if (reader_)
       reader_->run(in, out, offset, site_);
     else if (kernel_)
-      kernel_->run(in, &out, offset, 0, 1, 1);
+      kernel_->run_frame(in, &out, offset);
     else
       map_->replay(offset, in, out);
     return true;

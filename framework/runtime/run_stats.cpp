@@ -51,7 +51,7 @@ class text_table {
 std::string format_stats_table(const run_stats& s) {
   std::ostringstream out;
   const double wall = s.wall_seconds > 0 ? s.wall_seconds : 1e-9;
-  out << "topology " << (s.topology.empty() ? "(unnamed)" : s.topology) << ": " << s.status << " in "
+  out << "topology " << (s.topology.empty() ? "(unnamed)" : s.topology) << ": " << name_of(s.status) << " in "
       << fixed(s.wall_seconds, 3) << " s (executor: " << s.executor << ")\n";
   if (s.stream_seconds > 0) {
     std::uint64_t sink_bytes = 0;
@@ -196,7 +196,7 @@ std::string format_stats_json(const run_stats& s) {
   nlohmann::ordered_json doc;
   doc["topology"] = s.topology;
   doc["executor"] = s.executor;
-  doc["status"] = s.status;
+  doc["status"] = std::string(name_of(s.status));
   if (!s.error.empty()) doc["error"] = s.error;
   doc["wall_seconds"] = s.wall_seconds;
   if (s.stream_seconds > 0) doc["stream_seconds"] = s.stream_seconds;

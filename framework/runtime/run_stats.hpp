@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "framework/model/operator.hpp"
@@ -87,10 +88,16 @@ struct topic_stats {
   std::uint64_t copy_busy_ns = 0;     ///< the bridge thread's time on looks at the topic that moved something
 };
 
+/// How a run ended: every stream to its end, drained early by an interrupt, or failed.
+enum class run_status : std::uint8_t { completed, interrupted, failed };
+constexpr std::string_view name_of(run_status s) {
+  return s == run_status::completed ? "completed" : s == run_status::interrupted ? "interrupted" : "failed";
+}
+
 struct run_stats {
   std::string topology;
   std::string executor;
-  std::string status;  ///< "completed", "interrupted" or "failed"
+  run_status status = run_status::completed;
   std::string error;   ///< the failure, when failed
   double wall_seconds = 0;
   /// From the first frame a source published to the last a sink received: the stream itself, without

@@ -75,7 +75,7 @@ TEST_CASE("host_executor.pingpong_small_capacities") {
     b.link({"c2g"}, op("scale", "scale").on(placement::gpu).param("factor", 2.0), {"g2c"});
     b.link({"g2c"}, op("verify", "verify_sink").threads(2), {});
     const auto out = run(b.build());
-    CHECK(out.stats.status == "completed");
+    CHECK(out.stats.status == xf::run_status::completed);
     check_clean(stats_of(out.stats, "verify"), 512);
     CHECK(stats_of(out.stats, "scale").frames_out == 512);
     CHECK(out.stats.topics[0].frames == 512);
@@ -98,7 +98,7 @@ TEST_CASE("host_executor.kernel_chain_and_cpu_stages") {
   b.link({"t4"}, op("verify", "verify_sink").threads(3), {});
   b.runtime().partition(partition_policy::explicit_warps).warps_per_block(6).blocks(4);
   const auto out = run(b.build());
-  CHECK(out.stats.status == "completed");
+  CHECK(out.stats.status == xf::run_status::completed);
   check_clean(stats_of(out.stats, "verify"), 385);
   CHECK(stats_of(out.stats, "verify").bytes_in == 3 * MiB + 400);
 }
@@ -116,7 +116,7 @@ TEST_CASE("host_executor.fan_out_every_group_sees_every_frame") {
   b.link({"a"}, op("a_count", "null_sink"), {});
   b.link({"b"}, op("b_verify", "verify_sink"), {});
   const auto out = run(b.build());
-  CHECK(out.stats.status == "completed");
+  CHECK(out.stats.status == xf::run_status::completed);
   for (const char* v : {"raw_verify", "a_verify", "b_verify"}) check_clean(stats_of(out.stats, v), 256);
   CHECK(stats_of(out.stats, "a_count").frames_in == 256);
 }
@@ -129,7 +129,7 @@ TEST_CASE("host_executor.operator_failure_names_operator_topic_offset") {
   b.link({"t0"}, op("boom", "throw_at").threads(2).param("at", 40), {"t1"});
   b.link({"t1"}, op("sink", "null_sink"), {});
   const auto out = run(b.build());
-  CHECK(out.stats.status == "failed");
+  CHECK(out.stats.status == xf::run_status::failed);
   REQUIRE(out.failure);
   CHECK(out.failure->site().operator_name == "boom");
   CHECK(out.failure->site().topic == "t0");
@@ -145,7 +145,7 @@ TEST_CASE("host_executor.kernel_operator_corruption_is_caught") {
   b.link({"t0"}, op("flip", "corrupt_at").on(placement::gpu).param("at", 5), {"t1"});
   b.link({"t1"}, op("verify", "verify_sink"), {});
   const auto out = run(b.build());
-  CHECK(out.stats.status == "failed");
+  CHECK(out.stats.status == xf::run_status::failed);
   CHECK(stats_of(out.stats, "verify").counters.at("corrupt") == 1);
   REQUIRE(out.failure);
   CHECK(out.failure->site().offset == 5);
@@ -165,7 +165,7 @@ TEST_CASE("host_executor.drain_stops_sources_and_delivers_everything_published")
   });
   const auto out = run(b.build(), &control);
   interrupter.join();
-  CHECK(out.stats.status == "interrupted");
+  CHECK(out.stats.status == xf::run_status::interrupted);
   const auto& verify = stats_of(out.stats, "verify");
   CHECK(verify.counters.at("frames") > 0);
   check_clean(verify, out.stats.topics[1].frames);
@@ -190,7 +190,7 @@ TEST_CASE("executor.stats_show_the_partition_and_its_tunings") {
   run_stats s;
   s.topology = "t";
   s.executor = "device (test)";
-  s.status = "completed";
+  s.status = xf::run_status::completed;
   partition_stats p;
   p.policy = "auto";
   p.operators = {"light", "heavy"};
@@ -241,7 +241,7 @@ TEST_CASE("host_executor.gpu_sinks_fold_memory_handed_over_by_the_program") {
     b.link({}, op("source", "text_source").threads(2).param("path", "memory:words"), {"text"});
     b.link({"text"}, op("count", "word_count").on(where).param("table_slots", std::int64_t{64}), {});
     const auto out = run(b.build());
-    REQUIRE(out.stats.status == "completed");
+    REQUIRE(out.stats.status == xf::run_status::completed);
     const operator_stats& count = stats_of(out.stats, "count");
     CHECK(count.counters.at("words") == 30'000);
     CHECK(count.counters.at("distinct_words") == 3);
@@ -286,7 +286,7 @@ TEST_CASE("host_executor.gpu_sinks_fold_memory_handed_over_by_the_program") {
   w.link({"ids"}, op("store", "prefetch_writeback").param("path", "memory:particles").param("record_bytes", std::int64_t{64})
              .param("fields", "12:4").param("records_per_frame", std::int64_t{341}), {});
   const auto written = run(w.build());
-  REQUIRE(written.stats.status == "completed");
+  REQUIRE(written.stats.status == xf::run_status::completed);
   for (std::size_t r = 0; r < 100; ++r) {
     std::uint32_t id = 0;
     std::memcpy(&id, records.data() + r * 64 + 12, 4);

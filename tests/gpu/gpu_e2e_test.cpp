@@ -17,6 +17,7 @@
 #include "tests/support/kmeans_iterations.hpp"
 #include "tests/support/prefetch_topology.hpp"
 #include "tests/support/run_checks.hpp"
+#include "tests/support/differential.hpp"
 #include "tests/support/topology_files.hpp"
 #include "tests/support/subprocess.hpp"
 
@@ -533,4 +534,25 @@ TEST_CASE("gpu.sink_baselines_count_what_xeflow_and_the_cpu_reference_count" * d
     CHECK(doc["bytes_to_device"] == fs::file_size(text));
   }
   fs::remove(text);
+}
+
+TEST_CASE("gpu.device_and_host_executors_agree_on_every_topology" * doctest::skip(no_gpu())) {
+  // The host executor drives the kernel's round on CPU threads: the device's persistent kernel must give
+  // the same per-offset ledger (every CPU subscriber's frames, CRC-32 included) and the same counters.
+  const std::vector<fs::path> files = every_topology();
+  REQUIRE(files.size() >= 8);
+  for (const auto& file : files) {
+    SUBCASE(file.filename().string().c_str()) {
+      INFO(file);
+      const short_run run(file, "64MiB");
+      std::vector<std::string> device = run.sets(), host = run.sets();
+      device.insert(device.end(), {"--set", "runtime.executor=device"});
+      host.insert(host.end(), {"--set", "runtime.executor=host"});
+      const ledger_run on_device = run_with_ledger(file, device, "device");
+      CHECK(on_device.stats["executor"].get<std::string>().rfind("device", 0) == 0);
+      const ledger_run on_host = run_with_ledger(file, host, "host");
+      check_ledger_accounts(on_device);
+      check_same_results(on_device, on_host);
+    }
+  }
 }

@@ -213,7 +213,7 @@ TEST_CASE("file cache run: a reader in the kernel's blocks reads every frame's p
       spec.runtime.file_cache = cache;
       run_control control;
       const run_stats stats = run(spec, control);
-      REQUIRE_MESSAGE(stats.status == "completed", stats.error);
+      REQUIRE_MESSAGE(stats.status == xf::run_status::completed, stats.error);
       check_verified(stats, 700);
       REQUIRE(stats.file_cache.has_value());
       const file_cache_stats& c = *stats.file_cache;
@@ -238,7 +238,7 @@ TEST_CASE("file cache run: a range past the end of a file fails the run naming o
   topology_spec spec = reader_topology(files, 600);
   run_control control;
   const run_stats stats = run(spec, control);
-  CHECK(stats.status == "failed");
+  CHECK(stats.status == xf::run_status::failed);
   const std::string expected = "operator 'add', topic 'in', offset 512: file '" + files.index +
                                "': the operator reads bytes [4096, 4104), past its size (4096 bytes)";
   CHECK_MESSAGE(stats.error.find(expected) != std::string::npos, stats.error);
@@ -252,7 +252,7 @@ TEST_CASE("file cache run: a missing file fails the start naming the operator an
     if (o.name == "add") o.params["data"] = files.dir.file("missing");
   run_control control;
   const run_stats stats = run(spec, control);
-  CHECK(stats.status == "failed");
+  CHECK(stats.status == xf::run_status::failed);
   CHECK_MESSAGE(stats.error.find("operator 'add', topic 'in'") != std::string::npos, stats.error);
   CHECK_MESSAGE(stats.error.find(files.dir.file("missing")) != std::string::npos, stats.error);
 }
@@ -266,7 +266,7 @@ TEST_CASE("file cache run: a stage that needs more pages than a block's share fa
   spec.runtime.file_cache = cache;
   run_control control;
   const run_stats stats = run(spec, control);
-  CHECK(stats.status == "failed");
+  CHECK(stats.status == xf::run_status::failed);
   CHECK_MESSAGE(stats.error.find("stage 1 reads 2 pages of 4 KiB, more than a block's share of the file cache (1 "
                                  "pages of 3 blocks)") != std::string::npos,
                 stats.error);
@@ -314,7 +314,7 @@ TEST_CASE("file source: files of 0 B, 1 B and sizes off the page and frame grid 
       }
       run_control control;
       const run_stats stats = run(spec, control);
-      REQUIRE_MESSAGE(stats.status == "completed", stats.error);
+      REQUIRE_MESSAGE(stats.status == xf::run_status::completed, stats.error);
       check_verified(stats, frames);
       CHECK(stats_of(stats, "files").frames_out == frames);
       // Frame o: the next 16 KiB of the current file, each file's last frame short, empty files none.
@@ -347,12 +347,12 @@ TEST_CASE("file source: an empty file is an empty stream, and bad paths are refu
   const std::string empty = test::write_pattern_file(dir, "empty", 0, 0);
   run_control control;
   const run_stats stats = run(source_topology(empty, placement::gpu), control);
-  REQUIRE_MESSAGE(stats.status == "completed", stats.error);
+  REQUIRE_MESSAGE(stats.status == xf::run_status::completed, stats.error);
   CHECK(stats_of(stats, "files").frames_out == 0);
 
   run_control missing_control;
   const run_stats missing = run(source_topology(empty + "; " + dir.file("nope"), placement::gpu), missing_control);
-  CHECK(missing.status == "failed");
+  CHECK(missing.status == xf::run_status::failed);
   CHECK_MESSAGE(missing.error.find("operator 'files', topic 'frames'") != std::string::npos, missing.error);
   CHECK_MESSAGE(missing.error.find(dir.file("nope")) != std::string::npos, missing.error);
 
@@ -391,7 +391,7 @@ TEST_CASE("file readers: the README's example (golden_diff) shows where a stream
     b.runtime().blocks(2);
     run_control control;
     const run_stats stats = run(b.build(), control);
-    REQUIRE_MESSAGE(stats.status == "completed", stats.error);
+    REQUIRE_MESSAGE(stats.status == xf::run_status::completed, stats.error);
     check_verified(stats, (size + 16 * KiB - 1) / (16 * KiB));
     const std::vector<std::byte> pattern = test::pattern(3, size);
     std::uint64_t differing = 0, wrong = 0;
@@ -427,7 +427,7 @@ TEST_CASE("file source: a file truncated while the run reads it fails the run na
   spec.runtime.file_cache = cache;
   run_control control;
   const run_stats stats = run(spec, control);
-  CHECK(stats.status == "failed");
+  CHECK(stats.status == xf::run_status::failed);
   // The source is at most a ring and a readahead ahead of the cut: a later frame finds the file short.
   CHECK_MESSAGE(stats.error.find("operator 'files', topic 'frames', offset ") != std::string::npos, stats.error);
   CHECK_MESSAGE(stats.error.find("file '" + data + "': file ends at byte offset") != std::string::npos, stats.error);
@@ -460,7 +460,7 @@ TEST_CASE("file readers: many small files, each read whole, byte-exact through a
   spec.runtime.file_cache = cache;
   run_control control;
   const run_stats stats = run(spec, control);
-  REQUIRE_MESSAGE(stats.status == "completed", stats.error);
+  REQUIRE_MESSAGE(stats.status == xf::run_status::completed, stats.error);
   check_verified(stats, 2 * count);
   std::uint64_t wrong = 0;
   for (const auto& [offset, frame] : collect_sink::frames()) {

@@ -44,7 +44,7 @@ inline address_run run_address_stage(const std::string& cls, param_map values,
   frame_out fo{reinterpret_cast<std::byte*>(run.words.data()), in.size() * 8, in.size() * 8,
                element_type::u64};
   try {
-    kernel->run(fi, &fo, offset, 0, threads, threads);
+    kernel->run_frame(fi, &fo, offset, nullptr, threads);
   } catch (const frame_failed& f) {
     run.failure = f.code;
   }

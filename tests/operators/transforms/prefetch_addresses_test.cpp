@@ -174,7 +174,7 @@ TEST_CASE("prefetch.address_stage_failure_codes") {
     frame_out fo{reinterpret_cast<std::byte*>(out.data()), 4096, 4096, element_type::u32};
     std::uint32_t code = 0;
     try {
-      kernel->run(fi, &fo, 0, 0, 32, 32);
+      kernel->run_frame(fi, &fo, 0, nullptr, 32);
     } catch (const frame_failed& f) {
       code = f.code;
     }

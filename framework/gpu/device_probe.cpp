@@ -3,15 +3,12 @@
 
 #include <cstdio>
 
-#if defined(XF_HAVE_CUDA)
 #include <cuda_runtime_api.h>
-#endif
 
 namespace xf {
 
 device_status probe_device() noexcept {
   device_status status;
-#if defined(XF_HAVE_CUDA)
   int count = 0;
   cudaError_t err = cudaGetDeviceCount(&count);
   if (err != cudaSuccess) {
@@ -49,9 +46,6 @@ device_status probe_device() noexcept {
   status.description = std::string(prop.name) + " (sm_" + std::to_string(prop.major) +
                        std::to_string(prop.minor) + ", " + std::to_string(prop.multiProcessorCount) +
                        " SMs, " + memory + ")";
-#else
-  status.reason = "built without CUDA";
-#endif
   return status;
 }
 

@@ -1,0 +1,147 @@
+// The CPU operators' workers.
+#include "framework/runtime/cpu_workers.hpp"
+
+#include <string>
+
+#include "framework/core/units.hpp"
+#include "topics/topic_driver.hpp"
+
+namespace xf {
+namespace {
+
+void record(run_context& run, std::size_t topic, std::uint32_t group, const delivery& d) {
+  const topic_view& v = run.view(topic);
+  run.ledger->record(static_cast<std::uint32_t>(topic), group, d.offset, d.is_void() ? nullptr : d.data(v),
+                     d.slot->bytes, d.slot->tag, d.is_void());
+}
+
+void source_worker(run_context& run, std::size_t op) {
+  const plan& p = run.plan_of();
+  run_control& control = run.control();
+  const planned_operator& po = p.operators[op];
+  const std::size_t out = po.outputs[0];
+  const topic_view& v = run.view(out);
+  const std::string& topic_name = p.topics[out].spec->name;
+  auto* source = static_cast<cpu_source*>(run.instances()[op].cpu.get());
+  const element_type element = p.topics[out].spec->element;
+  std::uint64_t end = 0;       // one past the last offset this worker published
+  std::uint64_t first_ns = 0;  // this worker's first publish (the stream window's start)
+  while (!control.draining()) {
+    std::uint64_t blocked = 0;
+    const publish_ticket t = reserve_claimed(v, topic_name, control.abort_flag(), &blocked);
+    run.count_blocked(op, out, blocked);
+    frame_out f{t.data, v.frame_bytes, 0, element, t.frame};
+    const bool more = run.call_hook(op, out, t.offset, [&] { return source->produce(t.offset, f); });
+    end = t.offset + 1;
+    if (!more) {
+      publish_void(v, t);
+      break;
+    }
+    if (f.bytes > v.frame_bytes)
+      throw run_error(run.site(op, out, t.offset), "produced " + std::to_string(f.bytes) +
+                                                   " bytes into a frame of " + std::to_string(v.frame_bytes));
+    const std::uint64_t born = now_ns();
+    if (first_ns == 0) first_ns = born;
+    publish_frame(v, t, f.bytes, t.offset, born);
+    run.count_publish(op, out, f.bytes);
+  }
+  v.close(end);
+  if (first_ns != 0) fetch_min_relaxed(run.stream_first_ns, first_ns);
+}
+
+void map_worker(run_context& run, std::size_t op) {
+  const plan& p = run.plan_of();
+  run_control& control = run.control();
+  const planned_operator& po = p.operators[op];
+  const std::size_t in = po.inputs[0], out = po.outputs[0];
+  const std::uint32_t group = po.input_groups[0];
+  const topic_view& vi = run.view(in);
+  const topic_view& vo = run.view(out);
+  const std::string& out_name = p.topics[out].spec->name;
+  auto* map = static_cast<cpu_map*>(run.instances()[op].cpu.get());
+  const element_type in_element = p.topics[in].spec->element;
+  const element_type out_element = p.topics[out].spec->element;
+  while (true) {
+    std::uint64_t waited = 0, blocked = 0;
+    const delivery d = next_frame(vi, group, control.abort_flag(), &waited);
+    add_relaxed(run.counters()[op].input_wait_ns, waited);
+    if (d.ended) break;
+    if (run.ledger != nullptr) record(run, in, group, d);
+    if (d.is_void()) {
+      publish_void(vo, reserve_void_at(vo, d.offset, control.abort_flag(), &blocked));
+      run.count_blocked(op, out, blocked);
+      vi.release(group, d.offset);
+      continue;
+    }
+    const publish_ticket t = reserve_at(vo, out_name, d.offset, control.abort_flag(), &blocked);
+    run.count_blocked(op, out, blocked);
+    add_relaxed(run.counters()[op].frames_in, 1);
+    add_relaxed(run.counters()[op].bytes_in, d.slot->bytes);
+    frame_in fi{d.data(vi), d.slot->bytes, in_element};
+    frame_out fo{t.data, vo.frame_bytes, d.slot->bytes, out_element};
+    run.call_hook(op, in, d.offset, [&] { map->on_frame(d.offset, fi, fo); });
+    if (fo.bytes > vo.frame_bytes)
+      throw run_error(
+          run.site(op, out, d.offset),
+          "wrote " + std::to_string(fo.bytes) + " bytes into a frame of " + std::to_string(vo.frame_bytes));
+    publish_frame(vo, t, fo.bytes, d.slot->tag, d.slot->born_ns);
+    vi.release(group, d.offset);
+    run.count_publish(op, out, fo.bytes);
+  }
+  vo.close(vi.end());
+}
+
+void sink_worker(run_context& run, std::size_t op) {
+  const plan& p = run.plan_of();
+  run_control& control = run.control();
+  const planned_operator& po = p.operators[op];
+  const std::size_t in = po.inputs[0];
+  const std::uint32_t group = po.input_groups[0];
+  const topic_view& vi = run.view(in);
+  auto* sink = static_cast<cpu_sink*>(run.instances()[op].cpu.get());
+  const element_type element = p.topics[in].spec->element;
+  std::uint64_t last_ns = 0;  // this worker's last delivery (the stream window's end)
+  while (true) {
+    std::uint64_t waited = 0;
+    const delivery d = next_frame(vi, group, control.abort_flag(), &waited);
+    add_relaxed(run.counters()[op].input_wait_ns, waited);
+    if (d.ended) break;
+    if (run.ledger != nullptr) record(run, in, group, d);
+    if (!d.is_void()) {
+      frame_in fi{d.data(vi), d.slot->bytes, element};
+      run.call_hook(op, in, d.offset, [&] { sink->on_frame(d.offset, fi); });
+      const std::uint64_t delivered = now_ns();
+      last_ns = delivered;
+      if (d.slot->born_ns != 0) run.counters()[op].latency.record(delivered - d.slot->born_ns);
+      add_relaxed(run.counters()[op].frames_in, 1);
+      add_relaxed(run.counters()[op].bytes_in, d.slot->bytes);
+    }
+    vi.release(group, d.offset);
+  }
+  if (last_ns != 0) fetch_max_relaxed(run.stream_last_ns, last_ns);
+}
+
+}  // namespace
+
+void start_cpu_workers(run_context& run, std::vector<std::thread>& threads) {
+  const plan& p = run.plan_of();
+  for (std::size_t i = 0; i < p.operators.size(); ++i) {
+    const planned_operator& po = p.operators[i];
+    if (po.in_kernel) continue;
+    for (std::uint32_t w = 0; w < po.workers; ++w) {
+      switch (po.entry->info.role) {
+        case operator_role::source:
+          threads.emplace_back([&run, i] { run.guarded(i, [&] { source_worker(run, i); }); });
+          break;
+        case operator_role::map:
+          threads.emplace_back([&run, i] { run.guarded(i, [&] { map_worker(run, i); }); });
+          break;
+        case operator_role::sink:
+          threads.emplace_back([&run, i] { run.guarded(i, [&] { sink_worker(run, i); }); });
+          break;
+      }
+    }
+  }
+}
+
+}  // namespace xf

@@ -1,0 +1,161 @@
+// What one run of a topology holds, shared by the CPU workers, the kernel executor and the stats: the
+// topics and their memory, the operators' instances, their live counters, the file cache of the GPU file
+// readers, the stream window, and the one conversion of any exception into a run_error naming operator,
+// topic and offset.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "framework/core/latency_histogram.hpp"
+#include "framework/files/file_cache.hpp"
+#include "framework/kernel/kernel_table.hpp"
+#include "framework/model/topology_spec.hpp"
+#include "framework/plan/plan.hpp"
+#include "framework/runtime/frame_ledger.hpp"
+#include "framework/runtime/reference_chain.hpp"
+#include "framework/runtime/run_control.hpp"
+#include "topics/topic.hpp"
+#include "topics/topic_memory.hpp"
+
+namespace xf {
+
+using run_clock = std::chrono::steady_clock;
+
+/// The host clock frames are stamped with at their source (index_slot::born_ns).
+std::uint64_t now_ns();
+
+/// Per-operator counters, updated by its CPU workers (relaxed: only read for stats and progress). The
+/// kernel's operators count in the round's kernel_op_counters instead.
+struct live_counters {
+  std::atomic<std::uint64_t> frames_in{0}, bytes_in{0}, frames_out{0}, bytes_out{0};
+  std::atomic<std::uint64_t> busy_ns{0}, input_wait_ns{0}, blocked_ns{0};
+  latency_histogram latency;  ///< sinks: source publish → delivery
+};
+
+void add_relaxed(std::atomic<std::uint64_t>& counter, std::uint64_t value);
+void fetch_min_relaxed(std::atomic<std::uint64_t>& word, std::uint64_t value);
+void fetch_max_relaxed(std::atomic<std::uint64_t>& word, std::uint64_t value);
+
+class run_context {
+ public:
+  run_context(const plan& p, const topology_spec& spec, run_control& control);
+  run_context(const run_context&) = delete;
+  run_context& operator=(const run_context&) = delete;
+
+  const plan& plan_of() const noexcept { return plan_; }
+  const topology_spec& spec() const noexcept { return spec_; }
+  run_control& control() const noexcept { return control_; }
+
+  /// Allocates the topics in `memory` (which the context keeps); `configure` adds what the executor
+  /// places where (the device's sides and copy engines).
+  template <class Configure>
+  void make_topics(std::unique_ptr<topic_memory> memory, Configure&& configure);
+  /// Creates every operator: kernel operators get their host compute (the reference chain replays
+  /// through it, and the host executor runs it), the others their CPU instance.
+  void make_operators();
+  /// Opens every kernel file reader's files into one file cache over `memory` (device or host memory)
+  /// with a share for each of `blocks`, and starts its I/O threads. Nothing without readers.
+  void make_file_cache(std::unique_ptr<cache_memory> memory, std::uint32_t blocks);
+  /// Starts the CPU operators (on_start) in the plan's start order, sources before their verify sinks.
+  void start_operators();
+  /// on_stop of every started CPU operator; a failure there fails the run (if nothing failed before).
+  void stop_operators();
+
+  /// Where a fault happened.
+  fault_site site(std::size_t op, std::size_t topic, std::optional<std::uint64_t> offset) const;
+  /// The topic an operator's errors name: its input, or a source's output.
+  std::size_t error_topic(std::size_t op) const;
+  /// The run_error of the exception being handled (call inside a catch): a run_error as it is, an
+  /// operator's frame_failed with its code's meaning, anything else with its what(), at `site`.
+  run_error current_error(std::size_t op, std::size_t topic, std::optional<std::uint64_t> offset) const;
+  /// Runs an operator hook, timing it into the operator's busy time; anything it throws becomes a
+  /// run_error naming operator, topic and offset (run_aborted passes through).
+  template <class Hook>
+  auto call_hook(std::size_t op, std::size_t topic, std::uint64_t offset, Hook&& hook) -> decltype(hook());
+  /// Runs a worker's body: a failure fails the run; run_aborted (another worker failed) unwinds quietly.
+  void guarded(std::size_t op, const std::function<void()>& body);
+
+  const topic_view& view(std::size_t t) const { return topics_[t].view(); }
+  void count_blocked(std::size_t op, std::size_t topic, std::uint64_t ns);
+  void count_publish(std::size_t op, std::size_t topic, std::uint64_t bytes);
+
+  std::vector<topic>& topics() noexcept { return topics_; }
+  topic_memory& memory() noexcept { return *memory_; }
+  std::vector<operator_instance>& instances() noexcept { return instances_; }
+  std::vector<live_counters>& counters() noexcept { return counters_; }
+  file_cache* files() noexcept { return kernel_files_.cache; }
+  const kernel_files& kernel_files_of() const noexcept { return kernel_files_; }
+
+  /// The stream window: the first frame any source published, the last any sink received (host ns).
+  std::atomic<std::uint64_t> stream_first_ns{~std::uint64_t{0}};
+  std::atomic<std::uint64_t> stream_last_ns{0};
+  /// Non-null: what every CPU subscriber receives is recorded here (run_options::ledger).
+  frame_ledger* ledger = nullptr;
+  /// Detaches the topics, their memory and the file cache without freeing them: a wedged GPU kernel still
+  /// owns them (freeing would wait for it). The caller ends the process.
+  void leak() noexcept;
+
+ private:
+  const plan& plan_;
+  const topology_spec& spec_;
+  run_control& control_;
+  std::unique_ptr<topic_memory> memory_;
+  std::vector<topic> topics_;
+  std::vector<operator_instance> instances_;
+  std::vector<live_counters> counters_;
+  std::unique_ptr<reference_chain> references_;
+  std::vector<bool> started_;
+  std::unique_ptr<file_cache> file_cache_;
+  kernel_files kernel_files_;
+};
+
+template <class Configure>
+void run_context::make_topics(std::unique_ptr<topic_memory> memory, Configure&& configure) {
+  memory_ = std::move(memory);
+  topics_.reserve(plan_.topics.size());
+  for (std::size_t t = 0; t < plan_.topics.size(); ++t) {
+    const planned_topic& pt = plan_.topics[t];
+    topic_config config;
+    config.name = pt.spec->name;
+    config.frame_bytes = pt.spec->frame_bytes;
+    config.capacity = pt.spec->capacity;
+    config.groups = static_cast<std::uint32_t>(pt.subscribers.size());
+    config.publishers = pt.publisher_workers;
+    configure(t, config);
+    try {
+      topics_.emplace_back(config, *memory_);
+    } catch (const std::exception& e) {
+      throw run_error(fault_site{{}, pt.spec->name, {}}, std::string("cannot allocate the topic: ") + e.what());
+    }
+  }
+}
+
+template <class Hook>
+auto run_context::call_hook(std::size_t op, std::size_t topic, std::uint64_t offset, Hook&& hook) -> decltype(hook()) {
+  const auto start = run_clock::now();
+  const auto busy = [&] {
+    add_relaxed(counters_[op].busy_ns, static_cast<std::uint64_t>(
+                                           std::chrono::duration_cast<std::chrono::nanoseconds>(run_clock::now() - start).count()));
+  };
+  try {
+    if constexpr (std::is_void_v<decltype(hook())>) {
+      hook();
+      busy();
+    } else {
+      auto result = hook();
+      busy();
+      return result;
+    }
+  } catch (const run_aborted&) {
+    throw;
+  } catch (...) {
+    throw current_error(op, topic, offset);
+  }
+}
+
+}  // namespace xf
