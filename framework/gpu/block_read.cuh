@@ -1,6 +1,6 @@
 // GPUfs's read at block granularity, for a user's own kernel: every thread of a block calls
 // block_read with the same arguments, and it returns once the bytes are in `dst`. Outside the virtualised
-// kernel a block may wait — inside it, readers declare their ranges by stages instead (kernel_readers.cuh)
+// kernel a block may wait — inside it, readers declare their ranges by stages instead (advance_readers, framework/kernel/round_steps.hpp)
 // — so this is the API of a plain kernel over a file_cache in device memory, and the driver of the GPUfs
 // readahead paper's microbenchmark (apps/file_read_bench). The same fetch protocol: thread 0 steps the
 // fetch, the block's threads run its page moves, and between looks the block sleeps.
