@@ -200,7 +200,7 @@ __global__ void __launch_bounds__(MaxThreads, MaxThreads <= narrow_block_threads
     // 2. schedule. Warp 0's lanes ballot their items, all at once: thread 0 then walks only the items
     // that compute this round, mostly one or two of the eight a block holds with 3–4 GPU stages at 4 KiB
     // frames. (Walking every item, one shared-memory load chain after the other, took ~150 SM cycles an
-    // item: 3–5 % of busy round time at 4 KiB with 3–4 stages on the H100, session 17's phase split.)
+    // item: 3–5 % of busy round time at 4 KiB with 3–4 stages on the H100.)
     std::uint32_t running_items = 0, ready_items = 0, compute_items = 0;
     if (warp == 0) {
       bool running = false, ready = false, computes = false;
