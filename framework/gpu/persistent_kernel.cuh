@@ -65,7 +65,7 @@ __device__ void publish_round(const kernel_args& a, lane_state* lanes, std::uint
   // relaxed stores. One fence per round instead of one per store: each is a PCIe round trip.
   if (__any_sync(0xffffffffu, last))
     cuda::atomic_thread_fence(cuda::std::memory_order_release, cuda::thread_scope_system);
-  if (last) publish_item(a, *l, blockIdx.x, lane_id);
+  if (last) publish_item(a, *l, blockIdx.x, lane_id, publish_order::fenced);
   if (l != nullptr && l->ready && l->failure == 0) {
     if (l->reader != reader_none) {
       atomicAdd(&op_items[l->op], 1u);  // its stages' costs were counted as they ran

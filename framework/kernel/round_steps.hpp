@@ -14,8 +14,9 @@
 //   3. compute          — the driver runs the operator's virtual threads over the item (frame_call).
 //   4. finish_item      — a failed item fails the run (fail_item); a part counts towards its frame; the
 //                         lane that finishes a frame publishes it —
-//   5. publish_item     — after the driver's release fence: commit the output at the input's offset,
-//                         release the input, count the frame; retire_item returns the lane to idle.
+//   5. publish_item     — commit the output at the input's offset (after the driver's one release fence
+//                         on the GPU, with release stores on the host), release the input, count the
+//                         frame; retire_item returns the lane to idle.
 // Nothing in a round waits: an item that is not ready waits for a later round, so blocks that feed each
 // other through topics never deadlock.
 //
@@ -86,8 +87,7 @@ XF_HOST_DEVICE XF_FORCE_INLINE void start_reading(lane_state& l, reader_lane& r,
   r.fetching = 0;
   r.computed = 0;
   r.fresh = source ? 1u : 0u;
-  auto* carry = reinterpret_cast<std::uint64_t*>(r.carry);
-  for (std::uint32_t i = 0; i < (sizeof(r.carry) / sizeof(std::uint64_t)); ++i) carry[i] = 0;
+  for (std::byte& b : r.carry) b = std::byte{0};
   l.phase = lane_reading;
 }
 
@@ -362,17 +362,31 @@ XF_HOST_DEVICE inline bool finish_item(const kernel_args& a, lane_state& l) {
   return last;
 }
 
-/// Publishes lane `lane`'s finished frame, after the driver's release fence (which orders the frame's
-/// bytes, the slot fields prepared at subscribe and the block's reads of its input before these stores):
-/// commits the output at the input's offset, releases the input, and counts the frame.
+/// How publish_item orders its stores: `fenced` — the driver issued one release fence for the round's
+/// publishes (the GPU: a system-scope fence is a PCIe round trip, one a round instead of one a store), so
+/// relaxed stores suffice; `release` — each store is a release (the host: free on x86, and what
+/// ThreadSanitizer can see; it does not model fences).
+enum class publish_order : std::uint8_t { fenced, release };
+
+/// Publishes lane `lane`'s finished frame: commits the output at the input's offset, releases the input,
+/// and counts the frame. The order (see publish_order) puts the frame's bytes, the slot fields prepared at
+/// subscribe and the block's reads of its input before these stores.
 XF_HOST_DEVICE inline void publish_item(const kernel_args& a, const lane_state& l, std::uint32_t block,
-                                        std::uint32_t lane) {
+                                        std::uint32_t lane, publish_order order) {
   const kernel_op& op = a.ops[l.op];
   const std::uint64_t offset = l.item / op.parts;
-  if (op.output != no_output_topic) a.topics[op.output].commit_relaxed(offset);
-  if (op.input != no_input_topic)
-    a.topics[op.input].release_relaxed(op.group, offset);
-  else
+  if (op.output != no_output_topic) {
+    if (order == publish_order::fenced)
+      a.topics[op.output].commit_relaxed(offset);
+    else
+      a.topics[op.output].commit(offset);
+  }
+  if (op.input != no_input_topic) {
+    if (order == publish_order::fenced)
+      a.topics[op.input].release_relaxed(op.group, offset);
+    else
+      a.topics[op.input].release(op.group, offset);
+  } else
     reader_of(a, block, lane).published_end = offset + 1;  // a file source closes its output with it
   if (!l.is_void) {
     kernel_atomic_ref<std::uint64_t>(a.counters[l.op].frames).fetch_add(1u, mo::memory_order_relaxed);

@@ -101,17 +101,11 @@ class cpu_sink : public cpu_operator {
   virtual void on_frame(std::uint64_t offset, const frame_in& in) = 0;
 };
 
-/// One GPU operator's work on one frame — or on one part of it: the GPU executor splits large frames
-/// into contiguous parts that different blocks run at once — as seen by one virtual thread. `in` and
-/// `out` point at element `first` of the frame and hold `count` elements; `thread_id` runs over
-/// 0..thread_count-1 across the warps the round gave this work; compute must cover the elements for any
-/// thread_count (grid-stride over elements) and must not use CUDA's own thread ids.
-template <class T>
-struct frame_task {
-  const T* in = nullptr;
-  T* out = nullptr;
-  std::uint64_t count = 0;  ///< valid elements in `in` (and to write in `out`)
-  std::uint64_t first = 0;  ///< index within the frame of in[0] and out[0] (0 unless the frame is in parts)
+/// What a GPU operator's call over one work item carries besides its bytes: the item's offset, the
+/// calling virtual thread, the failure word, a sink's accumulator and a file reader's stage. Shared by the
+/// typed task an operator sees (frame_task) and the untyped call the executors build (frame_call), so the
+/// one converts into the other without a field-by-field copy.
+struct item_context {
   std::uint64_t offset = 0;
   std::uint32_t thread_id = 0;
   std::uint32_t thread_count = 1;
@@ -132,6 +126,19 @@ struct frame_task {
   const std::uint64_t* file_sizes = nullptr;
   /// Bytes the output frame holds (its topic's frame size); 0 without an output.
   std::uint64_t out_capacity = 0;
+};
+
+/// One GPU operator's work on one frame — or on one part of it: the GPU executor splits large frames
+/// into contiguous parts that different blocks run at once — as seen by one virtual thread. `in` and
+/// `out` point at element `first` of the frame and hold `count` elements; `thread_id` runs over
+/// 0..thread_count-1 across the warps the round gave this work; compute must cover the elements for any
+/// thread_count (grid-stride over elements) and must not use CUDA's own thread ids.
+template <class T>
+struct frame_task : item_context {
+  const T* in = nullptr;
+  T* out = nullptr;
+  std::uint64_t count = 0;  ///< valid elements in `in` (and to write in `out`)
+  std::uint64_t first = 0;  ///< index within the frame of in[0] and out[0] (0 unless the frame is in parts)
 
   /// Fails this frame with an operator-defined `code`: the run ends cleanly once the frame's round is
   /// over, and the error names the operator, its input topic, the offset and the code. Any virtual
@@ -145,41 +152,22 @@ struct frame_task {
 /// One GPU operator's call over one work item, untyped: what either executor hands the operator's
 /// compute and reads (typed per element by task_of). Trivially copyable: the kernel keeps it in registers,
 /// the host executor on a block's stack.
-struct frame_call {
+struct frame_call : item_context {
   const std::byte* in = nullptr;
   std::byte* out = nullptr;
   std::uint64_t bytes = 0;       ///< of the item (a part of a frame, or the whole frame)
   std::uint64_t first_byte = 0;  ///< of the item within the frame
-  std::uint64_t offset = 0;
-  std::uint32_t thread_id = 0;
-  std::uint32_t thread_count = 1;
-  std::uint64_t* failure = nullptr;
-  std::byte* state = nullptr;
-  const file_pages* files = nullptr;
-  std::uint32_t stage = 0;
-  std::byte* carry = nullptr;
-  const std::uint64_t* file_sizes = nullptr;
-  std::uint64_t out_capacity = 0;
 };
 
 /// The frame_task of element type T that `c` describes.
 template <class T>
 XF_HOST_DEVICE XF_FORCE_INLINE frame_task<T> task_of(const frame_call& c) {
   frame_task<T> task;
+  static_cast<item_context&>(task) = c;
   task.in = reinterpret_cast<const T*>(c.in);
   task.out = reinterpret_cast<T*>(c.out);
   task.count = c.bytes / sizeof(T);
   task.first = c.first_byte / sizeof(T);
-  task.offset = c.offset;
-  task.thread_id = c.thread_id;
-  task.thread_count = c.thread_count;
-  task.failure = c.failure;
-  task.state = c.state;
-  task.files = c.files;
-  task.stage = c.stage;
-  task.carry = c.carry;
-  task.file_sizes = c.file_sizes;
-  task.out_capacity = c.out_capacity;
   return task;
 }
 

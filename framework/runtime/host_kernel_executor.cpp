@@ -204,16 +204,11 @@ void host_kernel_executor::block(std::uint32_t b) {
         throw;
       }
     }
-    // 4. publish: finish every item, one release fence, then the commits.
-    bool any = false;
-    for (std::uint32_t s = 0; s < a.item_count; ++s) {
-      publishes[s] = finish_item(a, lanes[s]);
-      any = any || publishes[s];
-    }
-    if (any) std::atomic_thread_fence(std::memory_order_release);
+    // 4. publish: finish every item, then commit the finished frames with release stores.
+    for (std::uint32_t s = 0; s < a.item_count; ++s) publishes[s] = finish_item(a, lanes[s]);
     for (std::uint32_t s = 0; s < a.item_count; ++s) {
       lane_state& l = lanes[s];
-      if (publishes[s]) publish_item(a, l, b, s);
+      if (publishes[s]) publish_item(a, l, b, s, publish_order::release);
       if (l.ready && l.failure == 0) retire_item(l);
     }
     if (progressed) {
