@@ -4,7 +4,7 @@
 #include "framework/runtime/launcher.hpp"
 
 namespace xf::test {
-const kernel_program* faulty_kernel();  // faulty_kernel.cu
+const kernel_program* faulty_kernel();  // tests/support/test_kernel.cu
 }
 
 int main(int argc, char** argv) {
