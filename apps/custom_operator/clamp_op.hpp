@@ -5,10 +5,7 @@
 // element-wise map fast with few warps (operators/transforms/element_map.hpp says why).
 #pragma once
 
-#include "framework/core/exec_space.hpp"
-#include "framework/model/operator.hpp"
-#include "framework/model/operator_schema.hpp"
-#include "operators/transforms/element_map.hpp"
+#include <xeflow/operator.hpp>
 
 namespace example {
 

@@ -1,9 +1,10 @@
 // The one place this launcher's GPU operators meet the virtualised kernel: one line names them.
-#include "apps/custom_operator/clamp_op.hpp"
-#include "apps/custom_operator/custom_kernel.hpp"
-#include "apps/custom_operator/golden_diff_op.hpp"
-#include "framework/gpu/fused_kernel.cuh"
-#include "operators/builtin_gpu.hpp"
+#include "custom_kernel.hpp"
+
+#include <xeflow/kernel.hpp>
+
+#include "clamp_op.hpp"
+#include "golden_diff_op.hpp"
 
 namespace example {
 

@@ -8,10 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
-
-#include "framework/files/path_text.hpp"
-#include "framework/model/operator.hpp"
-#include "framework/model/operator_schema.hpp"
+#include <xeflow/operator.hpp>
 
 namespace example {
 

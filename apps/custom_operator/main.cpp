@@ -2,11 +2,12 @@
 // Their launcher registers them (one line each) next to the built-ins and passes its fused GPU kernel
 // (custom_kernel.cu: one line naming its GPU operators); nothing in framework/, topics/ or operators/
 // changes. golden_diff is a file reader: in the kernel it reads through the file cache.
-#include "apps/custom_operator/clamp_op.hpp"
-#include "apps/custom_operator/custom_kernel.hpp"
-#include "apps/custom_operator/golden_diff_op.hpp"
-#include "apps/custom_operator/xor_mask_op.hpp"
-#include "framework/runtime/launcher.hpp"
+#include <xeflow/launcher.hpp>
+
+#include "clamp_op.hpp"
+#include "custom_kernel.hpp"
+#include "golden_diff_op.hpp"
+#include "xor_mask_op.hpp"
 
 int main(int argc, char** argv) {
   return xf::run_launcher(

@@ -3,9 +3,7 @@
 #pragma once
 
 #include <cstdint>
-
-#include "framework/model/operator.hpp"
-#include "framework/model/operator_schema.hpp"
+#include <xeflow/operator.hpp>
 
 namespace example {
 
