@@ -1,12 +1,32 @@
 #!/usr/bin/env bash
-# Builds and runs the whole test suite, as CI does: a normal build, the whole suite under ASan+UBSan, and
-# the topic stress and the file cache's protocol under ThreadSanitizer. GPU tests skip visibly on machines
-# without a GPU. Ends with a "N passed, N failed" line counting doctest test cases over every run.
+# Builds and runs the whole test suite, as CI does: the format and layer checks, a normal build (CUDA
+# device code as PTX: no GPU needed to build it, and ptxas is most of nvcc's time), the whole suite under
+# ASan+UBSan, the topic stress and the file cache's protocol under ThreadSanitizer, and
+# apps/custom_operator built out of tree against the installed xeflow (pkg-config, then CMake). GPU tests
+# skip visibly on machines without a GPU. Ends with a "N passed, N failed, N skipped" line counting doctest
+# test cases over every run and the checks around them (format, layers, kernel headers, out of tree).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash tools/install-deps.sh clang
+bash tools/install-deps.sh clang clang-format cmake
 jobs=$(nproc)
 status=0
+steps_passed=0
+steps_failed=0
+export PATH="$PATH:/usr/local/cuda/bin"  # nvcc, where the toolkit installs it
+begin=$SECONDS
+
+step() {  # name, command...: runs it, prints its time, remembers a failure
+  local name=$1 start=$SECONDS; shift
+  echo "=== $name"
+  if "$@"; then
+    steps_passed=$((steps_passed + 1))
+  else
+    echo "=== $name: FAILED"
+    steps_failed=$((steps_failed + 1))
+    status=1
+  fi
+  echo "=== $name: $((SECONDS - start)) s"
+}
 
 # name, build dir, ninja targets ("" builds everything), meson setup args..., -- meson test args...
 run_suite() {
@@ -29,25 +49,90 @@ run_suite() {
   grep -h "^\[doctest\] test cases:" "$dir/meson-logs/testlog.txt" | sed "s/^/[$name] /" || true
 }
 
-run_suite normal build-check "" -Dbuildtype=debugoptimized --
-run_suite asan+ubsan build-asan "" -Dcuda=disabled -Db_sanitize=address,undefined -Db_lundef=false \
-  -Dbuildtype=debugoptimized --
+# Editing a header that a kernel file includes must rebuild the kernel's object (meson before 1.4 asks nvcc
+# for no dependency file; meson.build's xf_kernel_objects does): touch an operator's header, ask ninja what
+# it would rebuild, and put the header's time back.
+kernel_headers_tracked() {
+  local dir=$1 header=operators/transforms/scale.hpp stamp plan
+  stamp=$(mktemp)
+  touch -r "$header" "$stamp"
+  touch "$header"
+  plan=$(ninja -C "$dir" -n 2>&1 || true)
+  touch -r "$stamp" "$header"
+  rm -f "$stamp"
+  if grep -q "operators/libxeflow_builtin_kernel.a.p/" <<<"$plan"; then
+    echo "touching $header rebuilds the built-in kernel's object"
+  else
+    echo "touching $header does not rebuild the built-in kernel's object (operators/builtin_kernel.cu):"
+    echo "$plan" | head -20
+    return 1
+  fi
+}
+
+step "format (tools/check_format.sh)" bash tools/check_format.sh
+step "layers (tools/check_layers.py)" python3 tools/check_layers.py
+
+# What makes this fit in CI's minutes on two cores (measured: README "Building and testing"): device code
+# as PTX (-Dgpu_code=ptx: ptxas is 90 % of a fused kernel's compile, and CI has no GPU to run SASS on),
+# unity builds (the headers' templates instantiated once per eight sources, not once per source), line
+# tables instead of full debug info (-g1: backtraces keep file:line), and clang for the sanitizers (g++
+# takes three times as long for ASan+UBSan) at -O1, building only what the tests run.
+unity=(-Dunity=on -Dunity_size=8)
+run_suite normal build-check "" -Dbuildtype=debugoptimized -Dgpu_code=ptx "${unity[@]}" -Dcpp_args=-g1 \
+  --prefix="$PWD/build-check/prefix" --
+step "kernel headers tracked" kernel_headers_tracked build-check
+sanitized=(-Dcuda=disabled -Db_lundef=false -Doptimization=1 -Ddebug=true -Dcpp_args=-gline-tables-only
+  "${unity[@]}")
+CC=clang CXX=clang++ run_suite asan+ubsan build-asan meson-test-prereq "${sanitized[@]}" \
+  -Db_sanitize=address,undefined --
 # Only the lock-free protocols run under ThreadSanitizer (the topic stress, the file cache): build just
 # their programs.
-tsan_targets="tests/topics/topic_driver_test tests/topics/topic_protocol_test tests/topics/topic_lifecycle_test
-  tests/framework/files/files_test"
-CC=clang CXX=clang++ run_suite tsan build-tsan "$tsan_targets" -Dcuda=disabled -Db_sanitize=thread -Db_lundef=false \
-  -Dbuildtype=debugoptimized -- --suite topics --suite files
+tsan_targets="tests/topics/topic_driver_test tests/topics/topic_protocol_test
+  tests/topics/topic_lifecycle_test tests/framework/files/files_test"
+CC=clang CXX=clang++ run_suite tsan build-tsan "$tsan_targets" "${sanitized[@]}" -Db_sanitize=thread \
+  -- --suite topics --suite files
 
-python3 - <<'PY'
-import glob, re
-passed = failed = skipped = 0
+# apps/custom_operator out of tree, against the normal build installed into build-check/prefix (no root):
+# with nvcc and the C++ compiler through pkg-config, and with CMake (find_package(xeflow)), both at once;
+# each launcher then runs its topology on the host executor.
+out_of_tree() {
+  local prefix=$PWD/build-check/prefix out=$PWD/build-out-of-tree app=$PWD/apps/custom_operator pkg_status=0
+  meson install -C build-check --quiet
+  rm -rf "$out" && mkdir -p "$out/pkg-config"
+  PKG_CONFIG_PATH=$(dirname "$(find "$prefix" -name xeflow.pc)") bash -euo pipefail -c '
+    app=$1
+    cd "$2"
+    if [ "$(pkg-config --variable=have_cuda xeflow)" = true ]; then
+      "$(pkg-config --variable=nvcc xeflow)" $(pkg-config --variable=nvcc_flags xeflow) \
+        -c "$app/custom_kernel.cu" -o custom_kernel.o
+    else
+      c++ $(pkg-config --cflags xeflow) -x c++ -c "$app/custom_kernel.cu" -o custom_kernel.o
+    fi
+    c++ $(pkg-config --cflags xeflow) -c "$app/main.cpp" -o main.o
+    c++ main.o custom_kernel.o $(pkg-config --libs xeflow) -o xeflow-custom
+    ./xeflow-custom "$app/custom.yaml" --host -q > run.log
+    echo "pkg-config: $(head -1 run.log)"' _ "$app" "$out/pkg-config" &
+  local pkg_build=$!
+  cmake -S "$app" -B "$out/cmake" -DCMAKE_PREFIX_PATH="$prefix" > "$out/cmake.log"
+  cmake --build "$out/cmake" -j "$jobs" >> "$out/cmake.log"
+  "$out/cmake/xeflow-custom" "$app/custom.yaml" --host -q > "$out/cmake/run.log"
+  echo "CMake: $(head -1 "$out/cmake/run.log")"
+  wait "$pkg_build" || pkg_status=$?
+  return $pkg_status
+}
+step "out of tree (apps/custom_operator: pkg-config, CMake)" out_of_tree
+
+echo "=== check.sh: $((SECONDS - begin)) s"
+python3 - "$steps_passed" "$steps_failed" <<'PY'
+import re, sys
+passed, failed, skipped = int(sys.argv[1]), int(sys.argv[2]), 0
 for log in ["build-check", "build-asan", "build-tsan"]:
     try:
         text = open(f"{log}/meson-logs/testlog.txt").read()
     except OSError:
         continue
-    for m in re.finditer(r"\[doctest\] test cases:\s*(\d+) \|\s*(\d+) passed \|\s*(\d+) failed \|\s*(\d+) skipped", text):
+    pattern = r"\[doctest\] test cases:\s*(\d+) \|\s*(\d+) passed \|\s*(\d+) failed \|\s*(\d+) skipped"
+    for m in re.finditer(pattern, text):
         passed += int(m.group(2)); failed += int(m.group(3)); skipped += int(m.group(4))
 print(f"{passed} passed, {failed} failed, {skipped} skipped")
 PY
