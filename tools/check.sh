@@ -36,10 +36,14 @@ run_suite() {
   (($#)) && shift
   test=("$@")
   echo "=== $name: build ($dir)"
-  [ -d "$dir" ] || meson setup "$dir" "${setup[@]}"
   local start=$SECONDS
   # shellcheck disable=SC2086  # targets is a word list
-  ninja -C "$dir" -j "$jobs" $targets
+  if ! { [ -d "$dir" ] || meson setup "$dir" "${setup[@]}"; } || ! ninja -C "$dir" -j "$jobs" $targets; then
+    echo "=== $name: build FAILED after $((SECONDS - start)) s"
+    steps_failed=$((steps_failed + 1))
+    status=1
+    return 0
+  fi
   echo "=== $name: built in $((SECONDS - start)) s; test"
   start=$SECONDS
   if ! meson test -C "$dir" --no-rebuild --print-errorlogs --num-processes "$jobs" "${test[@]}"; then

@@ -65,7 +65,8 @@ inline void check_ledger_accounts(const ledger_run& r) {
     }
   }
   for (const auto& [key, list] : offsets) {
-    INFO("topic " << key.first << " group " << key.second);
+    const auto& topic_group = key;  // INFO captures it: clang 14 cannot capture a structured binding
+    INFO("topic " << topic_group.first << " group " << topic_group.second);
     for (std::size_t i = 0; i < list.size(); ++i) REQUIRE(list[i] == i);
     for (const auto& t : r.stats["topics"])
       if (t["name"] == key.first) {
