@@ -10,17 +10,17 @@
 #include <iostream>
 #include <sstream>
 
+#include "framework/core/units.hpp"
 #include "framework/model/spec_validation.hpp"
 #include "framework/model/spec_yaml.hpp"
 #include "framework/model/yaml_loader.hpp"
 #include "framework/plan/device_probe.hpp"
-#include "framework/runtime/executor.hpp"
-#include "framework/runtime/logging.hpp"
 #include "framework/plan/plan.hpp"
-#include "framework/core/units.hpp"
+#include "framework/runtime/executor.hpp"
+#include "framework/runtime/launcher.hpp"
+#include "framework/runtime/logging.hpp"
 #include "operators/builtin.hpp"
 #include "operators/builtin_kernel.hpp"
-#include "framework/runtime/launcher.hpp"
 
 namespace xf {
 namespace {
@@ -52,10 +52,10 @@ std::string predicted_us(const std::vector<cost_fit>& fits, const std::vector<st
 }
 
 void print_tuning(const tuning_record& t, const std::vector<std::string>& names, double cycles_per_us) {
-  std::cout << "tuning (" << t.reason << "): " << t.samples.size() << " partitions sampled (" << t.coarse_windows
-            << " coarse, " << t.samples.size() - t.coarse_windows << " in " << t.local_rounds
-            << " local ranges), " << t.sample_items << " items, " << fixed(t.end_ms - t.start_ms, 1)
-            << " ms in all, fitting " << fixed(t.fit_us, 0) << " us\n\n";
+  std::cout << "tuning (" << t.reason << "): " << t.samples.size() << " partitions sampled ("
+            << t.coarse_windows << " coarse, " << t.samples.size() - t.coarse_windows << " in "
+            << t.local_rounds << " local ranges), " << t.sample_items << " items, "
+            << fixed(t.end_ms - t.start_ms, 1) << " ms in all, fitting " << fixed(t.fit_us, 0) << " us\n\n";
   std::cout << "cost models, f(N) = theta2*N^2 + theta1*N + theta0 in us per work item (N: warps):\n";
   std::printf("  %-16s %-6s %12s %12s %12s %10s %6s\n", "operator", "fit", "theta2", "theta1", "theta0",
               "rms us", "passes");
@@ -65,8 +65,8 @@ void print_tuning(const tuning_record& t, const std::vector<std::string>& names,
       return;
     }
     std::printf("  %-16s %-6s %12.5g %12.5g %12.5g %10.3g %6u\n", name.c_str(), which,
-                f.model.theta2 / cycles_per_us, f.model.theta1 / cycles_per_us, f.model.theta0 / cycles_per_us,
-                f.rms_error / cycles_per_us, f.passes);
+                f.model.theta2 / cycles_per_us, f.model.theta1 / cycles_per_us,
+                f.model.theta0 / cycles_per_us, f.rms_error / cycles_per_us, f.passes);
   };
   for (std::size_t i = 0; i < names.size(); ++i) {
     if (i < t.coarse_fits.size()) fit_row(names[i], "coarse", t.coarse_fits[i]);
@@ -90,15 +90,16 @@ void print_tuning(const tuning_record& t, const std::vector<std::string>& names,
   }
   std::cout << "\neq. (3) over the coarse models (f0 " << fixed(t.coarse_choice.f0 / cycles_per_us, 2)
             << " us): " << warps_text(t.coarse_choice.eq3_warps) << ", after warp moves "
-            << warps_text(t.coarse_choice.warps) << " (predicted " << fixed(t.coarse_choice.predicted / cycles_per_us, 2)
-            << " us)";
+            << warps_text(t.coarse_choice.warps) << " (predicted "
+            << fixed(t.coarse_choice.predicted / cycles_per_us, 2) << " us)";
   if (!t.coarse_choice.note.empty()) std::cout << "; " << t.coarse_choice.note;
   std::cout << "\nlocal models' choice: " << warps_text(t.choice.warps) << " (predicted "
             << fixed(t.choice.predicted / cycles_per_us, 2) << " us)";
   if (!t.choice.note.empty()) std::cout << "; " << t.choice.note;
   std::cout << '\n';
   if (t.chosen) {
-    std::cout << "measured at the choice: " << fixed(t.chosen->measured_round() / cycles_per_us, 2) << " us\n";
+    std::cout << "measured at the choice: " << fixed(t.chosen->measured_round() / cycles_per_us, 2)
+              << " us\n";
     if (t.fallback)
       std::cout << "a sampled partition measured shorter rounds: " << warps_text(t.fallback->warps) << " ("
                 << fixed(t.fallback->measured_round() / cycles_per_us, 2) << " us) replaces it\n";
@@ -125,13 +126,15 @@ int main(int argc, char** argv) {
   int verbose = 0;
   app.add_option("topology", topology_path, "topology YAML file")->required();
   app.add_option("--set", overrides, "override a field: path=value (as xeflow-run)")->type_name("PATH=VALUE");
-  app.add_option("--samples", samples, "work items to measure over the sampling schedule (default: the "
-                                       "topology's runtime.tuning.samples, else 3200)");
+  app.add_option("--samples", samples,
+                 "work items to measure over the sampling schedule (default: the "
+                 "topology's runtime.tuning.samples, else 3200)");
   app.add_option("--stream", stream_bytes,
                  "sources with a total_bytes parameter stream at least this much, so sampling has frames "
                  "(the run stops once tuned)");
   app.add_option("--write", write_path, "write the topology with the chosen partition as explicit warps");
-  app.add_option("--stats", stats_format, "text: the tuning report; json: xeflow-run's stats (with the tuning)")
+  app.add_option("--stats", stats_format,
+                 "text: the tuning report; json: xeflow-run's stats (with the tuning)")
       ->check(CLI::IsMember({"text", "json"}));
   app.add_flag("-v,--verbose", verbose, "more logging");
   CLI11_PARSE(app, argc, argv);
@@ -233,7 +236,8 @@ int main(int argc, char** argv) {
     // The executor and the sources' lengths as the user wrote them, not the tuning's.
     const topology_spec original = load_topology_file(topology_path, registry, overrides);
     out.runtime.executor = original.runtime.executor;
-    for (std::size_t i = 0; i < out.operators.size(); ++i) out.operators[i].params = original.operators[i].params;
+    for (std::size_t i = 0; i < out.operators.size(); ++i)
+      out.operators[i].params = original.operators[i].params;
     std::ofstream file(write_path);
     file << "# " << topology_path << " with the partition xeflow-tune chose on this GPU\n" << to_yaml(out);
     if (!file) {

@@ -30,7 +30,8 @@ constexpr std::string_view name_of(frames_policy p) {
 ///   reads it (the reader polls it remotely, no migration), and words both sides read-modify-write never
 ///   exist (topic_layout.hpp).
 /// - frames placed: frames crossing PCIe stay in host memory and the GPU reads/writes them remotely
-///   (51 GB/s remotely on the H100, against 6 GB/s when faults migrate the pages); GPU-to-GPU frames live on the device.
+///   (51 GB/s remotely on the H100, against 6 GB/s when faults migrate the pages); GPU-to-GPU frames live on
+///   the device.
 struct coherence_spec {
   catalog_policy catalog = catalog_policy::read_mostly;
   index_policy index = index_policy::placed;

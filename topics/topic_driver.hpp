@@ -9,9 +9,9 @@
 // Thread safety: every function may run concurrently on any number of threads, as the protocol allows
 // (any number of publishers, any number of workers per group). A ticket belongs to the thread that
 // reserved it and must be finished exactly once (publish_frame or publish_void) before that thread closes.
-// Waits spin, yield, then sleep (framework/core/backoff.hpp) and throw run_aborted once `abort` is set; a step
-// that need not wait never throws run_aborted. Waited nanoseconds are added (a plain add) to the optional
-// counter, which must therefore belong to the calling thread; fold it into shared stats afterwards.
+// Waits spin, yield, then sleep (framework/core/backoff.hpp) and throw run_aborted once `abort` is set; a
+// step that need not wait never throws run_aborted. Waited nanoseconds are added (a plain add) to the
+// optional counter, which must therefore belong to the calling thread; fold it into shared stats afterwards.
 // The view (and the topic owning it) must outlive every call; tickets and deliveries point into it.
 #pragma once
 

@@ -52,7 +52,9 @@ struct topic_view {
   }
   /// Claims `n` consecutive offsets at once (a GPU file source's per-block run: one block reads them in
   /// order, so its reads of the file run sequentially); returns the first.
-  XF_HOST_DEVICE std::uint64_t claim_offsets(std::uint64_t n) const { return fetch_add_relaxed(claim->value, n); }
+  XF_HOST_DEVICE std::uint64_t claim_offsets(std::uint64_t n) const {
+    return fetch_add_relaxed(claim->value, n);
+  }
 
   XF_HOST_DEVICE std::uint32_t slot_of(std::uint64_t offset) const {
     return static_cast<std::uint32_t>(offset % capacity);
@@ -130,7 +132,8 @@ struct topic_view {
   /// prepare_slot writes them with plain stores. A commit then makes them and the frame's bytes visible:
   /// a subscriber that acquires seq == offset + 1 sees everything written before the commit.
   XF_HOST_DEVICE void prepare_slot(std::uint64_t offset, std::uint32_t frame, std::uint64_t bytes,
-                                   std::uint64_t tag, std::uint32_t flags = 0, std::uint64_t born_ns = 0) const {
+                                   std::uint64_t tag, std::uint32_t flags = 0,
+                                   std::uint64_t born_ns = 0) const {
     index_slot& slot = slots[slot_of(offset)];
     slot.frame = frame;
     slot.bytes = bytes;
@@ -139,7 +142,9 @@ struct topic_view {
     slot.born_ns = born_ns;
   }
   /// prepare_slot's fields for "no frame at offset".
-  XF_HOST_DEVICE void prepare_void(std::uint64_t offset) const { prepare_slot(offset, no_frame, 0, offset, slot_void); }
+  XF_HOST_DEVICE void prepare_void(std::uint64_t offset) const {
+    prepare_slot(offset, no_frame, 0, offset, slot_void);
+  }
 
   /// Commits offset with release order: its slot's fields and frame bytes happen before the seq word.
   XF_HOST_DEVICE void commit(std::uint64_t offset) const { store_release(seq_word(offset), offset + 1); }
@@ -148,7 +153,9 @@ struct topic_view {
   /// (the kernel: one system-scope fence a round for all its slots) after every write the publish covers,
   /// which orders them before this store as commit's release would; one fence per round instead of one
   /// per store, each a PCIe round trip.
-  XF_HOST_DEVICE void commit_relaxed(std::uint64_t offset) const { store_relaxed(seq_word(offset), offset + 1); }
+  XF_HOST_DEVICE void commit_relaxed(std::uint64_t offset) const {
+    store_relaxed(seq_word(offset), offset + 1);
+  }
 
   /// Makes `frame` (bytes valid) visible at `offset`: prepare_slot, then commit.
   XF_HOST_DEVICE void publish(std::uint64_t offset, std::uint32_t frame, std::uint64_t bytes,
@@ -184,7 +191,9 @@ struct topic_view {
 
   /// Whether `offset` is published: its seq word says offset + 1 (acquire: its slot and frame are
   /// visible after a true answer).
-  XF_HOST_DEVICE bool published(std::uint64_t offset) const { return load_acquire(seq_word(offset)) == offset + 1; }
+  XF_HOST_DEVICE bool published(std::uint64_t offset) const {
+    return load_acquire(seq_word(offset)) == offset + 1;
+  }
 
   /// Is `offset` published (ready), not yet (pending), or beyond the end of stream (ended)? seq is read
   /// before end_offset: end is stored after every publish below it, so pending-then-ended is exact.

@@ -18,10 +18,13 @@ struct golden_diff_op {
   };
 
   static void describe(xf::operator_schema<params>& s) {
-    s.describe("XORs each frame with the golden file's bytes at the same stream position (zeros where equal)");
+    s.describe(
+        "XORs each frame with the golden file's bytes at the same stream position (zeros where equal)");
     s.parsed(&params::golden, "golden", "the file the stream is compared against", std::string(),
              xf::parse_path_text);
-    s.check_params([](const params& p) { return p.golden.empty() ? std::string("golden: name a file") : std::string(); });
+    s.check_params([](const params& p) {
+      return p.golden.empty() ? std::string("golden: name a file") : std::string();
+    });
   }
 
   /// The files it opens at start: file_id{0} is the golden file. Read in stream order: readahead at once.
@@ -35,7 +38,8 @@ struct golden_diff_op {
 
   /// One stage: the frame's bytes of the golden file, as far as the file reaches.
   template <class T>
-  static XF_HOST_DEVICE xf::read_step reads(const params&, const xf::frame_task<T>& task, xf::read_list& list) {
+  static XF_HOST_DEVICE xf::read_step reads(const params&, const xf::frame_task<T>& task,
+                                            xf::read_list& list) {
     if (task.stage > 0) return xf::read_step::done;
     const std::uint64_t size = task.file_sizes[0], at = position(task), bytes = task.count * sizeof(T);
     if (at < size) list.read(xf::file_id{0}, at, bytes < size - at ? bytes : size - at);

@@ -94,8 +94,10 @@ class worker_team {
     }
     std::exception_ptr first;
     for (auto& f : failures_)
-      if (f && !first) first = std::exchange(f, nullptr);
-      else f = nullptr;
+      if (f && !first)
+        first = std::exchange(f, nullptr);
+      else
+        f = nullptr;
     if (first) std::rethrow_exception(first);
   }
 

@@ -117,14 +117,15 @@ std::string hex32(std::uint32_t value) {
   return text;
 }
 
-void print_timing(std::ostream& out, std::uint32_t digest, double seconds, const std::vector<double>& warm_seconds,
-                  double bytes, const std::string& detail) {
+void print_timing(std::ostream& out, std::uint32_t digest, double seconds,
+                  const std::vector<double>& warm_seconds, double bytes, const std::string& detail) {
   const auto precision = out.precision(4);
-  out << "digest " << hex32(digest) << ", " << seconds << " s, " << bytes / seconds / 1e9 << " GB/s (" << detail
-      << ")\n";
+  out << "digest " << hex32(digest) << ", " << seconds << " s, " << bytes / seconds / 1e9 << " GB/s ("
+      << detail << ")\n";
   if (!warm_seconds.empty()) {
     const double best = *std::min_element(warm_seconds.begin(), warm_seconds.end());
-    out << "warm (best of " << warm_seconds.size() << "): " << best << " s, " << bytes / best / 1e9 << " GB/s\n";
+    out << "warm (best of " << warm_seconds.size() << "): " << best << " s, " << bytes / best / 1e9
+        << " GB/s\n";
   }
   out.precision(precision);
 }

@@ -62,7 +62,7 @@ std::string hex32(std::uint32_t value);
 /// The references' last lines: "digest D, S s, G GB/s (DETAIL)" for the first run (mapping and first
 /// touch included), then "warm (best of N): S s, G GB/s" over the --repeat runs, if any. `bytes` is what
 /// the rate counts (the dataset times its passes).
-void print_timing(std::ostream& out, std::uint32_t digest, double seconds, const std::vector<double>& warm_seconds,
-                  double bytes, const std::string& detail);
+void print_timing(std::ostream& out, std::uint32_t digest, double seconds,
+                  const std::vector<double>& warm_seconds, double bytes, const std::string& detail);
 
 }  // namespace xf::apps

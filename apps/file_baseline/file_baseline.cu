@@ -10,8 +10,8 @@
 
 #include "apps/file_baseline/file_checksum.hpp"
 #include "apps/file_baseline/pread_copier.hpp"
-#include "framework/files/file_table.hpp"
 #include "framework/core/cuda_check.hpp"
+#include "framework/files/file_table.hpp"
 
 namespace xf::file_baseline {
 namespace {
@@ -33,8 +33,10 @@ struct device_deleter {
 }  // namespace
 
 result run(const config& c) {
-  if (c.threads == 0 || c.buffers == 0) throw std::invalid_argument("--threads and --buffers must be at least 1");
-  if (c.request == 0 || c.request % 4096 != 0) throw std::invalid_argument("--request must be a multiple of 4KiB");
+  if (c.threads == 0 || c.buffers == 0)
+    throw std::invalid_argument("--threads and --buffers must be at least 1");
+  if (c.request == 0 || c.request % 4096 != 0)
+    throw std::invalid_argument("--request must be a multiple of 4KiB");
   file_table files({.direct = c.direct, .max_direct_alignment = 4096});
   files.open(c.path, {"xeflow-file-baseline", "", std::nullopt});
   const opened_file& file = files.file(0);
@@ -48,7 +50,8 @@ result run(const config& c) {
   XF_CUDA_TRY(cudaMemGetInfo(&free_bytes, &total));
   const std::uint64_t image_bytes = (file.size + c.request) / 8 * 8 + 8;  // room for a last whole request
   if (image_bytes > free_bytes / 10 * 9)
-    throw std::invalid_argument("the file (" + std::to_string(file.size) + " bytes) does not fit in the GPU's free memory");
+    throw std::invalid_argument("the file (" + std::to_string(file.size) +
+                                " bytes) does not fit in the GPU's free memory");
   std::byte* image = nullptr;
   XF_CUDA_TRY(cudaMalloc(&image, image_bytes));
   std::unique_ptr<std::byte, device_deleter> image_owner(image);

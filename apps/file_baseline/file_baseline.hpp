@@ -23,7 +23,7 @@ struct config {
 struct result {
   std::string device;
   std::uint64_t bytes = 0;
-  double seconds = 0;  ///< from the first read to the last copy's completion
+  double seconds = 0;   ///< from the first read to the last copy's completion
   bool direct = false;  ///< the file was read O_DIRECT
   bool verified = false;
   std::uint64_t device_checksum = 0, file_checksum = 0;

@@ -14,8 +14,8 @@
 
 namespace xf::file_baseline {
 
-std::uint64_t file_checksum(const file_table& files, std::uint32_t id, std::uint64_t size, std::uint64_t request,
-                            const std::string& who) {
+std::uint64_t file_checksum(const file_table& files, std::uint32_t id, std::uint64_t size,
+                            std::uint64_t request, const std::string& who) {
   void* raw = nullptr;
   if (posix_memalign(&raw, 4096, request) != 0) throw std::runtime_error("host memory for the checksum");
   std::unique_ptr<std::byte, decltype(&std::free)> chunk(static_cast<std::byte*>(raw), &std::free);

@@ -13,8 +13,8 @@ namespace xf::file_baseline {
 
 /// The checksum of file `id` of `files` (its first `size` bytes), read `request` bytes at a time (a
 /// multiple of 4 KiB). A failed read throws run_error naming `who`, the path and the byte offset.
-std::uint64_t file_checksum(const file_table& files, std::uint32_t id, std::uint64_t size, std::uint64_t request,
-                            const std::string& who);
+std::uint64_t file_checksum(const file_table& files, std::uint32_t id, std::uint64_t size,
+                            std::uint64_t request, const std::string& who);
 
 /// What the host's walk of the random pattern's chains read: the sum of the words (each read zero-padded to
 /// a multiple of 8 bytes, as the device pads it) and the bytes.

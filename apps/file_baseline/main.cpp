@@ -17,8 +17,9 @@ int main(int argc, char** argv) {
   config c;
   std::string request = "1MiB", direct = "auto";
   bool json = false, no_verify = false;
-  CLI::App app{"Reads a file into GPU memory with N pread threads, pinned buffers and cudaMemcpyAsync (the CPU I/O "
-               "baseline of xeflow's file benchmark)"};
+  CLI::App app{
+      "Reads a file into GPU memory with N pread threads, pinned buffers and cudaMemcpyAsync (the CPU I/O "
+      "baseline of xeflow's file benchmark)"};
   app.add_option("file", c.path, "the file to read")->required();
   app.add_option("--threads", c.threads, "reading threads, each with its own contiguous part of the file")
       ->check(CLI::Range(1u, 256u));
@@ -35,7 +36,9 @@ int main(int argc, char** argv) {
     return 2;
   }
   c.request = *bytes;
-  c.direct = direct == "on" ? xf::direct_io_mode::on : direct == "off" ? xf::direct_io_mode::off : xf::direct_io_mode::automatic;
+  c.direct = direct == "on"    ? xf::direct_io_mode::on
+             : direct == "off" ? xf::direct_io_mode::off
+                               : xf::direct_io_mode::automatic;
   c.verify = !no_verify;
   result r;
   try {
@@ -48,19 +51,25 @@ int main(int argc, char** argv) {
     return 1;
   }
   if (json) {
-    std::cout << nlohmann::ordered_json{{"device", r.device},         {"file", c.path},
-                                        {"bytes", r.bytes},           {"threads", c.threads},
-                                        {"request", c.request},       {"buffers", c.buffers},
-                                        {"direct", r.direct},         {"seconds", r.seconds},
-                                        {"gbps", r.gbps()},           {"verified", r.verified},
-                                        {"device_checksum", r.device_checksum}, {"file_checksum", r.file_checksum}}
+    std::cout << nlohmann::ordered_json{{"device", r.device},
+                                        {"file", c.path},
+                                        {"bytes", r.bytes},
+                                        {"threads", c.threads},
+                                        {"request", c.request},
+                                        {"buffers", c.buffers},
+                                        {"direct", r.direct},
+                                        {"seconds", r.seconds},
+                                        {"gbps", r.gbps()},
+                                        {"verified", r.verified},
+                                        {"device_checksum", r.device_checksum},
+                                        {"file_checksum", r.file_checksum}}
                      .dump()
               << std::endl;
   } else {
     std::printf("%s: %llu bytes, %u threads x %llu B requests (%s): %.3f s, %.2f GB/s%s\n", r.device.c_str(),
-                static_cast<unsigned long long>(r.bytes), c.threads, static_cast<unsigned long long>(c.request),
-                r.direct ? "O_DIRECT" : "buffered", r.seconds, r.gbps(),
-                c.verify ? (r.verified ? ", verified" : ", CHECKSUM MISMATCH") : "");
+                static_cast<unsigned long long>(r.bytes), c.threads,
+                static_cast<unsigned long long>(c.request), r.direct ? "O_DIRECT" : "buffered", r.seconds,
+                r.gbps(), c.verify ? (r.verified ? ", verified" : ", CHECKSUM MISMATCH") : "");
   }
   if (c.verify && !r.verified) {
     std::cerr << "xeflow-file-baseline: error: the device copy's checksum " << r.device_checksum

@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "framework/files/file_table.hpp"
 #include "framework/core/cuda_buffer.hpp"
+#include "framework/files/file_table.hpp"
 
 namespace xf::file_baseline {
 

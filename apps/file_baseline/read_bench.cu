@@ -12,11 +12,11 @@
 
 #include "apps/file_baseline/file_checksum.hpp"
 #include "apps/file_baseline/read_chain.hpp"
+#include "framework/core/cuda_buffer.hpp"
+#include "framework/core/cuda_check.hpp"
 #include "framework/files/file_cache.hpp"
 #include "framework/gpu/block_read.cuh"
 #include "framework/gpu/block_readers.cuh"
-#include "framework/core/cuda_buffer.hpp"
-#include "framework/core/cuda_check.hpp"
 #include "framework/gpu/device_cache_memory.hpp"
 
 namespace xf::file_baseline {
@@ -26,7 +26,7 @@ struct read_args {
   file_cache_view view;
   fetch_block* blocks;
   block_reader* readers;
-  std::byte* buffers;  ///< [blocks × buffer_stride]
+  std::byte* buffers;           ///< [blocks × buffer_stride]
   std::uint64_t buffer_stride;  ///< the request rounded up to 16 bytes, and 16 more (the tail's padding)
   std::uint64_t request;
   std::uint64_t file_size;
@@ -37,7 +37,7 @@ struct read_args {
   fetch_counters* counters;  ///< [blocks]
   unsigned long long* sum;
   unsigned long long* bytes;  ///< random pattern: the bytes the chains read
-  std::uint32_t* failed;  ///< 1 + block_read_status of the first failed read
+  std::uint32_t* failed;      ///< 1 + block_read_status of the first failed read
 };
 
 /// One read of the block into `buffer` (padded with zeros to a multiple of 8 bytes), reading ahead no
@@ -46,7 +46,8 @@ struct read_args {
 /// of the block calls it alike.
 __device__ bool read_and_sum(const read_args& a, const file_cache_view& view, deferred_moves& moves,
                              fetch_counters& counters, std::byte* buffer, std::uint64_t at, std::uint64_t n,
-                             std::uint64_t readahead_end, unsigned long long& local, std::uint64_t& first_word) {
+                             std::uint64_t readahead_end, unsigned long long& local,
+                             std::uint64_t& first_word) {
   const block_read_status status = block_read(view, a.blocks[blockIdx.x], a.readers[blockIdx.x], moves,
                                               a.room, counters, 0, at, n, buffer, readahead_end);
   if (status != block_read_status::ok) {
@@ -122,8 +123,8 @@ read_result run_reads(const read_config& c) {
   const auto site_of = [](std::uint32_t, std::uint64_t offset) {
     return fault_site{"xeflow-file-read", "", offset};
   };
-  file_cache cache(c.cache, c.blocks, {cache_file{c.path, fault_site{"xeflow-file-read", "", std::nullopt}}}, site_of,
-                   std::chrono::milliseconds(30000), std::make_unique<device_cache_memory>());
+  file_cache cache(c.cache, c.blocks, {cache_file{c.path, fault_site{"xeflow-file-read", "", std::nullopt}}},
+                   site_of, std::chrono::milliseconds(30000), std::make_unique<device_cache_memory>());
   int device = 0;
   XF_CUDA_TRY(cudaGetDevice(&device));
   cudaDeviceProp prop{};
@@ -139,8 +140,9 @@ read_result run_reads(const read_config& c) {
   const std::uint64_t page = cache.view().page_bytes();
   const std::uint32_t request_pages = static_cast<std::uint32_t>((c.request + page - 1) / page) + 1;
   if (request_pages > cache.block_room())
-    throw std::invalid_argument("a request spans " + std::to_string(request_pages) + " pages, more than a block's " +
-                                std::to_string(cache.block_room()) + " of the cache");
+    throw std::invalid_argument("a request spans " + std::to_string(request_pages) +
+                                " pages, more than a block's " + std::to_string(cache.block_room()) +
+                                " of the cache");
 
   // Each block's reader: its fetch item and entries for one request's pages.
   const block_readers readers(cache, c.request);
@@ -180,7 +182,8 @@ read_result run_reads(const read_config& c) {
   XF_CUDA_TRY(cudaGetLastError());
   XF_CUDA_TRY(cudaEventRecord(stop.get(), stream.get()));
   // A failed or hung read is answered (the I/O watchdog), so the kernel ends; its error is the service's.
-  while (cudaStreamQuery(stream.get()) == cudaErrorNotReady) std::this_thread::sleep_for(std::chrono::microseconds(200));
+  while (cudaStreamQuery(stream.get()) == cudaErrorNotReady)
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
   XF_CUDA_TRY(cudaStreamSynchronize(stream.get()));
   if (std::optional<run_error> error = cache.poll()) throw *error;
   std::uint32_t failure = 0;
@@ -195,7 +198,8 @@ read_result run_reads(const read_config& c) {
   r.bytes = size;
   if (random) XF_CUDA_TRY(cudaMemcpy(&r.bytes, chain_bytes.get(), sizeof r.bytes, cudaMemcpyDeviceToHost));
   std::vector<fetch_counters> per_block(c.blocks);
-  XF_CUDA_TRY(cudaMemcpy(per_block.data(), counters.get(), sizeof(fetch_counters) * c.blocks, cudaMemcpyDeviceToHost));
+  XF_CUDA_TRY(cudaMemcpy(per_block.data(), counters.get(), sizeof(fetch_counters) * c.blocks,
+                         cudaMemcpyDeviceToHost));
   for (const fetch_counters& f : per_block) r.fetch += f;
   unsigned long long device_sum = 0;
   XF_CUDA_TRY(cudaMemcpy(&device_sum, sum.get(), sizeof device_sum, cudaMemcpyDeviceToHost));
@@ -211,8 +215,9 @@ read_result run_reads(const read_config& c) {
     r.file_checksum = host.sum;
     r.verified = r.device_checksum == host.sum && r.bytes == host.bytes;
   } else if (c.verify) {
-    r.file_checksum = file_checksum(cache.files(), 0, size, std::max<std::uint64_t>(c.request / 4096 * 4096, 1 << 20),
-                                    "xeflow-file-read");
+    r.file_checksum =
+        file_checksum(cache.files(), 0, size, std::max<std::uint64_t>(c.request / 4096 * 4096, 1 << 20),
+                      "xeflow-file-read");
     r.verified = r.device_checksum == r.file_checksum;
   }
   return r;

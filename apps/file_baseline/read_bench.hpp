@@ -33,7 +33,7 @@ struct read_result {
   std::string device;
   std::uint64_t bytes = 0;  ///< read by the blocks: the file's size (stride), the chains' reads (random)
   bool direct = false;      ///< the cache's I/O threads read the file O_DIRECT
-  double seconds = 0;  ///< the kernel's, from its launch to its end (cudaEvent)
+  double seconds = 0;       ///< the kernel's, from its launch to its end (cudaEvent)
   bool verified = false;
   /// The blocks' sum of the words they read, and the host's: the file's (stride), or the host's walk of
   /// the same chains with pread (random; its bytes must equal `bytes` too).

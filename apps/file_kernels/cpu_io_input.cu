@@ -12,9 +12,9 @@
 #include "apps/file_kernels/file_kernels.hpp"
 #include "apps/file_kernels/kernel_state.hpp"
 #include "apps/file_kernels/tile_math.cuh"
-#include "framework/files/file_table.hpp"
 #include "framework/core/cuda_buffer.hpp"
 #include "framework/core/cuda_check.hpp"
+#include "framework/files/file_table.hpp"
 
 namespace xf::file_kernels {
 namespace {

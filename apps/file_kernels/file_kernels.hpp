@@ -32,17 +32,17 @@ struct run_config {
   matrix_shape shape;
   std::string path;
   input_mode input = input_mode::gpufs;
-  std::uint32_t blocks = 0;     ///< 0: two per SM
+  std::uint32_t blocks = 0;  ///< 0: two per SM
   /// A block's, a multiple of 32. 1024: the gpufs kernels ran 6 % (tuned) and 9 % (the cache's defaults)
   /// faster than with 512 from the page cache, cpu-io's the same (geomeans of the five kernels, warm, one
   /// H100: bench/results/files/machine-3/).
   std::uint32_t threads = 1024;
   std::uint64_t request =
-      1 << 20;              ///< gpufs: a block's read (whole rows, about this many bytes); cpu-io: a pread
-  file_cache_spec cache;    ///< gpufs: the file cache (its io_threads: the host I/O threads)
+      1 << 20;            ///< gpufs: a block's read (whole rows, about this many bytes); cpu-io: a pread
+  file_cache_spec cache;  ///< gpufs: the file cache (its io_threads: the host I/O threads)
   tile_order order = tile_order::blocked;  ///< gpufs
-  unsigned io_threads = 4;  ///< cpu-io: pread threads
-  unsigned buffers = 2;     ///< cpu-io: pinned buffers per thread
+  unsigned io_threads = 4;                 ///< cpu-io: pread threads
+  unsigned buffers = 2;                    ///< cpu-io: pinned buffers per thread
   std::uint64_t slab = 256 << 20;  ///< cpu-io: bytes read before the kernel runs on them (whole requests)
   direct_io_mode direct = direct_io_mode::automatic;  ///< cpu-io (gpufs: cache.direct)
 };

@@ -13,10 +13,10 @@
 #include "apps/file_kernels/file_kernels.hpp"
 #include "apps/file_kernels/kernel_state.hpp"
 #include "apps/file_kernels/tile_math.cuh"
-#include "framework/files/file_cache.hpp"
-#include "framework/gpu/block_readers.cuh"
 #include "framework/core/cuda_buffer.hpp"
 #include "framework/core/cuda_check.hpp"
+#include "framework/files/file_cache.hpp"
+#include "framework/gpu/block_readers.cuh"
 #include "framework/gpu/device_cache_memory.hpp"
 
 namespace xf::file_kernels {
@@ -55,8 +55,8 @@ __global__ void __launch_bounds__(1024) gpufs_kernel(gpufs_args a) {
   // `last_row` (exclusive) of the matrix: the end of the rows this block reads in a row, past which the
   // rows are another block's. False (the block's failure recorded) where the read failed. The status is
   // the block's: every thread returns the same.
-  const auto read_rows = [&](std::uint32_t matrix, std::uint64_t first, std::uint64_t count, std::uint64_t last_row,
-                             float* dst) {
+  const auto read_rows = [&](std::uint32_t matrix, std::uint64_t first, std::uint64_t count,
+                             std::uint64_t last_row, float* dst) {
     const block_read_status status =
         a.readers.read(moves, counters, 0, (matrix * rows + first) * row_bytes, count * row_bytes,
                        reinterpret_cast<std::byte*>(dst), (matrix * rows + last_row) * row_bytes);

@@ -80,16 +80,18 @@ int main(int argc, char** argv) {
                  "gpufs: the kernel's blocks read the file through xeflow's file cache; cpu-io: "
                  "host pread threads + cudaMemcpyAsync, the kernel after each slab")
       ->check(CLI::IsMember({"gpufs", "cpu-io"}));
-  CLI::Option* io_threads = app.add_option("--io-threads", c.io_threads,
-                                           "host I/O threads (gpufs: the cache's, by default one per hardware "
-                                           "thread up to 16; cpu-io: pread threads, by default 4)")
-                                ->check(CLI::Range(1u, 256u));
+  CLI::Option* io_threads =
+      app.add_option("--io-threads", c.io_threads,
+                     "host I/O threads (gpufs: the cache's, by default one per hardware "
+                     "thread up to 16; cpu-io: pread threads, by default 4)")
+          ->check(CLI::Range(1u, 256u));
   app.add_option(
       "--request", request,
       "gpufs: bytes of whole rows a block reads at a time; cpu-io: bytes per pread and copy (4KiB multiple)");
   app.add_option("--blocks", c.blocks, "blocks of the kernel (default: 2 per SM)")
       ->check(CLI::Range(1u, 65535u));
-  app.add_option("--threads", c.threads, "threads a block (a multiple of 32; default: 1024)")->check(CLI::Range(32u, 1024u));
+  app.add_option("--threads", c.threads, "threads a block (a multiple of 32; default: 1024)")
+      ->check(CLI::Range(32u, 1024u));
   app.add_option("--cache-size", cache_size, "gpufs: file cache bytes (device memory)");
   app.add_option("--page", page, "gpufs: cache page size, 4KiB to 64KiB");
   app.add_option("--readahead", readahead, "gpufs: the most a block reads ahead (0 = none)");
@@ -103,9 +105,10 @@ int main(int argc, char** argv) {
   app.add_option("--io-chunk", io_chunk,
                  "gpufs: the longest pread of an I/O thread; a longer request is split among the threads "
                  "(a multiple of 4KiB)");
-  app.add_option("--tile-order", order,
-                 "gpufs: blocked (each block its own band of rows) or interleaved (block b takes tiles b, b + "
-                 "blocks, …: the reads in flight cover one stretch of the file, which a disk may serve faster)")
+  app.add_option(
+         "--tile-order", order,
+         "gpufs: blocked (each block its own band of rows) or interleaved (block b takes tiles b, b + "
+         "blocks, …: the reads in flight cover one stretch of the file, which a disk may serve faster)")
       ->check(CLI::IsMember({"blocked", "interleaved"}));
   app.add_option("--buffers", c.buffers, "cpu-io: pinned buffers per thread")->check(CLI::Range(1u, 64u));
   app.add_option("--slab", slab, "cpu-io: bytes read before the kernel runs on them");

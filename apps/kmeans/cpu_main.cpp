@@ -2,8 +2,8 @@
 // particle file); writes every particle's cluster id back into the file and prints centres and digest.
 #include <iostream>
 
-#include "apps/kmeans/kmeans.hpp"
 #include "apps/dataset_support/tool_cli.hpp"
+#include "apps/kmeans/kmeans.hpp"
 
 int main(int argc, char** argv) {
   using namespace xf::apps;

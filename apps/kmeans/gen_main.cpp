@@ -3,8 +3,8 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
-#include "apps/kmeans/kmeans.hpp"
 #include "apps/dataset_support/tool_cli.hpp"
+#include "apps/kmeans/kmeans.hpp"
 
 int main(int argc, char** argv) {
   using namespace xf::apps;

@@ -155,7 +155,8 @@ gpu_baseline_result assign_pass_on_gpu(std::span<particle> particles, const gpu_
     next += s.count;
     team.run([&](unsigned t) {
       const index_range part = split_range(s.count, team.size(), t);
-      std::memcpy(s.staged + part.begin, particles.data() + s.first + part.begin, part.size() * sizeof(particle));
+      std::memcpy(s.staged + part.begin, particles.data() + s.first + part.begin,
+                  part.size() * sizeof(particle));
     });
     if (cfg.mode == transfer_mode::managed) {
       XF_CUDA_TRY(cudaMemPrefetchAsync(s.staged, s.count * sizeof(particle),

@@ -13,12 +13,12 @@
 #include "apps/dataset_support/tool_cli.hpp"
 #include "apps/kmeans/centre_update.hpp"
 #include "framework/model/spec_validation.hpp"
-#include "framework/runtime/executor.hpp"
 #include "framework/model/topology_builder.hpp"
+#include "framework/runtime/executor.hpp"
+#include "framework/runtime/launcher.hpp"
 #include "operators/builtin.hpp"
 #include "operators/builtin_kernel.hpp"
 #include "operators/transforms/kmeans_assign.hpp"
-#include "framework/runtime/launcher.hpp"
 
 namespace xf::apps::kmeans {
 namespace {
@@ -137,7 +137,8 @@ xeflow_result run_xeflow(const std::string& path, const xeflow_options& opt) {
     const run_stats stats = run_topology(p, spec, control, run);
     if (stats.device_wedged) throw wedged_device_error(pass + ": " + stats.error);
     if (stats.status != xf::run_status::completed)
-      throw std::runtime_error(pass + " " + std::string(xf::name_of(stats.status)) + (stats.error.empty() ? "" : ": " + stats.error));
+      throw std::runtime_error(pass + " " + std::string(xf::name_of(stats.status)) +
+                               (stats.error.empty() ? "" : ": " + stats.error));
     it.assign_seconds = seconds_since(assign_start);
     it.stream_seconds = stats.stream_seconds;
     r.executor = stats.executor;

@@ -18,21 +18,26 @@ int main(int argc, char** argv) {
   app.option_defaults()->always_capture_default();
   app.add_option("topology", cfg.topology, "topology YAML")->required();
   app.add_option("--set", cfg.overrides, "override a field: path=value (as xeflow-run)");
-  app.add_option("--mode", mode, "single, double or managed")->check(CLI::IsMember({"single", "double", "managed"}));
-  app.add_option("--frames-per-chunk", cfg.frames_per_chunk, "frames per transfer")->check(CLI::Range(1u, 4096u));
+  app.add_option("--mode", mode, "single, double or managed")
+      ->check(CLI::IsMember({"single", "double", "managed"}));
+  app.add_option("--frames-per-chunk", cfg.frames_per_chunk, "frames per transfer")
+      ->check(CLI::Range(1u, 4096u));
   app.add_option("--blocks", cfg.blocks, "blocks per launch (0: as many as fit on the GPU at once)");
   app.add_option("--threads-per-block", cfg.threads, "threads per block")->check(CLI::Range(32u, 1024u));
   app.add_flag("--json", json, "print one JSON object");
   if (const auto code = parse_or_exit(app, argc, argv, std::cout, std::cerr)) return *code;
-  cfg.mode = mode == "single" ? sink_transfer::single : mode == "managed" ? sink_transfer::managed : sink_transfer::double_buffer;
+  cfg.mode = mode == "single"    ? sink_transfer::single
+             : mode == "managed" ? sink_transfer::managed
+                                 : sink_transfer::double_buffer;
   return run_tool("xeflow-sink-baseline", std::cerr, [&] {
     const sink_baseline_result r = run_sink_baseline(cfg);
     if (json) {
       std::cout << to_json(r).dump() << "\n";
       return;
     }
-    std::cout << r.frames << " frames, " << r.bytes_to_device << " bytes to the device, mode " << r.mode << ": "
-              << r.seconds << " s, " << static_cast<double>(r.bytes_to_device) / r.seconds / 1e9 << " GB/s\n";
+    std::cout << r.frames << " frames, " << r.bytes_to_device << " bytes to the device, mode " << r.mode
+              << ": " << r.seconds << " s, " << static_cast<double>(r.bytes_to_device) / r.seconds / 1e9
+              << " GB/s\n";
     for (const auto& [name, value] : r.sink_counters) std::cout << "  " << name << " " << value << "\n";
   });
 }

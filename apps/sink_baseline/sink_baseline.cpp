@@ -11,11 +11,11 @@
 
 #include "apps/dataset_support/parallel.hpp"
 #include "apps/dataset_support/tool_cli.hpp"
-#include "framework/model/yaml_loader.hpp"
-#include "framework/core/errors.hpp"
 #include "framework/core/cuda_buffer.hpp"
 #include "framework/core/cuda_check.hpp"
+#include "framework/core/errors.hpp"
 #include "framework/kernel/kernel_program.hpp"
+#include "framework/model/yaml_loader.hpp"
 #include "operators/builtin.hpp"
 #include "operators/builtin_kernel.hpp"
 
@@ -107,8 +107,9 @@ sink_baseline_result run_sink_baseline(const sink_baseline_config& cfg) {
   }
   if (source_spec == nullptr || sink_spec == nullptr || sink_spec->inputs.at(0) != source_spec->outputs.at(0))
     throw usage_error("topology '" + spec.name + "': needs a CPU source whose topic a GPU sink reads");
-  const topic_spec& topic =
-      *std::find_if(spec.topics.begin(), spec.topics.end(), [&](const topic_spec& t) { return t.name == source_spec->outputs[0]; });
+  const topic_spec& topic = *std::find_if(spec.topics.begin(), spec.topics.end(), [&](const topic_spec& t) {
+    return t.name == source_spec->outputs[0];
+  });
   const operator_entry& source_entry = *registry.find(source_spec->class_name);
   const operator_entry& sink_entry = *registry.find(sink_spec->class_name);
 
@@ -131,14 +132,16 @@ sink_baseline_result run_sink_baseline(const sink_baseline_config& cfg) {
   const kernel_program* program = builtin_kernel();
   if (program == nullptr) throw std::runtime_error("this build has no GPU kernel (built without CUDA)");
   const std::optional<std::uint32_t> type = program->index_of(*sink_entry.gpu_type);
-  if (!type) throw usage_error("class '" + sink_spec->class_name + "' is not compiled into the built-in kernel");
+  if (!type)
+    throw usage_error("class '" + sink_spec->class_name + "' is not compiled into the built-in kernel");
   int device = 0, sms = 0;
   XF_CUDA_TRY(cudaGetDevice(&device));
   XF_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
   // A full GPU per launch: every SM as many blocks as it holds (sinks are latency-bound: their probes).
   const std::uint32_t blocks =
       cfg.blocks != 0 ? cfg.blocks
-                      : static_cast<std::uint32_t>(sms * std::max(1, program->frame_blocks_per_sm(static_cast<int>(cfg.threads))));
+                      : static_cast<std::uint32_t>(
+                            sms * std::max(1, program->frame_blocks_per_sm(static_cast<int>(cfg.threads))));
   const std::vector<std::byte> params = sink_entry.make_gpu_params(sink_spec->params);
   device_buffer<std::byte> device_params(std::max<std::size_t>(params.size(), 16));
   XF_CUDA_TRY(cudaMemcpy(device_params.get(), params.data(), params.size(), cudaMemcpyHostToDevice));
@@ -168,7 +171,7 @@ sink_baseline_result run_sink_baseline(const sink_baseline_config& cfg) {
     chunk_slot& c = chunk[n % slots];
     if (c.busy) {
       XF_CUDA_TRY(cudaEventSynchronize(c.done->get()));  // its previous frames were consumed
-      if (*c.failure_seen.get() != 0) break;                // a frame failed: reported below
+      if (*c.failure_seen.get() != 0) break;             // a frame failed: reported below
     }
     // The source's threads fill the chunk's frames (frame k of the chunk at k · frame_bytes).
     std::vector<char> produced(cfg.frames_per_chunk, 0);
@@ -186,20 +189,15 @@ sink_baseline_result run_sink_baseline(const sink_baseline_config& cfg) {
     std::uint64_t bytes = (frames - 1) * frame_bytes + sizes[frames - 1];
     c.buffer->to_device(bytes, c.stream->get(), device);
     for (std::uint32_t k = 0; k < frames; ++k) {
-      kernel_program::frame_launch f{*type,
-                                     topic.element,
-                                     device_params.get(),
-                                     c.buffer->device() + k * frame_bytes,
-                                     nullptr,
-                                     sizes[k],
-                                     first + k,
-                                     device_state.get(),
-                                     failure.get()};
+      kernel_program::frame_launch f{
+          *type,        topic.element, device_params.get(), c.buffer->device() + k * frame_bytes,
+          nullptr,      sizes[k],      first + k,           device_state.get(),
+          failure.get()};
       program->launch_frame(f, blocks, cfg.threads, c.stream->get());
       r.bytes_to_device += sizes[k];
     }
-    XF_CUDA_TRY(cudaMemcpyAsync(c.failure_seen.get(), failure.get(), sizeof(std::uint64_t), cudaMemcpyDeviceToHost,
-                                c.stream->get()));
+    XF_CUDA_TRY(cudaMemcpyAsync(c.failure_seen.get(), failure.get(), sizeof(std::uint64_t),
+                                cudaMemcpyDeviceToHost, c.stream->get()));
     XF_CUDA_TRY(cudaEventRecord(c.done->get(), c.stream->get()));
     c.busy = true;
     r.frames += frames;
@@ -218,7 +216,8 @@ sink_baseline_result run_sink_baseline(const sink_baseline_config& cfg) {
   try {
     r.sink_counters = sink->finish();
   } catch (const std::exception& e) {
-    throw run_error(fault_site{sink_spec->name, topic.name, std::nullopt}, std::string("finish failed: ") + e.what());
+    throw run_error(fault_site{sink_spec->name, topic.name, std::nullopt},
+                    std::string("finish failed: ") + e.what());
   }
   r.source_counters = source->counters();
   source->on_stop();

@@ -1,6 +1,6 @@
 // Move-only owners of CUDA memory: device memory (cudaMalloc), pinned host memory mapped
-// into the device's address space (cudaHostAlloc), a stream and an event. Destructors never throw; leak() gives
-// the memory up on purpose when the device context is wedged (a hung or faulted kernel), where a free
+// into the device's address space (cudaHostAlloc), a stream and an event. Destructors never throw; leak()
+// gives the memory up on purpose when the device context is wedged (a hung or faulted kernel), where a free
 // would block or fail.
 #pragma once
 

@@ -15,26 +15,44 @@ inline constexpr element_type all_element_types[] = {
 
 constexpr std::string_view name_of(element_type t) {
   switch (t) {
-    case element_type::u8: return "u8";
-    case element_type::i8: return "i8";
-    case element_type::u16: return "u16";
-    case element_type::i16: return "i16";
-    case element_type::u32: return "u32";
-    case element_type::i32: return "i32";
-    case element_type::u64: return "u64";
-    case element_type::i64: return "i64";
-    case element_type::f32: return "f32";
-    case element_type::f64: return "f64";
+    case element_type::u8:
+      return "u8";
+    case element_type::i8:
+      return "i8";
+    case element_type::u16:
+      return "u16";
+    case element_type::i16:
+      return "i16";
+    case element_type::u32:
+      return "u32";
+    case element_type::i32:
+      return "i32";
+    case element_type::u64:
+      return "u64";
+    case element_type::i64:
+      return "i64";
+    case element_type::f32:
+      return "f32";
+    case element_type::f64:
+      return "f64";
   }
   return "?";
 }
 
 constexpr std::size_t size_of(element_type t) {
   switch (t) {
-    case element_type::u8: case element_type::i8: return 1;
-    case element_type::u16: case element_type::i16: return 2;
-    case element_type::u32: case element_type::i32: case element_type::f32: return 4;
-    default: return 8;
+    case element_type::u8:
+    case element_type::i8:
+      return 1;
+    case element_type::u16:
+    case element_type::i16:
+      return 2;
+    case element_type::u32:
+    case element_type::i32:
+    case element_type::f32:
+      return 4;
+    default:
+      return 8;
   }
 }
 
@@ -44,32 +62,73 @@ constexpr std::optional<element_type> element_type_from_name(std::string_view na
   return std::nullopt;
 }
 
-template <class T> struct element_of;
-template <> struct element_of<std::uint8_t> { static constexpr element_type value = element_type::u8; };
-template <> struct element_of<std::int8_t> { static constexpr element_type value = element_type::i8; };
-template <> struct element_of<std::uint16_t> { static constexpr element_type value = element_type::u16; };
-template <> struct element_of<std::int16_t> { static constexpr element_type value = element_type::i16; };
-template <> struct element_of<std::uint32_t> { static constexpr element_type value = element_type::u32; };
-template <> struct element_of<std::int32_t> { static constexpr element_type value = element_type::i32; };
-template <> struct element_of<std::uint64_t> { static constexpr element_type value = element_type::u64; };
-template <> struct element_of<std::int64_t> { static constexpr element_type value = element_type::i64; };
-template <> struct element_of<float> { static constexpr element_type value = element_type::f32; };
-template <> struct element_of<double> { static constexpr element_type value = element_type::f64; };
+template <class T>
+struct element_of;
+template <>
+struct element_of<std::uint8_t> {
+  static constexpr element_type value = element_type::u8;
+};
+template <>
+struct element_of<std::int8_t> {
+  static constexpr element_type value = element_type::i8;
+};
+template <>
+struct element_of<std::uint16_t> {
+  static constexpr element_type value = element_type::u16;
+};
+template <>
+struct element_of<std::int16_t> {
+  static constexpr element_type value = element_type::i16;
+};
+template <>
+struct element_of<std::uint32_t> {
+  static constexpr element_type value = element_type::u32;
+};
+template <>
+struct element_of<std::int32_t> {
+  static constexpr element_type value = element_type::i32;
+};
+template <>
+struct element_of<std::uint64_t> {
+  static constexpr element_type value = element_type::u64;
+};
+template <>
+struct element_of<std::int64_t> {
+  static constexpr element_type value = element_type::i64;
+};
+template <>
+struct element_of<float> {
+  static constexpr element_type value = element_type::f32;
+};
+template <>
+struct element_of<double> {
+  static constexpr element_type value = element_type::f64;
+};
 
 /// Calls `fn(T{})` with the C++ type of `t` (a value of it, for deduction).
 template <class Fn>
 decltype(auto) visit_element(element_type t, Fn&& fn) {
   switch (t) {
-    case element_type::u8: return fn(std::uint8_t{});
-    case element_type::i8: return fn(std::int8_t{});
-    case element_type::u16: return fn(std::uint16_t{});
-    case element_type::i16: return fn(std::int16_t{});
-    case element_type::u32: return fn(std::uint32_t{});
-    case element_type::i32: return fn(std::int32_t{});
-    case element_type::u64: return fn(std::uint64_t{});
-    case element_type::i64: return fn(std::int64_t{});
-    case element_type::f32: return fn(float{});
-    case element_type::f64: return fn(double{});
+    case element_type::u8:
+      return fn(std::uint8_t{});
+    case element_type::i8:
+      return fn(std::int8_t{});
+    case element_type::u16:
+      return fn(std::uint16_t{});
+    case element_type::i16:
+      return fn(std::int16_t{});
+    case element_type::u32:
+      return fn(std::uint32_t{});
+    case element_type::i32:
+      return fn(std::int32_t{});
+    case element_type::u64:
+      return fn(std::uint64_t{});
+    case element_type::i64:
+      return fn(std::int64_t{});
+    case element_type::f32:
+      return fn(float{});
+    case element_type::f64:
+      return fn(double{});
   }
   return fn(std::uint8_t{});
 }

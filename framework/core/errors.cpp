@@ -60,7 +60,8 @@ void throw_precondition(const char* condition, const std::string& reason, const 
 }
 
 std::string frame_failed_reason(std::uint32_t code, const std::string& meaning) {
-  return "the operator failed the frame (code " + std::to_string(code) + (meaning.empty() ? ")" : "): " + meaning);
+  return "the operator failed the frame (code " + std::to_string(code) +
+         (meaning.empty() ? ")" : "): " + meaning);
 }
 
 }  // namespace xf

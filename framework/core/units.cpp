@@ -11,9 +11,18 @@ namespace {
 
 constexpr std::array<std::pair<std::string_view, std::uint64_t>, 13> kUnits{{
     {"B", 1},
-    {"KiB", KiB}, {"MiB", MiB}, {"GiB", GiB}, {"TiB", TiB},
-    {"kB", 1000ull}, {"KB", 1000ull}, {"MB", 1000ull * 1000}, {"GB", 1000ull * 1000 * 1000},
-    {"TB", 1000ull * 1000 * 1000 * 1000}, {"Ki", KiB}, {"Mi", MiB}, {"Gi", GiB},
+    {"KiB", KiB},
+    {"MiB", MiB},
+    {"GiB", GiB},
+    {"TiB", TiB},
+    {"kB", 1000ull},
+    {"KB", 1000ull},
+    {"MB", 1000ull * 1000},
+    {"GB", 1000ull * 1000 * 1000},
+    {"TB", 1000ull * 1000 * 1000 * 1000},
+    {"Ki", KiB},
+    {"Mi", MiB},
+    {"Gi", GiB},
 }};
 
 struct split_quantity {
@@ -76,7 +85,8 @@ std::string format_bytes(std::uint64_t bytes) {
   }
   char buffer[48];
   if (unit == 0 || value == static_cast<double>(static_cast<std::uint64_t>(value)))
-    std::snprintf(buffer, sizeof buffer, "%llu %s", static_cast<unsigned long long>(value), names[unit].data());
+    std::snprintf(buffer, sizeof buffer, "%llu %s", static_cast<unsigned long long>(value),
+                  names[unit].data());
   else
     std::snprintf(buffer, sizeof buffer, "%.2f %s", value, names[unit].data());
   return buffer;

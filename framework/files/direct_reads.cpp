@@ -6,14 +6,17 @@
 
 namespace xf {
 
-void direct_reads::freer::operator()(std::byte* p) const { std::free(p); }
+void direct_reads::freer::operator()(std::byte* p) const {
+  std::free(p);
+}
 
 direct_reads::direct_reads(const file_table& files) : files_(files) {
   for (std::uint32_t f = 0; f < files.count(); ++f) sizes_.push_back(files.file(f).size);
 }
 
 file_pages direct_reads::read(const read_list& list, const fault_site& site) {
-  if (const range_check check = check_ranges(list, sizes_.data(), 0, files_.count()); check.problem != range_problem::none)
+  if (const range_check check = check_ranges(list, sizes_.data(), 0, files_.count());
+      check.problem != range_problem::none)
     throw files_.range_failure(list, check, 0, files_.count(), site);
   for (std::uint32_t r = 0; r < list.size(); ++r) {
     const file_range& range = list[r];

@@ -73,7 +73,8 @@ XF_HOST_DEVICE inline range_check check_ranges(const read_list& list, const std:
                                                std::uint32_t first_file, std::uint32_t file_count) {
   for (std::uint32_t r = 0; r < list.size(); ++r) {
     const file_range& range = list[r];
-    if (range.file < first_file || range.file >= first_file + file_count) return {range_problem::unknown_file, r};
+    if (range.file < first_file || range.file >= first_file + file_count)
+      return {range_problem::unknown_file, r};
     const std::uint64_t size = file_size[range.file];
     if (range.offset > size || range.bytes > size - range.offset) return {range_problem::past_end, r};
   }
@@ -101,7 +102,8 @@ class file_pages {
     return p;
   }
   /// Flat buffers, one per range.
-  XF_HOST_DEVICE static file_pages flat(const file_span* spans, std::uint32_t count, const std::uint64_t* sizes) {
+  XF_HOST_DEVICE static file_pages flat(const file_span* spans, std::uint32_t count,
+                                        const std::uint64_t* sizes) {
     file_pages p;
     p.spans_ = spans;
     p.span_count_ = count;
@@ -157,7 +159,8 @@ class file_pages {
       std::uint64_t run = contiguous(f, offset + done);
       if (src == nullptr || run == 0) break;
       if (run > bytes - done) run = bytes - done;
-      for (std::uint64_t piece = std::uint64_t{thread} * 16; piece < run; piece += std::uint64_t{threads} * 16) {
+      for (std::uint64_t piece = std::uint64_t{thread} * 16; piece < run;
+           piece += std::uint64_t{threads} * 16) {
         const std::uint64_t n = run - piece < 16 ? run - piece : 16;
         for (std::uint64_t b = 0; b < n; ++b) dst[done + piece + b] = src[piece + b];
       }
@@ -170,7 +173,9 @@ class file_pages {
   XF_HOST_DEVICE const file_range* range_of(file_id f, std::uint64_t offset) const {
     for (std::uint32_t r = 0; r < item_->range_count; ++r) {
       const file_range& range = item_->ranges[r];
-      if (range.file == f.index + first_file_ && offset >= range.offset && offset < range.offset + range.bytes) return &range;
+      if (range.file == f.index + first_file_ && offset >= range.offset &&
+          offset < range.offset + range.bytes)
+        return &range;
     }
     return nullptr;
   }

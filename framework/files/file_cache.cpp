@@ -35,11 +35,13 @@ class host_memory final : public cache_memory {
 
 }  // namespace
 
-std::unique_ptr<cache_memory> host_cache_memory() { return std::make_unique<host_memory>(); }
+std::unique_ptr<cache_memory> host_cache_memory() {
+  return std::make_unique<host_memory>();
+}
 
-file_cache::file_cache(const file_cache_spec& spec, std::uint32_t blocks, const std::vector<cache_file>& files,
-                       io_service::site_of_request site_of, std::chrono::milliseconds watchdog,
-                       std::unique_ptr<cache_memory> memory)
+file_cache::file_cache(const file_cache_spec& spec, std::uint32_t blocks,
+                       const std::vector<cache_file>& files, io_service::site_of_request site_of,
+                       std::chrono::milliseconds watchdog, std::unique_ptr<cache_memory> memory)
     : spec_(spec),
       memory_(memory ? std::move(memory) : host_cache_memory()),
       files_({.direct = spec.direct, .max_direct_alignment = spec.page_bytes}),
@@ -61,7 +63,8 @@ file_cache::file_cache(const file_cache_spec& spec, std::uint32_t blocks, const 
   auto* table = allocate<std::uint32_t>(first_page_.back(), cache_place::kernel, true);
   auto* first_page = allocate<std::uint64_t>(first_page_.size(), cache_place::kernel, false);
   memory_->upload(first_page, first_page_.data(), first_page_.size() * sizeof(std::uint64_t));
-  auto* file_size = allocate<std::uint64_t>(std::max<std::size_t>(sizes_.size(), 1), cache_place::kernel, false);
+  auto* file_size =
+      allocate<std::uint64_t>(std::max<std::size_t>(sizes_.size(), 1), cache_place::kernel, false);
   memory_->upload(file_size, sizes_.data(), sizes_.size() * sizeof(std::uint64_t));
   auto* ring_head = allocate<std::uint64_t>(1, cache_place::kernel, true);
   auto* global_hand = allocate<std::uint64_t>(1, cache_place::kernel, true);
@@ -69,18 +72,20 @@ file_cache::file_cache(const file_cache_spec& spec, std::uint32_t blocks, const 
   // Shared memory: the request slots (zero: no request yet), their staging, the ring's cells.
   const std::uint32_t request_count = blocks * spec.io_slots_per_block;
   auto* requests = allocate<request_slot>(request_count, cache_place::shared, true);
-  auto* staging = allocate<std::byte>(std::size_t{request_count} * spec.max_request, cache_place::shared, false);
+  auto* staging =
+      allocate<std::byte>(std::size_t{request_count} * spec.max_request, cache_place::shared, false);
   std::uint64_t cells = 1;
   while (cells < request_count) cells *= 2;
   auto* ring_cells = allocate<request_ring_cell>(cells, cache_place::shared, false);
-  for (std::uint64_t i = 0; i < cells; ++i) ring_cells[i] = request_ring_cell{i, 0};  // every cell at round one
+  for (std::uint64_t i = 0; i < cells; ++i)
+    ring_cells[i] = request_ring_cell{i, 0};  // every cell at round one
 
   int shift = 0;
   while ((std::uint64_t{1} << shift) < page) ++shift;
-  view_ = {slots,         pages,      slot_count, static_cast<std::uint32_t>(shift),
-           table,         first_page, file_size,  static_cast<std::uint32_t>(sizes_.size()),
-           requests,      staging,    spec.max_request,
-           request_ring_view{ring_cells, cells, ring_head, &ring_tail_}};
+  view_ = {
+      slots,    pages,      slot_count,       static_cast<std::uint32_t>(shift),
+      table,    first_page, file_size,        static_cast<std::uint32_t>(sizes_.size()),
+      requests, staging,    spec.max_request, request_ring_view{ring_cells, cells, ring_head, &ring_tail_}};
 
   // Readahead: a buffer per block and a window per block and file, whose mode the file's advice may set.
   const auto ahead_pages = static_cast<std::uint32_t>(spec.readahead / page);
@@ -98,7 +103,8 @@ file_cache::file_cache(const file_cache_spec& spec, std::uint32_t blocks, const 
         host_windows.emplace_back(mode, ahead_pages);
       }
     }
-    windows = allocate<readahead_window>(std::max<std::size_t>(host_windows.size(), 1), cache_place::kernel, false);
+    windows =
+        allocate<readahead_window>(std::max<std::size_t>(host_windows.size(), 1), cache_place::kernel, false);
     memory_->upload(windows, host_windows.data(), host_windows.size() * sizeof(readahead_window));
   }
 
@@ -122,18 +128,19 @@ file_cache::file_cache(const file_cache_spec& spec, std::uint32_t blocks, const 
   blocks_ = allocate<fetch_block>(blocks, cache_place::kernel, false);
   memory_->upload(blocks_, host_blocks.data(), host_blocks.size() * sizeof(fetch_block));
 
-  io_ = std::make_unique<io_service>(files_, view_.ring,
-                                     request_slots_view{std::span(requests, request_count), staging, spec.max_request},
-                                     std::move(site_of),
-                                     io_service_options{.threads = io_threads_of(spec), .chunk_bytes = spec.io_chunk,
-                                                        .watchdog = watchdog});
+  io_ = std::make_unique<io_service>(
+      files_, view_.ring, request_slots_view{std::span(requests, request_count), staging, spec.max_request},
+      std::move(site_of),
+      io_service_options{.threads = io_threads_of(spec), .chunk_bytes = spec.io_chunk, .watchdog = watchdog});
 }
 
-file_cache::~file_cache() { io_->stop(); }  // before the memory its threads read goes
+file_cache::~file_cache() {
+  io_->stop();
+}  // before the memory its threads read goes
 
 fetch_block& file_cache::block(std::uint32_t b) const {
-  XF_EXPECTS(memory_->kernel_on_host(), "a block's share read on the host while it lives in " +
-                                  std::string(memory_->kernel_name()));
+  XF_EXPECTS(memory_->kernel_on_host(),
+             "a block's share read on the host while it lives in " + std::string(memory_->kernel_name()));
   XF_EXPECTS(b < block_count_, "a block of the cache");
   return blocks_[b];
 }

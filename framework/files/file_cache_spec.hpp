@@ -22,7 +22,9 @@ enum class page_replacement : std::uint8_t { lra, global };
 constexpr std::string_view name_of(direct_io_mode m) {
   return m == direct_io_mode::automatic ? "auto" : m == direct_io_mode::on ? "on" : "off";
 }
-constexpr std::string_view name_of(page_replacement r) { return r == page_replacement::lra ? "lra" : "global"; }
+constexpr std::string_view name_of(page_replacement r) {
+  return r == page_replacement::lra ? "lra" : "global";
+}
 constexpr std::string_view name_of(readahead_mode m) {
   return m == readahead_mode::off ? "off" : m == readahead_mode::on ? "on" : "adaptive";
 }
@@ -30,15 +32,15 @@ constexpr std::string_view name_of(readahead_mode m) {
 struct file_cache_spec {
   std::uint64_t size = std::uint64_t{2} << 30;  ///< bytes of page slots (device memory on the GPU executor)
   std::uint32_t page_bytes = 4096;              ///< a power of two, 4 KiB … 64 KiB
-  std::uint64_t readahead = 64 << 10;           ///< the most a reader stream reads ahead, a multiple of the page
+  std::uint64_t readahead = 64 << 10;  ///< the most a reader stream reads ahead, a multiple of the page
   readahead_mode readahead_policy = readahead_mode::adaptive;
   page_replacement replacement = page_replacement::lra;
   /// Host threads serving reads; 0: derived (`io_threads_of`). Four, the paper's, left the I/O threads
   /// inside their copies 96-98 % of warm end-to-end runs on the H100: the page cache's
   /// bytes need more than four threads to keep up with the GPU.
   std::uint32_t io_threads = 0;
-  std::uint32_t io_slots_per_block = 4;         ///< requests a block may have in flight
-  std::uint64_t max_request = 256 << 10;        ///< the longest request (and each slot's staging)
+  std::uint32_t io_slots_per_block = 4;   ///< requests a block may have in flight
+  std::uint64_t max_request = 256 << 10;  ///< the longest request (and each slot's staging)
   /// The longest pread of an I/O thread: a longer request is split among the threads (XeFlow's §3.3). 1 MiB,
   /// measured on the H100 VM's disk: O_DIRECT preads of 128 KiB gave 0.79 / 1.03 / 1.18 GB/s with 1 / 4 / 16
   /// threads against 1.85 / 1.68 / 1.19 at 1 MiB, and 4 MiB lost 17 % to 1 MiB; end to end, 16 I/O threads

@@ -14,18 +14,18 @@
 namespace xf {
 
 struct file_cache_view {
-  page_slot* slots = nullptr;               ///< slot_count slots
-  std::byte* pages = nullptr;               ///< slot_count × page_bytes: slot s's page at s << page_shift
+  page_slot* slots = nullptr;  ///< slot_count slots
+  std::byte* pages = nullptr;  ///< slot_count × page_bytes: slot s's page at s << page_shift
   std::uint32_t slot_count = 0;
-  std::uint32_t page_shift = 12;            ///< page_bytes = 1 << page_shift
-  std::uint32_t* table = nullptr;           ///< one entry per page of every file (page_table.hpp), by key - 1
+  std::uint32_t page_shift = 12;   ///< page_bytes = 1 << page_shift
+  std::uint32_t* table = nullptr;  ///< one entry per page of every file (page_table.hpp), by key - 1
   const std::uint64_t* file_first_page = nullptr;  ///< file_count + 1 prefix sums of pages per file
   const std::uint64_t* file_size = nullptr;        ///< bytes of each file at open
   std::uint32_t file_count = 0;
-  request_slot* requests = nullptr;         ///< every block's request slots
-  std::byte* staging = nullptr;             ///< request slot r's bytes at r × staging_bytes
-  std::uint64_t staging_bytes = 0;          ///< per request slot: the longest request
-  request_ring_view ring{};                 ///< capacity ≥ the request slots, so a push always finds a cell
+  request_slot* requests = nullptr;  ///< every block's request slots
+  std::byte* staging = nullptr;      ///< request slot r's bytes at r × staging_bytes
+  std::uint64_t staging_bytes = 0;   ///< per request slot: the longest request
+  request_ring_view ring{};          ///< capacity ≥ the request slots, so a push always finds a cell
 
   XF_HOST_DEVICE std::uint64_t page_bytes() const { return std::uint64_t{1} << page_shift; }
   /// The page key (page_slot.hpp) of byte `offset` of `file`: its index among all files' pages + 1.

@@ -55,7 +55,8 @@ struct fetch_block {
   lra_queue lra;
   /// replacement: global — the one hand every block advances over all slots (device memory); null: lra.
   std::uint64_t* global_hand = nullptr;
-  std::uint32_t first_request = 0;  ///< the block's request slots: [first_request, first_request + request_count)
+  std::uint32_t first_request =
+      0;  ///< the block's request slots: [first_request, first_request + request_count)
   std::uint32_t request_count = 0;  ///< at most 32
   std::uint32_t free_requests = 0;  ///< bit r: request slot first_request + r is free
 
@@ -76,13 +77,13 @@ struct fetch_block {
 
 /// Counted by the fetch, added into the run's statistics.
 struct fetch_counters {
-  std::uint64_t hits = 0;        ///< pages found valid
-  std::uint64_t misses = 0;      ///< pages this item loaded
-  std::uint64_t waits = 0;       ///< pages found loading by another reader
-  std::uint64_t requests = 0;    ///< requests rung
-  std::uint64_t no_page = 0;     ///< steps that found the block's share full and started over
-  std::uint64_t ahead_pages = 0; ///< pages that arrived in readahead buffers
-  std::uint64_t ahead_hits = 0;  ///< misses served from the block's readahead buffer
+  std::uint64_t hits = 0;         ///< pages found valid
+  std::uint64_t misses = 0;       ///< pages this item loaded
+  std::uint64_t waits = 0;        ///< pages found loading by another reader
+  std::uint64_t requests = 0;     ///< requests rung
+  std::uint64_t no_page = 0;      ///< steps that found the block's share full and started over
+  std::uint64_t ahead_pages = 0;  ///< pages that arrived in readahead buffers
+  std::uint64_t ahead_hits = 0;   ///< misses served from the block's readahead buffer
 
   XF_HOST_DEVICE fetch_counters& operator+=(const fetch_counters& o) {
     hits += o.hits;
@@ -112,9 +113,10 @@ struct fetch_item {
 
   file_range ranges[max_ranges];
   std::uint32_t range_count = 0;
-  std::uint32_t page_count = 0;   ///< entries: the pages of range 0, then of range 1, …
-  std::uint32_t resolved = 0;     ///< entries pinned on a valid page
-  std::uint32_t* entries = nullptr;  ///< page_count slots (no_page_slot: not pinned yet); capacity from the plan
+  std::uint32_t page_count = 0;  ///< entries: the pages of range 0, then of range 1, …
+  std::uint32_t resolved = 0;    ///< entries pinned on a valid page
+  std::uint32_t* entries =
+      nullptr;  ///< page_count slots (no_page_slot: not pinned yet); capacity from the plan
   pending_request pending[max_requests];
   std::uint32_t pending_count = 0;
   bool failed = false;
@@ -142,12 +144,13 @@ struct fetch_item {
   }
 
   XF_HOST_DEVICE static std::uint32_t pages_in(const file_range& r, std::uint32_t page_shift) {
-    return static_cast<std::uint32_t>(((r.offset + r.bytes - 1) >> page_shift) - (r.offset >> page_shift) + 1);
+    return static_cast<std::uint32_t>(((r.offset + r.bytes - 1) >> page_shift) - (r.offset >> page_shift) +
+                                      1);
   }
 
   /// The file and the page's byte offset in it of entry `i`; `*range` its range.
-  XF_HOST_DEVICE void locate(std::uint32_t i, std::uint32_t page_shift, std::uint32_t* file, std::uint64_t* offset,
-                             std::uint32_t* range) const {
+  XF_HOST_DEVICE void locate(std::uint32_t i, std::uint32_t page_shift, std::uint32_t* file,
+                             std::uint64_t* offset, std::uint32_t* range) const {
     std::uint32_t base = 0;
     for (std::uint32_t r = 0; r < range_count; ++r) {
       const std::uint32_t n = pages_in(ranges[r], page_shift);
@@ -204,8 +207,9 @@ XF_HOST_DEVICE void release_request(fetch_block& block, std::uint32_t request, M
 
 /// Rings the open request (or returns its unused request slot) and closes it. The block's readahead window
 /// for the file decides how many pages after the request's last one it also asks for.
-XF_HOST_DEVICE inline void ring_open(const file_cache_view& v, fetch_block& block, fetch_item& item, open_request& open,
-                                     std::uint32_t op, std::uint64_t frame_offset, fetch_counters& counters) {
+XF_HOST_DEVICE inline void ring_open(const file_cache_view& v, fetch_block& block, fetch_item& item,
+                                     open_request& open, std::uint32_t op, std::uint64_t frame_offset,
+                                     fetch_counters& counters) {
   if (open.request == no_page_slot) return;
   if (open.pages == 0) {
     give_back_request(block, open.request);
@@ -231,8 +235,8 @@ XF_HOST_DEVICE inline void ring_open(const file_cache_view& v, fetch_block& bloc
     }
     const std::uint64_t wanted = static_cast<std::uint64_t>(open.pages + ahead) << v.page_shift;
     const std::uint64_t left = v.file_size[file] - offset;
-    const std::uint64_t seq = write_request(v.requests[open.request], file, offset, wanted < left ? wanted : left,
-                                            op, frame_offset);
+    const std::uint64_t seq = write_request(v.requests[open.request], file, offset,
+                                            wanted < left ? wanted : left, op, frame_offset);
     // The ring has a cell for every request slot, so this push finds one (a retry covers a consumer
     // between its take and its release of the cell).
     while (!try_push_request(v.ring, open.request)) {
@@ -245,8 +249,8 @@ XF_HOST_DEVICE inline void ring_open(const file_cache_view& v, fetch_block& bloc
 
 /// Whether the block's readahead buffer holds page `page` of `file`.
 XF_HOST_DEVICE inline bool in_readahead(const fetch_block& block, std::uint32_t file, std::uint64_t page) {
-  return block.ahead != nullptr && block.ahead_count > 0 && file == block.ahead_file && page >= block.ahead_first &&
-         page < block.ahead_first + block.ahead_count;
+  return block.ahead != nullptr && block.ahead_count > 0 && file == block.ahead_file &&
+         page >= block.ahead_first && page < block.ahead_first + block.ahead_count;
 }
 
 enum class claim_status : std::uint32_t { claimed, no_slot, lost, broken };
@@ -290,8 +294,9 @@ XF_HOST_DEVICE inline void drop_valid_pins(const file_cache_view& v, fetch_item&
 /// One step of the item's fetch (see the top of this file). `op` and `frame_offset` name the reader in
 /// its requests (a failed read's run error names them). `moves` moves the pages' bytes (page_moves.hpp).
 template <class Moves>
-XF_HOST_DEVICE fetch_status fetch_step(const file_cache_view& v, fetch_block& block, fetch_item& item, std::uint32_t op,
-                                       std::uint64_t frame_offset, fetch_counters& counters, Moves& moves) {
+XF_HOST_DEVICE fetch_status fetch_step(const file_cache_view& v, fetch_block& block, fetch_item& item,
+                                       std::uint32_t op, std::uint64_t frame_offset, fetch_counters& counters,
+                                       Moves& moves) {
   using namespace fetch_detail;
   const std::uint64_t page_bytes = v.page_bytes();
   // 1. Answers.
@@ -421,8 +426,8 @@ XF_HOST_DEVICE fetch_status fetch_step(const file_cache_view& v, fetch_block& bl
       item.entries[i] = slot;
       if (from_ahead) {
         // Valid once moved, and still pinned by this item.
-        moves.from_ahead(v.slots, slot, v.page_of(slot), block.ahead + ((page - block.ahead_first) << v.page_shift),
-                         page_bytes);
+        moves.from_ahead(v.slots, slot, v.page_of(slot),
+                         block.ahead + ((page - block.ahead_first) << v.page_shift), page_bytes);
         item.resolved += 1;
         counters.ahead_hits += 1;
         block.windows[file].on_hit(page, true);
@@ -455,7 +460,8 @@ XF_HOST_DEVICE inline const std::byte* fetched_byte(const file_cache_view& v, co
   for (std::uint32_t r = 0; r < item.range_count; ++r) {
     const file_range& range = item.ranges[r];
     if (range.file == file && offset >= range.offset && offset < range.offset + range.bytes) {
-      const std::uint32_t i = base + static_cast<std::uint32_t>((offset >> v.page_shift) - (range.offset >> v.page_shift));
+      const std::uint32_t i =
+          base + static_cast<std::uint32_t>((offset >> v.page_shift) - (range.offset >> v.page_shift));
       return v.page_of(item.entries[i]) + (offset & (v.page_bytes() - 1));
     }
     base += fetch_item::pages_in(range, v.page_shift);

@@ -17,7 +17,9 @@
 namespace xf {
 namespace {
 
-std::uint64_t round_up(std::uint64_t n, std::uint64_t to) { return (n + to - 1) / to * to; }
+std::uint64_t round_up(std::uint64_t n, std::uint64_t to) {
+  return (n + to - 1) / to * to;
+}
 
 /// The filesystem's alignment for direct reads of `fd` (statx's STATX_DIOALIGN, Linux 6.1), 0 when it
 /// says direct reads are not supported, 4096 (the common block size) when it cannot say.
@@ -39,11 +41,13 @@ struct aligned_free {
 
 }  // namespace
 
-read_outcome read_fully(int fd, std::uint64_t offset, std::uint64_t bytes, std::byte* dst, std::uint32_t alignment) {
+read_outcome read_fully(int fd, std::uint64_t offset, std::uint64_t bytes, std::byte* dst,
+                        std::uint32_t alignment) {
   const std::uint64_t length = round_up(bytes, alignment);
   read_outcome out;
   while (out.bytes < bytes) {
-    const ssize_t got = ::pread(fd, dst + out.bytes, length - out.bytes, static_cast<off_t>(offset + out.bytes));
+    const ssize_t got =
+        ::pread(fd, dst + out.bytes, length - out.bytes, static_cast<off_t>(offset + out.bytes));
     if (got < 0) {
       if (errno == EINTR) continue;
       out.status = file_status::io_error;
@@ -63,7 +67,8 @@ read_outcome read_fully(int fd, std::uint64_t offset, std::uint64_t bytes, std::
   return out;
 }
 
-std::string describe_read_failure(const read_outcome& outcome, std::uint64_t offset, std::uint64_t size_at_open) {
+std::string describe_read_failure(const read_outcome& outcome, std::uint64_t offset,
+                                  std::uint64_t size_at_open) {
   const std::uint64_t at = offset + outcome.bytes;
   switch (outcome.status) {
     case file_status::ok:
@@ -99,7 +104,8 @@ std::uint32_t file_table::open(const std::string& path, const fault_site& site, 
   const bool try_direct = options_.direct != direct_io_mode::off;
   f.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | (try_direct ? O_DIRECT : 0));
   if (f.fd < 0 && try_direct && errno == EINVAL) {
-    if (options_.direct == direct_io_mode::on) fail("the filesystem refuses O_DIRECT (runtime.file_cache.direct: on)");
+    if (options_.direct == direct_io_mode::on)
+      fail("the filesystem refuses O_DIRECT (runtime.file_cache.direct: on)");
     f.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   } else if (f.fd >= 0) {
     f.direct = try_direct;
@@ -155,9 +161,11 @@ bool file_table::probe_direct(opened_file& f) const {
       fault != nullptr && fault->delay.count() == 0 && fault->error == EINVAL) {
     return false;
   }
-  std::unique_ptr<std::byte, aligned_free> block(static_cast<std::byte*>(std::aligned_alloc(alignment, alignment)));
+  std::unique_ptr<std::byte, aligned_free> block(
+      static_cast<std::byte*>(std::aligned_alloc(alignment, alignment)));
   XF_EXPECTS(block != nullptr, "an aligned block for the O_DIRECT probe");
-  const read_outcome probe = read_fully(f.fd, 0, std::min<std::uint64_t>(alignment, f.size), block.get(), alignment);
+  const read_outcome probe =
+      read_fully(f.fd, 0, std::min<std::uint64_t>(alignment, f.size), block.get(), alignment);
   return probe.status == file_status::ok || probe.error != EINVAL;
 }
 
@@ -172,11 +180,13 @@ const file_table::injected_fault* file_table::fault_in(const opened_file& f, std
   return nullptr;
 }
 
-void file_table::inject_fault(const std::string& path, std::uint64_t byte_offset, int error, bool direct_only) {
+void file_table::inject_fault(const std::string& path, std::uint64_t byte_offset, int error,
+                              bool direct_only) {
   faults_.push_back({path, byte_offset, error, direct_only});
 }
 
-void file_table::inject_delay(const std::string& path, std::uint64_t byte_offset, std::chrono::milliseconds delay) {
+void file_table::inject_delay(const std::string& path, std::uint64_t byte_offset,
+                              std::chrono::milliseconds delay) {
   XF_EXPECTS(delay.count() > 0, "a delay of some milliseconds");
   faults_.push_back({path, byte_offset, 0, false, delay});
 }
@@ -207,7 +217,8 @@ read_outcome file_table::read(std::uint32_t id, std::uint64_t offset, std::uint6
 run_error file_table::failure(std::uint32_t id, const read_outcome& outcome, std::uint64_t offset,
                               fault_site site) const {
   const opened_file& f = file(id);
-  return run_error(std::move(site), "file '" + f.path + "': " + describe_read_failure(outcome, offset, f.size));
+  return run_error(std::move(site),
+                   "file '" + f.path + "': " + describe_read_failure(outcome, offset, f.size));
 }
 
 run_error file_table::range_failure(const read_list& list, range_check check, std::uint32_t first_file,
@@ -215,13 +226,14 @@ run_error file_table::range_failure(const read_list& list, range_check check, st
   const file_range& r = list[check.index];
   if (check.problem == range_problem::unknown_file) {
     const std::int64_t local = std::int64_t{r.file} - std::int64_t{first_file};
-    return run_error(std::move(site), "the operator reads its file " + std::to_string(local) + ", but its files() lists " +
-                                          std::to_string(file_count) + " file(s)");
+    return run_error(std::move(site), "the operator reads its file " + std::to_string(local) +
+                                          ", but its files() lists " + std::to_string(file_count) +
+                                          " file(s)");
   }
   const opened_file& f = file(r.file);
-  return run_error(std::move(site), "file '" + f.path + "': the operator reads bytes [" + std::to_string(r.offset) +
-                                        ", " + std::to_string(r.offset + r.bytes) + "), past its size (" +
-                                        std::to_string(f.size) + " bytes)");
+  return run_error(std::move(site), "file '" + f.path + "': the operator reads bytes [" +
+                                        std::to_string(r.offset) + ", " + std::to_string(r.offset + r.bytes) +
+                                        "), past its size (" + std::to_string(f.size) + " bytes)");
 }
 
 }  // namespace xf

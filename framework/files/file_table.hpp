@@ -52,7 +52,8 @@ read_outcome read_fully(int fd, std::uint64_t offset, std::uint64_t bytes, std::
 
 /// "read failed at byte offset N: Input/output error" or "file ends at byte offset N, before its size at
 /// start (S bytes): truncated while being read", for an outcome of a read that began at `offset`.
-std::string describe_read_failure(const read_outcome& outcome, std::uint64_t offset, std::uint64_t size_at_open);
+std::string describe_read_failure(const read_outcome& outcome, std::uint64_t offset,
+                                  std::uint64_t size_at_open);
 
 class file_table {
  public:
@@ -64,7 +65,8 @@ class file_table {
   /// Opens a regular file for reading; returns its id (0, 1, … in the order opened). Throws run_error at
   /// `site` naming the path and the reason (missing, not a regular file, O_DIRECT refused under `on`).
   /// `advice` reaches the kernel's readahead of a buffered file (random also when advise_random is set).
-  std::uint32_t open(const std::string& path, const fault_site& site, access_advice advice = access_advice::normal);
+  std::uint32_t open(const std::string& path, const fault_site& site,
+                     access_advice advice = access_advice::normal);
 
   std::uint32_t count() const { return static_cast<std::uint32_t>(files_.size()); }
   const opened_file& file(std::uint32_t id) const;
@@ -77,7 +79,8 @@ class file_table {
                     std::uint64_t capacity) const;
 
   /// The run error for a failed read of file `id` at `offset` ("file 'P': …"), at `site`.
-  run_error failure(std::uint32_t id, const read_outcome& outcome, std::uint64_t offset, fault_site site) const;
+  run_error failure(std::uint32_t id, const read_outcome& outcome, std::uint64_t offset,
+                    fault_site site) const;
   /// The run error for a stage's range that check_ranges (file_api.hpp) refused: ids are run-global,
   /// the operator's own are [first_file, first_file + file_count).
   run_error range_failure(const read_list& list, range_check check, std::uint32_t first_file,

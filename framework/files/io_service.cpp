@@ -10,7 +10,8 @@ namespace xf {
 namespace {
 
 std::int64_t now_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
       .count();
 }
 
@@ -31,7 +32,9 @@ io_service::io_service(const file_table& files, request_ring_view ring, request_
   XF_EXPECTS(slots_.slots.size() <= UINT32_MAX, "slot numbers fit the ring's cells");
 }
 
-io_service::~io_service() { stop(); }
+io_service::~io_service() {
+  stop();
+}
 
 void io_service::start() {
   XF_EXPECTS(threads_.empty(), "io_service::start once");
@@ -81,7 +84,8 @@ bool io_service::take_chunk(chunk& c) {
 }
 
 std::uint32_t io_service::chunks_of(const file_request& r) const {
-  return static_cast<std::uint32_t>(std::max<std::uint64_t>(1, (r.bytes + options_.chunk_bytes - 1) / options_.chunk_bytes));
+  return static_cast<std::uint32_t>(
+      std::max<std::uint64_t>(1, (r.bytes + options_.chunk_bytes - 1) / options_.chunk_bytes));
 }
 
 std::string io_service::malformed(const file_request& r) const {
@@ -92,8 +96,8 @@ std::string io_service::malformed(const file_request& r) const {
            std::to_string(r.offset) + " runs past its size (" + std::to_string(f.size) + " bytes)";
   }
   if (r.bytes > slots_.staging_bytes) {
-    return "file '" + f.path + "': a request for " + std::to_string(r.bytes) + " bytes is larger than a slot's " +
-           std::to_string(slots_.staging_bytes) + " bytes of staging";
+    return "file '" + f.path + "': a request for " + std::to_string(r.bytes) +
+           " bytes is larger than a slot's " + std::to_string(slots_.staging_bytes) + " bytes of staging";
   }
   if (r.offset % f.alignment != 0) {
     return "file '" + f.path + "': a request at byte offset " + std::to_string(r.offset) +
@@ -112,7 +116,8 @@ void io_service::begin(std::uint32_t slot, thread_counters& counters) {
     return;
   }
   if (const std::string why = malformed(r); !why.empty()) {
-    fail(run_error(site_of_(r.op, r.frame_offset), why));  // first: a reader that sees the answer finds the error
+    fail(run_error(site_of_(r.op, r.frame_offset),
+                   why));  // first: a reader that sees the answer finds the error
     complete_request(slots_.slots[slot], r.seq, file_status::io_error, 0);
     return;
   }
@@ -181,7 +186,8 @@ void io_service::fail(run_error error) {
 std::optional<run_error> io_service::poll() {
   if (options_.watchdog.count() > 0) {
     const std::int64_t now = now_ns();
-    const std::int64_t limit = std::chrono::duration_cast<std::chrono::nanoseconds>(options_.watchdog).count();
+    const std::int64_t limit =
+        std::chrono::duration_cast<std::chrono::nanoseconds>(options_.watchdog).count();
     for (std::size_t s = 0; s < slots_.slots.size(); ++s) {
       progress& p = progress_[s];
       const std::uint64_t seq = p.seq.load(std::memory_order_acquire);
@@ -203,8 +209,10 @@ std::optional<run_error> io_service::poll() {
 std::vector<io_thread_stats> io_service::stats() const {
   std::vector<io_thread_stats> out(options_.threads);
   for (unsigned t = 0; t < options_.threads; ++t) {
-    out[t] = {counters_[t].requests.load(std::memory_order_relaxed), counters_[t].chunks.load(std::memory_order_relaxed),
-              counters_[t].bytes.load(std::memory_order_relaxed), counters_[t].busy_ns.load(std::memory_order_relaxed)};
+    out[t] = {counters_[t].requests.load(std::memory_order_relaxed),
+              counters_[t].chunks.load(std::memory_order_relaxed),
+              counters_[t].bytes.load(std::memory_order_relaxed),
+              counters_[t].busy_ns.load(std::memory_order_relaxed)};
   }
   return out;
 }

@@ -65,8 +65,8 @@ class io_service {
   /// Names the reader of a request in a fault: its operator (index `op`) and topic, and `frame_offset`.
   using site_of_request = std::function<fault_site(std::uint32_t op, std::uint64_t frame_offset)>;
 
-  io_service(const file_table& files, request_ring_view ring, request_slots_view slots, site_of_request site_of,
-             io_service_options options);
+  io_service(const file_table& files, request_ring_view ring, request_slots_view slots,
+             site_of_request site_of, io_service_options options);
   ~io_service();
   io_service(const io_service&) = delete;
   io_service& operator=(const io_service&) = delete;
@@ -90,10 +90,10 @@ class io_service {
   };
   /// The host's side of a slot while its request is served (its request line is the GPU's).
   struct progress {
-    std::atomic<std::uint64_t> seq{0};         ///< the request being served; 0: none
+    std::atomic<std::uint64_t> seq{0};  ///< the request being served; 0: none
     std::atomic<std::uint32_t> chunks_left{0};
-    std::atomic<std::int32_t> status{0};       ///< the first failed chunk's file_status
-    std::atomic<std::int64_t> started_ns{0};   ///< steady clock at take; 0 once answered
+    std::atomic<std::int32_t> status{0};      ///< the first failed chunk's file_status
+    std::atomic<std::int64_t> started_ns{0};  ///< steady clock at take; 0 once answered
   };
   struct thread_counters {
     std::atomic<std::uint64_t> requests{0}, chunks{0}, bytes{0}, busy_ns{0};

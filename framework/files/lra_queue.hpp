@@ -9,9 +9,9 @@
 #include <type_traits>
 
 #include "framework/core/exec_space.hpp"
+#include "framework/core/system_atomic.hpp"
 #include "framework/files/page_slot.hpp"
 #include "framework/files/page_table.hpp"
-#include "framework/core/system_atomic.hpp"
 
 namespace xf {
 

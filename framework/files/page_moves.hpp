@@ -39,18 +39,21 @@ struct inline_moves {
     finish_load(slots[slot], true);
   }
   /// A readahead's staged bytes into the block's buffer, zeroed up to `whole`.
-  XF_HOST_DEVICE void fill_ahead(std::byte* buffer, const std::byte* src, std::uint64_t bytes, std::uint64_t whole) {
+  XF_HOST_DEVICE void fill_ahead(std::byte* buffer, const std::byte* src, std::uint64_t bytes,
+                                 std::uint64_t whole) {
     std::memcpy(buffer, src, bytes);
     if (bytes < whole) std::memset(buffer + bytes, 0, whole - bytes);
   }
   /// A page out of the block's readahead buffer into `slot`; the slot's load is finished.
   XF_HOST_DEVICE void from_ahead(page_slot* slots, std::uint32_t slot, std::byte* page, const std::byte* src,
-                                  std::uint64_t page_bytes) {
+                                 std::uint64_t page_bytes) {
     std::memcpy(page, src, page_bytes);
     finish_load(slots[slot], true);
   }
   /// Request slot `bit` of a block whose free mask is `free_requests`: its staging was read.
-  XF_HOST_DEVICE void release_request(std::uint32_t& free_requests, std::uint32_t bit) { free_requests |= 1u << bit; }
+  XF_HOST_DEVICE void release_request(std::uint32_t& free_requests, std::uint32_t bit) {
+    free_requests |= 1u << bit;
+  }
 };
 
 struct deferred_moves {
@@ -83,12 +86,13 @@ struct deferred_moves {
                               std::uint64_t bytes, std::uint64_t page_bytes) {
     push(page, src, bytes, page_bytes - bytes, slot, 0);
   }
-  XF_HOST_DEVICE void fill_ahead(std::byte* buffer, const std::byte* src, std::uint64_t bytes, std::uint64_t whole) {
+  XF_HOST_DEVICE void fill_ahead(std::byte* buffer, const std::byte* src, std::uint64_t bytes,
+                                 std::uint64_t whole) {
     push(buffer, src, bytes, whole - bytes, no_page_slot, 0);
     ++fills;
   }
   XF_HOST_DEVICE void from_ahead(page_slot*, std::uint32_t slot, std::byte* page, const std::byte* src,
-                                  std::uint64_t page_bytes) {
+                                 std::uint64_t page_bytes) {
     push(page, src, page_bytes, 0, slot, 1);
     ++takes;
   }
@@ -115,7 +119,8 @@ struct deferred_moves {
  private:
   XF_HOST_DEVICE void push(std::byte* dst, const std::byte* src, std::uint64_t bytes, std::uint64_t zeros,
                            std::uint32_t slot, std::uint32_t batch) {
-    moves[count++] = {dst, src, static_cast<std::uint32_t>(bytes), static_cast<std::uint32_t>(zeros), slot, batch};
+    moves[count++] = {dst,  src,  static_cast<std::uint32_t>(bytes), static_cast<std::uint32_t>(zeros),
+                      slot, batch};
   }
 };
 

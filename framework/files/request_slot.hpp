@@ -56,8 +56,8 @@ static_assert(std::is_trivially_copyable_v<request_slot>, "lives in pinned memor
 
 /// The reader writes its request into its slot (plain stores: the ring's push releases them). Returns the
 /// request's seq, to wait on.
-XF_HOST_DEVICE inline std::uint64_t write_request(request_slot& slot, std::uint32_t file, std::uint64_t offset,
-                                                  std::uint64_t bytes, std::uint32_t op,
+XF_HOST_DEVICE inline std::uint64_t write_request(request_slot& slot, std::uint32_t file,
+                                                  std::uint64_t offset, std::uint64_t bytes, std::uint32_t op,
                                                   std::uint64_t frame_offset) {
   const std::uint64_t seq = slot.request.seq + 1;
   slot.request.seq = seq;

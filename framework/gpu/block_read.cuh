@@ -1,9 +1,10 @@
 // GPUfs's read at block granularity, for a user's own kernel: every thread of a block calls
 // block_read with the same arguments, and it returns once the bytes are in `dst`. Outside the virtualised
-// kernel a block may wait — inside it, readers declare their ranges by stages instead (advance_readers, framework/kernel/round_steps.hpp)
-// — so this is the API of a plain kernel over a file_cache in device memory, and the driver of the GPUfs
-// readahead paper's microbenchmark (apps/file_read_bench). The same fetch protocol: thread 0 steps the
-// fetch, the block's threads run its page moves, and between looks the block sleeps.
+// kernel a block may wait — inside it, readers declare their ranges by stages instead (advance_readers,
+// framework/kernel/round_steps.hpp) — so this is the API of a plain kernel over a file_cache in device
+// memory, and the driver of the GPUfs readahead paper's microbenchmark (apps/file_read_bench). The same fetch
+// protocol: thread 0 steps the fetch, the block's threads run its page moves, and between looks the block
+// sleeps.
 #pragma once
 
 #include <cstdint>
@@ -20,7 +21,7 @@ namespace xf {
 /// may span.
 struct block_reader {
   fetch_item item;
-  std::uint32_t* entries;   ///< entry_capacity entries (device memory)
+  std::uint32_t* entries;  ///< entry_capacity entries (device memory)
   std::uint32_t entry_capacity;
 };
 
@@ -40,9 +41,10 @@ inline constexpr std::uint64_t no_readahead_end = ~std::uint64_t{0};
 /// band of rows). Readahead stops at its page (the page that holds its last byte is still read) instead of
 /// fetching the next block's bytes, which that block reads for itself; the read itself is not limited.
 __device__ inline block_read_status block_read(const file_cache_view& v, fetch_block& block, block_reader& r,
-                                               deferred_moves& moves, std::uint32_t room, fetch_counters& counters,
-                                               std::uint32_t file, std::uint64_t offset, std::uint64_t bytes,
-                                               std::byte* dst, std::uint64_t readahead_end = no_readahead_end) {
+                                               deferred_moves& moves, std::uint32_t room,
+                                               fetch_counters& counters, std::uint32_t file,
+                                               std::uint64_t offset, std::uint64_t bytes, std::byte* dst,
+                                               std::uint64_t readahead_end = no_readahead_end) {
   __shared__ std::uint32_t status;  // thread 0's fetch_status (or too_large), read by all after a barrier
   constexpr std::uint32_t too_large = 0xffffffffu;
   if (threadIdx.x == 0) {

@@ -10,10 +10,10 @@
 #include <type_traits>
 #include <vector>
 
-#include "framework/files/file_cache.hpp"
-#include "framework/gpu/block_read.cuh"
 #include "framework/core/cuda_buffer.hpp"
 #include "framework/core/cuda_check.hpp"
+#include "framework/files/file_cache.hpp"
+#include "framework/gpu/block_read.cuh"
 
 namespace xf {
 

@@ -59,7 +59,6 @@ struct batch_gate {
   }
 };
 
-
 /// Copies `count` consecutive frames between the replicas, from byte `at` of each: `width` bytes of every
 /// frame (the longest frame's published bytes), `last_width` of the last. One CUDA call either way: all
 /// but the last frame full is one plain copy, shorter frames one 2D copy at the frames' pitch — so a map
@@ -404,8 +403,7 @@ bool copy_bridge::mirror_releases(lane& l) {
   while (!l.release_closed && l.released + l.release_scan < l.delivered) {
     const std::uint64_t o = l.released + l.release_scan;
     bool all = true;
-    for (std::uint32_t g : l.host_groups)
-      all = all && v.released_by(g, o);
+    for (std::uint32_t g : l.host_groups) all = all && v.released_by(g, o);
     if (!all) break;
     ++l.release_scan;
     l.release_closed = v.slot_of(o + 1) == 0;

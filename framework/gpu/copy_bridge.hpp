@@ -39,8 +39,8 @@
 #include <thread>
 #include <vector>
 
-#include "framework/core/errors.hpp"
 #include "framework/core/cuda_buffer.hpp"
+#include "framework/core/errors.hpp"
 #include "topics/topic.hpp"
 
 namespace xf {

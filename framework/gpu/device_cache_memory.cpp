@@ -7,8 +7,8 @@
 #include <cstring>
 #include <string>
 
-#include "framework/core/errors.hpp"
 #include "framework/core/cuda_check.hpp"
+#include "framework/core/errors.hpp"
 #include "framework/core/units.hpp"
 
 namespace xf {
@@ -25,9 +25,9 @@ void* device_cache_memory::allocate(std::size_t bytes, cache_place place, bool z
     std::size_t free = 0, total = 0;
     XF_CUDA_TRY(cudaMemGetInfo(&free, &total));
     if (rounded > free)
-      throw run_error(fault_site{}, "the file cache needs " + format_bytes(rounded) + " more of device memory, and " +
-                                        format_bytes(free) + " of " + format_bytes(total) +
-                                        " are free: lower runtime.file_cache.size");
+      throw run_error(fault_site{}, "the file cache needs " + format_bytes(rounded) +
+                                        " more of device memory, and " + format_bytes(free) + " of " +
+                                        format_bytes(total) + " are free: lower runtime.file_cache.size");
     XF_CUDA_TRY(cudaMalloc(&p, rounded));  // 256-byte aligned at least; page-sized blocks come page-aligned
     blocks_.push_back({p, place});
     if (zero) XF_CUDA_TRY(cudaMemset(p, 0, rounded));

@@ -55,8 +55,9 @@ T load_acquire_host(T& word) {
 
 device_run::device_run(const plan& p, std::vector<topic>& topics,
                        const std::vector<std::vector<std::byte>>& params,
-                       const std::vector<std::span<const std::byte>>& accumulators, const kernel_program& program,
-                       managed_topic_memory& memory, const kernel_files* readers)
+                       const std::vector<std::span<const std::byte>>& accumulators,
+                       const kernel_program& program, managed_topic_memory& memory,
+                       const kernel_files* readers)
     : plan_(p),
       topics_(topics),
       program_(program),
@@ -255,8 +256,8 @@ void device_run::request_stop() noexcept {
 void device_run::request_drain() noexcept {
   if (drain_requested_ || !side_stream_) return;
   drain_requested_ = true;
-  cuda_ok(cudaMemcpyAsync(device_words_.get() + 2, stop_word_.get(), sizeof(std::uint32_t), cudaMemcpyHostToDevice,
-                          side_stream_->get()));
+  cuda_ok(cudaMemcpyAsync(device_words_.get() + 2, stop_word_.get(), sizeof(std::uint32_t),
+                          cudaMemcpyHostToDevice, side_stream_->get()));
 }
 
 void device_run::set_up_readers(kernel_op* ops, std::uint32_t item_count) {

@@ -13,10 +13,10 @@
 #include <string>
 #include <vector>
 
+#include "framework/core/cuda_buffer.hpp"
 #include "framework/core/errors.hpp"
 #include "framework/files/file_cache.hpp"
 #include "framework/gpu/copy_bridge.hpp"
-#include "framework/core/cuda_buffer.hpp"
 #include "framework/kernel/kernel_program.hpp"
 #include "framework/kernel/kernel_table.hpp"
 #include "framework/plan/plan.hpp"

@@ -58,9 +58,10 @@ class fused_kernel_program final : public kernel_program {
   int blocks_per_sm(int threads) const override {
     // The fewer of the two kernels': the plan sizes the grid before it knows which one runs.
     int blocks = 0, with_readers = 0;
-    XF_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, persistent_for(threads, false), threads, 0));
     XF_CUDA_TRY(
-        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&with_readers, persistent_for(threads, true), threads, 0));
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, persistent_for(threads, false), threads, 0));
+    XF_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&with_readers, persistent_for(threads, true),
+                                                              threads, 0));
     return blocks < with_readers ? blocks : with_readers;
   }
 

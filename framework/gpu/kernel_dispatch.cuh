@@ -79,7 +79,8 @@ __device__ __forceinline__ void with_element(element_type e, F&& f) {
 
 template <class Op>
 __device__ __forceinline__ const typename Op::params& params_of(const std::byte* params) {
-  static_assert(alignof(typename Op::params) <= 16, "the parameter arena aligns each params struct to 16 bytes");
+  static_assert(alignof(typename Op::params) <= 16,
+                "the parameter arena aligns each params struct to 16 bytes");
   // Read in place (16-byte aligned arena, trivially copyable params, no strict aliasing in this build): a
   // copy put large params — kmeans_assign's 32 centres — on every thread's stack for every item.
   return *reinterpret_cast<const typename Op::params*>(params);
@@ -92,8 +93,8 @@ __device__ void run_op(element_type e, const std::byte* params, const frame_call
 
 /// Runs operator `type` of the list over the item `c`, for the calling thread (c.thread_id).
 template <class... Ops>
-__device__ void dispatch(gpu_operator_list<Ops...>, std::uint32_t type, element_type e, const std::byte* params,
-                         const frame_call& c) {
+__device__ void dispatch(gpu_operator_list<Ops...>, std::uint32_t type, element_type e,
+                         const std::byte* params, const frame_call& c) {
   std::uint32_t i = 0;
   ((type == i++ ? run_op<Ops>(e, params, c) : void()), ...);
 }

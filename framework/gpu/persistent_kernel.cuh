@@ -49,7 +49,8 @@ constexpr std::uint32_t idle_sleep_min_ns = 64;
 /// (finish_item), the warp fences once, and the lanes finishing a frame publish it (publish_item). The
 /// items' measured costs are added to the block's totals.
 __device__ void publish_round(const kernel_args& a, lane_state* lanes, std::uint32_t lane_id,
-                              std::uint32_t* item_cycles, unsigned long long* op_cycles, std::uint32_t* op_items) {
+                              std::uint32_t* item_cycles, unsigned long long* op_cycles,
+                              std::uint32_t* op_items) {
   lane_state* l = lane_id < a.item_count ? &lanes[lane_id] : nullptr;
   bool last = false;
   if (l != nullptr) {
@@ -69,7 +70,7 @@ __device__ void publish_round(const kernel_args& a, lane_state* lanes, std::uint
   if (l != nullptr && l->ready && l->failure == 0) {
     if (l->reader != reader_none) {
       atomicAdd(&op_items[l->op], 1u);  // its stages' costs were counted as they ran
-    } else if (l->item_bytes != 0) {  // it ran this round: its cost counts
+    } else if (l->item_bytes != 0) {    // it ran this round: its cost counts
       atomicAdd(&op_cycles[l->op], static_cast<unsigned long long>(item_cycles[lane_id]));
       atomicAdd(&op_items[l->op], 1u);
     }
@@ -99,8 +100,8 @@ __device__ void adopt_partition(const kernel_args& a, lane_state* lanes, std::ui
   std::uint32_t first[max_kernel_operators], warps[max_kernel_operators];
   std::uint32_t next = 0;
   for (std::uint32_t k = 0; k < a.op_count; ++k) {
-    warps[k] = cuda::atomic_ref<std::uint32_t, cuda::thread_scope_device>(source[k])
-                   .load(cuda::std::memory_order_relaxed);
+    warps[k] = cuda::atomic_ref<std::uint32_t, cuda::thread_scope_device>(source[k]).load(
+        cuda::std::memory_order_relaxed);
     first[k] = next;
     next += warps[k];
   }
@@ -118,9 +119,9 @@ __device__ void adopt_partition(const kernel_args& a, lane_state* lanes, std::ui
 /// grew the kernel; with 128 it spills ~0.1 KB.
 inline constexpr int narrow_block_threads = 256;
 
-/// `Readers`: the kernel with the file readers' phases (advance_readers, the page moves), compiled only for a list that
-/// has a reader and launched only for a topology that has one: the other topologies' kernel carries none
-/// of their code (its registers and spills stay as measured: 128, ~0.1 KB).
+/// `Readers`: the kernel with the file readers' phases (advance_readers, the page moves), compiled only for a
+/// list that has a reader and launched only for a topology that has one: the other topologies' kernel carries
+/// none of their code (its registers and spills stay as measured: 128, ~0.1 KB).
 template <class List, int MaxThreads, bool Readers>
 __global__ void __launch_bounds__(MaxThreads, MaxThreads <= narrow_block_threads ? 2 : 1)
     persistent_kernel(kernel_args a) {
@@ -175,9 +176,8 @@ __global__ void __launch_bounds__(MaxThreads, MaxThreads <= narrow_block_threads
                        .load(cuda::std::memory_order_relaxed);
       // Relaxed, with an acquire fence below only when it changed: an acquire load here would hold this
       // lane's subscribe polls behind it every round.
-      generation_word =
-          cuda::atomic_ref<std::uint32_t, cuda::thread_scope_device>(a.partition->generation)
-              .load(cuda::std::memory_order_relaxed);
+      generation_word = cuda::atomic_ref<std::uint32_t, cuda::thread_scope_device>(a.partition->generation)
+                            .load(cuda::std::memory_order_relaxed);
       now = global_ns();
     }
     // 1. subscribe: one leader-warp lane per work item, so their remote polls overlap.

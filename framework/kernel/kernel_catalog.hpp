@@ -1,7 +1,7 @@
 // What the virtualised kernel's round reads and writes besides the topics: the operator table, the lanes'
 // state, the fault record and the run's control words. Both drivers of the round use it — the device's
-// persistent kernel (framework/gpu/, nvcc) and the host executor's blocks (framework/runtime/, g++). Every struct is trivially copyable; each field says which
-// side writes it, which reads it, and where it lives.
+// persistent kernel (framework/gpu/, nvcc) and the host executor's blocks (framework/runtime/, g++). Every
+// struct is trivially copyable; each field says which side writes it, which reads it, and where it lives.
 #pragma once
 
 #include <cstddef>
@@ -62,7 +62,7 @@ struct kernel_op {
   std::uint64_t params_offset;  ///< the operator's params struct in the parameter arena (16-byte aligned)
   std::uint64_t stage_offset;   ///< this operator's staging areas within a block's scratch (one per item)
   std::uint64_t stage_output_offset;  ///< this operator's output staging areas (one per item)
-  std::uint64_t stage_stride;   ///< bytes from one item's staging area to the next
+  std::uint64_t stage_stride;         ///< bytes from one item's staging area to the next
   /// Device memory, [input capacity]: parts finished per input slot; the block finishing the last part
   /// publishes the output and releases the input, then resets the counter (before the release, so the
   /// slot's next occupant starts from zero).
@@ -121,8 +121,8 @@ struct lane_state {
   std::uint32_t skip;    ///< rounds to wait before polling again (backoff of a lane whose input lags)
   const std::byte* src;  ///< the item's input bytes in the topic (staged into `in` when op.stage)
   const std::byte* in;
-  std::byte* out;  ///< where the operator writes (the staging area when op.stage_output)
-  std::byte* dst;  ///< the item's output bytes in the topic
+  std::byte* out;            ///< where the operator writes (the staging area when op.stage_output)
+  std::byte* dst;            ///< the item's output bytes in the topic
   std::uint64_t bytes;       ///< the frame's
   std::uint64_t first;       ///< the item's first byte within the frame
   std::uint64_t item_bytes;  ///< the item's bytes (0 for a part past a short frame's end)
@@ -182,20 +182,21 @@ enum kernel_fault : std::uint32_t {
   fault_bad_bytes = 2,     ///< an input slot announces more bytes than the output frame holds
   fault_read_range = 3,    ///< a file reader's stage reads outside its files (kernel_failure::range)
   fault_read_list = 4,     ///< a stage asked for more ranges than a read_list holds (detail: the stage)
-  fault_stage_pages = 5,   ///< a stage needs more pages than a block may hold (detail: pages, range.offset: room)
-  fault_read_failed = 6,   ///< a page a stage reads could not be read (the I/O service says why)
+  fault_stage_pages =
+      5,  ///< a stage needs more pages than a block may hold (detail: pages, range.offset: room)
+  fault_read_failed = 6,  ///< a page a stage reads could not be read (the I/O service says why)
 };
 
 /// The first failure of the run. Pinned host memory: written by the one block that won `fail_claim`,
 /// then `failed` is stored with release order; the host reads the rest after an acquire load of it.
 struct alignas(64) kernel_failure {
-  std::uint64_t failed;  ///< 0, then 1
-  std::uint32_t kind;    ///< kernel_fault
-  std::uint32_t op;      ///< kernel operator index
-  std::uint64_t offset;  ///< input offset of the frame
-  std::uint64_t detail;  ///< the operator's code (frame_failed) or the announced bytes (bad_bytes)
-  file_range range;      ///< read_range: the range at fault (run-global file id); `problem` says what
-  std::uint32_t problem; ///< read_range: a range_problem
+  std::uint64_t failed;   ///< 0, then 1
+  std::uint32_t kind;     ///< kernel_fault
+  std::uint32_t op;       ///< kernel operator index
+  std::uint64_t offset;   ///< input offset of the frame
+  std::uint64_t detail;   ///< the operator's code (frame_failed) or the announced bytes (bad_bytes)
+  file_range range;       ///< read_range: the range at fault (run-global file id); `problem` says what
+  std::uint32_t problem;  ///< read_range: a range_problem
 };
 
 /// Per-block phase clocks (SM cycles), summed by the block and written once when it exits (device
@@ -274,18 +275,18 @@ struct kernel_args {
   std::uint32_t item_count;     ///< work items per block over all operators (lanes of the leader warp in use)
   std::uint32_t poll_skip_max;  ///< most rounds a lane whose input lags lets pass between two polls
   std::uint32_t idle_sleep_max_ns;  ///< longest sleep of a block with nothing to run (doubling from 64 ns)
-  partition_control* partition;        ///< device (the kernel only reads it)
-  std::uint32_t* block_generation;     ///< device, [gridDim.x]: the partition generation each block runs
-  op_cost* costs;                      ///< device, [op_count]
+  partition_control* partition;     ///< device (the kernel only reads it)
+  std::uint32_t* block_generation;  ///< device, [gridDim.x]: the partition generation each block runs
+  op_cost* costs;                   ///< device, [op_count]
   std::uint32_t cost_flush_interval_ns;
   // File readers; `readers` null when the topology has none.
-  file_cache_view files;             ///< the file cache (kernel parts in device memory)
-  fetch_block* fetch_blocks;         ///< device, [gridDim.x]: each block's share, request slots, readahead
-  reader_lane* readers;              ///< device, [gridDim.x · item_count]
-  std::uint32_t* reader_entries;     ///< device, [gridDim.x · item_count · entries_per_lane]
-  std::uint32_t entries_per_lane;    ///< the most pages one stage may hold
-  std::uint32_t block_room;          ///< pages a block may hold at once (its LRA share, or all slots)
-  fetch_counters* fetch_totals;      ///< device, [gridDim.x]: written once when the block exits
+  file_cache_view files;           ///< the file cache (kernel parts in device memory)
+  fetch_block* fetch_blocks;       ///< device, [gridDim.x]: each block's share, request slots, readahead
+  reader_lane* readers;            ///< device, [gridDim.x · item_count]
+  std::uint32_t* reader_entries;   ///< device, [gridDim.x · item_count · entries_per_lane]
+  std::uint32_t entries_per_lane;  ///< the most pages one stage may hold
+  std::uint32_t block_room;        ///< pages a block may hold at once (its LRA share, or all slots)
+  fetch_counters* fetch_totals;    ///< device, [gridDim.x]: written once when the block exits
   /// Device memory: non-zero once the host drains the run (an interrupt): file sources claim no more.
   std::uint32_t* drain;
 };

@@ -33,15 +33,15 @@ class kernel_program {
 
   /// One GPU operator's compute over one frame in device memory.
   struct frame_launch {
-    std::uint32_t type;        ///< index_of the operator's type
-    element_type element;      ///< of the frame
-    const std::byte* params;   ///< the params struct, device memory, 16-byte aligned
+    std::uint32_t type;       ///< index_of the operator's type
+    element_type element;     ///< of the frame
+    const std::byte* params;  ///< the params struct, device memory, 16-byte aligned
     const std::byte* in;
-    std::byte* out;            ///< null for a GPU sink
-    std::uint64_t bytes;       ///< of the frame
+    std::byte* out;       ///< null for a GPU sink
+    std::uint64_t bytes;  ///< of the frame
     std::uint64_t offset;
-    std::byte* state;          ///< a GPU sink's accumulator (device memory), else null
-    std::uint64_t* failure;    ///< device memory: frame_task::fail's word
+    std::byte* state;        ///< a GPU sink's accumulator (device memory), else null
+    std::uint64_t* failure;  ///< device memory: frame_task::fail's word
   };
   /// Runs `f` as an ordinary launch of `blocks` × `threads`, the grid's threads being the virtual threads:
   /// how the GPU baselines run an operator, so they and the virtualised kernel execute the same code.

@@ -54,7 +54,8 @@ std::size_t fault_topic(const plan& p, std::uint32_t k) {
   return po.inputs.empty() ? po.outputs.at(0) : po.inputs[0];
 }
 
-run_error fault_error(const kernel_failure& f, const plan& p, const kernel_files* files, std::uint32_t blocks) {
+run_error fault_error(const kernel_failure& f, const plan& p, const kernel_files* files,
+                      std::uint32_t blocks) {
   const planned_operator& po = p.operators[p.kernel_operators.at(f.op)];
   const fault_site site{po.spec->name, p.topics[fault_topic(p, f.op)].spec->name, f.offset};
   const std::string stage = "stage " + std::to_string(f.problem);
@@ -80,8 +81,9 @@ run_error fault_error(const kernel_failure& f, const plan& p, const kernel_files
       XF_EXPECTS(files != nullptr && files->cache != nullptr, "a file reader's fault names its files");
       return run_error(site, stage + " reads " + std::to_string(f.detail) + " pages of " +
                                  format_bytes(files->cache->view().page_bytes()) +
-                                 ", more than a block's share of the file cache (" + std::to_string(f.range.bytes) +
-                                 " pages of " + std::to_string(blocks) + " blocks): raise runtime.file_cache.size");
+                                 ", more than a block's share of the file cache (" +
+                                 std::to_string(f.range.bytes) + " pages of " + std::to_string(blocks) +
+                                 " blocks): raise runtime.file_cache.size");
     case fault_read_failed:
       // The I/O service knows why (path, byte offset): ask it first.
       if (files != nullptr && files->cache != nullptr)

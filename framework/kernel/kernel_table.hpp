@@ -33,6 +33,7 @@ std::size_t fault_topic(const plan& p, std::uint32_t k);
 
 /// The run_error of a fault the round recorded (fail_item), naming operator, topic and offset; a failed
 /// read asks the file cache why first. `blocks`: the blocks that share the file cache.
-run_error fault_error(const kernel_failure& f, const plan& p, const kernel_files* files, std::uint32_t blocks);
+run_error fault_error(const kernel_failure& f, const plan& p, const kernel_files* files,
+                      std::uint32_t blocks);
 
 }  // namespace xf

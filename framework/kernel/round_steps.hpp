@@ -42,14 +42,16 @@ namespace xf {
 inline constexpr std::uint32_t end_check_interval = 8;
 
 /// A file reader's state for lane `lane` of block `block`.
-XF_HOST_DEVICE XF_FORCE_INLINE reader_lane& reader_of(const kernel_args& a, std::uint32_t block, std::uint32_t lane) {
+XF_HOST_DEVICE XF_FORCE_INLINE reader_lane& reader_of(const kernel_args& a, std::uint32_t block,
+                                                      std::uint32_t lane) {
   return a.readers[std::uint64_t{block} * a.item_count + lane];
 }
 
 /// Fails the run: the first failure of any block is recorded (operator, offset, what), and every block
 /// stops at its next round. `range` and `problem`: a file reader's (kernel_failure).
-XF_HOST_DEVICE inline void fail_item(const kernel_args& a, std::uint32_t kind, std::uint32_t op, std::uint64_t offset,
-                                     std::uint64_t detail, file_range range = {}, std::uint32_t problem = 0) {
+XF_HOST_DEVICE inline void fail_item(const kernel_args& a, std::uint32_t kind, std::uint32_t op,
+                                     std::uint64_t offset, std::uint64_t detail, file_range range = {},
+                                     std::uint32_t problem = 0) {
   kernel_atomic_ref<std::uint32_t> claim(*a.fail_claim);
   std::uint32_t expected = 0;
   if (claim.compare_exchange_strong(expected, 1u, mo::memory_order_relaxed)) {
@@ -130,8 +132,9 @@ XF_HOST_DEVICE inline void subscribe_source(const kernel_args& a, lane_state& l,
 /// counts the block's lanes of operator k that saw the end of its input: the last one closes the output,
 /// so each block closes each output once, as the topic's publisher count expects. `block_scratch`: the
 /// block's staging areas (null where no operator stages).
-XF_HOST_DEVICE inline void subscribe_lane(const kernel_args& a, lane_state& l, std::uint32_t block, std::uint32_t lane,
-                                          std::byte* block_scratch, std::uint32_t* ops_closed) {
+XF_HOST_DEVICE inline void subscribe_lane(const kernel_args& a, lane_state& l, std::uint32_t block,
+                                          std::uint32_t lane, std::byte* block_scratch,
+                                          std::uint32_t* ops_closed) {
   l.ready = 0;
   l.compute = 0;
   // A file reader's item in its stages is advanced by advance_readers.
@@ -165,7 +168,8 @@ XF_HOST_DEVICE inline void subscribe_lane(const kernel_args& a, lane_state& l, s
       // after a pending seq is exact; it is read only every few misses (it is a remote load).
       if (++l.misses % end_check_interval == 0 && offset >= vi.end()) {
         l.phase = lane_done;
-        const std::uint32_t closed = kernel_atomic_ref<std::uint32_t>(ops_closed[l.op]).fetch_add(1u, mo::memory_order_relaxed);
+        const std::uint32_t closed =
+            kernel_atomic_ref<std::uint32_t>(ops_closed[l.op]).fetch_add(1u, mo::memory_order_relaxed);
         if (closed + 1 == op.items && vo != nullptr) vo->close(vi.end());
       }
       return;
@@ -189,7 +193,8 @@ XF_HOST_DEVICE inline void subscribe_lane(const kernel_args& a, lane_state& l, s
     l.item_bytes =
         l.bytes > l.first ? (l.bytes - l.first < op.part_bytes ? l.bytes - l.first : op.part_bytes) : 0;
     l.src = vi.frame_data(slot.frame) + l.first;
-    l.in = op.stage ? block_scratch + op.stage_offset + l.index * op.stage_stride : l.src;  // staged at compute
+    l.in =
+        op.stage ? block_scratch + op.stage_offset + l.index * op.stage_stride : l.src;  // staged at compute
     l.dst = vo != nullptr ? vo->frame_data(vo->slot_frame(offset)) + l.first : nullptr;
     l.out = op.stage_output ? block_scratch + op.stage_output_offset + l.index * op.stage_stride : l.dst;
   }
@@ -203,8 +208,8 @@ XF_HOST_DEVICE inline void subscribe_lane(const kernel_args& a, lane_state& l, s
   if (l.is_void)
     vo->prepare_void(offset);
   else
-    vo->prepare_slot(offset, vo->slot_frame(offset), l.bytes * op.output_numerator / op.output_denominator, l.tag,
-                     0, l.born_ns);
+    vo->prepare_slot(offset, vo->slot_frame(offset), l.bytes * op.output_numerator / op.output_denominator,
+                     l.tag, 0, l.born_ns);
   if (op.reader != reader_none && !l.is_void) {
     start_reading(l, reader_of(a, block, lane), false);  // its stages run from the next advance_readers on
     return;
@@ -309,11 +314,13 @@ XF_HOST_DEVICE void advance_readers(const kernel_args& a, lane_state* lanes, std
       list.shift_files(op.first_file);
       const range_check check = check_ranges(list, a.files.file_size, op.first_file, op.file_count);
       if (check.problem != range_problem::none) {
-        fail_item(a, fault_read_range, l.op, offset, 0, list[check.index], static_cast<std::uint32_t>(check.problem));
+        fail_item(a, fault_read_range, l.op, offset, 0, list[check.index],
+                  static_cast<std::uint32_t>(check.problem));
         continue;
       }
       std::uint64_t pages = 0;
-      for (std::uint32_t i = 0; i < list.size(); ++i) pages += fetch_item::pages_in(list[i], a.files.page_shift);
+      for (std::uint32_t i = 0; i < list.size(); ++i)
+        pages += fetch_item::pages_in(list[i], a.files.page_shift);
       const std::uint32_t room = a.block_room < a.entries_per_lane ? a.block_room : a.entries_per_lane;
       if (pages > room) {  // it would never resolve
         fail_item(a, fault_stage_pages, l.op, offset, pages, file_range{0, 0, room}, r.stage);

@@ -6,10 +6,12 @@ namespace xf {
 direct_reader::direct_reader(const host_kernel_op& reader, const fault_site& site)
     : reader_(reader), files_(file_table_options{.direct = direct_io_mode::off, .advise_random = false}) {
   const file_list list = reader.files();
-  for (const file_list::entry& f : list.entries()) sizes_.push_back(files_.file(files_.open(f.path, site, f.advice)).size);
+  for (const file_list::entry& f : list.entries())
+    sizes_.push_back(files_.file(files_.open(f.path, site, f.advice)).size);
 }
 
-void direct_reader::run(const frame_in& in, frame_out& out, std::uint64_t offset, const fault_site& site) const {
+void direct_reader::run(const frame_in& in, frame_out& out, std::uint64_t offset,
+                        const fault_site& site) const {
   std::unique_ptr<direct_reads> reads;
   {
     std::lock_guard lock(pool_mutex_);

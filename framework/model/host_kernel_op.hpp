@@ -61,8 +61,8 @@ class host_kernel_op {
   /// Runs the whole frame on `threads` virtual threads, one after the other (`reading`: a reader's stage
   /// fields, else null); throws frame_failed when compute failed it. For callers outside a round: the
   /// reference chain, `on: cpu`, tests.
-  void run_frame(const frame_in& in, frame_out* out, std::uint64_t offset, const frame_call* reading = nullptr,
-                 std::uint32_t threads = 1) const {
+  void run_frame(const frame_in& in, frame_out* out, std::uint64_t offset,
+                 const frame_call* reading = nullptr, std::uint32_t threads = 1) const {
     frame_call c = whole_frame_call(in, out, offset);
     c.thread_count = threads;
     if (reading != nullptr) {

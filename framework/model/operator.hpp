@@ -16,10 +16,10 @@
 #include <vector>
 
 #include "framework/core/exec_space.hpp"
-#include "framework/files/file_api.hpp"
-#include "framework/files/file_list.hpp"
 #include "framework/core/frame.hpp"
 #include "framework/core/system_atomic.hpp"
+#include "framework/files/file_api.hpp"
+#include "framework/files/file_list.hpp"
 
 namespace xf {
 
@@ -80,7 +80,7 @@ class cpu_source : public cpu_operator {
 /// of the same phase go through the same function of their content. Verify sinks key their per-period
 /// checksum cache by phase, so a periodic input through such a map still verifies from the cache.
 struct map_phases {
-  std::uint32_t count = 1;  ///< 1: one function for every offset
+  std::uint32_t count = 1;                         ///< 1: one function for every offset
   std::function<std::uint32_t(std::uint64_t)> of;  ///< offset → phase in [0, count); empty when count is 1
 };
 
@@ -172,7 +172,9 @@ XF_HOST_DEVICE XF_FORCE_INLINE frame_task<T> task_of(const frame_call& c) {
 }
 
 /// The failure code a frame_task::fail word holds (0: none).
-XF_HOST_DEVICE inline std::uint32_t failure_code(std::uint64_t word) { return static_cast<std::uint32_t>(word & 0xffffffffu); }
+XF_HOST_DEVICE inline std::uint32_t failure_code(std::uint64_t word) {
+  return static_cast<std::uint32_t>(word & 0xffffffffu);
+}
 
 /// A GPU sink: a GPU operator with an input and no output that folds every frame into an accumulator of
 /// its own — the BigKernel paper's word count and affinity keep their tables in device memory and copy
@@ -193,8 +195,9 @@ enum class read_step : std::uint32_t { more, done };
 
 /// A GPU map that reads files (the GPUfs readahead paper's readers). Besides params, describe and
 /// compute, the type declares
-///   static void files(const params&, file_list&);       // the files it opens at start; file_id{k} is the k-th
-///   template <class T> static XF_HOST_DEVICE read_step reads(const params&, const frame_task<T>&, read_list&);
+///   static void files(const params&, file_list&);       // the files it opens at start; file_id{k} is the
+///   k-th template <class T> static XF_HOST_DEVICE read_step reads(const params&, const frame_task<T>&,
+///   read_list&);
 /// An item runs in stages k = 0, 1, …: `reads` (with task.stage = k and the carry) adds the ranges stage k
 /// needs and returns `more`, or returns `done`; the framework makes them resident and calls compute with
 /// task.files over them. `reads` must be a pure function of (params, input frame, offset, stage, carry):
@@ -212,16 +215,17 @@ concept gpu_file_reader = requires(const typename Op::params& p, file_list& file
 /// 0 … frame_count − 1 through it; for each, `frame_bytes` is the frame's length and `reads` and `compute`
 /// fill it (task.in null, task.count the frame's elements, task.out the frame, task.file_sizes set). Besides
 /// params, describe, files, reads and compute, the type declares
-///   static std::uint64_t frame_count(const params&, const std::uint64_t* file_sizes, std::uint64_t capacity);
-///   static XF_HOST_DEVICE std::uint64_t frame_bytes(const params&, const std::uint64_t* file_sizes,
+///   static std::uint64_t frame_count(const params&, const std::uint64_t* file_sizes, std::uint64_t
+///   capacity); static XF_HOST_DEVICE std::uint64_t frame_bytes(const params&, const std::uint64_t*
+///   file_sizes,
 ///                                                   std::uint64_t capacity, std::uint64_t offset);
 /// where `capacity` is the output topic's frame size. operators/sources/readahead_file_source.hpp is one.
 template <class Op>
-concept gpu_file_source =
-    gpu_file_reader<Op> && requires(const typename Op::params& p, const std::uint64_t* sizes, std::uint64_t n) {
-      { Op::frame_count(p, sizes, n) } -> std::convertible_to<std::uint64_t>;
-      { Op::frame_bytes(p, sizes, n, n) } -> std::convertible_to<std::uint64_t>;
-    };
+concept gpu_file_source = gpu_file_reader<Op> &&
+    requires(const typename Op::params& p, const std::uint64_t* sizes, std::uint64_t n) {
+  { Op::frame_count(p, sizes, n) } -> std::convertible_to<std::uint64_t>;
+  { Op::frame_bytes(p, sizes, n, n) } -> std::convertible_to<std::uint64_t>;
+};
 
 template <class Op>
 concept gpu_sink = requires(const typename Op::params& p, std::span<const std::byte> state) {

@@ -6,8 +6,8 @@
 #include <cmath>
 #include <cstdio>
 
-#include "framework/model/suggest.hpp"
 #include "framework/core/units.hpp"
+#include "framework/model/suggest.hpp"
 
 namespace xf {
 
@@ -92,16 +92,20 @@ std::optional<std::string> normalize_one(const param_decl& decl, param_value& v)
   switch (decl.kind) {
     case param_kind::boolean:
       if (text) {
-        if (auto b = parse_bool(*text)) v = *b;
-        else return type_problem(decl, v);
+        if (auto b = parse_bool(*text))
+          v = *b;
+        else
+          return type_problem(decl, v);
       } else if (!std::holds_alternative<bool>(v)) {
         return type_problem(decl, v);
       }
       return std::nullopt;
     case param_kind::integer:
       if (text) {
-        if (auto i = parse_integer(*text)) v = *i;
-        else return type_problem(decl, v);
+        if (auto i = parse_integer(*text))
+          v = *i;
+        else
+          return type_problem(decl, v);
       } else if (!std::holds_alternative<std::int64_t>(v)) {
         return type_problem(decl, v);
       }
@@ -118,8 +122,10 @@ std::optional<std::string> normalize_one(const param_decl& decl, param_value& v)
       break;
     case param_kind::real:
       if (text) {
-        if (auto r = parse_real(*text)) v = *r;
-        else return type_problem(decl, v);
+        if (auto r = parse_real(*text))
+          v = *r;
+        else
+          return type_problem(decl, v);
       } else if (auto* i = std::get_if<std::int64_t>(&v)) {
         v = static_cast<double>(*i);
       } else if (!std::holds_alternative<double>(v)) {
@@ -147,12 +153,16 @@ std::optional<std::string> normalize_one(const param_decl& decl, param_value& v)
   if (std::isnan(number) || number < decl.min || number > decl.max) {
     std::string range;
     auto bound = [&](double b) {
-      param_value shown = decl.kind == param_kind::real ? param_value{b} : param_value{static_cast<std::int64_t>(b)};
+      param_value shown =
+          decl.kind == param_kind::real ? param_value{b} : param_value{static_cast<std::int64_t>(b)};
       return to_string(shown);
     };
-    if (std::isfinite(decl.min) && std::isfinite(decl.max)) range = "between " + bound(decl.min) + " and " + bound(decl.max);
-    else if (std::isfinite(decl.min)) range = "at least " + bound(decl.min);
-    else range = "at most " + bound(decl.max);
+    if (std::isfinite(decl.min) && std::isfinite(decl.max))
+      range = "between " + bound(decl.min) + " and " + bound(decl.max);
+    else if (std::isfinite(decl.min))
+      range = "at least " + bound(decl.min);
+    else
+      range = "at most " + bound(decl.max);
     return "parameter '" + decl.name + "' must be " + range + ", not " + to_string(v);
   }
   return std::nullopt;
@@ -163,7 +173,9 @@ std::optional<std::string> normalize_one(const param_decl& decl, param_value& v)
 std::vector<double> parse_real_list(const std::string& text, std::string& problem) {
   std::vector<double> values;
   std::size_t pos = 0;
-  const auto separator = [](char c) { return c == ',' || c == ';' || std::isspace(static_cast<unsigned char>(c)); };
+  const auto separator = [](char c) {
+    return c == ',' || c == ';' || std::isspace(static_cast<unsigned char>(c));
+  };
   while (true) {
     while (pos < text.size() && separator(text[pos])) ++pos;
     if (pos == text.size()) break;
@@ -181,7 +193,8 @@ std::vector<double> parse_real_list(const std::string& text, std::string& proble
   return values;
 }
 
-std::vector<param_problem> normalize_params(const operator_info& info, std::map<std::string, param_value>& params) {
+std::vector<param_problem> normalize_params(const operator_info& info,
+                                            std::map<std::string, param_value>& params) {
   std::vector<param_problem> problems;
   std::vector<std::string> known;
   for (const auto& p : info.params) known.push_back(p.name);
@@ -190,8 +203,10 @@ std::vector<param_problem> normalize_params(const operator_info& info, std::map<
     if (!decl) {
       std::string message = "unknown parameter '" + key + "' for operator class '" + info.class_name + "'";
       std::string hint = did_you_mean(key, known);
-      if (!hint.empty()) message += hint;
-      else if (known.empty()) message += " (it takes no parameters)";
+      if (!hint.empty())
+        message += hint;
+      else if (known.empty())
+        message += " (it takes no parameters)";
       problems.push_back({key, message});
       continue;
     }
@@ -199,8 +214,8 @@ std::vector<param_problem> normalize_params(const operator_info& info, std::map<
   }
   for (const auto& decl : info.params)
     if (!decl.default_value && !params.contains(decl.name))
-      problems.push_back({"", "operator class '" + info.class_name + "' needs parameter '" + decl.name + "' (" +
-                                  decl.description + ")"});
+      problems.push_back({"", "operator class '" + info.class_name + "' needs parameter '" + decl.name +
+                                  "' (" + decl.description + ")"});
   if (problems.empty() && info.check_values)
     if (std::string problem = info.check_values(params); !problem.empty()) problems.push_back({"", problem});
   return problems;

@@ -33,11 +33,16 @@ constexpr std::string_view name_of(operator_role r) {
 enum class param_kind : std::uint8_t { boolean, integer, bytes, real, text };
 constexpr std::string_view name_of(param_kind k) {
   switch (k) {
-    case param_kind::boolean: return "bool";
-    case param_kind::integer: return "integer";
-    case param_kind::bytes: return "bytes";
-    case param_kind::real: return "real";
-    case param_kind::text: return "string";
+    case param_kind::boolean:
+      return "bool";
+    case param_kind::integer:
+      return "integer";
+    case param_kind::bytes:
+      return "bytes";
+    case param_kind::real:
+      return "real";
+    case param_kind::text:
+      return "string";
   }
   return "?";
 }
@@ -63,8 +68,8 @@ struct operator_info {
   std::string class_name;
   std::string description;
   operator_role role = operator_role::map;
-  bool gpu = false;          ///< has a __host__ __device__ compute: may be placed on the GPU
-  bool replayable = true;    ///< output is a pure function of (offset, input): a verify sink can replay it
+  bool gpu = false;        ///< has a __host__ __device__ compute: may be placed on the GPU
+  bool replayable = true;  ///< output is a pure function of (offset, input): a verify sink can replay it
   bool needs_reference = false;  ///< needs a replayable upstream chain (verify sinks)
   /// GPU operators: computes over the whole frame (its layout spans it: field-by-field records), so the
   /// GPU executor never splits its frames into parts run by several blocks.
@@ -105,7 +110,8 @@ struct param_problem {
 /// values typed): "64KiB" → 65536 for bytes, "2" → 2.0 for reals, "true" → true. Reports unknown keys
 /// (with a suggestion), wrong types, values out of range or not among the choices, and required
 /// parameters that are missing. Defaults are not inserted: the spec keeps what was written.
-std::vector<param_problem> normalize_params(const operator_info& info, std::map<std::string, param_value>& params);
+std::vector<param_problem> normalize_params(const operator_info& info,
+                                            std::map<std::string, param_value>& params);
 
 /// A value as YAML would write it (for messages, --list-operators and JSON).
 std::string to_string(const param_value& value);
@@ -184,7 +190,8 @@ class operator_schema {
 
   /// A byte count the topology must set.
   operator_schema& bytes(std::uint64_t Params::*member, std::string name, std::string description, required_t,
-                         double min = 0, double max = static_cast<double>(std::numeric_limits<std::int64_t>::max())) {
+                         double min = 0,
+                         double max = static_cast<double>(std::numeric_limits<std::int64_t>::max())) {
     return add(member, std::move(name), std::move(description), param_kind::bytes, no_default{}, min, max);
   }
 
@@ -208,8 +215,8 @@ class operator_schema {
         return "parameter '" + name + "' takes " + std::to_string(min_count) + " to " + std::to_string(N) +
                " numbers, not " + std::to_string(v.size());
       if (v.size() % multiple_of != 0)
-        return "parameter '" + name + "' takes numbers in groups of " + std::to_string(multiple_of) + ", not " +
-               std::to_string(v.size());
+        return "parameter '" + name + "' takes numbers in groups of " + std::to_string(multiple_of) +
+               ", not " + std::to_string(v.size());
       return std::string();
     };
     info_->params.push_back(std::move(decl));
@@ -300,7 +307,8 @@ class operator_schema {
       decl.default_value.emplace(std::forward<Fallback>(fallback));
     decl.min = min;
     decl.max = max;
-    setters_.emplace_back(std::move(name), [member](Params& p, const param_value& v) { assign(p.*member, v); });
+    setters_.emplace_back(std::move(name),
+                          [member](Params& p, const param_value& v) { assign(p.*member, v); });
     return *this;
   }
 
@@ -311,8 +319,9 @@ class operator_schema {
     } else if constexpr (std::is_same_v<M, std::string>) {
       target = std::get<std::string>(v);
     } else if constexpr (std::is_floating_point_v<M>) {
-      target = static_cast<M>(std::holds_alternative<double>(v) ? std::get<double>(v)
-                                                                : static_cast<double>(std::get<std::int64_t>(v)));
+      target =
+          static_cast<M>(std::holds_alternative<double>(v) ? std::get<double>(v)
+                                                           : static_cast<double>(std::get<std::int64_t>(v)));
     } else {
       target = static_cast<M>(std::get<std::int64_t>(v));
     }

@@ -59,7 +59,9 @@ read_step reader_reads(const typename Op::params& p, const frame_call& c, elemen
   frame_call call = c;
   call.files = nullptr;
   read_step step = read_step::done;
-  visit_element(e, [&](auto zero) { step = Op::template reads<decltype(zero)>(p, task_of<decltype(zero)>(call), list); });
+  visit_element(e, [&](auto zero) {
+    step = Op::template reads<decltype(zero)>(p, task_of<decltype(zero)>(call), list);
+  });
   return step;
 }
 
@@ -73,7 +75,7 @@ void prepare_accumulator(const typename Op::params& p, std::span<std::byte> stat
 class host_accumulator {
  public:
   explicit host_accumulator(std::uint64_t bytes)
-      : bytes_(bytes), data_(new(std::align_val_t{alignment}) std::byte[bytes]()) {}
+      : bytes_(bytes), data_(new (std::align_val_t{alignment}) std::byte[bytes]()) {}
   std::span<std::byte> bytes() const noexcept { return {data_.get(), bytes_}; }
 
  private:
@@ -96,7 +98,9 @@ std::uint64_t accumulator_bytes(const typename Op::params& p) {
 /// A GPU operator's phases: `static map_phases phases(const params&)` when it declares one, else one.
 template <class Op>
 map_phases phases_of(const typename Op::params& p) {
-  if constexpr (requires { { Op::phases(p) } -> std::convertible_to<map_phases>; })
+  if constexpr (requires {
+                  { Op::phases(p) } -> std::convertible_to<map_phases>;
+                })
     return Op::phases(p);
   else
     return {};
@@ -124,7 +128,8 @@ class gpu_op_on_host final : public host_kernel_op {
     if constexpr (gpu_file_source<Op>) return Op::frame_count(params_, sizes, capacity);
     return 0;
   }
-  std::uint64_t frame_bytes(const std::uint64_t* sizes, std::uint64_t capacity, std::uint64_t offset) const override {
+  std::uint64_t frame_bytes(const std::uint64_t* sizes, std::uint64_t capacity,
+                            std::uint64_t offset) const override {
     if constexpr (gpu_file_source<Op>) return Op::frame_bytes(params_, sizes, capacity, offset);
     return 0;
   }
@@ -319,8 +324,9 @@ class operator_registry {
       entry->info.output_numerator = output_numerator<Op>();
       entry->info.output_denominator = output_denominator<Op>();
       if (output_numerator<Op>() != output_denominator<Op>() && !entry->info.whole_frames)
-        throw std::logic_error("operator class '" + class_name +
-                               "': a map with a shorter output must compute whole frames (describe: whole_frames())");
+        throw std::logic_error(
+            "operator class '" + class_name +
+            "': a map with a shorter output must compute whole frames (describe: whole_frames())");
       // Readers placed on: cpu read directly; on the host executor's blocks through the file cache.
       if constexpr (gpu_file_reader<Op>) {
         entry->info.reads_files = true;
@@ -337,7 +343,9 @@ class operator_registry {
       };
     }
     if constexpr (!std::is_base_of_v<cpu_operator, Op>) {
-      if constexpr (requires { { Op::failure_reason(std::uint32_t{}) } -> std::convertible_to<const char*>; })
+      if constexpr (requires {
+                      { Op::failure_reason(std::uint32_t{}) } -> std::convertible_to<const char*>;
+                    })
         entry->info.failure_reason = [](std::uint32_t code) {
           const char* text = Op::failure_reason(code);
           return std::string(text != nullptr ? text : "");

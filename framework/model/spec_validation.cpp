@@ -8,9 +8,9 @@
 #include <set>
 #include <tuple>
 
+#include "framework/core/units.hpp"
 #include "framework/model/spec_yaml.hpp"
 #include "framework/model/suggest.hpp"
-#include "framework/core/units.hpp"
 #include "topics/topic_layout.hpp"
 
 namespace xf {
@@ -107,9 +107,10 @@ class validator {
       problem(at("runtime.warps_per_block"), "runtime: " + why);
     const tuning_spec& t = spec_.runtime.tuning;
     if (!is_tuned(spec_.runtime.partition) && t != tuning_spec{}) {
-      problem(at("runtime.tuning"), "runtime: tuning is only used with runtime.partition: auto or auto-online "
-                                    "(this topology's partition is " +
-                                        std::string(name_of(spec_.runtime.partition)) + ")");
+      problem(at("runtime.tuning"),
+              "runtime: tuning is only used with runtime.partition: auto or auto-online "
+              "(this topology's partition is " +
+                  std::string(name_of(spec_.runtime.partition)) + ")");
       return;
     }
     const std::pair<const char*, std::pair<std::uint32_t, count_limits>> fields[] = {
@@ -136,8 +137,8 @@ class validator {
     const std::uint64_t page = c.page_bytes;
     const bool page_ok = page >= 4 * KiB && page <= 64 * KiB && (page & (page - 1)) == 0;
     if (!page_ok) {
-      problem(here("page_size"), context + "page_size must be a power of two from 4KiB to 64KiB, not " +
-                                     size_text(page));
+      problem(here("page_size"),
+              context + "page_size must be a power of two from 4KiB to 64KiB, not " + size_text(page));
     }
     if (page_ok && (c.size < page || c.size % page != 0)) {
       problem(here("size"), context + "size must be a whole number of pages (" + size_text(page) + "), not " +
@@ -149,25 +150,28 @@ class validator {
                                      ") up to 1MiB, not " + size_text(c.readahead));
     }
     if (page_ok && (c.max_request > 16 * MiB || c.max_request % page != 0)) {
-      problem(here("max_request"), context + "max_request must be a whole number of pages (" + size_text(page) +
-                                       ") up to 16MiB, not " + size_text(c.max_request));
+      problem(here("max_request"), context + "max_request must be a whole number of pages (" +
+                                       size_text(page) + ") up to 16MiB, not " + size_text(c.max_request));
     } else if (page_ok && readahead_ok && c.max_request < page + c.readahead) {
       problem(here("max_request"), context + "max_request (" + size_text(c.max_request) +
-                                       ") must hold a page and its readahead (" + size_text(page + c.readahead) +
-                                       ")");
+                                       ") must hold a page and its readahead (" +
+                                       size_text(page + c.readahead) + ")");
     }
     if (c.io_chunk < 4 * KiB || c.io_chunk % (4 * KiB) != 0) {
-      problem(here("io_chunk"), context + "io_chunk must be a whole number of 4KiB blocks, not " +
-                                    size_text(c.io_chunk));
+      problem(here("io_chunk"),
+              context + "io_chunk must be a whole number of 4KiB blocks, not " + size_text(c.io_chunk));
     }
     for (const auto& [name, value, limits] :
          {std::tuple{"io_threads", c.io_threads, io_threads_limits},
           std::tuple{"io_slots_per_block", c.io_slots_per_block, io_slots_per_block_limits}}) {
-      if (std::string why = count_problem(name, value, limits); !why.empty()) problem(here(name), context + why);
+      if (std::string why = count_problem(name, value, limits); !why.empty())
+        problem(here(name), context + why);
     }
-    const bool any_reader = std::any_of(entries_.begin(), entries_.end(),
-                                        [](const operator_entry* e) { return e != nullptr && e->info.reads_files; });
-    const bool all_known = std::none_of(entries_.begin(), entries_.end(), [](const operator_entry* e) { return e == nullptr; });
+    const bool any_reader = std::any_of(entries_.begin(), entries_.end(), [](const operator_entry* e) {
+      return e != nullptr && e->info.reads_files;
+    });
+    const bool all_known =
+        std::none_of(entries_.begin(), entries_.end(), [](const operator_entry* e) { return e == nullptr; });
     if (!any_reader && all_known) {  // an unknown class may be the reader: its own error says so
       problem(at_key("runtime.file_cache"),
               "runtime: file_cache is set, but no operator of this topology reads files through the cache");

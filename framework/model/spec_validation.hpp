@@ -48,7 +48,7 @@ inline constexpr count_limits retune_spread_percent_limits{1, 1000};
 inline constexpr count_limits retune_hold_ms_limits{1, 3'600'000};
 /// A watchdog shorter than a few scheduling quanta would fire on a merely busy machine.
 inline constexpr count_limits watchdog_ms_limits{100, 24 * 3600 * 1000};
-inline constexpr count_limits io_threads_limits{0, 64};  ///< 0: derived from the machine
+inline constexpr count_limits io_threads_limits{0, 64};          ///< 0: derived from the machine
 inline constexpr count_limits io_slots_per_block_limits{1, 32};  ///< a block's free-slot bitmap is one word
 
 /// "capacity must be at least 1, not 0" or "warps must be between 1 and 32, not 40"; empty when `value` is

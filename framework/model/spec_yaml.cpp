@@ -7,8 +7,8 @@
 #include <charconv>
 #include <cmath>
 
-#include "framework/model/operator_schema.hpp"
 #include "framework/core/units.hpp"
+#include "framework/model/operator_schema.hpp"
 
 namespace xf {
 

@@ -16,10 +16,10 @@
 #include <optional>
 #include <sstream>
 
+#include "framework/core/units.hpp"
 #include "framework/model/overrides.hpp"
 #include "framework/model/spec_validation.hpp"
 #include "framework/model/suggest.hpp"
-#include "framework/core/units.hpp"
 
 namespace xf {
 
@@ -68,16 +68,17 @@ std::string first_at(const source_pos& first, const source_pos& here) {
 }
 
 const std::vector<std::string> top_keys{"name", "topics", "operators", "runtime"};
-const std::vector<std::string> topic_keys{"frame_size", "capacity", "device_memory", "element", "layout", "transfer"};
+const std::vector<std::string> topic_keys{"frame_size", "capacity", "device_memory",
+                                          "element",    "layout",   "transfer"};
 const std::vector<std::string> operator_keys{"class",   "on",    "inputs", "outputs",
                                              "threads", "warps", "params"};
-const std::vector<std::string> runtime_keys{"executor",  "blocks", "warps_per_block", "partition",
-                                            "tuning",    "coherence", "watchdog_ms", "file_cache"};
+const std::vector<std::string> runtime_keys{"executor", "blocks",    "warps_per_block", "partition",
+                                            "tuning",   "coherence", "watchdog_ms",     "file_cache"};
 const std::vector<std::string> tuning_keys{"samples", "retune_spread_percent", "retune_hold_ms"};
 const std::vector<std::string> coherence_keys{"catalog", "index", "frames"};
-const std::vector<std::string> file_cache_keys{"size",      "page_size",  "readahead",          "readahead_mode",
-                                               "replacement", "io_threads", "io_slots_per_block", "max_request",
-                                               "io_chunk",  "direct"};
+const std::vector<std::string> file_cache_keys{
+    "size",       "page_size",          "readahead",   "readahead_mode", "replacement",
+    "io_threads", "io_slots_per_block", "max_request", "io_chunk",       "direct"};
 
 std::vector<std::string> element_names() {
   std::vector<std::string> names;
@@ -244,17 +245,18 @@ class spec_reader {
           }
         }
         if (budget_field != nullptr && capacity_field != nullptr) {
-          problem(budget_field->key_pos, context + "give capacity (frames) or device_memory (bytes), not both "
-                                                   "(capacity at " +
+          problem(budget_field->key_pos, context +
+                                             "give capacity (frames) or device_memory (bytes), not both "
+                                             "(capacity at " +
                                              first_at(capacity_field->key_pos, budget_field->key_pos) + ")");
         } else if (budget && topic.frame_bytes != 0) {  // frame_size 0 is reported by validation
           // The budget buys whole frames: the ring (and the device replica the GPU executor keeps of it).
           const std::uint64_t frames = *budget / topic.frame_bytes;
           if (frames < 1 || frames > static_cast<std::uint64_t>(capacity_limits.max))
-            problem(budget_field->value.pos,
-                    context + "device_memory " + format_bytes(*budget) + " buys " + std::to_string(frames) +
-                        " frames of " + format_bytes(topic.frame_bytes) + ": give between 1 and " +
-                        std::to_string(capacity_limits.max) + " frames' bytes");
+            problem(budget_field->value.pos, context + "device_memory " + format_bytes(*budget) + " buys " +
+                                                 std::to_string(frames) + " frames of " +
+                                                 format_bytes(topic.frame_bytes) + ": give between 1 and " +
+                                                 std::to_string(capacity_limits.max) + " frames' bytes");
           else
             topic.capacity = static_cast<std::uint32_t>(frames);
         }
@@ -415,8 +417,9 @@ class spec_reader {
   void read_tuning(const yaml_entry& tuning, tuning_spec& t) {
     if (tuning.value.type == yaml_node::kind::null) return;
     if (tuning.value.type != yaml_node::kind::map) {
-      problem(tuning.value.pos, "runtime: tuning must be a map of settings (" + join_choices(tuning_keys, ", ") +
-                                    "), not " + describe_node(tuning.value));
+      problem(tuning.value.pos, "runtime: tuning must be a map of settings (" +
+                                    join_choices(tuning_keys, ", ") + "), not " +
+                                    describe_node(tuning.value));
       return;
     }
     const std::string context = "runtime.tuning: ";
@@ -435,8 +438,9 @@ class spec_reader {
   void read_file_cache(const yaml_entry& cache, file_cache_spec& c) {
     if (cache.value.type == yaml_node::kind::null) return;  // `file_cache:` alone: every default
     if (cache.value.type != yaml_node::kind::map) {
-      problem(cache.value.pos, "runtime: file_cache must be a map of settings (" + join_choices(file_cache_keys, ", ") +
-                                   "), not " + describe_node(cache.value));
+      problem(cache.value.pos, "runtime: file_cache must be a map of settings (" +
+                                   join_choices(file_cache_keys, ", ") + "), not " +
+                                   describe_node(cache.value));
       return;
     }
     const std::string context = "runtime.file_cache: ";
@@ -446,12 +450,14 @@ class spec_reader {
         if (auto b = byte_count(*field, context, key, "2GiB")) c.size = *b;
       } else if (key == "page_size") {
         // Checked against its limits by validation, which also sees specs built in C++.
-        if (auto b = byte_count(*field, context, key, "4KiB")) c.page_bytes = static_cast<std::uint32_t>(std::min<std::uint64_t>(*b, UINT32_MAX));
+        if (auto b = byte_count(*field, context, key, "4KiB"))
+          c.page_bytes = static_cast<std::uint32_t>(std::min<std::uint64_t>(*b, UINT32_MAX));
       } else if (key == "readahead") {
         if (auto b = byte_count(*field, context, key, "64KiB")) c.readahead = *b;
       } else if (key == "readahead_mode") {
         if (auto i = choice(*field, context, key, {"off", "on", "adaptive"}))
-          c.readahead_policy = std::array{readahead_mode::off, readahead_mode::on, readahead_mode::adaptive}[*i];
+          c.readahead_policy =
+              std::array{readahead_mode::off, readahead_mode::on, readahead_mode::adaptive}[*i];
       } else if (key == "replacement") {
         if (auto i = choice(*field, context, key, {"lra", "global"}))
           c.replacement = *i == 0 ? page_replacement::lra : page_replacement::global;

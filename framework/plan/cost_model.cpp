@@ -42,13 +42,11 @@ cost_fit fit_cost_model(std::span<const cost_sample> samples, const cost_fit_opt
   const double scale = std::max(1.0, mean_n2);  // spreads below this relative size are rounding noise
   const bool use_u = fit.distinct_warps >= 2 && var_u > 1e-12 * scale;
   const double su = use_u ? std::sqrt(var_u) : 1;
-  const double beta =
-      use_u ? mean([&](const cost_sample& s) { return (s.warps - mean_n) * (s.warps * s.warps - mean_n2); }) /
-                  var_u
-            : 0;
-  auto raw_v = [&](const cost_sample& s) {
-    return s.warps * s.warps - mean_n2 - beta * (s.warps - mean_n);
-  };
+  const double beta = use_u ? mean([&](const cost_sample& s) {
+                                return (s.warps - mean_n) * (s.warps * s.warps - mean_n2);
+                              }) / var_u
+                            : 0;
+  auto raw_v = [&](const cost_sample& s) { return s.warps * s.warps - mean_n2 - beta * (s.warps - mean_n); };
   const double var_v = mean([&](const cost_sample& s) { return raw_v(s) * raw_v(s); });
   const bool use_v = fit.distinct_warps >= 3 && var_v > 1e-12 * scale * scale;
   const double sv = use_v ? std::sqrt(var_v) : 1;

@@ -151,7 +151,8 @@ std::vector<std::vector<std::uint32_t>> partition_tuner::make_local_schedule(
 }
 
 void partition_tuner::fit_and_choose(std::span<const partition_window> windows, std::vector<cost_fit>& fits,
-                                     partition_choice& choice, const std::vector<std::uint32_t>* center) const {
+                                     partition_choice& choice,
+                                     const std::vector<std::uint32_t>* center) const {
   const std::size_t n = s_.min_warps.size();
   const std::uint32_t r = radius();
   std::vector<partition_operator> ops;
@@ -251,7 +252,8 @@ std::optional<std::vector<std::uint32_t>> partition_tuner::step(double now_ms,
   switch (state_) {
     case state::sampling:
     case state::refining: {
-      if (!((elapsed >= s_.min_window_ms && items >= wanted) || elapsed >= s_.max_window_ms)) return std::nullopt;
+      if (!((elapsed >= s_.min_window_ms && items >= wanted) || elapsed >= s_.max_window_ms))
+        return std::nullopt;
       r->samples.push_back(close_window(now_ms, totals));
       r->sample_items += items;
       ++next_sample_;
@@ -290,7 +292,8 @@ std::optional<std::vector<std::uint32_t>> partition_tuner::step(double now_ms,
           if (sample.measured_round() > 0 && (!best || sample.measured_round() < best->measured_round()))
             best = &sample;
         if (best && w.measured_round() > 0 &&
-            best->measured_round() < (1 - s_.fallback_margin) * w.measured_round() && best->warps != w.warps) {
+            best->measured_round() < (1 - s_.fallback_margin) * w.measured_round() &&
+            best->warps != w.warps) {
           r->fallback = *best;
           return request(best->warps);
         }

@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "framework/plan/cost_model.hpp"
 #include "framework/model/topology_spec.hpp"
+#include "framework/plan/cost_model.hpp"
 #include "framework/plan/warp_partition.hpp"
 
 namespace xf {
@@ -50,7 +50,7 @@ struct tuning_record {
   /// Local ranges sampled: when a choice lands on its range's edge, the range moves to it (a trust
   /// region), at most tuner_settings::local_rounds times.
   std::uint32_t local_rounds = 0;
-  double fit_us = 0;                      ///< time to fit the models and choose, both stages (host)
+  double fit_us = 0;                       ///< time to fit the models and choose, both stages (host)
   std::optional<partition_window> chosen;  ///< the chosen partition's first window
   /// Set when a sampled window measured a round clearly shorter than `chosen`: that partition is used.
   std::optional<partition_window> fallback;
@@ -61,7 +61,7 @@ struct tuning_record {
   /// among 11 or 18), and a stream bound by PCIe makes every window noisy. Measured on the H100: an auto
   /// choice of 11:21 streamed 15% below 16:16 where the link set the pace.
   std::optional<partition_window> initial;
-  bool kept_initial = false;  ///< the candidate did not beat `initial`: it is the result
+  bool kept_initial = false;       ///< the candidate did not beat `initial`: it is the result
   double end_ms = 0;               ///< when the final partition was in place and measured
   std::uint64_t sample_items = 0;  ///< items measured over both schedules (the paper's samples)
   std::string reason;              ///< why this tuning ran ("start", "the spread … moved …")
@@ -120,8 +120,8 @@ class partition_tuner {
   /// The coarse sampling schedule (exposed for tests and xeflow-tune's listing).
   static std::vector<std::vector<std::uint32_t>> make_schedule(const tuner_settings& s);
   /// The local schedule around `center`: each operator ±radius warps, the others absorbing the change.
-  static std::vector<std::vector<std::uint32_t>> make_local_schedule(const tuner_settings& s,
-                                                                     const std::vector<std::uint32_t>& center);
+  static std::vector<std::vector<std::uint32_t>> make_local_schedule(
+      const tuner_settings& s, const std::vector<std::uint32_t>& center);
 
  private:
   enum class state { start, sampling, refining, measuring, checking, watching, done };

@@ -7,19 +7,23 @@
 #include <thread>
 
 #include "framework/core/errors.hpp"
+#include "framework/core/units.hpp"
 #include "framework/files/page_moves.hpp"
 #include "framework/plan/kernel_limits.hpp"
-#include "framework/core/units.hpp"
 
 namespace xf {
 namespace {
 
 /// The topic whose frames a kernel operator works through: its input, or a file source's output.
-std::size_t frame_topic(const planned_operator& po) { return po.inputs.empty() ? po.outputs.at(0) : po.inputs[0]; }
+std::size_t frame_topic(const planned_operator& po) {
+  return po.inputs.empty() ? po.outputs.at(0) : po.inputs[0];
+}
 
 /// Whether the kernel runs the operator's frames whole (one block a frame): a map that says so, and
 /// every file reader (its stages read and compute over the frame as one item).
-bool runs_whole_frames(const planned_operator& po) { return po.entry->info.whole_frames || po.entry->info.reads_files; }
+bool runs_whole_frames(const planned_operator& po) {
+  return po.entry->info.whole_frames || po.entry->info.reads_files;
+}
 
 }  // namespace
 
@@ -148,7 +152,8 @@ plan make_plan(const topology_spec& spec, const operator_registry& registry, con
     if (pages < p.blocks)
       throw config_error(spec.position_of("runtime.file_cache.size"),
                          "runtime.file_cache.size holds " + std::to_string(pages) + " pages of " +
-                             format_bytes(cache.page_bytes) + ", fewer than the kernel's " + std::to_string(p.blocks) +
+                             format_bytes(cache.page_bytes) + ", fewer than the kernel's " +
+                             std::to_string(p.blocks) +
                              " blocks: each block reads through a share of at least one page (at least " +
                              format_bytes(std::uint64_t{p.blocks} * cache.page_bytes) + ")");
     // The kernel queues a request's page copies for the block's threads (deferred_moves): all at once.
@@ -306,8 +311,10 @@ std::string plan::describe() const {
   out << "executor: " << (executor == resolved_executor::host ? "host" : "device") << " (" << executor_reason
       << ")";
   if (!kernel_operators.empty()) {
-    out << "; kernel: " << blocks << " blocks x " << warps_per_block << " warps, partition " << name_of(partition);
-    if (is_tuned(partition) && executor == resolved_executor::device) out << " (from uniform, tuned as it runs)";
+    out << "; kernel: " << blocks << " blocks x " << warps_per_block << " warps, partition "
+        << name_of(partition);
+    if (is_tuned(partition) && executor == resolved_executor::device)
+      out << " (from uniform, tuned as it runs)";
   }
   for (std::size_t i : start_order) {
     const planned_operator& po = operators[i];

@@ -100,7 +100,8 @@ std::vector<double> equal_cost_shares(std::span<const partition_operator> ops, d
 }
 
 std::vector<std::uint32_t> round_partition(std::span<const double> shares,
-                                           std::span<const partition_operator> ops, std::uint32_t total_warps) {
+                                           std::span<const partition_operator> ops,
+                                           std::uint32_t total_warps) {
   upper_bounds(ops, total_warps);  // checks the minimums and maximums
   if (shares.size() != ops.size()) throw std::invalid_argument("one share per operator");
   std::vector<std::uint32_t> warps(ops.size());
@@ -139,7 +140,8 @@ double predicted_round(std::span<const partition_operator> ops, std::span<const 
   return round;
 }
 
-partition_choice choose_partition(std::span<const partition_operator> ops, double f0, std::uint32_t total_warps) {
+partition_choice choose_partition(std::span<const partition_operator> ops, double f0,
+                                  std::uint32_t total_warps) {
   partition_choice c;
   c.f0 = f0;
   const std::vector<double> hi = upper_bounds(ops, total_warps);

@@ -40,7 +40,8 @@ std::vector<double> equal_cost_shares(std::span<const partition_operator> ops, d
 /// (largest remainder) and at most its maximum. Throws std::invalid_argument when the minimums exceed the
 /// total or the maximums do not reach it.
 std::vector<std::uint32_t> round_partition(std::span<const double> shares,
-                                           std::span<const partition_operator> ops, std::uint32_t total_warps);
+                                           std::span<const partition_operator> ops,
+                                           std::uint32_t total_warps);
 
 /// The models' round time of a partition: max_i f_i(N_i) (eq. (1)).
 double predicted_round(std::span<const partition_operator> ops, std::span<const std::uint32_t> warps);
@@ -62,6 +63,7 @@ struct partition_choice {
 /// times), so a rounding loss or a target f0 that eq. (3)'s normalisation distorts is repaired under
 /// the models. Throws std::invalid_argument for no operators, minimums above the total (more operators
 /// than warps) or maximums below it.
-partition_choice choose_partition(std::span<const partition_operator> ops, double f0, std::uint32_t total_warps);
+partition_choice choose_partition(std::span<const partition_operator> ops, double f0,
+                                  std::uint32_t total_warps);
 
 }  // namespace xf

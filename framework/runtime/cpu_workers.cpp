@@ -38,8 +38,9 @@ void source_worker(run_context& run, std::size_t op) {
       break;
     }
     if (f.bytes > v.frame_bytes)
-      throw run_error(run.site(op, out, t.offset), "produced " + std::to_string(f.bytes) +
-                                                   " bytes into a frame of " + std::to_string(v.frame_bytes));
+      throw run_error(
+          run.site(op, out, t.offset),
+          "produced " + std::to_string(f.bytes) + " bytes into a frame of " + std::to_string(v.frame_bytes));
     const std::uint64_t born = now_ns();
     if (first_ns == 0) first_ns = born;
     publish_frame(v, t, f.bytes, t.offset, born);

@@ -35,7 +35,9 @@ class device_kernel_executor final : public kernel_executor {
 
   std::unique_ptr<topic_memory> topic_memory_for_run() override;
   void configure_topic(std::size_t t, topic_config& config) const override;
-  std::unique_ptr<cache_memory> cache_memory_for_run() override { return std::make_unique<device_cache_memory>(); }
+  std::unique_ptr<cache_memory> cache_memory_for_run() override {
+    return std::make_unique<device_cache_memory>();
+  }
   void start(std::vector<std::thread>& threads) override;
   void watch() override;
   void collect_accumulator(std::uint32_t k, std::span<std::byte> host) override {
@@ -46,7 +48,8 @@ class device_kernel_executor final : public kernel_executor {
   }
   void collect(run_stats& stats) override;
   fetch_counters fetch_totals() override {
-    return device_ && !device_->wedged() && run_.files() != nullptr ? device_->fetch_totals() : fetch_counters{};
+    return device_ && !device_->wedged() && run_.files() != nullptr ? device_->fetch_totals()
+                                                                    : fetch_counters{};
   }
   bool wedged() const override { return device_ && device_->wedged(); }
 

@@ -17,9 +17,10 @@ namespace {
 void monitor_run(run_context& run, const run_options& options, run_clock::time_point start,
                  const std::atomic<bool>& done, std::vector<run_progress>& timeline) {
   const plan& p = run.plan_of();
-  const auto step = options.timeline_interval.count() > 0
-                        ? std::min<run_clock::duration>(options.timeline_interval, std::chrono::milliseconds(20))
-                        : run_clock::duration(std::chrono::milliseconds(20));
+  const auto step =
+      options.timeline_interval.count() > 0
+          ? std::min<run_clock::duration>(options.timeline_interval, std::chrono::milliseconds(20))
+          : run_clock::duration(std::chrono::milliseconds(20));
   auto next_progress = run_clock::now() + options.progress_interval;
   auto next_sample = run_clock::now() + options.timeline_interval;
   while (!done.load()) {
@@ -64,7 +65,8 @@ std::vector<operator_counters> finish_kernel_sinks(run_context& run, kernel_exec
     } catch (const run_error& e) {
       run.control().fail(e);
     } catch (const std::exception& e) {
-      run.control().fail(run_error(run.site(i, p.operators[i].inputs[0], std::nullopt), std::string("finish failed: ") + e.what()));
+      run.control().fail(run_error(run.site(i, p.operators[i].inputs[0], std::nullopt),
+                                   std::string("finish failed: ") + e.what()));
     }
   }
   return counters;
@@ -72,7 +74,8 @@ std::vector<operator_counters> finish_kernel_sinks(run_context& run, kernel_exec
 
 }  // namespace
 
-run_stats run_topology(const plan& p, const topology_spec& spec, run_control& control, const run_options& options) {
+run_stats run_topology(const plan& p, const topology_spec& spec, run_control& control,
+                       const run_options& options) {
   const auto start = run_clock::now();
   run_context run(p, spec, control);
   run.ledger = options.ledger;
@@ -108,9 +111,11 @@ run_stats run_topology(const plan& p, const topology_spec& spec, run_control& co
   if (monitor.joinable()) monitor.join();
   if (run.files() != nullptr) run.files()->stop();
   run.stop_operators();
-  const std::vector<operator_counters> sinks =
-      executor && !executor->wedged() ? finish_kernel_sinks(run, *executor) : std::vector<operator_counters>{};
-  return build_stats(run, executor.get(), sinks, timeline, std::chrono::duration<double>(run_clock::now() - start).count());
+  const std::vector<operator_counters> sinks = executor && !executor->wedged()
+                                                   ? finish_kernel_sinks(run, *executor)
+                                                   : std::vector<operator_counters>{};
+  return build_stats(run, executor.get(), sinks, timeline,
+                     std::chrono::duration<double>(run_clock::now() - start).count());
 }
 
 }  // namespace xf

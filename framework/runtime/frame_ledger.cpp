@@ -8,8 +8,8 @@
 
 namespace xf {
 
-void frame_ledger::record(std::uint32_t topic, std::uint32_t group, std::uint64_t offset, const std::byte* data,
-                          std::uint64_t bytes, std::uint64_t tag, bool is_void) {
+void frame_ledger::record(std::uint32_t topic, std::uint32_t group, std::uint64_t offset,
+                          const std::byte* data, std::uint64_t bytes, std::uint64_t tag, bool is_void) {
   entry e{topic, group, offset, bytes, tag, is_void, 0};
   if (data != nullptr) {
     uLong crc = crc32(0L, Z_NULL, 0);
@@ -38,8 +38,9 @@ std::vector<frame_ledger::entry> frame_ledger::entries() const {
 
 void frame_ledger::write(std::ostream& out, const std::vector<std::string>& topic_names) const {
   for (const entry& e : entries())
-    out << (e.topic < topic_names.size() ? topic_names[e.topic] : std::to_string(e.topic)) << ' ' << e.group << ' '
-        << e.offset << ' ' << e.bytes << ' ' << e.tag << ' ' << (e.is_void ? 1 : 0) << ' ' << e.crc << '\n';
+    out << (e.topic < topic_names.size() ? topic_names[e.topic] : std::to_string(e.topic)) << ' ' << e.group
+        << ' ' << e.offset << ' ' << e.bytes << ' ' << e.tag << ' ' << (e.is_void ? 1 : 0) << ' ' << e.crc
+        << '\n';
 }
 
 }  // namespace xf

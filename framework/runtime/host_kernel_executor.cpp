@@ -29,7 +29,9 @@ class host_kernel_executor final : public kernel_executor {
  public:
   explicit host_kernel_executor(run_context& run) : run_(run) {}
 
-  std::unique_ptr<topic_memory> topic_memory_for_run() override { return std::make_unique<host_topic_memory>(); }
+  std::unique_ptr<topic_memory> topic_memory_for_run() override {
+    return std::make_unique<host_topic_memory>();
+  }
 
   void start(std::vector<std::thread>& threads) override {
     const plan& p = run_.plan_of();
@@ -40,7 +42,8 @@ class host_kernel_executor final : public kernel_executor {
                     [&](std::size_t i) { return p.operators[i].inputs.empty(); }))
       fetch_min_relaxed(run_.stream_first_ns, now_ns());
     for (std::uint32_t b = 0; b < p.blocks; ++b)
-      threads.emplace_back([this, b] { run_.guarded(run_.plan_of().kernel_operators.front(), [&] { block(b); }); });
+      threads.emplace_back(
+          [this, b] { run_.guarded(run_.plan_of().kernel_operators.front(), [&] { block(b); }); });
   }
 
   std::vector<kernel_op_counters> op_counters() override { return counters_; }
@@ -116,7 +119,8 @@ void host_kernel_executor::build_table() {
     constexpr std::uint64_t entries_budget = std::uint64_t{64} << 20;
     const std::uint64_t lanes = std::uint64_t{p.blocks} * item_count;
     const std::uint64_t per_lane = std::max<std::uint64_t>(1, entries_budget / sizeof(std::uint32_t) / lanes);
-    args_.entries_per_lane = static_cast<std::uint32_t>(std::min<std::uint64_t>(cache.block_room(), per_lane));
+    args_.entries_per_lane =
+        static_cast<std::uint32_t>(std::min<std::uint64_t>(cache.block_room(), per_lane));
     args_.block_room = cache.block_room();
     args_.files = cache.view();
     args_.fetch_blocks = cache.blocks();
@@ -129,7 +133,8 @@ void host_kernel_executor::build_table() {
 
 void host_kernel_executor::fail_from_record() {
   std::call_once(failed_once_, [&] {
-    run_.control().fail(fault_error(failure_, run_.plan_of(), run_.files() != nullptr ? &run_.kernel_files_of() : nullptr,
+    run_.control().fail(fault_error(failure_, run_.plan_of(),
+                                    run_.files() != nullptr ? &run_.kernel_files_of() : nullptr,
                                     run_.plan_of().blocks));
   });
   throw run_aborted();
@@ -157,7 +162,8 @@ void host_kernel_executor::block(std::uint32_t b) {
   for (std::uint64_t round = 0;; ++round) {
     if (run_.control().aborting()) throw run_aborted();
     if (std::atomic_ref<std::uint32_t>(abort_).load(std::memory_order_relaxed) != 0) {
-      if (std::atomic_ref<std::uint64_t>(failure_.failed).load(std::memory_order_acquire) != 0) fail_from_record();
+      if (std::atomic_ref<std::uint64_t>(failure_.failed).load(std::memory_order_acquire) != 0)
+        fail_from_record();
       throw run_aborted();
     }
     if (run_.control().draining()) std::atomic_ref<std::uint32_t>(drain_).store(1, std::memory_order_relaxed);
@@ -197,7 +203,8 @@ void host_kernel_executor::block(std::uint32_t b) {
       call.failure = &l.failure;
       const std::size_t i = p.kernel_operators[l.op];
       try {
-        run_.call_hook(i, run_.error_topic(i), call.offset, [&] { kernels_[l.op]->run(call, op.element, 0, call.thread_count); });
+        run_.call_hook(i, run_.error_topic(i), call.offset,
+                       [&] { kernels_[l.op]->run(call, op.element, 0, call.thread_count); });
       } catch (...) {
         // The pages of a stage stay pinned by nobody once the run ends: give them back first.
         if (r != nullptr) fetch_release(a.files, reader_of(a, b, s).item);

@@ -12,13 +12,13 @@
 #include <iostream>
 #include <typeindex>
 
+#include "framework/core/units.hpp"
 #include "framework/model/yaml_loader.hpp"
 #include "framework/plan/device_probe.hpp"
+#include "framework/plan/plan.hpp"
 #include "framework/runtime/executor.hpp"
 #include "framework/runtime/frame_ledger.hpp"
 #include "framework/runtime/logging.hpp"
-#include "framework/plan/plan.hpp"
-#include "framework/core/units.hpp"
 #include "operators/builtin.hpp"
 
 #include "framework/kernel/kernel_program.hpp"

@@ -35,7 +35,11 @@ class file_source_reference final : public frame_reference {
  public:
   file_source_reference(const host_kernel_op& source, std::uint64_t capacity, element_type element,
                         const fault_site& site)
-      : source_(source), reader_(source, site), capacity_(capacity), element_(element), site_(site),
+      : source_(source),
+        reader_(source, site),
+        capacity_(capacity),
+        element_(element),
+        site_(site),
         frames_(source.frame_count(reader_.file_sizes(), capacity)) {}
   bool expected(std::uint64_t offset, frame_out& out) const override {
     if (offset >= frames_) return false;
@@ -67,7 +71,8 @@ class map_reference final : public frame_reference {
         phases_(kernel ? kernel->phases() : map->phases()),
         site_(site) {
     // A file reader the kernel's blocks ran through the cache is replayed with direct reads.
-    if (kernel_ != nullptr && kernel_->reads_files()) reader_ = std::make_unique<direct_reader>(*kernel_, site_);
+    if (kernel_ != nullptr && kernel_->reads_files())
+      reader_ = std::make_unique<direct_reader>(*kernel_, site_);
   }
 
   bool expected(std::uint64_t offset, frame_out& out) const override {
@@ -125,8 +130,8 @@ reference_chain::reference_chain(const plan& p, const std::vector<operator_insta
     if (po.entry->info.role == operator_role::source) {
       if (inst.kernel != nullptr && inst.kernel->is_source()) {
         const topic_spec& t = *p.topics[out].spec;
-        owned_.push_back(std::make_unique<file_source_reference>(*inst.kernel, t.frame_bytes, t.element,
-                                                                 fault_site{po.spec->name, t.name, std::nullopt}));
+        owned_.push_back(std::make_unique<file_source_reference>(
+            *inst.kernel, t.frame_bytes, t.element, fault_site{po.spec->name, t.name, std::nullopt}));
         by_topic_[out] = owned_.back().get();
         continue;
       }
@@ -145,7 +150,8 @@ reference_chain::reference_chain(const plan& p, const std::vector<operator_insta
       const topic_spec& in = *p.topics[po.inputs[0]].spec;
       auto* map = dynamic_cast<cpu_map*>(inst.cpu.get());
       if (!map && !inst.kernel) continue;
-      owned_.push_back(std::make_unique<map_reference>(upstream, in.frame_bytes, in.element, map, inst.kernel.get(),
+      owned_.push_back(std::make_unique<map_reference>(upstream, in.frame_bytes, in.element, map,
+                                                       inst.kernel.get(),
                                                        fault_site{po.spec->name, in.name, std::nullopt}));
     } else {
       continue;

@@ -88,8 +88,8 @@ void run_context::make_file_cache(std::unique_ptr<cache_memory> memory, std::uin
     // never read ahead.)
     const std::uint64_t readahead = file_cache_->spec().readahead;
     const std::uint64_t runs = 2 * std::min<std::uint64_t>(blocks, 16);
-    kernel_files_.source_run[op] =
-        std::clamp<std::uint64_t>(readahead / out.frame_bytes, 1, std::max<std::uint64_t>(1, out.capacity / runs));
+    kernel_files_.source_run[op] = std::clamp<std::uint64_t>(readahead / out.frame_bytes, 1,
+                                                             std::max<std::uint64_t>(1, out.capacity / runs));
   }
   file_cache_->start();
 }
@@ -147,7 +147,8 @@ std::size_t run_context::error_topic(std::size_t op) const {
   return po.inputs.empty() ? po.outputs.at(0) : po.inputs[0];
 }
 
-run_error run_context::current_error(std::size_t op, std::size_t topic, std::optional<std::uint64_t> offset) const {
+run_error run_context::current_error(std::size_t op, std::size_t topic,
+                                     std::optional<std::uint64_t> offset) const {
   try {
     throw;
   } catch (const run_error& e) {

@@ -130,17 +130,20 @@ void run_context::make_topics(std::unique_ptr<topic_memory> memory, Configure&& 
     try {
       topics_.emplace_back(config, *memory_);
     } catch (const std::exception& e) {
-      throw run_error(fault_site{{}, pt.spec->name, {}}, std::string("cannot allocate the topic: ") + e.what());
+      throw run_error(fault_site{{}, pt.spec->name, {}},
+                      std::string("cannot allocate the topic: ") + e.what());
     }
   }
 }
 
 template <class Hook>
-auto run_context::call_hook(std::size_t op, std::size_t topic, std::uint64_t offset, Hook&& hook) -> decltype(hook()) {
+auto run_context::call_hook(std::size_t op, std::size_t topic, std::uint64_t offset, Hook&& hook)
+    -> decltype(hook()) {
   const auto start = run_clock::now();
   const auto busy = [&] {
-    add_relaxed(counters_[op].busy_ns, static_cast<std::uint64_t>(
-                                           std::chrono::duration_cast<std::chrono::nanoseconds>(run_clock::now() - start).count()));
+    add_relaxed(counters_[op].busy_ns,
+                static_cast<std::uint64_t>(
+                    std::chrono::duration_cast<std::chrono::nanoseconds>(run_clock::now() - start).count()));
   };
   try {
     if constexpr (std::is_void_v<decltype(hook())>) {

@@ -138,17 +138,17 @@ std::string format_stats_table(const run_stats& s) {
   if (s.file_cache) {
     const file_cache_stats& c = *s.file_cache;
     const std::uint64_t looks = c.hits + c.misses;
-    out << "\nfile cache: " << c.slots << " pages of " << c.page_bytes / 1024 << " KiB, replacement " << c.replacement
-        << "; " << c.hits << " hits, " << c.misses << " misses ("
-        << fixed(looks > 0 ? 100.0 * static_cast<double>(c.hits) / static_cast<double>(looks) : 0, 1) << "% hits), "
-        << c.waits << " waits on loading pages, " << c.requests << " requests, " << c.no_page
+    out << "\nfile cache: " << c.slots << " pages of " << c.page_bytes / 1024 << " KiB, replacement "
+        << c.replacement << "; " << c.hits << " hits, " << c.misses << " misses ("
+        << fixed(looks > 0 ? 100.0 * static_cast<double>(c.hits) / static_cast<double>(looks) : 0, 1)
+        << "% hits), " << c.waits << " waits on loading pages, " << c.requests << " requests, " << c.no_page
         << " fetches restarted on a full share; " << c.ahead_pages << " pages read ahead, " << c.ahead_hits
         << " misses served from them\n";
     text_table io({"I/O thread", "requests", "reads", "GB read", "busy s"});
     for (std::size_t t = 0; t < c.io_threads.size(); ++t) {
       const auto& th = c.io_threads[t];
-      io.add({std::to_string(t), std::to_string(th.requests), std::to_string(th.chunks), fixed(gb(th.bytes), 3),
-              fixed(seconds(th.busy_ns), 3)});
+      io.add({std::to_string(t), std::to_string(th.requests), std::to_string(th.chunks),
+              fixed(gb(th.bytes), 3), fixed(seconds(th.busy_ns), 3)});
     }
     out << io.str();
   }
@@ -268,14 +268,22 @@ std::string format_stats_json(const run_stats& s) {
                          {"reads", th.chunks},
                          {"bytes", th.bytes},
                          {"busy_seconds", seconds(th.busy_ns)}});
-    doc["file_cache"] = {{"page_bytes", c.page_bytes}, {"slots", c.slots},     {"replacement", c.replacement},
-                         {"hits", c.hits},             {"misses", c.misses},   {"waits", c.waits},
-                         {"requests", c.requests},     {"no_page", c.no_page}, {"ahead_pages", c.ahead_pages},
-                         {"ahead_hits", c.ahead_hits}, {"io_threads", std::move(threads)}};
+    doc["file_cache"] = {{"page_bytes", c.page_bytes},
+                         {"slots", c.slots},
+                         {"replacement", c.replacement},
+                         {"hits", c.hits},
+                         {"misses", c.misses},
+                         {"waits", c.waits},
+                         {"requests", c.requests},
+                         {"no_page", c.no_page},
+                         {"ahead_pages", c.ahead_pages},
+                         {"ahead_hits", c.ahead_hits},
+                         {"io_threads", std::move(threads)}};
   }
   if (!s.timeline.empty()) {
     nlohmann::ordered_json t = nlohmann::ordered_json::array();
-    for (const auto& sample : s.timeline) t.push_back({sample.seconds, sample.sink_frames, sample.sink_bytes});
+    for (const auto& sample : s.timeline)
+      t.push_back({sample.seconds, sample.sink_frames, sample.sink_bytes});
     doc["timeline"] = {{"columns", {"seconds", "sink_frames", "sink_bytes"}}, {"samples", std::move(t)}};
   }
   if (s.partition) {
@@ -326,12 +334,13 @@ std::string format_stats_json(const run_stats& s) {
     j["switches"] = p.switches;
     j["operators"] = nlohmann::ordered_json::array();
     for (std::size_t k = 0; k < p.operators.size(); ++k)
-      j["operators"].push_back({{"name", p.operators[k]},
-                                {"warps", p.warps[k]},
-                                {"items_per_round", p.items_per_round[k]},
-                                {"items", p.items[k]},
-                                {"item_us", p.item_us[k]},
-                                {"busy_round_share", p.busy_round_us > 0 ? p.item_us[k] / p.busy_round_us : 0}});
+      j["operators"].push_back(
+          {{"name", p.operators[k]},
+           {"warps", p.warps[k]},
+           {"items_per_round", p.items_per_round[k]},
+           {"items", p.items[k]},
+           {"item_us", p.item_us[k]},
+           {"busy_round_share", p.busy_round_us > 0 ? p.item_us[k] / p.busy_round_us : 0}});
     j["tunings"] = nlohmann::ordered_json::array();
     for (const tuning_record& t : p.tunings) {
       nlohmann::ordered_json r;

@@ -43,13 +43,13 @@ struct kernel_breakdown {
 struct partition_stats {
   std::string policy;
   std::vector<std::string> operators;
-  std::vector<std::uint32_t> warps;           ///< per block, at the end of the run
+  std::vector<std::uint32_t> warps;            ///< per block, at the end of the run
   std::vector<std::uint32_t> items_per_round;  ///< work items per block and round (the fewest warps)
-  std::vector<std::uint64_t> items;           ///< work items measured over the run
-  std::vector<double> item_us;                ///< mean time per work item (its warps' own work)
-  double busy_round_us = 0;                   ///< mean time of a block's round that had work
-  std::uint32_t switches = 0;                 ///< partitions the blocks were asked to switch to
-  double sm_clock_mhz = 0;                    ///< to read the tunings' cycles as time
+  std::vector<std::uint64_t> items;            ///< work items measured over the run
+  std::vector<double> item_us;                 ///< mean time per work item (its warps' own work)
+  double busy_round_us = 0;                    ///< mean time of a block's round that had work
+  std::uint32_t switches = 0;                  ///< partitions the blocks were asked to switch to
+  double sm_clock_mhz = 0;                     ///< to read the tunings' cycles as time
   std::vector<tuning_record> tunings;
 };
 
@@ -58,11 +58,11 @@ struct partition_stats {
 struct file_cache_stats {
   std::uint64_t page_bytes = 0, slots = 0;
   std::string replacement;
-  std::uint64_t hits = 0;      ///< pages found resident
-  std::uint64_t misses = 0;    ///< pages loaded
-  std::uint64_t waits = 0;     ///< looks at a page another reader was loading
-  std::uint64_t requests = 0;  ///< requests rung to the I/O threads
-  std::uint64_t no_page = 0;   ///< fetch steps that found their block's share full and started over
+  std::uint64_t hits = 0;         ///< pages found resident
+  std::uint64_t misses = 0;       ///< pages loaded
+  std::uint64_t waits = 0;        ///< looks at a page another reader was loading
+  std::uint64_t requests = 0;     ///< requests rung to the I/O threads
+  std::uint64_t no_page = 0;      ///< fetch steps that found their block's share full and started over
   std::uint64_t ahead_pages = 0;  ///< pages read ahead into the blocks' readahead buffers
   std::uint64_t ahead_hits = 0;   ///< misses served from a readahead buffer, without a request
   struct io_thread {
@@ -98,7 +98,7 @@ struct run_stats {
   std::string topology;
   std::string executor;
   run_status status = run_status::completed;
-  std::string error;   ///< the failure, when failed
+  std::string error;  ///< the failure, when failed
   double wall_seconds = 0;
   /// From the first frame a source published to the last a sink received: the stream itself, without
   /// setting up (topics, kernel launch, references) and tearing down. 0 when no frame reached a sink.

@@ -38,13 +38,15 @@ void add_file_cache(run_stats& stats, file_cache& cache, const fetch_counters& t
   c.no_page = totals.no_page;
   c.ahead_pages = totals.ahead_pages;
   c.ahead_hits = totals.ahead_hits;
-  for (const io_thread_stats& t : cache.io_stats()) c.io_threads.push_back({t.requests, t.chunks, t.bytes, t.busy_ns});
+  for (const io_thread_stats& t : cache.io_stats())
+    c.io_threads.push_back({t.requests, t.chunks, t.bytes, t.busy_ns});
   stats.file_cache = std::move(c);
 }
 
 }  // namespace
 
-run_stats build_stats(run_context& run, kernel_executor* executor, const std::vector<operator_counters>& sink_counters,
+run_stats build_stats(run_context& run, kernel_executor* executor,
+                      const std::vector<operator_counters>& sink_counters,
                       const std::vector<run_progress>& timeline, double wall_seconds) {
   const plan& p = run.plan_of();
   run_control& control = run.control();
@@ -53,9 +55,11 @@ run_stats build_stats(run_context& run, kernel_executor* executor, const std::ve
   stats.executor = p.executor == resolved_executor::device ? "device (" + p.executor_reason + ")"
                                                            : "host (" + p.executor_reason + ")";
   stats.wall_seconds = wall_seconds;
-  for (const run_progress& s : timeline) stats.timeline.push_back({s.elapsed_seconds, s.sink_frames, s.sink_bytes});
+  for (const run_progress& s : timeline)
+    stats.timeline.push_back({s.elapsed_seconds, s.sink_frames, s.sink_bytes});
   const std::uint64_t first = run.stream_first_ns.load(), last = run.stream_last_ns.load();
-  if (first != ~std::uint64_t{0} && last > first) stats.stream_seconds = static_cast<double>(last - first) / 1e9;
+  if (first != ~std::uint64_t{0} && last > first)
+    stats.stream_seconds = static_cast<double>(last - first) / 1e9;
   if (auto failure = control.failure()) {
     stats.status = run_status::failed;
     stats.error = failure->what();

@@ -15,7 +15,8 @@ namespace xf {
 
 /// `sink_counters`: the GPU sinks' finish(), by operator index (empty when they were not finished);
 /// `timeline`: the monitor's samples; `wall_seconds`: the run's time from its start.
-run_stats build_stats(run_context& run, kernel_executor* executor, const std::vector<operator_counters>& sink_counters,
+run_stats build_stats(run_context& run, kernel_executor* executor,
+                      const std::vector<operator_counters>& sink_counters,
                       const std::vector<run_progress>& timeline, double wall_seconds);
 
 }  // namespace xf

@@ -55,7 +55,8 @@ operator_counters affinity_cards_op::finish(const params& p, std::span<const std
     if (slots[i] != 0) cards.push_back(slots[i] - 1);
   std::sort(cards.begin(), cards.end());
   if (!p.result.empty())
-    write_result_file(p.result, {reinterpret_cast<const char*>(cards.data()), cards.size() * sizeof(std::uint64_t)});
+    write_result_file(p.result,
+                      {reinterpret_cast<const char*>(cards.data()), cards.size() * sizeof(std::uint64_t)});
   return {{"cards_at_merchant", cards.size()}};
 }
 
@@ -99,7 +100,8 @@ void affinity_shared_op::prepare(const params& p, std::span<std::byte> state) {
     std::uint64_t card = 0;
     std::memcpy(&card, bytes.data() + k * sizeof card, sizeof card);
     if (card == ~std::uint64_t{0})
-      throw std::runtime_error("cards file '" + path + "': card 2^64 - 1 at byte offset " + std::to_string(k * 8));
+      throw std::runtime_error("cards file '" + path + "': card 2^64 - 1 at byte offset " +
+                               std::to_string(k * 8));
     bool inserted = false;
     u64_set::insert(cards, p.card_slots, card + 1, &inserted);
     head->cards += inserted;
@@ -125,8 +127,8 @@ operator_counters affinity_shared_op::finish(const params& p, std::span<const st
     entries.insert(entries.end(), entry, entry + 12);
     lines += std::to_string(merchant) + " " + std::to_string(cards) + "\n";
   }
-  const auto digest = static_cast<std::uint64_t>(
-      crc32_z(0, reinterpret_cast<const Bytef*>(entries.data()), entries.size()));
+  const auto digest =
+      static_cast<std::uint64_t>(crc32_z(0, reinterpret_cast<const Bytef*>(entries.data()), entries.size()));
   if (!p.result.empty()) write_result_file(p.result, lines);
   return {{"cards_at_merchant", reinterpret_cast<const affinity_header*>(state.data())->cards},
           {"shared_merchants", shared.size()},

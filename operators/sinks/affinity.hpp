@@ -50,7 +50,8 @@ XF_HOST_DEVICE std::uint64_t records_of(const frame_task<T>& task) {
 }
 
 /// Record r's card of a frame of n records.
-XF_HOST_DEVICE XF_FORCE_INLINE std::uint64_t card_at(const std::uint32_t* in, std::uint64_t n, std::uint64_t r) {
+XF_HOST_DEVICE XF_FORCE_INLINE std::uint64_t card_at(const std::uint32_t* in, std::uint64_t n,
+                                                     std::uint64_t r) {
   return in[r] | std::uint64_t{in[n + r]} << 32;
 }
 }  // namespace affinity_frame
@@ -89,8 +90,9 @@ struct affinity_cards_op {
         }
         bool inserted = false;
         if (u64_set::insert(cards, p.card_slots, card + 1, &inserted) == u64_set::not_found ||
-            (inserted && accumulator_atomic_ref<std::uint64_t>(head->used).fetch_add(1, mo::memory_order_relaxed) >=
-                             p.card_slots / 4 * 3)) {
+            (inserted &&
+             accumulator_atomic_ref<std::uint64_t>(head->used).fetch_add(1, mo::memory_order_relaxed) >=
+                 p.card_slots / 4 * 3)) {
           task.fail(affinity_frame::table_full);
           return;
         }
@@ -141,8 +143,9 @@ struct affinity_shared_op {
         bool inserted = false;
         if (u64_set::insert(pairs, p.pair_slots, (std::uint64_t{merchant} << 32 | slot) + 1, &inserted) ==
                 u64_set::not_found ||
-            (inserted && accumulator_atomic_ref<std::uint64_t>(head->used).fetch_add(1, mo::memory_order_relaxed) >=
-                             p.pair_slots / 4 * 3)) {
+            (inserted &&
+             accumulator_atomic_ref<std::uint64_t>(head->used).fetch_add(1, mo::memory_order_relaxed) >=
+                 p.pair_slots / 4 * 3)) {
           task.fail(affinity_frame::table_full);
           return;
         }

@@ -26,9 +26,10 @@ inline constexpr std::uint64_t not_found = ~std::uint64_t{0};
 /// `*inserted` telling whether this call put it there; not_found when every slot holds another key.
 /// Thread-safe against other inserts.
 XF_HOST_DEVICE inline std::uint64_t insert(std::uint64_t* slots, std::uint64_t capacity, std::uint64_t key,
-                                          bool* inserted) {
+                                           bool* inserted) {
   *inserted = false;
-  for (std::uint64_t probe = 0, i = home(key, capacity); probe < capacity; ++probe, i = (i + 1) & (capacity - 1)) {
+  for (std::uint64_t probe = 0, i = home(key, capacity); probe < capacity;
+       ++probe, i = (i + 1) & (capacity - 1)) {
     accumulator_atomic_ref<std::uint64_t> slot(slots[i]);
     std::uint64_t seen = slot.load(mo::memory_order_relaxed);
     if (seen == 0 && slot.compare_exchange_strong(seen, key, mo::memory_order_relaxed)) {
@@ -41,8 +42,10 @@ XF_HOST_DEVICE inline std::uint64_t insert(std::uint64_t* slots, std::uint64_t c
 }
 
 /// The slot holding `key` (≠ 0), or not_found. For a set nobody inserts into meanwhile (plain loads).
-XF_HOST_DEVICE inline std::uint64_t find(const std::uint64_t* slots, std::uint64_t capacity, std::uint64_t key) {
-  for (std::uint64_t probe = 0, i = home(key, capacity); probe < capacity; ++probe, i = (i + 1) & (capacity - 1)) {
+XF_HOST_DEVICE inline std::uint64_t find(const std::uint64_t* slots, std::uint64_t capacity,
+                                         std::uint64_t key) {
+  for (std::uint64_t probe = 0, i = home(key, capacity); probe < capacity;
+       ++probe, i = (i + 1) & (capacity - 1)) {
     if (slots[i] == key) return i;
     if (slots[i] == 0) return not_found;
   }

@@ -93,7 +93,8 @@ void verify_sink::setup_checksum_cache(std::uint32_t threads) {
     });
   // Frames of different phases differ by design (a map that changes its function at some offset): the
   // check compares offsets 0 and P only when they share a phase.
-  if ((!reference_end_ || period + 1 < *reference_end_) && reference_->phase_of(0) == reference_->phase_of(period)) {
+  if ((!reference_end_ || period + 1 < *reference_end_) &&
+      reference_->phase_of(0) == reference_->phase_of(period)) {
     auto first = std::async(std::launch::async, checksum_at, std::uint64_t{0});
     const std::optional<std::uint64_t> repeat = checksum_at(period);
     const std::optional<std::uint64_t> head = first.get();

@@ -147,8 +147,8 @@ class verify_sink final : public cpu_sink {
   const std::atomic<bool>* interrupted_ = nullptr;  ///< from operator_setup; null outside a run
   // Checksum mode: set at on_start, read-only after (the entries themselves are atomic).
   std::uint64_t cache_period_ = 0;
-  std::uint64_t cache_entries_ = 0;           ///< min(period, reference end, max_cached_checksums)
-  std::uint32_t cache_phases_ = 1;            ///< the reference's phase_count()
+  std::uint64_t cache_entries_ = 0;  ///< min(period, reference end, max_cached_checksums)
+  std::uint32_t cache_phases_ = 1;   ///< the reference's phase_count()
   /// [cache_entries_ · cache_phases_]: the entry of offset o is phase_of(o) · cache_entries_ + o % P.
   std::unique_ptr<cached_checksum[]> cache_;
   std::uint64_t cache_index(std::uint64_t offset) const {

@@ -34,8 +34,8 @@ operator_counters word_count_op::finish(const params& p, std::span<const std::by
     const auto end = std::to_chars(number, number + sizeof number, count).ptr;
     lines.append(word).append(" ").append(number, end).append("\n");
   }
-  const auto digest = static_cast<std::uint64_t>(
-      crc32_z(0, reinterpret_cast<const Bytef*>(lines.data()), lines.size()));
+  const auto digest =
+      static_cast<std::uint64_t>(crc32_z(0, reinterpret_cast<const Bytef*>(lines.data()), lines.size()));
   if (!p.result.empty()) write_result_file(p.result, lines);
   return {{"words", total},
           {"distinct_words", words.size()},

@@ -11,9 +11,9 @@
 #include <span>
 
 #include "framework/core/exec_space.hpp"
+#include "framework/core/system_atomic.hpp"
 #include "framework/model/operator.hpp"
 #include "framework/model/operator_schema.hpp"
-#include "framework/core/system_atomic.hpp"
 #include "operators/sinks/result_file.hpp"
 
 namespace xf {
@@ -103,7 +103,8 @@ struct word_count_op {
   /// Reads the word starting at text(i) (a letter; text(p) the byte at text position p < n) into `key`;
   /// false when it has more than max_letters. Unrolled so that `letters` stays in registers.
   template <class At>
-  XF_HOST_DEVICE XF_FORCE_INLINE static bool read_word(At text, std::uint64_t i, std::uint64_t n, word_key& key) {
+  XF_HOST_DEVICE XF_FORCE_INLINE static bool read_word(At text, std::uint64_t i, std::uint64_t n,
+                                                       word_key& key) {
     for (std::uint64_t& part : key.letters) part = 0;
     key.length = 0;
 #if defined(__CUDA_ARCH__)
@@ -131,7 +132,8 @@ struct word_count_op {
 
   /// Whether `s` holds `key`'s letters, read with the given load (length and letters).
   template <class Load32, class Load64>
-  XF_HOST_DEVICE XF_FORCE_INLINE static bool holds(slot& s, const word_key& key, Load32 load32, Load64 load64) {
+  XF_HOST_DEVICE XF_FORCE_INLINE static bool holds(slot& s, const word_key& key, Load32 load32,
+                                                   Load64 load64) {
     bool same = load32(s.length) == key.length;
     for (std::uint32_t j = 0; j < 5; ++j) same &= load64(s.letters[j]) == key.letters[j];
     return same;
@@ -154,7 +156,8 @@ struct word_count_op {
           // to, not stored: a reader that already matched the letters may have counted its word first.
           accumulator_atomic_ref<std::uint32_t>(s.length).store(key.length, mo::memory_order_relaxed);
           for (std::uint32_t j = 0; j < 5; ++j)
-            accumulator_atomic_ref<std::uint64_t>(s.letters[j]).store(key.letters[j], mo::memory_order_relaxed);
+            accumulator_atomic_ref<std::uint64_t>(s.letters[j])
+                .store(key.letters[j], mo::memory_order_relaxed);
           accumulator_atomic_ref<std::uint64_t>(s.count).fetch_add(1, mo::memory_order_relaxed);
           accumulator_atomic_ref<std::uint32_t>(s.ready).store(1u, mo::memory_order_release);
           return used < p.table_slots / 4 * 3;
@@ -190,8 +193,9 @@ struct word_count_op {
   /// Bit k set when byte k of the 8 at text[first] (n − first of them when fewer) starts a word;
   /// `previous_letter`: whether the byte before them is a letter. Fails the frame on a bad byte.
   template <class T>
-  XF_HOST_DEVICE XF_FORCE_INLINE static std::uint32_t word_starts(const std::uint8_t* text, std::uint64_t first,
-                                                                  std::uint64_t n, const frame_task<T>& task) {
+  XF_HOST_DEVICE XF_FORCE_INLINE static std::uint32_t word_starts(const std::uint8_t* text,
+                                                                  std::uint64_t first, std::uint64_t n,
+                                                                  const frame_task<T>& task) {
     std::uint64_t chunk = 0x2020202020202020ull;  // spaces past the end
     if (first + 8 <= n && (reinterpret_cast<std::uintptr_t>(text) & 7) == 0) {
 #if defined(__CUDA_ARCH__)
@@ -257,8 +261,8 @@ struct word_count_op {
   }
 
   template <class Index, class T>
-  XF_HOST_DEVICE static void count_lanes(const params& p, const frame_task<T>& task, const std::uint8_t* bytes,
-                                         std::uint64_t n) {
+  XF_HOST_DEVICE static void count_lanes(const params& p, const frame_task<T>& task,
+                                         const std::uint8_t* bytes, std::uint64_t n) {
     const auto lanes = static_cast<Index>(p.lanes);
     const auto per_lane = static_cast<Index>((n + lanes - 1) / lanes);
     const auto text = [bytes, n, lanes, per_lane](std::uint64_t q) -> std::uint8_t {

@@ -27,6 +27,8 @@ bool file_source::produce(std::uint64_t offset, frame_out& out) {
   return true;
 }
 
-void file_source::on_stop() { file_.reset(); }
+void file_source::on_stop() {
+  file_.reset();
+}
 
 }  // namespace xf

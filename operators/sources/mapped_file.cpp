@@ -72,8 +72,9 @@ void on_sigbus(int signal, siginfo_t* info, void*) {
     write_text(e.path);
     write_text("': byte offset ");
     write_number(address - begin);
-    write_text(": the file shrank while it was mapped (truncated or replaced by another process); the run "
-               "cannot continue\n");
+    write_text(
+        ": the file shrank while it was mapped (truncated or replaced by another process); the run "
+        "cannot continue\n");
     ::_exit(1);
   }
   // Not one of ours: the default action.
@@ -155,9 +156,11 @@ mapped_file mapped_file::open(const std::string& path, map_access access) {
     std::lock_guard lock(memory_datasets_mutex());
     const auto it = memory_datasets().find(name);
     if (it == memory_datasets().end())
-      throw dataset_error(path, std::nullopt, "no memory dataset is registered under '" + std::string(name) + "'");
+      throw dataset_error(path, std::nullopt,
+                          "no memory dataset is registered under '" + std::string(name) + "'");
     if (writable && !it->second.writable)
-      throw dataset_error(path, std::nullopt, "the memory was handed over read-only, and this operator writes");
+      throw dataset_error(path, std::nullopt,
+                          "the memory was handed over read-only, and this operator writes");
     mapped_file f;
     f.path_ = path;
     f.access_ = access;

@@ -67,10 +67,11 @@ bool prefetch_ranges::fill(std::uint64_t offset, frame_out& out) const {
     std::optional<word_cuts::long_word> too_long;
     const word_cuts::range r = cuts_.frame(offset, too_long);
     if (too_long)
-      throw run_error({name_, topic_, offset},
-                      "dataset '" + params_.path + "': byte offset " + std::to_string(too_long->start) +
-                          ": a word of " + std::to_string(too_long->bytes) + " bytes, longer than max_word_bytes (" +
-                          std::to_string(params_.max_word_bytes) + ")");
+      throw run_error({name_, topic_, offset}, "dataset '" + params_.path + "': byte offset " +
+                                                   std::to_string(too_long->start) + ": a word of " +
+                                                   std::to_string(too_long->bytes) +
+                                                   " bytes, longer than max_word_bytes (" +
+                                                   std::to_string(params_.max_word_bytes) + ")");
     first = r.begin;
     count = r.end - r.begin;
   }

@@ -19,11 +19,11 @@ namespace xf {
 /// Frame o (u64) carries the range (o·R, n), n = min(R, records − o·R), R = records_per_frame, as
 /// range_frame.hpp lays it out (zeros after it, to the topic's frame size); ⌈records / R⌉ frames. In words
 /// mode (a text, record_bytes 1) the ranges are text_source's frames of whole words instead (word_cuts.hpp,
-/// stride R − max_word_bytes), so each is at most R bytes long; a longer word fails its frame, named. `records` 0
-/// streams every record of the file, which must then hold whole records (a text is records of 1 byte). Errors
-/// (run_error naming the operator and its topic): a file that cannot be looked at, records_per_frame not set,
-/// a partial record at the end, a topic that is not u64. The file is not read, only its size counts —
-/// except in words mode, which reads the bytes around each cut.
+/// stride R − max_word_bytes), so each is at most R bytes long; a longer word fails its frame, named.
+/// `records` 0 streams every record of the file, which must then hold whole records (a text is records of 1
+/// byte). Errors (run_error naming the operator and its topic): a file that cannot be looked at,
+/// records_per_frame not set, a partial record at the end, a topic that is not u64. The file is not read,
+/// only its size counts — except in words mode, which reads the bytes around each cut.
 ///
 /// Replay: produce() is a pure function of the offset and the frame count is known: the source is its own
 /// frame_reference. produce is thread-safe.
@@ -51,10 +51,11 @@ class prefetch_ranges final : public replayable_source {
     s.param(&params::records_per_frame, "records_per_frame",
             "records per frame, R (must be set): the generator's frame (lanes x bytes_per_lane for a text)",
             params{}.records_per_frame, 0);
-    s.param(&params::words, "words",
-            "a text (record_bytes 1) cut between words as text_source cuts it: frame o's range holds the words "
-            "that start in its stride of R - max_word_bytes bytes, so an operator never sees half a word",
-            false);
+    s.param(
+        &params::words, "words",
+        "a text (record_bytes 1) cut between words as text_source cuts it: frame o's range holds the words "
+        "that start in its stride of R - max_word_bytes bytes, so an operator never sees half a word",
+        false);
     s.param(&params::separators, "separators", "words mode: the bytes between words", " \n");
     s.bytes(&params::max_word_bytes, "max_word_bytes", "words mode: the longest word allowed", 64, 1);
   }

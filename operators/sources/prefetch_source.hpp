@@ -18,8 +18,8 @@
 #include "framework/model/operator_schema.hpp"
 #include "operators/sinks/thread_slots.hpp"
 #include "operators/sources/mapped_file.hpp"
-#include "operators/sources/replayable_source.hpp"
 #include "operators/sources/prefetch/record_frames.hpp"
+#include "operators/sources/replayable_source.hpp"
 
 namespace xf {
 

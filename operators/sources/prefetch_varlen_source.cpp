@@ -83,16 +83,17 @@ void prefetch_varlen_source::on_start(const operator_setup& setup) {
     for (std::uint64_t at = 0; at < data.size();) {
       if (data.size() - at < min_bytes)
         fail(dataset_error(params_.path, at,
-                           "a truncated record (" + std::to_string(data.size() - at) + " bytes left, at least " +
-                               std::to_string(min_bytes) + " expected)")
+                           "a truncated record (" + std::to_string(data.size() - at) +
+                               " bytes left, at least " + std::to_string(min_bytes) + " expected)")
                  .what());
       std::uint32_t length = 0;
       std::memcpy(&length, data.data() + at + params_.length_offset, sizeof length);
       if (length < min_bytes || length > data.size() - at)
-        fail(dataset_error(params_.path, at,
-                           "record length " + std::to_string(length) +
-                               (length < min_bytes ? " is below min_record_bytes (" + std::to_string(min_bytes) + ")"
-                                                   : " runs past the end of the file"))
+        fail(dataset_error(
+                 params_.path, at,
+                 "record length " + std::to_string(length) +
+                     (length < min_bytes ? " is below min_record_bytes (" + std::to_string(min_bytes) + ")"
+                                         : " runs past the end of the file"))
                  .what());
       scanned_.push_back(at);
       at += length;

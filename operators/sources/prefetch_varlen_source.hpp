@@ -64,8 +64,8 @@ class prefetch_varlen_source final : public replayable_source {
   std::string topic_;
   mapped_file data_;
   mapped_file index_file_;
-  std::vector<std::uint64_t> scanned_;       // record starts found by the scan (no index)
-  std::span<const std::uint64_t> starts_;    // the index's entries or scanned_
+  std::vector<std::uint64_t> scanned_;     // record starts found by the scan (no index)
+  std::span<const std::uint64_t> starts_;  // the index's entries or scanned_
   prefetch::record_layout layout_;
   std::uint64_t records_per_frame_ = 0;
   std::uint64_t frames_ = 0;

@@ -12,7 +12,9 @@ const char* parse_path_list(const std::string& text, path_list& out) {
     const std::size_t end = text.find(';', begin);
     std::string one = text.substr(begin, end == std::string::npos ? std::string::npos : end - begin);
     const std::size_t first = one.find_first_not_of(" \t\n");
-    parts.push_back(first == std::string::npos ? std::string() : one.substr(first, one.find_last_not_of(" \t\n") - first + 1));
+    parts.push_back(first == std::string::npos
+                        ? std::string()
+                        : one.substr(first, one.find_last_not_of(" \t\n") - first + 1));
     if (end == std::string::npos) break;
     begin = end + 1;
   }
@@ -27,10 +29,14 @@ const char* parse_path_list(const std::string& text, path_list& out) {
 }
 
 const char* parse_access_advice(const std::string& text, access_advice& out) {
-  if (text == "sequential") out = access_advice::sequential;
-  else if (text == "normal") out = access_advice::normal;
-  else if (text == "random") out = access_advice::random;
-  else return "one of sequential, normal, random";
+  if (text == "sequential")
+    out = access_advice::sequential;
+  else if (text == "normal")
+    out = access_advice::normal;
+  else if (text == "random")
+    out = access_advice::random;
+  else
+    return "one of sequential, normal, random";
   return "";
 }
 

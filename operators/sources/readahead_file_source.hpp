@@ -36,15 +36,19 @@ struct readahead_file_source {
 
   static void describe(operator_schema<params>& s) {
     s.describe(
-        "streams files as frames through the file cache (GPU blocks read runs of frames with readahead); each "
+        "streams files as frames through the file cache (GPU blocks read runs of frames with readahead); "
+        "each "
         "file's last frame may be short; frames never span files");
-    s.parsed(&params::files, "path", "the file, or files separated by ';', streamed in that order", std::string(),
-             parse_path_list);
-    s.parsed(&params::access, "access",
-             "how the blocks walk the files: sequential (readahead from the first miss), normal (readahead once "
-             "misses run sequentially), random (no readahead)",
-             "sequential", parse_access_advice);
-    s.check_params([](const params& p) { return p.files.count == 0 ? std::string("path: name at least one file") : std::string(); });
+    s.parsed(&params::files, "path", "the file, or files separated by ';', streamed in that order",
+             std::string(), parse_path_list);
+    s.parsed(
+        &params::access, "access",
+        "how the blocks walk the files: sequential (readahead from the first miss), normal (readahead once "
+        "misses run sequentially), random (no readahead)",
+        "sequential", parse_access_advice);
+    s.check_params([](const params& p) {
+      return p.files.count == 0 ? std::string("path: name at least one file") : std::string();
+    });
   }
 
   static void files(const params& p, file_list& out) {
@@ -54,8 +58,8 @@ struct readahead_file_source {
   static std::uint64_t frame_count(const params& p, const std::uint64_t* sizes, std::uint64_t capacity) {
     return frames_of_files(sizes, p.files.count, capacity);
   }
-  static XF_HOST_DEVICE std::uint64_t frame_bytes(const params& p, const std::uint64_t* sizes, std::uint64_t capacity,
-                                                  std::uint64_t offset) {
+  static XF_HOST_DEVICE std::uint64_t frame_bytes(const params& p, const std::uint64_t* sizes,
+                                                  std::uint64_t capacity, std::uint64_t offset) {
     return place_of_frame(sizes, p.files.count, capacity, offset).bytes;
   }
 
@@ -70,8 +74,8 @@ struct readahead_file_source {
   template <class T>
   static XF_HOST_DEVICE void compute(const params& p, const frame_task<T>& task) {
     const frame_place at = place_of_frame(task.file_sizes, p.files.count, task.out_capacity, task.offset);
-    task.files->copy(reinterpret_cast<std::byte*>(task.out), file_id{at.file}, at.offset, at.bytes, task.thread_id,
-                     task.thread_count);
+    task.files->copy(reinterpret_cast<std::byte*>(task.out), file_id{at.file}, at.offset, at.bytes,
+                     task.thread_id, task.thread_count);
   }
 };
 

@@ -35,10 +35,11 @@ bool text_source::fill(std::uint64_t offset, frame_out& out) const {
   std::optional<word_cuts::long_word> too_long;
   const word_cuts::range r = cuts_.frame(offset, too_long);
   if (too_long)
-    throw run_error({name_, topic_, offset},
-                    "dataset '" + params_.path + "': byte offset " + std::to_string(too_long->start) + ": a word of " +
-                        std::to_string(too_long->bytes) + " bytes, longer than max_word_bytes (" +
-                        std::to_string(params_.max_word_bytes) + ")");
+    throw run_error({name_, topic_, offset}, "dataset '" + params_.path + "': byte offset " +
+                                                 std::to_string(too_long->start) + ": a word of " +
+                                                 std::to_string(too_long->bytes) +
+                                                 " bytes, longer than max_word_bytes (" +
+                                                 std::to_string(params_.max_word_bytes) + ")");
   XF_EXPECTS(out.capacity >= r.end - r.begin, "a source's output frame must hold the topic's frame size");
   if (r.end > r.begin) std::memcpy(out.data, text_.bytes().data() + r.begin, r.end - r.begin);
   out.bytes = r.end - r.begin;

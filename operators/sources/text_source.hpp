@@ -21,8 +21,9 @@ namespace xf {
 /// words that start in [o·S, (o+1)·S) plus separators, at most S + max_word_bytes bytes. Errors (run_error
 /// naming the operator and its topic): a file that cannot be mapped, a frame size not above max_word_bytes,
 /// and — at the frame whose cut meets it, with its file offset — a word longer than max_word_bytes (one
-/// that lies inside a stride is the consumer's to refuse, as word_count does). The file must not change while it streams (mapped: truncation is SIGBUS).
-/// produce is a pure function of the offset: verify sinks replay the source itself.
+/// that lies inside a stride is the consumer's to refuse, as word_count does). The file must not change while
+/// it streams (mapped: truncation is SIGBUS). produce is a pure function of the offset: verify sinks replay
+/// the source itself.
 class text_source final : public replayable_source {
  public:
   struct params {
@@ -38,7 +39,8 @@ class text_source final : public replayable_source {
     s.param(&params::path, "path", "the text file", required);
     s.param(&params::separators, "separators", "the bytes between words (each character of the text)", " \n");
     s.bytes(&params::max_word_bytes, "max_word_bytes",
-            "the longest word allowed; a frame holds frame_size - max_word_bytes bytes of word starts", 64, 1);
+            "the longest word allowed; a frame holds frame_size - max_word_bytes bytes of word starts", 64,
+            1);
   }
 
   explicit text_source(const params& p);

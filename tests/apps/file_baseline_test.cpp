@@ -23,13 +23,15 @@ namespace {
 
 std::string binary() {
   const char* path = std::getenv("XF_FILE_BASELINE");
-  REQUIRE_MESSAGE(path != nullptr, "XF_FILE_BASELINE (the xeflow-file-baseline binary) is not set; run through meson test");
+  REQUIRE_MESSAGE(path != nullptr,
+                  "XF_FILE_BASELINE (the xeflow-file-baseline binary) is not set; run through meson test");
   return path;
 }
 
 std::string read_binary() {
   const char* path = std::getenv("XF_FILE_READ");
-  REQUIRE_MESSAGE(path != nullptr, "XF_FILE_READ (the xeflow-file-read binary) is not set; run through meson test");
+  REQUIRE_MESSAGE(path != nullptr,
+                  "XF_FILE_READ (the xeflow-file-read binary) is not set; run through meson test");
   return path;
 }
 
@@ -92,8 +94,8 @@ TEST_CASE("file_baseline: files read into GPU memory verify against the file" * 
         CAPTURE(size);
         CAPTURE(threads);
         CAPTURE(direct);
-        const auto r = xf::test::run_process({binary(), file, "--threads", threads, "--request", "256KiB", "--direct",
-                                              direct, "--json"});
+        const auto r = xf::test::run_process(
+            {binary(), file, "--threads", threads, "--request", "256KiB", "--direct", direct, "--json"});
         INFO(r.err);
         REQUIRE(r.exit_code == 0);
         const auto doc = nlohmann::json::parse(r.out);
@@ -110,7 +112,8 @@ TEST_CASE("file_read: bad settings and a missing file are errors that say what")
   const std::string file = xf::test::write_pattern_file(dir, "data", 1, 10000);
   const auto bad_request = xf::test::run_process({read_binary(), file, "--request", "12"});
   CHECK(bad_request.exit_code == 2);
-  CHECK_MESSAGE(bad_request.err.find("a request of a multiple of 8 bytes") != std::string::npos, bad_request.err);
+  CHECK_MESSAGE(bad_request.err.find("a request of a multiple of 8 bytes") != std::string::npos,
+                bad_request.err);
   const auto bad_page = xf::test::run_process({read_binary(), file, "--page", "4k"});
   CHECK(bad_page.exit_code == 2);
   CHECK_MESSAGE(bad_page.err.find("--page: a size with units") != std::string::npos, bad_page.err);
@@ -218,7 +221,8 @@ TEST_CASE("file_read: blocks reading their strides through the file cache verify
                               {"4KiB", "4KiB", "on", "lra"},
                               {"64KiB", "64KiB", "off", "lra"},
                               {"1MiB", "4KiB", "on", "global"}};
-  for (const std::uint64_t size : {std::uint64_t{0}, std::uint64_t{1}, std::uint64_t{4097}, std::uint64_t{(16 << 20) + 123}}) {
+  for (const std::uint64_t size :
+       {std::uint64_t{0}, std::uint64_t{1}, std::uint64_t{4097}, std::uint64_t{(16 << 20) + 123}}) {
     const std::string file = xf::test::write_pattern_file(dir, "data" + std::to_string(size), 3, size);
     for (const setting& s : settings) {
       CAPTURE(size);
@@ -226,9 +230,10 @@ TEST_CASE("file_read: blocks reading their strides through the file cache verify
       CAPTURE(s.page);
       CAPTURE(s.readahead_mode);
       CAPTURE(s.replacement);
-      const auto r = xf::test::run_process({read_binary(), file, "--blocks", "40", "--threads", "256", "--request",
-                                            s.request, "--page", s.page, "--readahead-mode", s.readahead_mode,
-                                            "--replacement", s.replacement, "--cache-size", "64MiB", "--json"});
+      const auto r =
+          xf::test::run_process({read_binary(), file, "--blocks", "40", "--threads", "256", "--request",
+                                 s.request, "--page", s.page, "--readahead-mode", s.readahead_mode,
+                                 "--replacement", s.replacement, "--cache-size", "64MiB", "--json"});
       INFO(r.err);
       REQUIRE(r.exit_code == 0);
       const auto doc = nlohmann::json::parse(r.out);

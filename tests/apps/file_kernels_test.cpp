@@ -100,8 +100,8 @@ TEST_CASE("file_kernels.every_kernel_on_both_inputs_verifies_against_the_cpu_ref
       {"gpufs, interleaved tiles",
        {"--input", "gpufs", "--request", "1KiB", "--tile-order", "interleaved", "--cache-size", "64MiB"}},
       {"gpufs, 64KiB pages, readahead off, 64KiB preads",
-       {"--input", "gpufs", "--request", "64KiB", "--page", "64KiB", "--max-request", "256KiB", "--io-chunk", "64KiB",
-        "--readahead-mode", "off", "--cache-size", "256MiB", "--io-threads", "2"}},
+       {"--input", "gpufs", "--request", "64KiB", "--page", "64KiB", "--max-request", "256KiB", "--io-chunk",
+        "64KiB", "--readahead-mode", "off", "--cache-size", "256MiB", "--io-threads", "2"}},
       // Slabs of two requests: they end inside rows.
       {"cpu-io, 1 thread", {"--input", "cpu-io", "--io-threads", "1", "--request", "4KiB", "--slab", "8KiB"}},
       {"cpu-io, 4 threads",
@@ -141,11 +141,31 @@ TEST_CASE("file_kernels.blocks_read_ahead_only_within_their_own_rows" * doctest:
     const std::uint64_t file_pages = (bytes + 4095) / 4096;
     for (const char* order : {"blocked", "interleaved"}) {
       CAPTURE(order);
-      const auto r = xf::test::run_process(with(
-          {binary(), kernel, path, "--seed", "7", "--json", "--input", "gpufs", "--blocks", std::to_string(blocks),
-           "--threads", "256", "--request", "1KiB", "--page", "4KiB", "--readahead", "64KiB", "--readahead-mode",
-           "on", "--tile-order", order, "--cache-size", "64MiB"},
-          shape));
+      const auto r = xf::test::run_process(with({binary(),
+                                                 kernel,
+                                                 path,
+                                                 "--seed",
+                                                 "7",
+                                                 "--json",
+                                                 "--input",
+                                                 "gpufs",
+                                                 "--blocks",
+                                                 std::to_string(blocks),
+                                                 "--threads",
+                                                 "256",
+                                                 "--request",
+                                                 "1KiB",
+                                                 "--page",
+                                                 "4KiB",
+                                                 "--readahead",
+                                                 "64KiB",
+                                                 "--readahead-mode",
+                                                 "on",
+                                                 "--tile-order",
+                                                 order,
+                                                 "--cache-size",
+                                                 "64MiB"},
+                                                shape));
       INFO(r.err);
       REQUIRE(r.exit_code == 0);
       const auto doc = nlohmann::json::parse(r.out);

@@ -11,11 +11,11 @@
 #include <string>
 #include <vector>
 
+#include "framework/core/units.hpp"
 #include "framework/model/spec_validation.hpp"
 #include "framework/model/spec_yaml.hpp"
-#include "framework/model/yaml_loader.hpp"
 #include "framework/model/topology_builder.hpp"
-#include "framework/core/units.hpp"
+#include "framework/model/yaml_loader.hpp"
 #include "tests/config/test_registry.hpp"
 
 namespace fs = std::filesystem;
@@ -133,11 +133,14 @@ topology_spec auto_online_partition_builder() {
   b.link({}, op("source", "sequence_source").threads(2).param("total_bytes", "64MiB"), {"t0"});
   b.link({"t0"}, op("light", "fma").on(placement::gpu).param("iterations", 4).param("a", 3.0).param("b", 1.0),
          {"t1"});
-  b.link({"t1"}, op("heavy", "fma").on(placement::gpu).param("iterations", 64).param("a", 3.0).param("b", 1.0),
+  b.link({"t1"},
+         op("heavy", "fma").on(placement::gpu).param("iterations", 64).param("a", 3.0).param("b", 1.0),
          {"t2"});
   b.link({"t2"}, op("verify", "verify_sink"), {});
-  b.runtime().warps_per_block(32).partition(partition_policy::auto_online).tuning(
-      {.samples = 6400, .retune_spread_percent = 40, .retune_hold_ms = 250});
+  b.runtime()
+      .warps_per_block(32)
+      .partition(partition_policy::auto_online)
+      .tuning({.samples = 6400, .retune_spread_percent = 40, .retune_hold_ms = 250});
   return b.build();
 }
 
@@ -219,8 +222,8 @@ TEST_CASE("config.good_corpus_matches_the_builder") {
 }
 
 TEST_CASE("config.loader_reads_each_topics_transfer") {
-  const topology_spec spec = load_topology_file((source_root() / "tests/config/good/c_g2c.yaml").string(),
-                                                test::config_registry());
+  const topology_spec spec =
+      load_topology_file((source_root() / "tests/config/good/c_g2c.yaml").string(), test::config_registry());
   REQUIRE(spec.topics.size() == 3);
   CHECK(spec.topics[0].transfer == transfer_mode::dma);
   CHECK(spec.topics[1].transfer == transfer_mode::automatic);

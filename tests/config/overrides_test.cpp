@@ -4,9 +4,9 @@
 #include <string>
 #include <vector>
 
+#include "framework/core/units.hpp"
 #include "framework/model/overrides.hpp"
 #include "framework/model/yaml_loader.hpp"
-#include "framework/core/units.hpp"
 #include "tests/config/test_registry.hpp"
 
 using namespace xf;
@@ -207,13 +207,16 @@ TEST_CASE("config.device_memory_buys_whole_frames_instead_of_capacity") {
            "\noperators:\n  s: {class: random_source, outputs: t}\n  k: {class: null_sink, inputs: t}\n";
   };
   const auto capacity = [&](const std::string& topic, const std::vector<std::string>& overrides = {}) {
-    return load_topology_text(topology(topic), "t.yaml", test::config_registry(), overrides).find_topic("t")->capacity;
+    return load_topology_text(topology(topic), "t.yaml", test::config_registry(), overrides)
+        .find_topic("t")
+        ->capacity;
   };
   CHECK(capacity("{frame_size: 64KiB, device_memory: 4MiB}") == 64);
   CHECK(capacity("{device_memory: 4MiB, frame_size: 1MiB}") == 4);  // the order of the keys does not matter
   CHECK(capacity("{frame_size: 1MiB, device_memory: 5700KiB}") == 5);  // whole frames only
   CHECK(capacity("{frame_size: 64KiB}", {"topics.t.device_memory=256MiB"}) == 4096);
   // Both at once is refused, also when one comes from --set.
-  CHECK_THROWS_AS(capacity("{frame_size: 64KiB, capacity: 8}", {"topics.t.device_memory=1MiB"}), config_error);
+  CHECK_THROWS_AS(capacity("{frame_size: 64KiB, capacity: 8}", {"topics.t.device_memory=1MiB"}),
+                  config_error);
   CHECK_THROWS_AS(capacity("{device_memory: 1MiB, frame_size: 1GiB}"), config_error);
 }

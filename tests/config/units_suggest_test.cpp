@@ -4,8 +4,8 @@
 #include <string>
 #include <vector>
 
-#include "framework/model/suggest.hpp"
 #include "framework/core/units.hpp"
+#include "framework/model/suggest.hpp"
 
 using namespace xf;
 

@@ -4,11 +4,11 @@
 
 #include <string>
 
+#include "framework/core/units.hpp"
 #include "framework/model/spec_validation.hpp"
 #include "framework/model/spec_yaml.hpp"
-#include "framework/model/yaml_loader.hpp"
 #include "framework/model/topology_builder.hpp"
-#include "framework/core/units.hpp"
+#include "framework/model/yaml_loader.hpp"
 #include "tests/config/test_registry.hpp"
 
 using namespace xf;
@@ -300,7 +300,9 @@ namespace {
 class file_reader_stub final : public cpu_source {
  public:
   struct params {};
-  static void describe(operator_schema<params>& s) { s.describe("reads files through the file cache (stand-in)").reads_files(); }
+  static void describe(operator_schema<params>& s) {
+    s.describe("reads files through the file cache (stand-in)").reads_files();
+  }
   explicit file_reader_stub(const params&) {}
   bool produce(std::uint64_t, frame_out&) override { return false; }
 };
@@ -338,18 +340,24 @@ std::string cache_problems(void (*change)(file_cache_spec&)) {
 
 TEST_CASE("config.file_cache_settings_are_checked_against_their_limits_and_each_other") {
   CHECK(problems_of(reader_topology({}), registry_with_reader()) == "ok");
-  CHECK(cache_problems([](file_cache_spec& c) { c.page_bytes = 6 * KiB; }) ==
-        "<builder>: error: runtime.file_cache: page_size must be a power of two from 4KiB to 64KiB, not 6KiB");
-  CHECK(cache_problems([](file_cache_spec& c) { c.page_bytes = 128 * KiB; }).find("not 128KiB") != std::string::npos);
+  CHECK(
+      cache_problems([](file_cache_spec& c) { c.page_bytes = 6 * KiB; }) ==
+      "<builder>: error: runtime.file_cache: page_size must be a power of two from 4KiB to 64KiB, not 6KiB");
+  CHECK(cache_problems([](file_cache_spec& c) { c.page_bytes = 128 * KiB; }).find("not 128KiB") !=
+        std::string::npos);
   CHECK(cache_problems([](file_cache_spec& c) { c.size = 10000; }) ==
         "<builder>: error: runtime.file_cache: size must be a whole number of pages (4KiB), not 10000 bytes");
   CHECK(cache_problems([](file_cache_spec& c) { c.readahead = 2 * MiB; }) ==
-        "<builder>: error: runtime.file_cache: readahead must be a whole number of pages (4KiB) up to 1MiB, not 2MiB");
-  CHECK(cache_problems([](file_cache_spec& c) { c.max_request = 64 * KiB; }) ==
-        "<builder>: error: runtime.file_cache: max_request (64KiB) must hold a page and its readahead (68KiB)");
-  CHECK(cache_problems([](file_cache_spec& c) { c.max_request = 32 * MiB; }).find("up to 16MiB") != std::string::npos);
-  CHECK(cache_problems([](file_cache_spec& c) { c.io_chunk = 1000; }) ==
-        "<builder>: error: runtime.file_cache: io_chunk must be a whole number of 4KiB blocks, not 1000 bytes");
+        "<builder>: error: runtime.file_cache: readahead must be a whole number of pages (4KiB) up to 1MiB, "
+        "not 2MiB");
+  CHECK(
+      cache_problems([](file_cache_spec& c) { c.max_request = 64 * KiB; }) ==
+      "<builder>: error: runtime.file_cache: max_request (64KiB) must hold a page and its readahead (68KiB)");
+  CHECK(cache_problems([](file_cache_spec& c) { c.max_request = 32 * MiB; }).find("up to 16MiB") !=
+        std::string::npos);
+  CHECK(
+      cache_problems([](file_cache_spec& c) { c.io_chunk = 1000; }) ==
+      "<builder>: error: runtime.file_cache: io_chunk must be a whole number of 4KiB blocks, not 1000 bytes");
   CHECK(cache_problems([](file_cache_spec& c) { c.io_threads = 65; }) ==
         "<builder>: error: runtime.file_cache: io_threads must be between 0 and 64, not 65");
   CHECK(cache_problems([](file_cache_spec& c) { c.io_slots_per_block = 33; }) ==
@@ -358,7 +366,8 @@ TEST_CASE("config.file_cache_settings_are_checked_against_their_limits_and_each_
   topology_spec plain = pingpong().build();
   plain.runtime.file_cache = file_cache_spec{};
   CHECK(problems_of(plain) ==
-        "<builder>: error: runtime: file_cache is set, but no operator of this topology reads files through the cache");
+        "<builder>: error: runtime: file_cache is set, but no operator of this topology reads files through "
+        "the cache");
 }
 
 TEST_CASE("config.file_cache_reads_every_setting_and_writes_them_back") {
@@ -398,7 +407,8 @@ runtime:
         "t.yaml:10:15: error: runtime: file_cache must be a map of settings (size, page_size, readahead, "
         "readahead_mode, replacement, io_threads, io_slots_per_block, max_request, io_chunk, direct), "
         "not '2GiB'");
-  const std::string bad_mode = yaml.substr(0, yaml.find("  file_cache:")) + "  file_cache: {direct: always}\n";
+  const std::string bad_mode =
+      yaml.substr(0, yaml.find("  file_cache:")) + "  file_cache: {direct: always}\n";
   CHECK(first_of_text(bad_mode, registry_with_reader()) ==
         "t.yaml:10:24: error: runtime.file_cache: direct must be one of auto, on, off, not 'always'");
 }

@@ -240,7 +240,8 @@ TEST_CASE("e2e.sigint_drains_and_reports") {
 TEST_CASE("e2e.prefetch_source_streams_fields_and_writes_back_in_host_mode") {
   // 100 003 records: 24 full frames of 4096 records and a short one.
   constexpr std::uint64_t records = 100'003;
-  const fs::path dataset = fs::temp_directory_path() / ("xeflow-prefetch-" + std::to_string(getpid()) + ".bin");
+  const fs::path dataset =
+      fs::temp_directory_path() / ("xeflow-prefetch-" + std::to_string(getpid()) + ".bin");
   write_prefetch_dataset(dataset, records);
   const fs::path topology = write_temp("prefetch.yaml", prefetch_topology(dataset, "host"));
   const auto doc = run_verified(topology);
@@ -271,24 +272,27 @@ TEST_CASE("e2e.wordcount_bad_text_names_operator_topic_offset_and_what_is_wrong"
   text += "Except this\n";
   const fs::path file = write_temp("bad-text.txt", text);
   const fs::path result = fs::temp_directory_path() / ("xeflow-bad-counts-" + std::to_string(getpid()));
-  const auto r = run_process({xeflow_run(), (source_root() / "topologies/wordcount.yaml").string(), "--host", "-q",
-                              "--set", "topics.text.frame_size=4KiB", "--set",
+  const auto r = run_process({xeflow_run(), (source_root() / "topologies/wordcount.yaml").string(), "--host",
+                              "-q", "--set", "topics.text.frame_size=4KiB", "--set",
                               "operators.source.params.path=" + file.string(), "--set",
                               "operators.count.params.result=" + result.string()});
   INFO(r.err);
   CHECK(r.exit_code == 1);
-  CHECK(r.err.find("operator 'count', topic 'text', offset 1: the operator failed the frame (code 1): a byte that "
-                   "is not a lowercase letter, space or newline") != std::string::npos);
+  CHECK(r.err.find(
+            "operator 'count', topic 'text', offset 1: the operator failed the frame (code 1): a byte that "
+            "is not a lowercase letter, space or newline") != std::string::npos);
   CHECK_FALSE(fs::exists(result));  // a failed run writes no result
   fs::remove(file);
 }
 
 TEST_CASE("e2e.sink_baseline_refuses_topologies_it_cannot_run" *
-          doctest::skip(std::getenv("XF_SINK_BASELINE") == nullptr || *std::getenv("XF_SINK_BASELINE") == '\0')) {
+          doctest::skip(std::getenv("XF_SINK_BASELINE") == nullptr ||
+                        *std::getenv("XF_SINK_BASELINE") == '\0')) {
   // The shape is checked before any GPU is touched: one CPU source, its topic, one GPU sink.
   const auto r = run_process({sink_baseline(), (source_root() / "topologies/pingpong.yaml").string()});
   CHECK(r.exit_code == 2);
   CHECK(r.err.find("topology 'pingpong': operator 'scale'") != std::string::npos);
-  const auto bad = run_process({sink_baseline(), (source_root() / "topologies/wordcount.yaml").string(), "--mode", "triple"});
+  const auto bad = run_process(
+      {sink_baseline(), (source_root() / "topologies/wordcount.yaml").string(), "--mode", "triple"});
   CHECK(bad.exit_code == 2);
 }

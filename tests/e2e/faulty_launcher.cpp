@@ -1,7 +1,7 @@
 // xeflow-run with the faulty test operators added: what a user's own launcher looks like, used by the
 // end-to-end fault tests.
-#include "tests/e2e/faulty_ops.hpp"
 #include "framework/runtime/launcher.hpp"
+#include "tests/e2e/faulty_ops.hpp"
 
 namespace xf::test {
 const kernel_program* faulty_kernel();  // tests/support/test_kernel.cu

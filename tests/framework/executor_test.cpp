@@ -8,11 +8,11 @@
 #include <thread>
 #include <vector>
 
-#include "framework/model/spec_validation.hpp"
-#include "framework/runtime/executor.hpp"
-#include "framework/plan/plan.hpp"
-#include "framework/model/topology_builder.hpp"
 #include "framework/core/units.hpp"
+#include "framework/model/spec_validation.hpp"
+#include "framework/model/topology_builder.hpp"
+#include "framework/plan/plan.hpp"
+#include "framework/runtime/executor.hpp"
 #include "operators/builtin.hpp"
 #include "operators/sources/mapped_file.hpp"
 #include "tests/e2e/faulty_ops.hpp"
@@ -256,11 +256,20 @@ TEST_CASE("host_executor.gpu_sinks_fold_memory_handed_over_by_the_program") {
   topology_builder b("writeback");
   b.topic("xyz").frame_bytes(4 * KiB).capacity(4).element(element_type::f32);
   b.topic("ids").frame_bytes(4 * KiB).capacity(4).element(element_type::f32);
-  b.link({}, op("particles", "prefetch_source").param("path", "memory:particles").param("record_bytes", std::int64_t{64})
-             .param("fields", "0:12"), {"xyz"});
+  b.link({},
+         op("particles", "prefetch_source")
+             .param("path", "memory:particles")
+             .param("record_bytes", std::int64_t{64})
+             .param("fields", "0:12"),
+         {"xyz"});
   b.link({"xyz"}, op("assign", "kmeans_assign").on(placement::gpu).param("centres", "0 0 0"), {"ids"});
-  b.link({"ids"}, op("store", "prefetch_writeback").param("path", "memory:particles").param("record_bytes", std::int64_t{64})
-             .param("fields", "12:4").param("records_per_frame", std::int64_t{341}), {});
+  b.link({"ids"},
+         op("store", "prefetch_writeback")
+             .param("path", "memory:particles")
+             .param("record_bytes", std::int64_t{64})
+             .param("fields", "12:4")
+             .param("records_per_frame", std::int64_t{341}),
+         {});
   const auto read_only = run(b.build());
   REQUIRE(read_only.failure);
   CHECK(std::string(read_only.failure->what()).find("handed over read-only") != std::string::npos);
@@ -280,11 +289,21 @@ TEST_CASE("host_executor.gpu_sinks_fold_memory_handed_over_by_the_program") {
   topology_builder w("writeback");
   w.topic("xyz").frame_bytes(4 * KiB).capacity(4).element(element_type::f32);
   w.topic("ids").frame_bytes(4 * KiB).capacity(4).element(element_type::f32);
-  w.link({}, op("particles", "prefetch_source").param("path", "memory:particles").param("record_bytes", std::int64_t{64})
-             .param("fields", "0:12"), {"xyz"});
-  w.link({"xyz"}, op("assign", "kmeans_assign").on(placement::gpu).param("centres", "0 0 0; 99 0 0"), {"ids"});
-  w.link({"ids"}, op("store", "prefetch_writeback").param("path", "memory:particles").param("record_bytes", std::int64_t{64})
-             .param("fields", "12:4").param("records_per_frame", std::int64_t{341}), {});
+  w.link({},
+         op("particles", "prefetch_source")
+             .param("path", "memory:particles")
+             .param("record_bytes", std::int64_t{64})
+             .param("fields", "0:12"),
+         {"xyz"});
+  w.link({"xyz"}, op("assign", "kmeans_assign").on(placement::gpu).param("centres", "0 0 0; 99 0 0"),
+         {"ids"});
+  w.link({"ids"},
+         op("store", "prefetch_writeback")
+             .param("path", "memory:particles")
+             .param("record_bytes", std::int64_t{64})
+             .param("fields", "12:4")
+             .param("records_per_frame", std::int64_t{341}),
+         {});
   const auto written = run(w.build());
   REQUIRE(written.stats.status == xf::run_status::completed);
   for (std::size_t r = 0; r < 100; ++r) {

@@ -82,7 +82,8 @@ TEST_CASE("tuner.schedule_covers_each_operators_range_within_the_minimums") {
   CHECK(highest == 31);
   s.min_warps = {1, 1, 1};
   s.initial = {11, 11, 10};
-  for (const auto& w : partition_tuner::make_schedule(s)) CHECK(std::accumulate(w.begin(), w.end(), 0u) == 32);
+  for (const auto& w : partition_tuner::make_schedule(s))
+    CHECK(std::accumulate(w.begin(), w.end(), 0u) == 32);
 }
 
 TEST_CASE("tuner.auto_finds_the_best_split_of_two_operators") {

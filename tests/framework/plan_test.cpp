@@ -2,8 +2,8 @@
 #include <doctest/doctest.h>
 
 #include "framework/model/spec_validation.hpp"
-#include "framework/plan/plan.hpp"
 #include "framework/model/topology_builder.hpp"
+#include "framework/plan/plan.hpp"
 #include "operators/builtin.hpp"
 #include "operators/transforms/fma.hpp"
 

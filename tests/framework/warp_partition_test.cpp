@@ -61,7 +61,8 @@ TEST_CASE("warp_partition.rounding_keeps_the_sum_and_every_minimum") {
   CHECK(round_partition(std::vector<double>{0.2, 31.8}, two, 32) == std::vector<std::uint32_t>{1, 31});
   CHECK(round_partition(std::vector<double>{0.0, 32.0}, two, 32) == std::vector<std::uint32_t>{1, 31});
   const std::vector<partition_operator> three{{{}, 1}, {{}, 1}, {{}, 1}};
-  CHECK(round_partition(std::vector<double>{10.5, 10.5, 11}, three, 32) == std::vector<std::uint32_t>{11, 10, 11});
+  CHECK(round_partition(std::vector<double>{10.5, 10.5, 11}, three, 32) ==
+        std::vector<std::uint32_t>{11, 10, 11});
   const std::vector<partition_operator> minimums{{{}, 4}, {{}, 1}};
   CHECK(round_partition(std::vector<double>{1, 31}, minimums, 32) == std::vector<std::uint32_t>{4, 28});
   CHECK(round_partition(std::vector<double>{std::nan(""), 8}, two, 8) == std::vector<std::uint32_t>{1, 7});
@@ -126,7 +127,6 @@ TEST_CASE("warp_partition.degenerate_models_are_named_and_still_partitioned") {
   CHECK(c.note.find("operator 0 stays above f0") != std::string::npos);
   CHECK(c.note.find("operator 1 has no finite model") != std::string::npos);
 }
-
 
 TEST_CASE("warp_partition.item_warp_ranges_tile_any_partition") {
   // What the kernel gives each work item when a partition changes: contiguous, disjoint ranges that

@@ -14,12 +14,12 @@
 #include <string>
 
 #include "framework/plan/device_probe.hpp"
+#include "tests/support/differential.hpp"
 #include "tests/support/kmeans_iterations.hpp"
 #include "tests/support/prefetch_topology.hpp"
 #include "tests/support/run_checks.hpp"
-#include "tests/support/differential.hpp"
-#include "tests/support/topology_files.hpp"
 #include "tests/support/subprocess.hpp"
+#include "tests/support/topology_files.hpp"
 
 namespace fs = std::filesystem;
 using xf::test::process_result;
@@ -358,7 +358,8 @@ TEST_CASE("gpu.topic_protocol_with_the_gpu_on_both_sides" * doctest::skip(no_gpu
 namespace {
 /// FMA-4 → FMA-256 over 8 GiB; from frame `heavy_switch` on (0: never) the heavy operator runs FMA-4 too, so
 /// the spread of the round times collapses mid-stream and auto-online must tune again.
-std::string tuned_topology(const std::string& frame, const std::string& tuning, std::int64_t heavy_switch = 0) {
+std::string tuned_topology(const std::string& frame, const std::string& tuning,
+                           std::int64_t heavy_switch = 0) {
   return R"(topics:
   t0: {frame_size: )" +
          frame + R"(, capacity: 1024}
@@ -390,9 +391,9 @@ TEST_CASE("gpu.partitions_switch_mid_stream_without_losing_a_frame" * doctest::s
   for (const auto& [frame, frame_bytes] : frame_sizes) {
     SUBCASE(frame) {
       const std::int64_t frames = (std::int64_t{8} << 30) / frame_bytes;
-      const fs::path topology =
-          write_temp("tuned.yaml", tuned_topology(frame, "{samples: 800, retune_spread_percent: 1, retune_hold_ms: 1}",
-                                                  frames / 4 * 3));
+      const fs::path topology = write_temp(
+          "tuned.yaml", tuned_topology(frame, "{samples: 800, retune_spread_percent: 1, retune_hold_ms: 1}",
+                                       frames / 4 * 3));
       const auto r = run_process(device_run(topology), std::chrono::minutes(2));
       fs::remove(topology);
       check_verified_on_device(r);
@@ -469,14 +470,15 @@ TEST_CASE("gpu.kmeans_assignment_pass_matches_the_cpu_reference" * doctest::skip
         // The ids cross by the copy engines: kmeans_assign publishes a third of each frame (its ids), and
         // only that third may cross — the copies' bytes are the published bytes, within the last frame's
         // (a 2D copy of a run takes its longest frame's width from each).
-        const auto r = run_process(device_run(topology, {"--set", "topics.ids.transfer=dma"}),
-                                   std::chrono::minutes(2));
+        const auto r =
+            run_process(device_run(topology, {"--set", "topics.ids.transfer=dma"}), std::chrono::minutes(2));
         check_verified_on_device(r);
         const auto doc = parse_json(r);
         for (const auto& t : doc["topics"]) {
           if (t["name"] != "ids") continue;
           REQUIRE(t.contains("copy_engines"));
-          const auto published = t["bytes"].get<std::uint64_t>(), copied = t["copy_engines"]["bytes"].get<std::uint64_t>();
+          const auto published = t["bytes"].get<std::uint64_t>(),
+                     copied = t["copy_engines"]["bytes"].get<std::uint64_t>();
           CHECK(published == 2'000'000ull * 4);
           CHECK(copied >= published);
           CHECK(copied < published + t["frame_bytes"].get<std::uint64_t>());
@@ -511,17 +513,19 @@ TEST_CASE("gpu.kmeans_baselines_write_what_the_cpu_reference_writes" * doctest::
 TEST_CASE("gpu.sink_baselines_count_what_xeflow_and_the_cpu_reference_count" * doctest::skip(no_gpu())) {
   // The GPU sinks' baselines (the benchmark's single / double / managed contenders) over a 64 MiB text: the
   // same words, distinct words and digest as the CPU reference.
-  const fs::path text = fs::temp_directory_path() / ("xeflow-sink-baseline-" + std::to_string(getpid()) + ".txt");
+  const fs::path text =
+      fs::temp_directory_path() / ("xeflow-sink-baseline-" + std::to_string(getpid()) + ".txt");
   REQUIRE(run_process({gen_wordcount(), text.string(), "--bytes", "64MiB"}).exit_code == 0);
   const auto cpu = run_process({wordcount_cpu(), text.string(), "--json"});
   REQUIRE(cpu.exit_code == 0);
   const auto expected = nlohmann::json::parse(cpu.out);
   for (const char* mode : {"single", "double", "managed"}) {
     CAPTURE(mode);
-    const auto r = run_process({sink_baseline(), (source_root() / "topologies/wordcount.yaml").string(), "--mode",
-                                mode, "--json", "--set", "operators.source.params.path=" + text.string(), "--set",
-                                "operators.count.params.result=''"},
-                               std::chrono::minutes(2));
+    const auto r =
+        run_process({sink_baseline(), (source_root() / "topologies/wordcount.yaml").string(), "--mode", mode,
+                     "--json", "--set", "operators.source.params.path=" + text.string(), "--set",
+                     "operators.count.params.result=''"},
+                    std::chrono::minutes(2));
     INFO(r.err);
     REQUIRE(r.exit_code == 0);
     const auto doc = nlohmann::json::parse(r.out);
@@ -529,7 +533,8 @@ TEST_CASE("gpu.sink_baselines_count_what_xeflow_and_the_cpu_reference_count" * d
     CHECK(c["words"] == expected["words"]);
     CHECK(c["distinct_words"] == expected["distinct_words"]);
     char digest[24];
-    std::snprintf(digest, sizeof digest, "0x%08llx", static_cast<unsigned long long>(c["digest"].get<std::uint64_t>()));
+    std::snprintf(digest, sizeof digest, "0x%08llx",
+                  static_cast<unsigned long long>(c["digest"].get<std::uint64_t>()));
     CHECK(std::string(digest) == expected["digest"].get<std::string>());
     CHECK(doc["bytes_to_device"] == fs::file_size(text));
   }

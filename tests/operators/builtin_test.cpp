@@ -12,12 +12,30 @@ using namespace xf::testing;
 TEST_CASE("operators.builtin_registers_every_operator") {
   operator_registry registry;
   register_builtin_operators(registry);
-  CHECK(registry.class_names() ==
-        std::vector<std::string>{
-            "affinity_cards", "affinity_shared", "dataset_source", "file_sink", "file_source", "fma", "kmeans_assign", "null_sink", "pass_through",
-            "prefetch_addresses_bytes", "prefetch_addresses_indexed", "prefetch_addresses_records",
-            "prefetch_assembler", "prefetch_ranges", "prefetch_source", "prefetch_varlen_source", "prefetch_writeback", "random_source", "readahead_file_source",
-            "scale", "sequence_source", "text_source", "verify_sink", "word_count"});
+  CHECK(registry.class_names() == std::vector<std::string>{"affinity_cards",
+                                                           "affinity_shared",
+                                                           "dataset_source",
+                                                           "file_sink",
+                                                           "file_source",
+                                                           "fma",
+                                                           "kmeans_assign",
+                                                           "null_sink",
+                                                           "pass_through",
+                                                           "prefetch_addresses_bytes",
+                                                           "prefetch_addresses_indexed",
+                                                           "prefetch_addresses_records",
+                                                           "prefetch_assembler",
+                                                           "prefetch_ranges",
+                                                           "prefetch_source",
+                                                           "prefetch_varlen_source",
+                                                           "prefetch_writeback",
+                                                           "random_source",
+                                                           "readahead_file_source",
+                                                           "scale",
+                                                           "sequence_source",
+                                                           "text_source",
+                                                           "verify_sink",
+                                                           "word_count"});
   CHECK(registry.find("sequence_source")->info.role == operator_role::source);
   CHECK(registry.find("file_source")->info.find_param("path")->default_value == std::nullopt);
   CHECK(registry.find("verify_sink")->info.needs_reference);

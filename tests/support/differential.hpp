@@ -32,7 +32,8 @@ inline ledger_run run_with_ledger(const std::filesystem::path& topology, std::ve
                                   const std::string& label) {
   const std::filesystem::path ledger =
       std::filesystem::temp_directory_path() / ("xeflow-ledger-" + std::to_string(::getpid()) + "-" + label);
-  std::vector<std::string> args{xeflow_run(), topology.string(), "-q", "--stats", "json", "--ledger", ledger.string()};
+  std::vector<std::string> args{xeflow_run(), topology.string(), "-q",           "--stats",
+                                "json",       "--ledger",        ledger.string()};
   args.insert(args.end(), sets.begin(), sets.end());
   ledger_run r{run_process(args, std::chrono::minutes(3)), {}, {}};
   INFO(label << " stderr: " << r.process.err);
@@ -83,8 +84,8 @@ inline std::vector<std::string> stats_ledger(const nlohmann::json& stats, bool w
   std::vector<std::string> out;
   for (const auto& o : stats["operators"]) {
     std::ostringstream line;
-    line << "operator " << o["name"].get<std::string>() << " in " << o["frames_in"] << "/" << o["bytes_in"] << " out "
-         << o["frames_out"] << "/" << o["bytes_out"];
+    line << "operator " << o["name"].get<std::string>() << " in " << o["frames_in"] << "/" << o["bytes_in"]
+         << " out " << o["frames_out"] << "/" << o["bytes_out"];
     if (o.contains("counters")) line << " counters " << o["counters"].dump();
     out.push_back(line.str());
   }

@@ -7,10 +7,10 @@
 
 #include <doctest/doctest.h>
 
+#include <unistd.h>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
-#include <unistd.h>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -41,16 +41,23 @@ inline std::string prefetch_topology(const std::filesystem::path& dataset, const
   const std::string r = std::to_string(frame / 4);
   return "name: prefetch_fields\n"
          "topics:\n"
-         "  fields: {frame_size: " + std::to_string(frame) + ", capacity: 16, element: u32}\n"
-         "  scaled: {frame_size: " + std::to_string(frame) + ", capacity: 16, element: u32}\n"
+         "  fields: {frame_size: " +
+         std::to_string(frame) +
+         ", capacity: 16, element: u32}\n"
+         "  scaled: {frame_size: " +
+         std::to_string(frame) +
+         ", capacity: 16, element: u32}\n"
          "operators:\n"
-         "  particles: {class: prefetch_source, threads: 3, outputs: [fields], params: {path: '" + path +
+         "  particles: {class: prefetch_source, threads: 3, outputs: [fields], params: {path: '" +
+         path +
          "', record_bytes: 16, fields: '0:4'}}\n"
          "  triple: {class: scale, on: gpu, inputs: [fields], outputs: [scaled], params: {factor: 3}}\n"
          "  verify: {class: verify_sink, threads: 2, inputs: [scaled]}\n"
-         "  store: {class: prefetch_writeback, threads: 2, inputs: [scaled], params: {path: '" + path +
-         "', record_bytes: 16, fields: '8:4', records_per_frame: " + r + "}}\n"
-         "runtime: {executor: " + executor + "}\n";
+         "  store: {class: prefetch_writeback, threads: 2, inputs: [scaled], params: {path: '" +
+         path + "', record_bytes: 16, fields: '8:4', records_per_frame: " + r +
+         "}}\n"
+         "runtime: {executor: " +
+         executor + "}\n";
 }
 
 /// Checks the dataset after a run: word 2 = 3 · word 0 (u32 wrap-around), words 0, 1, 3 as generated.
@@ -63,8 +70,8 @@ inline void check_prefetch_written_back(const std::filesystem::path& dataset, st
   for (std::uint64_t r = 0; r < records; ++r) {
     const std::uint32_t* w = &words[r * prefetch_words];
     const auto base = static_cast<std::uint32_t>(r * 1000);
-    const bool ok = w[0] == base && w[1] == base + 1 && w[2] == static_cast<std::uint32_t>(base * 3u) &&
-                    w[3] == base + 3;
+    const bool ok =
+        w[0] == base && w[1] == base + 1 && w[2] == static_cast<std::uint32_t>(base * 3u) && w[3] == base + 3;
     if (!ok && wrong++ == 0) first_wrong = r;
   }
   INFO("first wrong record " << first_wrong);
@@ -105,14 +112,18 @@ inline std::string kmeans_assign_topology(const std::filesystem::path& dataset, 
          "  xyz: {frame_size: 64KiB, capacity: 16, element: f32}\n"
          "  ids: {frame_size: 64KiB, capacity: 16, element: f32}\n"
          "operators:\n"
-         "  particles: {class: prefetch_source, threads: 3, outputs: [xyz], params: {path: '" + path +
+         "  particles: {class: prefetch_source, threads: 3, outputs: [xyz], params: {path: '" +
+         path +
          "', record_bytes: 64, fields: '0:12'}}\n"
          "  assign: {class: kmeans_assign, on: gpu, inputs: [xyz], outputs: [ids], params: {centres: '" +
-         centres + "'}}\n"
+         centres +
+         "'}}\n"
          "  verify: {class: verify_sink, threads: 2, inputs: [ids]}\n"
-         "  store: {class: prefetch_writeback, threads: 2, inputs: [ids], params: {path: '" + path +
+         "  store: {class: prefetch_writeback, threads: 2, inputs: [ids], params: {path: '" +
+         path +
          "', record_bytes: 64, fields: '12:4', records_per_frame: 5461}}\n"
-         "runtime: {executor: " + executor + "}\n";
+         "runtime: {executor: " +
+         executor + "}\n";
 }
 
 /// A generated K-means dataset, copied: one copy gets the CPU reference's first iteration

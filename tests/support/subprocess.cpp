@@ -61,7 +61,9 @@ child_process::~child_process() {
   std::remove(err_path_.c_str());
 }
 
-void child_process::signal(int sig) const { kill(pid_, sig); }
+void child_process::signal(int sig) const {
+  kill(pid_, sig);
+}
 
 process_result child_process::wait(std::chrono::milliseconds deadline) {
   process_result result;

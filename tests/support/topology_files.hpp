@@ -9,8 +9,8 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <nlohmann/json.hpp>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -31,11 +31,11 @@ inline std::vector<std::filesystem::path> every_topology() {
 /// The `--set` arguments that make a run of `topology` short: the operator named `source` streams `bytes`;
 /// the operators of a particle dataset (prefetch_source, prefetch_writeback, and the address stage's
 /// prefetch_ranges and prefetch_assembler) get a generated K-means file of `bytes` (at least 200 000
-/// particles; a readahead_file_source streams that file too), a text_source — or an address stage feeding a word_count — a generated word-count text of
-/// `bytes` (at most 256 MiB), a prefetch_varlen_source a generated affinity
-/// dataset of 300 000 records, a word_count or affinity_cards a result file, and an affinity_shared the
-/// cards of pass 1 (affinity_cards.yaml run on the host over the same dataset) — all made on construction,
-/// removed on destruction — instead of the paths they name.
+/// particles; a readahead_file_source streams that file too), a text_source — or an address stage feeding a
+/// word_count — a generated word-count text of `bytes` (at most 256 MiB), a prefetch_varlen_source a
+/// generated affinity dataset of 300 000 records, a word_count or affinity_cards a result file, and an
+/// affinity_shared the cards of pass 1 (affinity_cards.yaml run on the host over the same dataset) — all made
+/// on construction, removed on destruction — instead of the paths they name.
 class short_run {
  public:
   short_run(const std::filesystem::path& topology, const std::string& bytes) {
@@ -43,7 +43,8 @@ class short_run {
     const std::string stem = std::to_string(::getpid()) + "-" + topology.stem().string();
     // An address stage feeding a word_count reads a text, not particles.
     bool counts_words = false;
-    for (const auto& op : doc["operators"]) counts_words |= op.second["class"].as<std::string>() == "word_count";
+    for (const auto& op : doc["operators"])
+      counts_words |= op.second["class"].as<std::string>() == "word_count";
     for (const auto& op : doc["operators"]) {
       const std::string name = op.first.as<std::string>();
       const std::string cls = op.second["class"].as<std::string>();
@@ -72,7 +73,7 @@ class short_run {
         const std::filesystem::path result = temp_result(stem, name);
         sets_.insert(sets_.end(), {"--set", "operators." + name + ".params.result=" + result.string()});
       } else if (cls == "prefetch_source" || cls == "prefetch_writeback" || cls == "prefetch_ranges" ||
-          cls == "prefetch_assembler" || cls == "readahead_file_source") {
+                 cls == "prefetch_assembler" || cls == "readahead_file_source") {
         if (dataset_.empty()) {
           dataset_ = std::filesystem::temp_directory_path() /
                      ("xeflow-particles-" + std::to_string(::getpid()) + "-" + topology.stem().string());

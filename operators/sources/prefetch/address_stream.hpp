@@ -68,7 +68,8 @@ class address_encoder {
       following_ = true;
       period_ = p;
       base_ = window_[0];
-      for (std::uint32_t k = 0; k < p; ++k) strides_[k] = static_cast<std::int64_t>(window_[k + 1] - window_[k]);
+      for (std::uint32_t k = 0; k < p; ++k)
+        strides_[k] = static_cast<std::int64_t>(window_[k + 1] - window_[k]);
       last_ = window_[held_ - 1];
       phase_ = (held_ - 1) % p;
       count_ = held_;
@@ -123,7 +124,8 @@ class address_encoder {
     out.words[out.used++] = tag_pattern | count_;
     out.words[out.used++] = base_;
     out.words[out.used++] = period_;
-    for (std::uint32_t k = 0; k < period_; ++k) out.words[out.used++] = static_cast<std::uint64_t>(strides_[k]);
+    for (std::uint32_t k = 0; k < period_; ++k)
+      out.words[out.used++] = static_cast<std::uint64_t>(strides_[k]);
     run_header_ = no_run;
     return true;
   }
@@ -149,7 +151,7 @@ class address_encoder {
   std::uint64_t base_ = 0, last_ = 0, count_ = 0;
   std::int64_t strides_[max_pattern_period] = {};
   std::uint32_t period_ = 0, phase_ = 0;
-  std::uint32_t run_header_ = no_run;  ///< index of the open explicit run's header …
+  std::uint32_t run_header_ = no_run;         ///< index of the open explicit run's header …
   const std::uint64_t* run_words_ = nullptr;  ///< … in this buffer (a new buffer opens a new run)
 };
 

@@ -74,8 +74,8 @@ std::uint64_t gather(std::span<const std::byte> dataset, const gather_chunk& chu
     case 16:
       return gather_items<16>(dataset, chunk, first_thread, end_thread);
     default:
-      throw gather_fault{first_thread, 0, "items must be 1, 2, 4, 8 or 16 bytes, not " +
-                                              std::to_string(chunk.item_bytes)};
+      throw gather_fault{first_thread, 0,
+                         "items must be 1, 2, 4, 8 or 16 bytes, not " + std::to_string(chunk.item_bytes)};
   }
 }
 
@@ -86,8 +86,8 @@ enum class direction { gather, scatter };
 /// Moves the layout's items between records and a field-by-field frame, with the item size a compile-time
 /// constant so that each item is one load and one store. Records front to back: one stream for the CPU.
 template <std::uint32_t ItemBytes, direction Direction, class RecordAt>
-void move_items(RecordAt record_at, const std::uint32_t* item_offsets, std::uint32_t items, std::uint64_t count,
-                std::byte* frame) {
+void move_items(RecordAt record_at, const std::uint32_t* item_offsets, std::uint32_t items,
+                std::uint64_t count, std::byte* frame) {
   const std::uint64_t column = count * ItemBytes;  // bytes of one item's array
   for (std::uint64_t r = 0; r < count; ++r) {
     std::byte* record = record_at(r);
@@ -103,7 +103,8 @@ void move_items(RecordAt record_at, const std::uint32_t* item_offsets, std::uint
 
 /// Moves the items `layout` names of `count` records, record r starting at record_at(r), to or from `frame`.
 template <direction Direction, class RecordAt>
-void move_layout_items(const record_layout& layout, RecordAt record_at, std::uint64_t count, std::byte* frame) {
+void move_layout_items(const record_layout& layout, RecordAt record_at, std::uint64_t count,
+                       std::byte* frame) {
   const std::uint32_t items = layout.items_per_record();
   std::vector<std::uint32_t> offsets;  // of every item of every field, in order
   offsets.reserve(items);
@@ -162,7 +163,8 @@ void gather_records(std::span<const std::byte> dataset, const record_layout& lay
 void gather_records_at(std::span<const std::byte> dataset, const record_layout& layout,
                        std::span<const std::uint64_t> starts, std::span<std::byte> out) {
   XF_EXPECTS(*layout_problem(layout) == '\0', layout_problem(layout));
-  XF_EXPECTS(out.size() >= starts.size() * layout.bytes_read_per_record(), "the frame is too small for its records");
+  XF_EXPECTS(out.size() >= starts.size() * layout.bytes_read_per_record(),
+             "the frame is too small for its records");
   for (const std::uint64_t start : starts)
     XF_EXPECTS(start <= dataset.size() && dataset.size() - start >= layout.record_bytes,
                "the records must lie inside the dataset");

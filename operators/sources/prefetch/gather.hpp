@@ -34,8 +34,8 @@ struct gather_fault {
 
 /// Gathers GPU threads [first_thread, end_thread) of `chunk` from `dataset` (CPU assembler threads
 /// each take a range). Returns the bytes gathered, or throws gather_fault.
-std::uint64_t gather(std::span<const std::byte> dataset, const gather_chunk& chunk, std::uint32_t first_thread,
-                     std::uint32_t end_thread);
+std::uint64_t gather(std::span<const std::byte> dataset, const gather_chunk& chunk,
+                     std::uint32_t first_thread, std::uint32_t end_thread);
 
 /// Gathers the fields `layout` reads of records [first, first + count) of a dataset of fixed-length records
 /// into `out` field item by field item (structure of arrays): item i of record r (i over the layout's items,

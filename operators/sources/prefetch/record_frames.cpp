@@ -81,8 +81,8 @@ void describe_record_params(operator_schema<record_dataset_params>& s, dataset_s
           reads ? "dataset file of fixed-length records (memory-mapped, read-only)"
                 : "the prefetch source's dataset file (mapped read-write)",
           required);
-  s.bytes(&params::record_bytes, "record_bytes", reads ? "bytes per record" : "bytes per record (the source's)",
-          required, 1);
+  s.bytes(&params::record_bytes, "record_bytes",
+          reads ? "bytes per record" : "bytes per record (the source's)", required, 1);
   if (reads)
     s.param(&params::fields, "fields",
             "the fields the GPU operators read, 'OFFSET:BYTES,…' in offset order (empty: the whole record)",
@@ -96,10 +96,12 @@ void describe_record_params(operator_schema<record_dataset_params>& s, dataset_s
           reads ? "records to stream from the start (0: the whole dataset)"
                 : "records the source streams (its records parameter)",
           params{}.records, 0);
-  s.param(&params::records_per_frame, "records_per_frame",
-          reads ? "records per frame (0: as many as a frame holds); a prefetch_writeback downstream takes the same"
-                : "records per frame: the source's (its stats counter records_per_frame); must be set",
-          params{}.records_per_frame, 0);
+  s.param(
+      &params::records_per_frame, "records_per_frame",
+      reads
+          ? "records per frame (0: as many as a frame holds); a prefetch_writeback downstream takes the same"
+          : "records per frame: the source's (its stats counter records_per_frame); must be set",
+      params{}.records_per_frame, 0);
 }
 
 std::string layout_of(const record_dataset_params& p, record_layout& layout) {

@@ -77,9 +77,10 @@ XF_HOST_DEVICE inline record_layout resolve_fields(const record_layout& fields, 
 /// Pushes the addresses of records [first, end) (dataset offset `base`) into `enc`, resuming at
 /// `*next_item` (items since `first`, in record order): false when `out` filled up, with `*next_item`
 /// at the item to push next. The caller hands the buffer on and calls again.
-XF_HOST_DEVICE inline bool generate_record_addresses(const record_layout& l, std::uint64_t base, std::uint64_t first,
-                                                     std::uint64_t end, std::uint64_t* next_item,
-                                                     address_encoder& enc, address_words& out) {
+XF_HOST_DEVICE inline bool generate_record_addresses(const record_layout& l, std::uint64_t base,
+                                                     std::uint64_t first, std::uint64_t end,
+                                                     std::uint64_t* next_item, address_encoder& enc,
+                                                     address_words& out) {
   const std::uint32_t per_record = l.items_per_record();
   const std::uint64_t total = (end - first) * per_record;
   for (std::uint64_t i = *next_item; i < total; ++i) {
@@ -87,7 +88,8 @@ XF_HOST_DEVICE inline bool generate_record_addresses(const record_layout& l, std
     std::uint32_t k = static_cast<std::uint32_t>(i % per_record);
     std::uint32_t f = 0;
     while (k >= l.fields[f].bytes / l.item_bytes) k -= l.fields[f++].bytes / l.item_bytes;
-    const std::uint64_t address = base + record * l.record_bytes + l.fields[f].offset + std::uint64_t{k} * l.item_bytes;
+    const std::uint64_t address =
+        base + record * l.record_bytes + l.fields[f].offset + std::uint64_t{k} * l.item_bytes;
     if (!enc.push(address, out)) {
       *next_item = i;
       return false;

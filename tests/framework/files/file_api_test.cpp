@@ -22,7 +22,9 @@ namespace {
 using test::pattern;
 using test::pattern_byte;
 
-fault_site site_of(std::uint32_t, std::uint64_t offset) { return {"reader", "out", offset}; }
+fault_site site_of(std::uint32_t, std::uint64_t offset) {
+  return {"reader", "out", offset};
+}
 
 /// The checks both shapes must pass: ranges {file 0: [5000, 15000)} and {file 1: [100, 300)}.
 void check_view(const file_pages& pages, const std::vector<std::uint64_t>& sizes, bool paged) {
@@ -92,7 +94,8 @@ TEST_CASE("file_pages: the cache's pages and flat buffers read alike") {
     const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(20);
     fetch_status status = fetch_status::waiting;
     inline_moves moves;
-    while ((status = fetch_step(cache.view(), cache.block(0), item, 0, 0, counters, moves)) == fetch_status::waiting) {
+    while ((status = fetch_step(cache.view(), cache.block(0), item, 0, 0, counters, moves)) ==
+           fetch_status::waiting) {
       REQUIRE(std::chrono::steady_clock::now() < give_up);
       std::this_thread::yield();
     }
@@ -119,7 +122,8 @@ TEST_CASE("direct_reads: unaligned ranges read whole, reused buffers, and a rang
   files.open(path, site_of(0, 0));
   direct_reads reads(files);
   const fault_site site{"reader", "out", 12};
-  for (const auto& range : {std::pair<std::uint64_t, std::uint64_t>{5000, 10000}, {49999, 1}, {0, 50000}, {123, 7}}) {
+  for (const auto& range :
+       {std::pair<std::uint64_t, std::uint64_t>{5000, 10000}, {49999, 1}, {0, 50000}, {123, 7}}) {
     const std::uint64_t offset = range.first, bytes = range.second;  // not a structured binding: CAPTURE
     CAPTURE(offset);
     read_list list;
@@ -132,11 +136,12 @@ TEST_CASE("direct_reads: unaligned ranges read whole, reused buffers, and a rang
   }
   read_list past;
   REQUIRE(past.read(file_id{0}, 49000, 2000));
-  CHECK_THROWS_WITH_AS(reads.read(past, site),
-                       doctest::Contains("operator 'reader', topic 'out', offset 12"), run_error);
-  CHECK_THROWS_WITH_AS(reads.read(past, site),
-                       doctest::Contains("f0': the operator reads bytes [49000, 51000), past its size (50000 bytes)"),
+  CHECK_THROWS_WITH_AS(reads.read(past, site), doctest::Contains("operator 'reader', topic 'out', offset 12"),
                        run_error);
+  CHECK_THROWS_WITH_AS(
+      reads.read(past, site),
+      doctest::Contains("f0': the operator reads bytes [49000, 51000), past its size (50000 bytes)"),
+      run_error);
 }
 
 }  // namespace xf

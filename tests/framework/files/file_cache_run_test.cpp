@@ -23,16 +23,16 @@
 #if defined(XF_HAVE_CUDA)
 #include "framework/kernel/kernel_program.hpp"
 #endif
-#include "framework/plan/plan.hpp"
-#include "framework/model/topology_builder.hpp"
 #include "framework/core/units.hpp"
+#include "framework/model/topology_builder.hpp"
+#include "framework/plan/device_probe.hpp"
+#include "framework/plan/plan.hpp"
 #include "operators/builtin.hpp"
 #include "operators/sources/readahead_file_source.hpp"
 #include "tests/framework/files/files_kernel.hpp"
 #include "tests/framework/files/indexed_add.hpp"
 #include "tests/framework/files/pattern_file.hpp"
 #include "tests/framework/files/small_files_reader.hpp"
-#include "framework/plan/device_probe.hpp"
 
 namespace xf {
 namespace {
@@ -108,7 +108,8 @@ topology_spec reader_topology(const reader_files& f, std::uint64_t frames, std::
   topology_builder b("reader");
   b.topic("in").frame_bytes(4 * KiB).capacity(8).element(element_type::u32);
   b.topic("out").frame_bytes(4 * KiB).capacity(8).element(element_type::u32);
-  b.link({}, op("source", "sequence_source").param("total_bytes", std::int64_t(frames * 4 * KiB - 12)), {"in"});
+  b.link({}, op("source", "sequence_source").param("total_bytes", std::int64_t(frames * 4 * KiB - 12)),
+         {"in"});
   b.link({"in"},
          op("add", "indexed_add")
              .on(placement::gpu)
@@ -139,14 +140,18 @@ const device_status& gpu() {
 /// `skipped` for a device subcase that cannot run.
 kernel_on each_executor() {
   kernel_on where = kernel_on::host;
-  SUBCASE("host executor") { where = kernel_on::host; }
+  SUBCASE("host executor") {
+    where = kernel_on::host;
+  }
   SUBCASE("device executor (GPU)") {
     where = kernel_on::device;
     if (!gpu().usable || test::files_test_kernel() == nullptr) {
-      const std::string why = test::files_test_kernel() == nullptr ? std::string("a build without CUDA") : gpu().reason;
+      const std::string why =
+          test::files_test_kernel() == nullptr ? std::string("a build without CUDA") : gpu().reason;
       MESSAGE("skipped on the device executor: " << why);
       static bool said = false;  // once in the log, whatever doctest's verbosity
-      if (!said) std::printf("files_test: the device-executor subcases are skipped (GPU tests): %s\n", why.c_str());
+      if (!said)
+        std::printf("files_test: the device-executor subcases are skipped (GPU tests): %s\n", why.c_str());
       said = true;
       where = kernel_on::skipped;
     }
@@ -227,12 +232,14 @@ TEST_CASE("file cache run: a reader in the kernel's blocks reads every frame's p
       for (const auto& t : c.io_threads) read += t.bytes;
       CHECK(read >= c.misses * 4 * KiB - 4 * KiB);  // a file's last page may be short
       const std::string table = format_stats_table(stats);
-      CHECK(table.find("file cache: " + std::to_string(cache_pages) + " pages of 4 KiB") != std::string::npos);
+      CHECK(table.find("file cache: " + std::to_string(cache_pages) + " pages of 4 KiB") !=
+            std::string::npos);
     }
   }
 }
 
-TEST_CASE("file cache run: a range past the end of a file fails the run naming operator, topic, offset and path") {
+TEST_CASE(
+    "file cache run: a range past the end of a file fails the run naming operator, topic, offset and path") {
   if (each_executor() == kernel_on::skipped) return;
   reader_files files(4 * KiB);  // 512 index words: the frame at offset 512 reads past the end
   topology_spec spec = reader_topology(files, 600);
@@ -257,7 +264,8 @@ TEST_CASE("file cache run: a missing file fails the start naming the operator an
   CHECK_MESSAGE(stats.error.find(files.dir.file("missing")) != std::string::npos, stats.error);
 }
 
-TEST_CASE("file cache run: a stage that needs more pages than a block's share fails instead of waiting forever") {
+TEST_CASE(
+    "file cache run: a stage that needs more pages than a block's share fails instead of waiting forever") {
   if (each_executor() == kernel_on::skipped) return;
   reader_files files;
   topology_spec spec = reader_topology(files, 10);
@@ -267,15 +275,17 @@ TEST_CASE("file cache run: a stage that needs more pages than a block's share fa
   run_control control;
   const run_stats stats = run(spec, control);
   CHECK(stats.status == xf::run_status::failed);
-  CHECK_MESSAGE(stats.error.find("stage 1 reads 2 pages of 4 KiB, more than a block's share of the file cache (1 "
-                                 "pages of 3 blocks)") != std::string::npos,
-                stats.error);
+  CHECK_MESSAGE(
+      stats.error.find("stage 1 reads 2 pages of 4 KiB, more than a block's share of the file cache (1 "
+                       "pages of 3 blocks)") != std::string::npos,
+      stats.error);
 }
 
 namespace {
 
 /// readahead_file_source (on `where`) → verify_sink (replays the files with direct reads) and collect_sink.
-topology_spec source_topology(const std::string& paths, placement where, std::uint64_t frame_bytes = 16 * KiB) {
+topology_spec source_topology(const std::string& paths, placement where,
+                              std::uint64_t frame_bytes = 16 * KiB) {
   topology_builder b("files");
   b.topic("frames").frame_bytes(frame_bytes).capacity(16).element(element_type::u8);
   b.link({}, op("files", "readahead_file_source").on(where).param("path", paths), {"frames"});
@@ -287,7 +297,9 @@ topology_spec source_topology(const std::string& paths, placement where, std::ui
 
 }  // namespace
 
-TEST_CASE("file source: files of 0 B, 1 B and sizes off the page and frame grid stream byte-exact, on gpu and cpu") {
+TEST_CASE(
+    "file source: files of 0 B, 1 B and sizes off the page and frame grid stream byte-exact, on gpu and "
+    "cpu") {
   if (each_executor() == kernel_on::skipped) return;
   test::scratch_dir dir;
   const std::vector<std::uint64_t> sizes = {0, 1, 16 * KiB, 100000, 3 * 16 * KiB + 5, 4096, 70001, 2};
@@ -351,13 +363,15 @@ TEST_CASE("file source: an empty file is an empty stream, and bad paths are refu
   CHECK(stats_of(stats, "files").frames_out == 0);
 
   run_control missing_control;
-  const run_stats missing = run(source_topology(empty + "; " + dir.file("nope"), placement::gpu), missing_control);
+  const run_stats missing =
+      run(source_topology(empty + "; " + dir.file("nope"), placement::gpu), missing_control);
   CHECK(missing.status == xf::run_status::failed);
   CHECK_MESSAGE(missing.error.find("operator 'files', topic 'frames'") != std::string::npos, missing.error);
   CHECK_MESSAGE(missing.error.find(dir.file("nope")) != std::string::npos, missing.error);
 
   path_list list;
-  CHECK(std::string(parse_path_list("a.bin;; b.bin", list)) == "a list of paths separated by ';', none empty");
+  CHECK(std::string(parse_path_list("a.bin;; b.bin", list)) ==
+        "a list of paths separated by ';', none empty");
   CHECK(std::string(parse_path_list("1;2;3;4;5;6;7;8;9", list)) == "at most 8 files");
   CHECK(std::string(parse_path_list(" a.bin ;b.bin", list)).empty());
   CHECK(list.count == 2);
@@ -367,7 +381,8 @@ TEST_CASE("file source: an empty file is an empty stream, and bad paths are refu
                        config_error);
 }
 
-TEST_CASE("file readers: the README's example (golden_diff) shows where a stream differs from its golden file") {
+TEST_CASE(
+    "file readers: the README's example (golden_diff) shows where a stream differs from its golden file") {
   if (each_executor() == kernel_on::skipped) return;
   test::scratch_dir dir;
   const std::uint64_t size = 300000;
@@ -429,12 +444,15 @@ TEST_CASE("file source: a file truncated while the run reads it fails the run na
   const run_stats stats = run(spec, control);
   CHECK(stats.status == xf::run_status::failed);
   // The source is at most a ring and a readahead ahead of the cut: a later frame finds the file short.
-  CHECK_MESSAGE(stats.error.find("operator 'files', topic 'frames', offset ") != std::string::npos, stats.error);
-  CHECK_MESSAGE(stats.error.find("file '" + data + "': file ends at byte offset") != std::string::npos, stats.error);
+  CHECK_MESSAGE(stats.error.find("operator 'files', topic 'frames', offset ") != std::string::npos,
+                stats.error);
+  CHECK_MESSAGE(stats.error.find("file '" + data + "': file ends at byte offset") != std::string::npos,
+                stats.error);
   CHECK_MESSAGE(stats.error.find("truncated while being read") != std::string::npos, stats.error);
 }
 
-TEST_CASE("file readers: many small files, each read whole, byte-exact through a cache smaller than them all") {
+TEST_CASE(
+    "file readers: many small files, each read whole, byte-exact through a cache smaller than them all") {
   if (each_executor() == kernel_on::skipped) return;
   test::scratch_dir dir;
   constexpr std::uint32_t count = 300;
@@ -448,8 +466,13 @@ TEST_CASE("file readers: many small files, each read whole, byte-exact through a
   topology_builder b("small");
   b.topic("in").frame_bytes(12 * KiB).capacity(16).element(element_type::u8);
   b.topic("out").frame_bytes(12 * KiB).capacity(16).element(element_type::u8);
-  b.link({}, op("source", "sequence_source").param("total_bytes", std::int64_t(2 * count * 12 * KiB)), {"in"});
-  b.link({"in"}, op("read", "small_files_reader").on(placement::gpu).param("dir", dir.file("")).param("count", std::int64_t{count}),
+  b.link({}, op("source", "sequence_source").param("total_bytes", std::int64_t(2 * count * 12 * KiB)),
+         {"in"});
+  b.link({"in"},
+         op("read", "small_files_reader")
+             .on(placement::gpu)
+             .param("dir", dir.file(""))
+             .param("count", std::int64_t{count}),
          {"out"});
   b.link({"out"}, op("verify", "verify_sink"), {});
   b.link({"out"}, op("keep", "collect_sink"), {});
@@ -465,7 +488,8 @@ TEST_CASE("file readers: many small files, each read whole, byte-exact through a
   std::uint64_t wrong = 0;
   for (const auto& [offset, frame] : collect_sink::frames()) {
     const std::vector<std::byte>& file = contents[offset % count];
-    for (std::uint64_t i = 0; i < frame.size(); ++i) wrong += frame[i] != (i < file.size() ? file[i] : std::byte{0});
+    for (std::uint64_t i = 0; i < frame.size(); ++i)
+      wrong += frame[i] != (i < file.size() ? file[i] : std::byte{0});
   }
   CHECK(collect_sink::frames().size() == 2 * count);
   CHECK(wrong == 0);

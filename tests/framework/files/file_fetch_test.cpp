@@ -29,7 +29,9 @@ std::string write_pattern_file(const test::scratch_dir& dir, std::uint32_t file,
   return test::write_pattern_file(dir, "data" + std::to_string(file) + ".bin", file, bytes);
 }
 
-fault_site site_of(std::uint32_t op, std::uint64_t frame_offset) { return {"op" + std::to_string(op), "t", frame_offset}; }
+fault_site site_of(std::uint32_t op, std::uint64_t frame_offset) {
+  return {"op" + std::to_string(op), "t", frame_offset};
+}
 
 /// A host file cache over pattern files of `sizes` bytes: `blocks` blocks with `share` page slots and
 /// `requests_per_block` request slots each, 4 KiB pages, readahead as set (none by default), served by
@@ -60,7 +62,8 @@ struct host_cache_rig {
     std::vector<cache_file> files;
     for (std::uint32_t f = 0; f < l.sizes.size(); ++f) {
       paths.push_back(write_pattern_file(dir, f, l.sizes[f]));
-      files.push_back({paths.back(), site_of(0, 0), f < l.advice.size() ? l.advice[f] : access_advice::normal});
+      files.push_back(
+          {paths.back(), site_of(0, 0), f < l.advice.size() ? l.advice[f] : access_advice::normal});
     }
     file_cache_spec spec;
     spec.size = std::uint64_t{l.blocks} * l.share * 4096;
@@ -79,7 +82,8 @@ struct host_cache_rig {
   fetch_block& block(std::uint32_t b) { return cache->block(b); }
 
   /// One step, its bytes moved before it returns (with `deferred`, as the kernel's round moves them).
-  fetch_status step(std::uint32_t block, fetch_item& item, fetch_counters& counters, std::uint64_t frame = 0) {
+  fetch_status step(std::uint32_t block, fetch_item& item, fetch_counters& counters,
+                    std::uint64_t frame = 0) {
     if (!deferred) {
       inline_moves moves;
       return fetch_step(view, cache->block(block), item, /*op=*/1, frame, counters, moves);
@@ -91,8 +95,8 @@ struct host_cache_rig {
     return s;
   }
   /// A step whose moves join `moves` (several items' steps share a round's queue, as in the kernel).
-  fetch_status queue_step(std::uint32_t block, fetch_item& item, fetch_counters& counters, std::uint64_t frame,
-                          deferred_moves& moves) {
+  fetch_status queue_step(std::uint32_t block, fetch_item& item, fetch_counters& counters,
+                          std::uint64_t frame, deferred_moves& moves) {
     return fetch_step(view, cache->block(block), item, /*op=*/1, frame, counters, moves);
   }
   /// What the kernel's threads do with a round's queue: the copies out of staging, then those out of the
@@ -214,8 +218,9 @@ TEST_CASE("file_fetch: a full share makes an item drop its pins and start over, 
 }
 
 TEST_CASE("file_fetch: a failed read fails its reader and every later reader of the page, once drained") {
-  host_cache_rig rig({.sizes = {64 * 4096}},
-                     [](host_cache_rig& r) { r.cache->files().inject_fault(r.paths[0], 5 * 4096 + 100, EIO); });
+  host_cache_rig rig({.sizes = {64 * 4096}}, [](host_cache_rig& r) {
+    r.cache->files().inject_fault(r.paths[0], 5 * 4096 + 100, EIO);
+  });
   std::vector<std::uint32_t> entries(8);
   fetch_counters counters;
   fetch_item item;
@@ -227,7 +232,8 @@ TEST_CASE("file_fetch: a failed read fails its reader and every later reader of 
   fetch_release(rig.view, item);
   const std::optional<run_error> error = rig.cache->poll();
   REQUIRE(error.has_value());
-  CHECK(error->reason() == "file '" + rig.paths[0] + "': read failed at byte offset 20580: Input/output error");
+  CHECK(error->reason() ==
+        "file '" + rig.paths[0] + "': read failed at byte offset 20580: Input/output error");
   // The page stays failed in the cache: a later reader fails without a request of its own.
   fetch_item later;
   const file_range page5{0, 5 * 4096, 10};
@@ -245,9 +251,15 @@ TEST_CASE("file_fetch: blocks on threads read random ranges through a cache smal
   constexpr std::uint32_t blocks = 4, items = 2;
   std::uint32_t share = 13;
   page_replacement replacement = page_replacement::lra;
-  SUBCASE("the smallest share") { share = 13; }
-  SUBCASE("a roomier share") { share = 32; }
-  SUBCASE("a share below the rule") { share = 8; }
+  SUBCASE("the smallest share") {
+    share = 13;
+  }
+  SUBCASE("a roomier share") {
+    share = 32;
+  }
+  SUBCASE("a share below the rule") {
+    share = 8;
+  }
   SUBCASE("one global hand over 4 x 13 slots") {
     share = 13;
     replacement = page_replacement::global;
@@ -272,9 +284,16 @@ TEST_CASE("file_fetch: blocks on threads read random ranges through a cache smal
   CAPTURE(name_of(replacement));
   CAPTURE(readahead);
   CAPTURE(deferred);
-  host_cache_rig rig({.sizes = {2 << 20, 3 << 19}, .blocks = blocks, .share = share, .requests_per_block = 4,
-                      .io_threads = 3, .staging_bytes = readahead > 0 ? std::uint64_t{32} << 10 : std::uint64_t{16} << 10, .replacement = replacement,
-                      .readahead_pages = readahead, .readahead_policy = readahead_mode::on, .deferred = deferred});
+  host_cache_rig rig({.sizes = {2 << 20, 3 << 19},
+                      .blocks = blocks,
+                      .share = share,
+                      .requests_per_block = 4,
+                      .io_threads = 3,
+                      .staging_bytes = readahead > 0 ? std::uint64_t{32} << 10 : std::uint64_t{16} << 10,
+                      .replacement = replacement,
+                      .readahead_pages = readahead,
+                      .readahead_policy = readahead_mode::on,
+                      .deferred = deferred});
   std::atomic<std::uint64_t> wrong{0}, failed{0}, resolved{0}, hits{0}, misses{0}, no_page{0}, ahead_hits{0};
   std::vector<std::thread> threads;
   for (std::uint32_t b = 0; b < blocks; ++b) {
@@ -309,7 +328,8 @@ TEST_CASE("file_fetch: blocks on threads read random ranges through a cache smal
             item[k].begin(ranges[k], count, entries.data() + k * 8, 12);
             busy[k] = true;
           }
-          status[k] = deferred ? rig.queue_step(b, item[k], counters, done, moves) : rig.step(b, item[k], counters, done);
+          status[k] = deferred ? rig.queue_step(b, item[k], counters, done, moves)
+                               : rig.step(b, item[k], counters, done);
           stepped[k] = true;
         }
         if (deferred) rig.run_moves(moves);
@@ -387,11 +407,18 @@ TEST_CASE("file_fetch: adaptive readahead starts on a sequential stream, and its
   // 256 pages and a short last one; 16 pages of readahead; a share of 16 (nothing is read twice).
   const std::uint64_t size = 255 * 4096 + 1000;
   bool deferred = false;
-  SUBCASE("moved at once") { deferred = false; }
-  SUBCASE("moved as the GPU does") { deferred = true; }
+  SUBCASE("moved at once") {
+    deferred = false;
+  }
+  SUBCASE("moved as the GPU does") {
+    deferred = true;
+  }
   CAPTURE(deferred);
-  host_cache_rig rig(
-      {.sizes = {size}, .share = 16, .staging_bytes = 128 << 10, .readahead_pages = 16, .deferred = deferred});
+  host_cache_rig rig({.sizes = {size},
+                      .share = 16,
+                      .staging_bytes = 128 << 10,
+                      .readahead_pages = 16,
+                      .deferred = deferred});
   bool right = false;
   const fetch_counters c = read_pages(rig, 0, in_order(256), &right);
   CHECK(right);
@@ -418,7 +445,10 @@ TEST_CASE("file_fetch: adaptive readahead starts on a sequential stream, and its
 TEST_CASE("file_fetch: readahead on reads ahead from the first miss; off and random advice never do") {
   const std::uint64_t pages = 64;
   SUBCASE("on") {
-    host_cache_rig rig({.sizes = {pages * 4096}, .share = 16, .staging_bytes = 128 << 10, .readahead_pages = 16,
+    host_cache_rig rig({.sizes = {pages * 4096},
+                        .share = 16,
+                        .staging_bytes = 128 << 10,
+                        .readahead_pages = 16,
                         .readahead_policy = readahead_mode::on});
     bool right = false;
     const fetch_counters c = read_pages(rig, 0, in_order(pages), &right);
@@ -427,7 +457,10 @@ TEST_CASE("file_fetch: readahead on reads ahead from the first miss; off and ran
     CHECK(c.ahead_hits == pages - 4);
   }
   SUBCASE("sequential advice starts it at once") {
-    host_cache_rig rig({.sizes = {pages * 4096}, .share = 16, .staging_bytes = 128 << 10, .readahead_pages = 16,
+    host_cache_rig rig({.sizes = {pages * 4096},
+                        .share = 16,
+                        .staging_bytes = 128 << 10,
+                        .readahead_pages = 16,
                         .advice = {access_advice::sequential}});
     bool right = false;
     const fetch_counters c = read_pages(rig, 0, in_order(pages), &right);
@@ -435,7 +468,10 @@ TEST_CASE("file_fetch: readahead on reads ahead from the first miss; off and ran
     CHECK(c.requests == 4);
   }
   SUBCASE("off") {
-    host_cache_rig rig({.sizes = {pages * 4096}, .share = 16, .staging_bytes = 128 << 10, .readahead_pages = 16,
+    host_cache_rig rig({.sizes = {pages * 4096},
+                        .share = 16,
+                        .staging_bytes = 128 << 10,
+                        .readahead_pages = 16,
                         .readahead_policy = readahead_mode::off});
     CHECK(rig.block(0).ahead == nullptr);
     bool right = false;
@@ -445,8 +481,11 @@ TEST_CASE("file_fetch: readahead on reads ahead from the first miss; off and ran
     CHECK(c.ahead_pages == 0);
   }
   SUBCASE("random advice turns it off for that file only") {
-    host_cache_rig rig({.sizes = {pages * 4096, pages * 4096}, .share = 16, .staging_bytes = 128 << 10,
-                        .readahead_pages = 16, .readahead_policy = readahead_mode::on,
+    host_cache_rig rig({.sizes = {pages * 4096, pages * 4096},
+                        .share = 16,
+                        .staging_bytes = 128 << 10,
+                        .readahead_pages = 16,
+                        .readahead_policy = readahead_mode::on,
                         .advice = {access_advice::random, access_advice::normal}});
     bool right = false;
     const fetch_counters random_file = read_pages(rig, 0, in_order(pages), &right);
@@ -461,7 +500,8 @@ TEST_CASE("file_fetch: readahead on reads ahead from the first miss; off and ran
 
 TEST_CASE("file_fetch: adaptive readahead stays off for data-dependent random reads") {
   const std::uint64_t pages = 4096;  // 16 MiB
-  host_cache_rig rig({.sizes = {pages * 4096}, .share = 16, .staging_bytes = 128 << 10, .readahead_pages = 16});
+  host_cache_rig rig(
+      {.sizes = {pages * 4096}, .share = 16, .staging_bytes = 128 << 10, .readahead_pages = 16});
   std::vector<std::uint64_t> order;
   std::uint64_t state = 12345;
   for (int i = 0; i < 400; ++i) {
@@ -482,10 +522,10 @@ TEST_CASE("file_cache: a file that cannot be opened names its reader and path") 
   test::scratch_dir dir;
   const std::string missing = dir.file("missing.bin");
   CHECK_THROWS_WITH_AS(file_cache(file_cache_spec{}, 2, {{missing, {"reader", "out", std::nullopt}}}, site_of,
-                                       std::chrono::milliseconds(0)),
+                                  std::chrono::milliseconds(0)),
                        doctest::Contains("operator 'reader', topic 'out'"), run_error);
   CHECK_THROWS_WITH_AS(file_cache(file_cache_spec{}, 2, {{missing, {"reader", "out", std::nullopt}}}, site_of,
-                                       std::chrono::milliseconds(0)),
+                                  std::chrono::milliseconds(0)),
                        doctest::Contains("missing.bin': cannot open: No such file or directory"), run_error);
 }
 

@@ -7,10 +7,10 @@
 #include <cstring>
 #include <vector>
 
-#include "framework/model/spec_validation.hpp"
-#include "framework/plan/plan.hpp"
 #include "framework/model/registry.hpp"
+#include "framework/model/spec_validation.hpp"
 #include "framework/model/topology_builder.hpp"
+#include "framework/plan/plan.hpp"
 #include "tests/framework/files/indexed_add.hpp"
 #include "tests/framework/files/pattern_file.hpp"
 
@@ -61,7 +61,8 @@ TEST_CASE("file reader on cpu: stages with their carry read the bytes the index 
     CHECK(fo.bytes == 4096);
     const std::uint64_t at = value_at<std::uint64_t>(index_bytes, offset * 8) % window / 4 * 4;
     bool right = true;
-    for (std::uint32_t i = 0; i < 1024; ++i) right = right && out[i] == in[i] + value_at<std::uint32_t>(data_bytes, at + 4 * i);
+    for (std::uint32_t i = 0; i < 1024; ++i)
+      right = right && out[i] == in[i] + value_at<std::uint32_t>(data_bytes, at + 4 * i);
     CHECK(right);
   }
   // A frame the operator fails; an index past the index file's end (offset 512 reads bytes 4096..4104).
@@ -78,13 +79,15 @@ TEST_CASE("file reader on cpu: stages with their carry read the bytes the index 
 
 TEST_CASE("file reader on cpu: a missing file fails the start naming the operator and path") {
   test::scratch_dir dir;
-  auto op = reader_registry().find("indexed_add")->make_cpu(
-      {{"index", dir.file("none")}, {"data", dir.file("none")}, {"window", std::int64_t(4096)}});
+  auto op =
+      reader_registry()
+          .find("indexed_add")
+          ->make_cpu(
+              {{"index", dir.file("none")}, {"data", dir.file("none")}, {"window", std::int64_t(4096)}});
   operator_setup setup;
   setup.name = "adder";
   setup.inputs = {{"in", 4096, 4, element_type::u32}};
-  CHECK_THROWS_WITH_AS(op->on_start(setup),
-                       doctest::Contains("operator 'adder', topic 'in'"), run_error);
+  CHECK_THROWS_WITH_AS(op->on_start(setup), doctest::Contains("operator 'adder', topic 'in'"), run_error);
 }
 
 TEST_CASE("file reader: placed on gpu, the device executor runs its frames whole, unstaged, one a block") {
@@ -108,7 +111,12 @@ TEST_CASE("file reader: placed on gpu, the device executor runs its frames whole
   b.topic("a");
   b.topic("b");
   b.link({}, op("src", "stub_source"), {"a"});
-  b.link({"a"}, op("add", "indexed_add").on(placement::gpu).param("index", "i").param("data", "d").param("window", "4KiB"),
+  b.link({"a"},
+         op("add", "indexed_add")
+             .on(placement::gpu)
+             .param("index", "i")
+             .param("data", "d")
+             .param("window", "4KiB"),
          {"b"});
   b.link({"b"}, op("sink", "stub_sink"), {});
   topology_spec spec = b.build();
@@ -132,9 +140,10 @@ TEST_CASE("file reader: placed on gpu, the device executor runs its frames whole
   file_cache_spec cache;
   cache.size = 16 * 4096;
   small.runtime.file_cache = cache;
-  CHECK_THROWS_WITH_AS(make_plan(small, registry, options),
-                       doctest::Contains("runtime.file_cache.size holds 16 pages of 4 KiB, fewer than the kernel's"),
-                       config_error);
+  CHECK_THROWS_WITH_AS(
+      make_plan(small, registry, options),
+      doctest::Contains("runtime.file_cache.size holds 16 pages of 4 KiB, fewer than the kernel's"),
+      config_error);
   // The host executor's blocks (here 4) are fine with it.
   options.force_host = true;
   options.host_cores = 4;

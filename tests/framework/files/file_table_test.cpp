@@ -17,7 +17,9 @@
 namespace xf {
 namespace {
 
-std::byte pattern_byte(std::uint64_t i) { return test::pattern_byte(0, i); }
+std::byte pattern_byte(std::uint64_t i) {
+  return test::pattern_byte(0, i);
+}
 
 std::string write_pattern_file(const test::scratch_dir& dir, const std::string& name, std::uint64_t bytes) {
   return test::write_pattern_file(dir, name, 0, bytes);
@@ -89,7 +91,8 @@ TEST_CASE("file_table: reads every byte, in pieces, direct where the filesystem 
   }
 }
 
-TEST_CASE("file_table: a filesystem that refuses direct reads is read buffered, or is an error under direct: on") {
+TEST_CASE(
+    "file_table: a filesystem that refuses direct reads is read buffered, or is an error under direct: on") {
   test::scratch_dir dir;
   const std::string path = write_pattern_file(dir, "data.bin", 20000);
   file_table automatic;
@@ -103,7 +106,8 @@ TEST_CASE("file_table: a filesystem that refuses direct reads is read buffered, 
 
   file_table strict({.direct = direct_io_mode::on});
   strict.inject_fault(path, 0, EINVAL, true);
-  CHECK_THROWS_WITH_AS(strict.open(path, site), doctest::Contains("runtime.file_cache.direct: on"), run_error);
+  CHECK_THROWS_WITH_AS(strict.open(path, site), doctest::Contains("runtime.file_cache.direct: on"),
+                       run_error);
 }
 
 TEST_CASE("file_table: a failing read and a file truncated while read name the path and the byte offset") {
@@ -128,8 +132,9 @@ TEST_CASE("file_table: a failing read and a file truncated while read name the p
   const read_outcome past = table.read(id, 32768, 8192, buffer.data.get(), buffer.size);
   CHECK(past.status == file_status::truncated);
   CHECK(table.failure(id, past, 32768, site).reason() ==
-        "file '" + path + "': file ends at byte offset 32768, before its size at start (40960 bytes): truncated "
-                          "while being read");
+        "file '" + path +
+            "': file ends at byte offset 32768, before its size at start (40960 bytes): truncated "
+            "while being read");
   const read_outcome across = table.read(id, 24576, 8192, buffer.data.get(), buffer.size);
   CHECK(across.status == file_status::truncated);
   CHECK(across.bytes == 30000 - 24576);

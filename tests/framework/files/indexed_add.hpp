@@ -1,5 +1,5 @@
-// A test file reader of two stages (framework/model/operator.hpp: gpu_file_reader), shared by the tests of the
-// reader on cpu and on the host executor's blocks.
+// A test file reader of two stages (framework/model/operator.hpp: gpu_file_reader), shared by the tests of
+// the reader on cpu and on the host executor's blocks.
 #pragma once
 
 #include <cstring>

@@ -21,7 +21,9 @@
 namespace xf {
 namespace {
 
-std::byte pattern_byte(std::uint64_t i) { return test::pattern_byte(0, i); }
+std::byte pattern_byte(std::uint64_t i) {
+  return test::pattern_byte(0, i);
+}
 
 fault_site site_of(std::uint32_t op, std::uint64_t frame_offset);
 
@@ -31,7 +33,8 @@ struct pattern_file_table {
   test::scratch_dir dir;
   std::string path;
   file_table files;
-  explicit pattern_file_table(std::uint64_t bytes) : path(test::write_pattern_file(dir, "data.bin", 0, bytes)) {}
+  explicit pattern_file_table(std::uint64_t bytes)
+      : path(test::write_pattern_file(dir, "data.bin", 0, bytes)) {}
   void open() { REQUIRE(files.open(path, site_of(1, 0)) == 0); }
 };
 
@@ -99,7 +102,8 @@ TEST_CASE("io_service: readers on four threads get every byte of requests from 4
         const std::uint64_t pages = 1 + (state >> 33) % 256;
         const std::uint64_t offset = ((state >> 13) % (size / 4096)) * 4096;
         const std::uint64_t bytes = std::min(pages * 4096, size - offset);
-        const std::uint32_t slot = reader * slots_per_reader + static_cast<std::uint32_t>(i % slots_per_reader);
+        const std::uint32_t slot =
+            reader * slots_per_reader + static_cast<std::uint32_t>(i % slots_per_reader);
         const std::uint64_t seq = rig.ring_request(slot, offset, bytes, static_cast<std::uint64_t>(i));
         const request_outcome out = rig.wait(slot, seq);
         const std::byte* got = rig.staged(slot);
@@ -187,7 +191,8 @@ TEST_CASE("io_service: a request past the file's end or larger than its staging 
     const std::optional<run_error> error = service.poll();
     REQUIRE(error.has_value());
     CHECK(error->reason() ==
-          "file '" + t.path + "': a request for 4096 bytes at byte offset 98304 runs past its size (100000 bytes)");
+          "file '" + t.path +
+              "': a request for 4096 bytes at byte offset 98304 runs past its size (100000 bytes)");
   }
   SUBCASE("larger than staging") {
     request_rig rig(1, 64 << 10);
@@ -226,7 +231,8 @@ TEST_CASE("io_service: the watchdog fails a read that hangs, and its reader stop
   }
   CHECK(std::chrono::steady_clock::now() - start < std::chrono::milliseconds(1500));  // not after the read
   CHECK(error->site().str() == "operator 'reader', topic 'frames', offset 9");
-  CHECK(error->reason().find("file '" + t.path + "': read of 16384 bytes at byte offset 491520 has not completed after") == 0);
+  CHECK(error->reason().find("file '" + t.path +
+                             "': read of 16384 bytes at byte offset 491520 has not completed after") == 0);
   CHECK(rig.wait(0, seq).status == file_status::timed_out);
   service.stop();  // joins the thread once its read returns; its late answer is dropped
   request_outcome out{};

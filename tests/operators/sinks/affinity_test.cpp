@@ -78,7 +78,8 @@ std::span<const std::byte> bytes_of(const std::vector<std::uint64_t>& state) {
 }
 
 std::filesystem::path temp_path(const std::string& name) {
-  return std::filesystem::temp_directory_path() / ("xeflow-affinity-" + std::to_string(::getpid()) + "-" + name);
+  return std::filesystem::temp_directory_path() /
+         ("xeflow-affinity-" + std::to_string(::getpid()) + "-" + name);
 }
 
 }  // namespace
@@ -96,8 +97,10 @@ TEST_CASE("affinity.two_passes_equal_a_brute_force_count") {
   std::string lines;
   for (const auto& [m, cards] : shared) {
     const std::uint64_t n = cards.size();
-    entries.insert(entries.end(), reinterpret_cast<const std::byte*>(&m), reinterpret_cast<const std::byte*>(&m) + 4);
-    entries.insert(entries.end(), reinterpret_cast<const std::byte*>(&n), reinterpret_cast<const std::byte*>(&n) + 8);
+    entries.insert(entries.end(), reinterpret_cast<const std::byte*>(&m),
+                   reinterpret_cast<const std::byte*>(&m) + 4);
+    entries.insert(entries.end(), reinterpret_cast<const std::byte*>(&n),
+                   reinterpret_cast<const std::byte*>(&n) + 8);
     lines += std::to_string(m) + " " + std::to_string(n) + "\n";
   }
   const auto digest = crc32_z(0, reinterpret_cast<const Bytef*>(entries.data()), entries.size());
@@ -144,7 +147,8 @@ TEST_CASE("affinity.bad_frames_full_sets_and_bad_card_files_are_named") {
   CHECK(fold<affinity_cards_op>(one, frames_of(many, 13), 4, state) == affinity_frame::table_full);
   many.pop_back();
   CHECK(fold<affinity_cards_op>(one, frames_of(many, 13), 4, state) == 0);
-  CHECK(fold<affinity_cards_op>(one, frames_of({{~std::uint64_t{0}, 0}}, 1), 1, state) == affinity_frame::bad_card);
+  CHECK(fold<affinity_cards_op>(one, frames_of({{~std::uint64_t{0}, 0}}, 1), 1, state) ==
+        affinity_frame::bad_card);
 
   affinity_shared_op::params two;
   two.card_slots = 16;
@@ -159,9 +163,10 @@ TEST_CASE("affinity.bad_frames_full_sets_and_bad_card_files_are_named") {
     std::ofstream big(odd, std::ios::binary);
     for (std::uint64_t c = 1; c <= 13; ++c) big.write(reinterpret_cast<const char*>(&c), 8);
   }
-  CHECK_THROWS_WITH_AS(affinity_shared_op::prepare(two, bytes), doctest::Contains("need card_slots of at least 18"),
-                       std::runtime_error);
+  CHECK_THROWS_WITH_AS(affinity_shared_op::prepare(two, bytes),
+                       doctest::Contains("need card_slots of at least 18"), std::runtime_error);
   REQUIRE(std::string(parse_path_text(temp_path("missing").string(), two.cards)).empty());
-  CHECK_THROWS_WITH_AS(affinity_shared_op::prepare(two, bytes), doctest::Contains("cannot open"), std::runtime_error);
+  CHECK_THROWS_WITH_AS(affinity_shared_op::prepare(two, bytes), doctest::Contains("cannot open"),
+                       std::runtime_error);
   std::filesystem::remove(odd);
 }

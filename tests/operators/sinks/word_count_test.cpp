@@ -32,7 +32,8 @@ struct counted {
 counted count_words(const std::vector<std::string>& frames, std::uint32_t threads, unsigned workers = 1,
                     word_count_op::params p = {}) {
   std::vector<std::byte> state(word_count_op::state_bytes(p) + 64);
-  auto* accumulator = reinterpret_cast<std::byte*>((reinterpret_cast<std::uintptr_t>(state.data()) + 63) / 64 * 64);
+  auto* accumulator =
+      reinterpret_cast<std::byte*>((reinterpret_cast<std::uintptr_t>(state.data()) + 63) / 64 * 64);
   std::atomic<std::uint64_t> failure{0};
   auto fold = [&](unsigned worker) {
     for (std::size_t f = worker; f < frames.size(); f += workers) {
@@ -77,7 +78,7 @@ std::string sample_text() {
     x = x * 6364136223846793005ull + 1442695040888963407ull;
     const auto rank = static_cast<unsigned>((x >> 33) % 500);  // 500 words, the low ranks most often
     const unsigned word = rank % 7 == 0 ? rank / 7 : rank;
-    for (unsigned k = word; ; k /= 26) {
+    for (unsigned k = word;; k /= 26) {
       text.push_back(static_cast<char>('a' + k % 26));
       if (k < 26) break;
     }
@@ -123,8 +124,9 @@ TEST_CASE("word_count.counts_every_word_exactly_for_any_threads_and_cuts") {
   }
 }
 
-/// `frame` as an address stage of `lanes` lanes assembles it: lane l holds bytes [l·B, (l+1)·B) (B = ⌈n / L⌉),
-/// byte k of lane l at k·L + l, `pad` where a lane is short; the frame ends after the last byte any lane has.
+/// `frame` as an address stage of `lanes` lanes assembles it: lane l holds bytes [l·B, (l+1)·B) (B = ⌈n /
+/// L⌉), byte k of lane l at k·L + l, `pad` where a lane is short; the frame ends after the last byte any lane
+/// has.
 std::string interleave(const std::string& frame, std::size_t lanes, char pad = ' ') {
   const std::size_t per_lane = (frame.size() + lanes - 1) / lanes;
   std::string out(per_lane * lanes, pad);
@@ -150,7 +152,8 @@ TEST_CASE("word_count.reads_lane_frames_in_text_order") {
         CAPTURE(threads);
         // Words cross lanes (a lane ends mid-word); frames do not (they are cut between words).
         std::vector<std::string> frames;
-        for (const std::string& f : cut(text, frame)) frames.push_back(interleave(f, static_cast<std::size_t>(lanes)));
+        for (const std::string& f : cut(text, frame))
+          frames.push_back(interleave(f, static_cast<std::size_t>(lanes)));
         word_count_op::params p;
         p.lanes = lanes;
         const counted r = count_words(frames, threads, 2, p);
@@ -167,8 +170,8 @@ TEST_CASE("word_count.reads_lane_frames_in_text_order") {
 
 TEST_CASE("word_count.writes_the_sorted_lines_to_its_result_file") {
   const std::string text = "the cat saw the dog\nand the dog saw a cat \n";
-  const auto path = std::filesystem::temp_directory_path() /
-                    ("xeflow-word-count-" + std::to_string(::getpid()) + ".txt");
+  const auto path =
+      std::filesystem::temp_directory_path() / ("xeflow-word-count-" + std::to_string(::getpid()) + ".txt");
   word_count_op::params p;
   p.table_slots = 64;
   REQUIRE(std::string(parse_path_text(path.string(), p.result)).empty());

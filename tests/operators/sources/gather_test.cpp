@@ -33,7 +33,8 @@ struct streams {
   }
 };
 
-std::uint32_t item_at(const std::vector<std::byte>& prefetch, std::uint64_t k, std::uint32_t t, std::uint32_t threads) {
+std::uint32_t item_at(const std::vector<std::byte>& prefetch, std::uint64_t k, std::uint32_t t,
+                      std::uint32_t threads) {
   std::uint32_t v = 0;
   std::memcpy(&v, prefetch.data() + (k * threads + t) * 4, 4);
   return v;

@@ -14,8 +14,8 @@
 using namespace xf;
 
 TEST_CASE("mapped_file.a_file_truncated_while_mapped_ends_the_process_naming_it") {
-  const auto path = std::filesystem::temp_directory_path() /
-                    ("xeflow-truncated-" + std::to_string(::getpid()) + ".bin");
+  const auto path =
+      std::filesystem::temp_directory_path() / ("xeflow-truncated-" + std::to_string(::getpid()) + ".bin");
   std::ofstream(path, std::ios::binary) << std::string(3 * 4096, 'x');
   int err[2];
   REQUIRE(::pipe(err) == 0);
@@ -32,14 +32,15 @@ TEST_CASE("mapped_file.a_file_truncated_while_mapped_ends_the_process_naming_it"
   ::close(err[1]);
   std::string message;
   char buffer[512];
-  for (ssize_t n; (n = ::read(err[0], buffer, sizeof buffer)) > 0;) message.append(buffer, static_cast<std::size_t>(n));
+  for (ssize_t n; (n = ::read(err[0], buffer, sizeof buffer)) > 0;)
+    message.append(buffer, static_cast<std::size_t>(n));
   ::close(err[0]);
   int status = 0;
   REQUIRE(::waitpid(child, &status, 0) == child);
   INFO(message);
   REQUIRE(WIFEXITED(status));
   CHECK(WEXITSTATUS(status) == 1);
-  CHECK(message.find("dataset '" + path.string() + "': byte offset 8197: the file shrank while it was mapped") !=
-        std::string::npos);
+  CHECK(message.find("dataset '" + path.string() +
+                     "': byte offset 8197: the file shrank while it was mapped") != std::string::npos);
   std::filesystem::remove(path);
 }

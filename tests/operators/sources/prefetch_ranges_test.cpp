@@ -141,7 +141,8 @@ TEST_CASE("prefetch.ranges_in_words_mode_are_text_sources_frames") {
   REQUIRE(start_error(broken).empty());
   frame_buffer buffer(page_bytes, element_type::u64);
   frame_out out = buffer.out();
-  CHECK_THROWS_WITH_AS(broken.produce(1, out), doctest::Contains("byte offset 1950: a word of 40 bytes"), run_error);
+  CHECK_THROWS_WITH_AS(broken.produce(1, out), doctest::Contains("byte offset 1950: a word of 40 bytes"),
+                       run_error);
   auto records = p;
   records.record_bytes = 4;
   prefetch_ranges not_text(records);

@@ -21,10 +21,10 @@ using namespace xf::testing;
 namespace {
 
 std::filesystem::path temp_file(const std::string& name, const std::vector<std::byte>& bytes) {
-  const auto path = std::filesystem::temp_directory_path() /
-                    ("xeflow-varlen-" + std::to_string(::getpid()) + "-" + name);
-  std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()),
-                                              static_cast<std::streamsize>(bytes.size()));
+  const auto path =
+      std::filesystem::temp_directory_path() / ("xeflow-varlen-" + std::to_string(::getpid()) + "-" + name);
+  std::ofstream(path, std::ios::binary)
+      .write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
   return path;
 }
 
@@ -128,8 +128,8 @@ TEST_CASE("prefetch_varlen_source.names_malformed_files_with_the_offset") {
   e.data.resize(e.data.size() - 2);
   const auto truncated = temp_file("truncated", e.data);
   prefetch_varlen_source past(source_params(truncated.string()));
-  CHECK(start_error(past, source_setup(page_bytes, element_type::u32)).find("byte offset " + std::to_string(e.starts[9])) !=
-        std::string::npos);
+  CHECK(start_error(past, source_setup(page_bytes, element_type::u32))
+            .find("byte offset " + std::to_string(e.starts[9])) != std::string::npos);
 
   // An index entry beyond the data, and a truncated index.
   dataset f = make_dataset(10);
@@ -142,17 +142,20 @@ TEST_CASE("prefetch_varlen_source.names_malformed_files_with_the_offset") {
   f.index.resize(f.index.size() - 3);
   const auto short_index = temp_file("short-index", f.index);
   prefetch_varlen_source cut(source_params(data.string(), short_index.string()));
-  CHECK(start_error(cut, source_setup(page_bytes, element_type::u32)).find("truncated entry") != std::string::npos);
+  CHECK(start_error(cut, source_setup(page_bytes, element_type::u32)).find("truncated entry") !=
+        std::string::npos);
 
   // Fields beyond the minimum record, and a length field outside it.
   auto p = source_params(data.string());
   p.fields = "12:8";
   prefetch_varlen_source wide(p);
-  CHECK(start_error(wide, source_setup(page_bytes, element_type::u32)).find("fields '12:8'") != std::string::npos);
+  CHECK(start_error(wide, source_setup(page_bytes, element_type::u32)).find("fields '12:8'") !=
+        std::string::npos);
   p = source_params(data.string());
   p.length_offset = 14;
   prefetch_varlen_source length_outside(p);
   CHECK(start_error(length_outside, source_setup(page_bytes, element_type::u32)).find("length_offset 14") !=
         std::string::npos);
-  for (const auto& path : {short_record, truncated, data, bad_index, short_index}) std::filesystem::remove(path);
+  for (const auto& path : {short_record, truncated, data, bad_index, short_index})
+    std::filesystem::remove(path);
 }

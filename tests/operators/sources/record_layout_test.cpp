@@ -59,7 +59,8 @@ TEST_CASE("prefetch.record_addresses_resume_after_a_full_buffer") {
 TEST_CASE("prefetch.bad_layouts_are_named") {
   CHECK(std::string(layout_problem({64, 3, 1, {{0, 12}}})).find("item size") != std::string::npos);
   CHECK(std::string(layout_problem({64, 4, 1, {{0, 10}}})).find("whole items") != std::string::npos);
-  CHECK(std::string(layout_problem({64, 4, 1, {{2, 4}}})).find("multiple of the item size") != std::string::npos);
+  CHECK(std::string(layout_problem({64, 4, 1, {{2, 4}}})).find("multiple of the item size") !=
+        std::string::npos);
   CHECK(std::string(layout_problem({64, 4, 2, {{8, 8}, {12, 4}}})).find("overlap") != std::string::npos);
   CHECK(std::string(layout_problem({16, 4, 1, {{12, 8}}})).find("past the record") != std::string::npos);
   CHECK(std::string(layout_problem({16, 4, 0, {}})).find("1 to 8") != std::string::npos);

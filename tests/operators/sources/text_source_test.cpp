@@ -130,11 +130,13 @@ TEST_CASE("text_source.names_a_word_longer_than_max_word_bytes_and_bad_settings"
 
   p.max_word_bytes = page_bytes;
   text_source too_small(p);
-  CHECK(start_error(too_small, source_setup(page_bytes)).find("not above max_word_bytes") != std::string::npos);
+  CHECK(start_error(too_small, source_setup(page_bytes)).find("not above max_word_bytes") !=
+        std::string::npos);
   p.max_word_bytes = 64;
   p.separators = "";
   text_source no_separators(p);
-  CHECK(start_error(no_separators, source_setup(page_bytes)).find("separators is empty") != std::string::npos);
+  CHECK(start_error(no_separators, source_setup(page_bytes)).find("separators is empty") !=
+        std::string::npos);
   p.separators = " ";
   p.path = "/nonexistent/xeflow-text";
   text_source missing(p);
