@@ -41,6 +41,47 @@ def run_selection(build, out, tag, selection, args):
         return json.load(f)
 
 
+def summarize(args, runs, labels, meta, rounds, final):
+    """Medians per point over the rounds so far; writes OUT/ab.json, and prints the table when final."""
+    rows = []
+    worst = None
+    lines = [f"\n{'point':<24} {args.a_label + ' GB/s (median)':>24} {args.b_label + ' GB/s (median)':>24} {'B/A':>7}"]
+    for key in sorted(runs, key=lambda k: (labels[k][0], labels[k][1])):
+        a = [x for x in runs[key].get(args.a_label, []) if x is not None]
+        b = [x for x in runs[key].get(args.b_label, []) if x is not None]
+        ma = statistics.median(a) if a else None
+        mb = statistics.median(b) if b else None
+        ratio = mb / ma if ma and mb else None
+        ok = ratio is not None and ratio >= 1 - args.tolerance
+        rows.append({"point": key, args.a_label: runs[key].get(args.a_label), args.b_label: runs[key].get(args.b_label),
+                     "median_a": ma, "median_b": mb, "ratio": ratio, "within_tolerance": ok})
+        if ratio is not None and (worst is None or ratio < worst):
+            worst = ratio
+        fa = " ".join(f"{x:.2f}" for x in a) + (f" ({ma:.2f})" if ma else "")
+        fb = " ".join(f"{x:.2f}" for x in b) + (f" ({mb:.2f})" if mb else "")
+        fr = f"{ratio:.3f}" if ratio else "-"
+        lines.append(f"{key:<24} {fa:>24} {fb:>24} {fr:>7}")
+    passed = bool(rows) and all(r["within_tolerance"] for r in rows)
+    lines.append(f"\nworst B/A {worst if worst is not None else float('nan'):.3f}: {'PASS' if passed else 'FAIL'} "
+                 f"(no median slower than {args.tolerance:.0%}; {rounds} of {args.repeats} rounds)")
+    print("\n".join(lines) if final else lines[-1].strip(), flush=True)
+    result = {
+        "meta": {
+            "device": meta.get("device") if meta else None,
+            "gpu": meta.get("gpu") if meta else None,
+            "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "commit_a": args.commit_a, "commit_b": args.commit_b,
+            "labels": [args.a_label, args.b_label],
+            "command_line": " ".join([os.path.basename(sys.executable)] + sys.argv),
+            "repeats": args.repeats, "rounds_done": rounds, "bytes": args.bytes, "tolerance": args.tolerance,
+        },
+        "points": rows, "worst_ratio": worst, "pass": passed,
+    }
+    with open(os.path.join(args.out, "ab.json"), "w") as f:
+        json.dump(result, f, indent=1)
+    return result
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--a", required=True, help="build directory A (the baseline)")
@@ -62,6 +103,7 @@ def main():
     runs = {}  # point key -> label -> [gbps]
     labels = {}
     meta = None
+    result = None
     for r in range(args.repeats):
         order = builds if r % 2 == 0 else builds[::-1]
         for label, build in order:
@@ -73,42 +115,9 @@ def main():
                     labels[key] = (name, p["frame_bytes"])
                     runs.setdefault(key, {}).setdefault(label, []).append(
                         p.get("gbps") if p.get("status") == "ok" else None)
-
-    rows = []
-    worst = None
-    print(f"\n{'point':<24} {args.a_label + ' GB/s (median)':>24} {args.b_label + ' GB/s (median)':>24} {'B/A':>7}")
-    for key in sorted(runs, key=lambda k: (labels[k][0], labels[k][1])):
-        a = [x for x in runs[key].get(args.a_label, []) if x is not None]
-        b = [x for x in runs[key].get(args.b_label, []) if x is not None]
-        ma = statistics.median(a) if a else None
-        mb = statistics.median(b) if b else None
-        ratio = mb / ma if ma and mb else None
-        ok = ratio is not None and ratio >= 1 - args.tolerance
-        rows.append({"point": key, args.a_label: runs[key].get(args.a_label), args.b_label: runs[key].get(args.b_label),
-                     "median_a": ma, "median_b": mb, "ratio": ratio, "within_tolerance": ok})
-        if ratio is not None and (worst is None or ratio < worst):
-            worst = ratio
-        fa = " ".join(f"{x:.2f}" for x in a) + (f" ({ma:.2f})" if ma else "")
-        fb = " ".join(f"{x:.2f}" for x in b) + (f" ({mb:.2f})" if mb else "")
-        fr = f"{ratio:.3f}" if ratio else "-"
-        print(f"{key:<24} {fa:>24} {fb:>24} {fr:>7}")
-    passed = all(r["within_tolerance"] for r in rows)
-    print(f"\nworst B/A {worst if worst is not None else float('nan'):.3f}: {'PASS' if passed else 'FAIL'} "
-          f"(no median slower than {args.tolerance:.0%})")
-    result = {
-        "meta": {
-            "device": meta.get("device") if meta else None,
-            "gpu": meta.get("gpu") if meta else None,
-            "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-            "commit_a": args.commit_a, "commit_b": args.commit_b,
-            "labels": [args.a_label, args.b_label],
-            "command_line": " ".join([os.path.basename(sys.executable)] + sys.argv),
-            "repeats": args.repeats, "bytes": args.bytes, "tolerance": args.tolerance,
-        },
-        "points": rows, "worst_ratio": worst, "pass": passed,
-    }
-    with open(os.path.join(args.out, "ab.json"), "w") as f:
-        json.dump(result, f, indent=1)
+        # Written after every round, so a call that runs out of time keeps the rounds it finished.
+        result = summarize(args, runs, labels, meta, r + 1, final=r + 1 == args.repeats)
+    rows, passed = result["points"], result["pass"]
     try:
         import matplotlib
         matplotlib.use("Agg")

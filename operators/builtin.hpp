@@ -5,8 +5,11 @@
 
 namespace xf {
 
-/// Adds the built-in operators under their class names: sources sequence_source, random_source,
-/// file_source; GPU maps scale, fma, pass_through; sinks verify_sink, null_sink, file_sink.
+/// Adds the built-in CPU operators under their class names: the sources (sequence_source, random_source,
+/// file_source, prefetch_source, …), the CPU maps and the sinks (verify_sink, null_sink, file_sink, …).
+void register_builtin_cpu_operators(operator_registry& registry);
+
+/// Adds every built-in operator: the CPU ones and builtin_gpu_operators (operators/builtin_gpu.hpp).
 void register_builtin_operators(operator_registry& registry);
 
 }  // namespace xf

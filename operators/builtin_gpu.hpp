@@ -1,5 +1,5 @@
-// The built-in GPU operators as a compile-time list: every launcher's fused kernel starts from it
-// (framework/gpu/fused_kernel.cuh). Keep it in step with register_builtin_operators.
+// The built-in GPU operators as one compile-time list: it registers them (register_builtin_operators) and
+// builds xeflow-run's kernel (builtin_kernel.cu); a user's launcher names it in its own list.
 #pragma once
 
 #include "framework/model/gpu_operator_list.hpp"

@@ -1,13 +1,6 @@
-// The fused kernel of the built-in GPU operators (also compiled as C++ in builds without CUDA, where it
-// is null).
+// xeflow-run's GPU kernel: the virtualised kernel fused with the built-in GPU operators (null in a build
+// without CUDA, where this file is compiled as C++).
 #include "framework/gpu/fused_kernel.cuh"
 #include "operators/builtin_gpu.hpp"
-#include "operators/builtin_kernel.hpp"
 
-namespace xf {
-
-const kernel_program* builtin_kernel() {
-  return fused_kernel<builtin_gpu_operators>();
-}
-
-}  // namespace xf
+XF_KERNEL(xf::builtin_gpu_operators)

@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "framework/core/units.hpp"
+#include "framework/kernel/kernel_program.hpp"
 #include "framework/model/spec_validation.hpp"
 #include "framework/model/spec_yaml.hpp"
 #include "framework/model/yaml_loader.hpp"
@@ -20,7 +21,7 @@
 #include "framework/runtime/launcher.hpp"
 #include "framework/runtime/logging.hpp"
 #include "operators/builtin.hpp"
-#include "operators/builtin_kernel.hpp"
+#include "operators/builtin_gpu.hpp"
 
 namespace xf {
 namespace {
@@ -174,7 +175,7 @@ int main(int argc, char** argv) {
                 << gpu.reason << ")\n";
       return exit_run_failed;
     }
-    p = plan_for_this_machine(spec, registry, false, builtin_kernel());
+    p = plan_for_this_machine(spec, registry, false, compiled_kernel<builtin_gpu_operators>());
   } catch (const config_error& e) {
     std::cerr << e.what() << '\n';
     return exit_config_error;
@@ -194,7 +195,7 @@ int main(int argc, char** argv) {
 
   run_control control;
   run_options options;
-  options.kernel = builtin_kernel();
+  options.kernel = compiled_kernel<builtin_gpu_operators>();
   options.stop_after_tuning = true;
   const run_stats stats = run_topology(p, spec, control, options);
   if (stats_format == "json") std::cout << format_stats_json(stats) << std::endl;

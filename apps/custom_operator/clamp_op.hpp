@@ -10,6 +10,8 @@
 namespace example {
 
 struct clamp_op {
+  static constexpr char class_name[] = "clamp";
+
   struct params {
     double low = 0;
     double high = 1e6;

@@ -1,11 +1,12 @@
-// This launcher's GPU kernel: the built-in GPU operators plus clamp_op, fused (custom_kernel.cu).
+// This launcher's GPU operators: the built-in ones plus its own, one list. main.cpp registers them by it
+// and custom_kernel.cu fuses them by it into the launcher's kernel.
 #pragma once
 
-namespace xf {
-class kernel_program;
-}
+#include <xeflow/launcher.hpp>
+
+#include "clamp_op.hpp"
+#include "golden_diff_op.hpp"
 
 namespace example {
-/// Null in a build without CUDA (GPU operators then run on the host executor).
-const xf::kernel_program* custom_kernel();
+using custom_gpu_operators = xf::gpu_operator_list<xf::builtin_gpu_operators, clamp_op, golden_diff_op>;
 }  // namespace example

@@ -13,6 +13,8 @@
 namespace example {
 
 struct golden_diff_op {
+  static constexpr char class_name[] = "golden_diff";
+
   struct params {
     xf::path_text golden;
   };

@@ -12,12 +12,13 @@
 #include "apps/dataset_support/parallel.hpp"
 #include "apps/dataset_support/tool_cli.hpp"
 #include "apps/kmeans/centre_update.hpp"
+#include "framework/kernel/kernel_program.hpp"
 #include "framework/model/spec_validation.hpp"
 #include "framework/model/topology_builder.hpp"
 #include "framework/runtime/executor.hpp"
 #include "framework/runtime/launcher.hpp"
 #include "operators/builtin.hpp"
-#include "operators/builtin_kernel.hpp"
+#include "operators/builtin_gpu.hpp"
 #include "operators/transforms/kmeans_assign.hpp"
 
 namespace xf::apps::kmeans {
@@ -130,10 +131,11 @@ xeflow_result run_xeflow(const std::string& path, const xeflow_options& opt) {
     const auto assign_start = clock_type::now();
     topology_spec spec = assignment_pass(path, centres, opt, r.records_per_frame);
     validate_topology(spec, registry);
-    const plan p = plan_for_this_machine(spec, registry, opt.force_host, builtin_kernel());
+    const plan p =
+        plan_for_this_machine(spec, registry, opt.force_host, compiled_kernel<builtin_gpu_operators>());
     run_control control;
     run_options run;
-    run.kernel = builtin_kernel();
+    run.kernel = compiled_kernel<builtin_gpu_operators>();
     const run_stats stats = run_topology(p, spec, control, run);
     if (stats.device_wedged) throw wedged_device_error(pass + ": " + stats.error);
     if (stats.status != xf::run_status::completed)

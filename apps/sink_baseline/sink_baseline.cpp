@@ -17,7 +17,7 @@
 #include "framework/kernel/kernel_program.hpp"
 #include "framework/model/yaml_loader.hpp"
 #include "operators/builtin.hpp"
-#include "operators/builtin_kernel.hpp"
+#include "operators/builtin_gpu.hpp"
 
 namespace xf::apps {
 namespace {
@@ -129,7 +129,7 @@ sink_baseline_result run_sink_baseline(const sink_baseline_config& cfg) {
   } catch (const std::exception& e) {
     throw run_error(fault_site{sink_spec->name, {}, {}}, std::string("cannot create: ") + e.what());
   }
-  const kernel_program* program = builtin_kernel();
+  const kernel_program* program = compiled_kernel<builtin_gpu_operators>();
   if (program == nullptr) throw std::runtime_error("this build has no GPU kernel (built without CUDA)");
   const std::optional<std::uint32_t> type = program->index_of(*sink_entry.gpu_type);
   if (!type)

@@ -2,7 +2,9 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <optional>
+#include <string>
 #include <string_view>
 
 namespace xf {
@@ -54,6 +56,39 @@ constexpr std::size_t size_of(element_type t) {
     default:
       return 8;
   }
+}
+
+/// A set of element types: what an operator accepts on its topics. A bit per enumerator, so operators can
+/// declare theirs as a constant (`static constexpr element_set elements{element_type::f32};`) and the
+/// kernel's dispatch compiles their code for those types only.
+class element_set {
+ public:
+  constexpr element_set() = default;
+  constexpr element_set(std::initializer_list<element_type> types) {
+    for (element_type t : types) bits_ |= bit(t);
+  }
+  static constexpr element_set all() {
+    element_set s;
+    for (element_type t : all_element_types) s.bits_ |= bit(t);
+    return s;
+  }
+  constexpr bool contains(element_type t) const { return (bits_ & bit(t)) != 0; }
+  constexpr bool operator==(const element_set&) const = default;
+
+ private:
+  static constexpr std::uint32_t bit(element_type t) { return std::uint32_t{1} << static_cast<unsigned>(t); }
+  std::uint32_t bits_ = 0;
+};
+
+/// The names of the types in `s`, "u32, f32" (in enumerator order).
+inline std::string names_of(element_set s) {
+  std::string text;
+  for (element_type t : all_element_types)
+    if (s.contains(t)) {
+      if (!text.empty()) text += ", ";
+      text += name_of(t);
+    }
+  return text;
 }
 
 constexpr std::optional<element_type> element_type_from_name(std::string_view name) {

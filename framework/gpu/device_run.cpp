@@ -111,7 +111,7 @@ device_run::device_run(const plan& p, std::vector<topic>& topics,
       throw run_error(fault_site{po.spec->name, {}, {}},
                       "class '" + po.spec->class_name +
                           "' is registered but not compiled into this launcher's GPU kernel (add its type to "
-                          "the launcher's fused_kernel<...> list)");
+                          "the launcher's gpu_operator_list)");
     kernel_op& op = ops[k];
     op = planned_kernel_op(p, k, readers_);
     op.type = *type;

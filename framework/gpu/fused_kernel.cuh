@@ -1,18 +1,27 @@
 // The fused kernel of a list of GPU operators, as host code holds it (kernel_program): the persistent
 // kernel (persistent_kernel.cuh) and a frame kernel compiled for one operator list, with the occupancy
-// and launch calls. Include it from exactly one `.cu` per executable and name the operators there:
+// and launch calls. One `.cu` per list defines it, at global scope, naming the list that also registers
+// the operators (framework/model/gpu_operator_list.hpp):
 //
-//   const xf::kernel_program* my_kernel() { return xf::fused_kernel<xf::builtin_gpu_operators, my_op>(); }
+//   XF_KERNEL(my_gpu_operators)  // compiled_kernel<my_gpu_operators>()
 //
-// Compiled by a plain C++ compiler (a build without CUDA), fused_kernel() returns null: GPU operators then
-// run on the host executor. So one source file serves both builds.
+// Compiled by a plain C++ compiler (a build without CUDA) the kernel is null: GPU operators then run on the
+// host executor. So one source file serves both builds.
 #pragma once
 
+#include "framework/kernel/kernel_program.hpp"
 #include "framework/model/gpu_operator_list.hpp"
+
+/// Defines compiled_kernel<List>(): the fused kernel of `List`'s operators. Use once per list, at global
+/// scope, in the file nvcc compiles for it.
+#define XF_KERNEL(List)                                       \
+  template <>                                                 \
+  const ::xf::kernel_program* ::xf::compiled_kernel<List>() { \
+    return ::xf::fused_kernel<List>();                        \
+  }
 
 #if !defined(__CUDACC__)
 namespace xf {
-class kernel_program;
 template <class... Ops>
 const kernel_program* fused_kernel() {
   return nullptr;
@@ -29,7 +38,6 @@ const kernel_program* fused_kernel() {
 
 #include "framework/core/cuda_check.hpp"
 #include "framework/gpu/persistent_kernel.cuh"
-#include "framework/kernel/kernel_program.hpp"
 
 namespace xf {
 namespace kernel_detail {
@@ -105,7 +113,7 @@ class fused_kernel_program final : public kernel_program {
 /// The fused kernel of the given GPU operators (types or gpu_operator_lists), one instance per program.
 template <class... Ops>
 const kernel_program* fused_kernel() {
-  static const kernel_detail::fused_kernel_program<kernel_detail::flatten<Ops...>> program;
+  static const kernel_detail::fused_kernel_program<flatten<Ops...>> program;
   return &program;
 }
 

@@ -1,6 +1,6 @@
-// Static dispatch from a kernel operator's type index and element type to its device code: the fused
-// kernel's operator list, flattened, and the calls the round makes into an operator (compute, a file
-// reader's reads, a file source's frame_bytes). No function pointers: one switch over the list.
+// Static dispatch from a kernel operator's type index and element type to its device code: the calls the
+// round makes into an operator (compute, a file reader's reads, a file source's frame_bytes). No function
+// pointers: one switch over the list.
 #pragma once
 
 #include <cstdint>
@@ -13,66 +13,41 @@
 namespace xf {
 namespace kernel_detail {
 
-// ---- the operator list, flattened ---------------------------------------------------------------------
-
-template <class... Lists>
-struct concat;
-template <>
-struct concat<> {
-  using type = gpu_operator_list<>;
-};
-template <class... A>
-struct concat<gpu_operator_list<A...>> {
-  using type = gpu_operator_list<A...>;
-};
-template <class... A, class... B, class... Rest>
-struct concat<gpu_operator_list<A...>, gpu_operator_list<B...>, Rest...> {
-  using type = typename concat<gpu_operator_list<A..., B...>, Rest...>::type;
-};
-template <class T>
-struct as_list {
-  using type = gpu_operator_list<T>;
-};
-template <class... A>
-struct as_list<gpu_operator_list<A...>> {
-  using type = gpu_operator_list<A...>;
-};
-template <class... Items>
-using flatten = typename concat<typename as_list<Items>::type...>::type;
-
-/// Calls f(T{}) for the element type e.
-template <class F>
+/// Calls f(T{}) for the element type e when Op accepts it (accepted_elements): the operator's code is
+/// compiled for those types only. Validation refuses a topic of any other type, so no item carries one.
+template <class Op, class F>
 __device__ __forceinline__ void with_element(element_type e, F&& f) {
+  constexpr element_set accepted = accepted_elements<Op>();
   switch (e) {
     case element_type::u8:
-      f(std::uint8_t{});
+      if constexpr (accepted.contains(element_type::u8)) f(std::uint8_t{});
       break;
     case element_type::i8:
-      f(std::int8_t{});
+      if constexpr (accepted.contains(element_type::i8)) f(std::int8_t{});
       break;
     case element_type::u16:
-      f(std::uint16_t{});
+      if constexpr (accepted.contains(element_type::u16)) f(std::uint16_t{});
       break;
     case element_type::i16:
-      f(std::int16_t{});
+      if constexpr (accepted.contains(element_type::i16)) f(std::int16_t{});
       break;
     case element_type::u32:
-      f(std::uint32_t{});
+      if constexpr (accepted.contains(element_type::u32)) f(std::uint32_t{});
       break;
     case element_type::i32:
-      f(std::int32_t{});
+      if constexpr (accepted.contains(element_type::i32)) f(std::int32_t{});
       break;
     case element_type::u64:
-      f(std::uint64_t{});
+      if constexpr (accepted.contains(element_type::u64)) f(std::uint64_t{});
       break;
     case element_type::i64:
-      f(std::int64_t{});
+      if constexpr (accepted.contains(element_type::i64)) f(std::int64_t{});
       break;
     case element_type::f32:
-      f(float{});
+      if constexpr (accepted.contains(element_type::f32)) f(float{});
       break;
     case element_type::f64:
-      f(double{});
+      if constexpr (accepted.contains(element_type::f64)) f(double{});
       break;
   }
 }
@@ -88,7 +63,7 @@ __device__ __forceinline__ const typename Op::params& params_of(const std::byte*
 
 template <class Op>
 __device__ void run_op(element_type e, const std::byte* params, const frame_call& c) {
-  with_element(e, [&](auto zero) { Op::compute(params_of<Op>(params), task_of<decltype(zero)>(c)); });
+  with_element<Op>(e, [&](auto zero) { Op::compute(params_of<Op>(params), task_of<decltype(zero)>(c)); });
 }
 
 /// Runs operator `type` of the list over the item `c`, for the calling thread (c.thread_id).
@@ -103,7 +78,7 @@ template <class Op>
 __device__ void reads_op(element_type e, const std::byte* params, const frame_call& c, read_list& list,
                          read_step& step) {
   if constexpr (gpu_file_reader<Op>)
-    with_element(e, [&](auto zero) {
+    with_element<Op>(e, [&](auto zero) {
       step = Op::template reads<decltype(zero)>(params_of<Op>(params), task_of<decltype(zero)>(c), list);
     });
 }

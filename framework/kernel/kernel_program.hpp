@@ -52,4 +52,10 @@ class kernel_program {
   virtual int frame_blocks_per_sm(int threads) const = 0;
 };
 
+/// The fused kernel of the GPU operators in `GpuOperators` (a gpu_operator_list), or null in a build
+/// without CUDA. Defined by the one kernel file that names the list, with XF_KERNEL(GpuOperators)
+/// (framework/gpu/fused_kernel.cuh); a program that uses a list without its kernel file does not link.
+template <class GpuOperators>
+const kernel_program* compiled_kernel();
+
 }  // namespace xf

@@ -249,6 +249,16 @@ constexpr std::uint32_t output_denominator() {
   return 1;
 }
 
+/// The element types an operator accepts on its topics: all of them unless the type declares
+///   static constexpr element_set elements{element_type::f32};
+/// Validation then refuses a topic of another type at the operator's `inputs` (or a source's `outputs`)
+/// line, and the kernel's dispatch compiles the operator's code for those types only.
+template <class Op>
+constexpr element_set accepted_elements() {
+  if constexpr (requires { Op::elements; }) return Op::elements;
+  return element_set::all();
+}
+
 /// What the host executor throws when a GPU operator's compute called frame_task::fail.
 struct frame_failed {
   std::uint32_t code;

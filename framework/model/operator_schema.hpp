@@ -68,7 +68,9 @@ struct operator_info {
   std::string class_name;
   std::string description;
   operator_role role = operator_role::map;
-  bool gpu = false;        ///< has a __host__ __device__ compute: may be placed on the GPU
+  bool gpu = false;  ///< has a __host__ __device__ compute: may be placed on the GPU
+  /// The element types it accepts on its topics (accepted_elements, operator.hpp); validation refuses others.
+  element_set elements = element_set::all();
   bool replayable = true;  ///< output is a pure function of (offset, input): a verify sink can replay it
   bool needs_reference = false;  ///< needs a replayable upstream chain (verify sinks)
   /// GPU operators: computes over the whole frame (its layout spans it: field-by-field records), so the

@@ -1,6 +1,8 @@
-// The operator registry: class names → factories and contracts. Registration is explicit, one line per
-// operator: `registry.add<scale_op>("scale");`. Built-in operators join through
-// `register_builtin_operators` (operators/builtin.hpp); a user's launcher adds its own next to them.
+// The operator registry: class names → factories and contracts. Registration is explicit: a CPU operator
+// one line each (`registry.add<file_sink>("file_sink");`), GPU operators by their list
+// (`registry.add_gpu_operators<builtin_gpu_operators>();`, each under its class_name), the same list that
+// builds the kernel. Built-in operators join through `register_builtin_operators` (operators/builtin.hpp);
+// a user's launcher adds its own next to them (framework/runtime/launcher.hpp).
 #pragma once
 
 #include <cstring>
@@ -18,6 +20,7 @@
 #include <vector>
 
 #include "framework/model/direct_reader.hpp"
+#include "framework/model/gpu_operator_list.hpp"
 #include "framework/model/host_kernel_op.hpp"
 #include "framework/model/operator.hpp"
 #include "framework/model/operator_schema.hpp"
@@ -40,11 +43,24 @@ struct operator_entry {
 
 namespace detail {
 
+/// Calls fn(T{}) with the C++ type of `e`, compiled only for the types Op accepts (accepted_elements);
+/// validation refuses topics of other types, so another one here is the framework's bug.
+template <class Op, class Fn>
+void visit_accepted(element_type e, Fn&& fn) {
+  visit_element(e, [&](auto zero) {
+    if constexpr (accepted_elements<Op>().contains(element_of<decltype(zero)>::value))
+      fn(zero);
+    else
+      throw std::logic_error("an operator ran on a topic of element type " + std::string(name_of(e)) +
+                             ", which it does not accept (validation refuses such topologies)");
+  });
+}
+
 /// Op::compute over virtual threads [begin, end) of the item `c` describes, elements of type e.
 template <class Op>
 void run_gpu_compute(const typename Op::params& p, const frame_call& c, element_type e, std::uint32_t begin,
                      std::uint32_t end) {
-  visit_element(e, [&](auto zero) {
+  visit_accepted<Op>(e, [&](auto zero) {
     frame_task<decltype(zero)> task = task_of<decltype(zero)>(c);
     for (std::uint32_t t = begin; t < end; ++t) {
       task.thread_id = t;
@@ -59,7 +75,7 @@ read_step reader_reads(const typename Op::params& p, const frame_call& c, elemen
   frame_call call = c;
   call.files = nullptr;
   read_step step = read_step::done;
-  visit_element(e, [&](auto zero) {
+  visit_accepted<Op>(e, [&](auto zero) {
     step = Op::template reads<decltype(zero)>(p, task_of<decltype(zero)>(call), list);
   });
   return step;
@@ -273,18 +289,49 @@ class gpu_sink_on_cpu final : public cpu_sink {
 
 class operator_registry {
  public:
-  /// Registers `Op` under `class_name`. Op is either a CPU operator (derives from cpu_source, cpu_map or
-  /// cpu_sink, constructible from `const Op::params&`) or a GPU operator (a struct with `params` and a
-  /// `template <class T> static XF_HOST_DEVICE void compute(const params&, const frame_task<T>&)`): a map,
-  /// or a sink when it also declares an accumulator (the gpu_sink concept, operator.hpp).
-  /// Both have `static void describe(operator_schema<params>&)`.
+  /// Registers the CPU operator `Op` (derives from cpu_source, cpu_map or cpu_sink, constructible from
+  /// `const Op::params&`, with `static void describe(operator_schema<params>&)`) under `class_name`.
   template <class Op>
   void add(const std::string& class_name) {
+    static_assert(
+        std::is_base_of_v<cpu_operator, Op>,
+        "GPU operators join through add_gpu_operators<List>: the gpu_operator_list that also builds "
+        "the launcher's kernel (XF_KERNEL), so none is registered without being compiled in");
+    add_entry<Op>(class_name);
+  }
+
+  /// Registers every GPU operator of `List` (a gpu_operator_list, nested lists flattened) under its
+  /// `class_name`. A GPU operator is a struct with trivially copyable `params`, `static void
+  /// describe(operator_schema<params>&)` and a `template <class T> static XF_HOST_DEVICE void
+  /// compute(const params&, const frame_task<T>&)`: a map, a sink when it also declares an accumulator
+  /// (gpu_sink), a file reader or a file source (operator.hpp).
+  template <class List>
+  void add_gpu_operators() {
+    add_all(flatten<List>{});
+  }
+
+  const operator_entry* find(std::string_view class_name) const;
+  std::vector<std::string> class_names() const;        ///< sorted
+  std::vector<const operator_entry*> entries() const;  ///< sorted by class name
+
+ private:
+  template <class... Ops>
+  void add_all(gpu_operator_list<Ops...>) {
+    static_assert(
+        (named_gpu_operator<Ops> && ...),
+        "every GPU operator declares its class name: static constexpr char class_name[] = \"...\";");
+    static_assert(((!std::is_base_of_v<cpu_operator, Ops>)&&...), "a gpu_operator_list holds GPU operators");
+    (add_entry<Ops>(std::string(Ops::class_name)), ...);
+  }
+
+  template <class Op>
+  void add_entry(const std::string& class_name) {
     using params = typename Op::params;
     static_assert(std::is_trivially_copyable_v<params> || std::is_base_of_v<cpu_operator, Op>,
                   "a GPU operator's params must be trivially copyable");
     auto entry = std::make_unique<operator_entry>();
     entry->info.class_name = class_name;
+    entry->info.elements = accepted_elements<Op>();
     operator_schema<params> schema(entry->info);
     Op::describe(schema);
     if (schema.checks_params())
@@ -361,11 +408,6 @@ class operator_registry {
     insert(std::move(entry));
   }
 
-  const operator_entry* find(std::string_view class_name) const;
-  std::vector<std::string> class_names() const;        ///< sorted
-  std::vector<const operator_entry*> entries() const;  ///< sorted by class name
-
- private:
   void insert(std::unique_ptr<operator_entry> entry);
   std::map<std::string, std::unique_ptr<operator_entry>, std::less<>> entries_;
 };

@@ -53,6 +53,7 @@ class validator {
     check_publishers();
     check_cycles();
     check_maps();
+    check_elements();
     check_references_for_verification();
     return std::move(problems_);
   }
@@ -466,6 +467,27 @@ class validator {
                            "': a GPU map reads and writes one element type, but input topic '" + in.name +
                            "' is " + std::string(name_of(in.element)) + " and output topic '" + out.name +
                            "' is " + std::string(name_of(out.element)));
+    }
+  }
+
+  /// An operator that declares the element types it accepts (accepted_elements) reads only those: checked
+  /// at its inputs, and at a source's outputs.
+  void check_elements() {
+    for (std::size_t t = 0; t < spec_.topics.size(); ++t) {
+      const topic_spec& topic = spec_.topics[t];
+      auto check = [&](const topic_use& use, const char* side, const std::string& item) {
+        const operator_entry* entry = entries_[use.op];
+        if (!entry || entry->info.elements.contains(topic.element)) return;
+        const operator_spec& op = spec_.operators[use.op];
+        problem(at(item), "operator '" + op.name + "': class '" + op.class_name + "' accepts " +
+                              names_of(entry->info.elements) + " topics, but " + side + " topic '" +
+                              topic.name + "' is " + std::string(name_of(topic.element)));
+      };
+      for (const topic_use& use : subscribers_[t]) check(use, "input", input_item(use));
+      for (const topic_use& use : publishers_[t]) {
+        const operator_entry* entry = entries_[use.op];
+        if (entry && entry->info.role == operator_role::source) check(use, "output", output_item(use));
+      }
     }
   }
 

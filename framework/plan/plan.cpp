@@ -88,7 +88,7 @@ plan make_plan(const topology_spec& spec, const operator_registry& registry, con
     if (!missing.empty() && dev.usable)
       throw config_error(spec.position_of("operators." + p.operators[missing_op].spec->name + ".class"),
                          "runtime.executor is 'device' but " + device_refusal +
-                             " (add its type to the launcher's fused_kernel<...> list)");
+                             " (add its type to the launcher's gpu_operator_list)");
     if (!device_refusal.empty())
       throw config_error(spec.position_of("runtime.executor"),
                          "runtime.executor is 'device' but " + device_refusal);

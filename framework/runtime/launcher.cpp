@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -20,8 +21,6 @@
 #include "framework/runtime/frame_ledger.hpp"
 #include "framework/runtime/logging.hpp"
 #include "operators/builtin.hpp"
-
-#include "framework/kernel/kernel_program.hpp"
 
 namespace xf {
 namespace {
@@ -45,6 +44,8 @@ void print_operators(const operator_registry& registry) {
     const operator_info& info = e->info;
     std::cout << info.class_name << "  (" << name_of(info.role) << ", " << (info.gpu ? "gpu or cpu" : "cpu")
               << ")\n    " << info.description << '\n';
+    if (!(info.elements == element_set::all()))
+      std::cout << "    element types: " << names_of(info.elements) << '\n';
     for (const param_decl& p : info.params) {
       std::cout << "    " << p.name << ": " << name_of(p.kind);
       if (p.default_value)
@@ -107,8 +108,8 @@ plan plan_for_this_machine(const topology_spec& spec, const operator_registry& r
   return p;
 }
 
-int run_launcher(int argc, char** argv, const std::function<void(operator_registry&)>& add_operators,
-                 const kernel_program* kernel) {
+int run_launcher(int argc, char** argv, const launcher_operators& operators) {
+  const kernel_program* kernel = operators.kernel;
   CLI::App app{"xeflow-run: run a streaming topology across CPU and GPU"};
   std::string topology_path;
   std::vector<std::string> overrides;
@@ -142,8 +143,15 @@ int run_launcher(int argc, char** argv, const std::function<void(operator_regist
   configure_logging(quiet ? -1 : verbose);
 
   operator_registry registry;
-  register_builtin_operators(registry);
-  if (add_operators) add_operators(registry);
+  register_builtin_cpu_operators(registry);
+  if (operators.add) operators.add(registry);
+  for (const operator_entry* e : registry.entries())
+    if (e->gpu_type && std::find(operators.kernel_types.begin(), operators.kernel_types.end(),
+                                 *e->gpu_type) == operators.kernel_types.end()) {
+      std::cerr << "xeflow-run: error: GPU operator class '" << e->info.class_name
+                << "' is registered but not in the launcher's gpu_operator_list, which builds its kernel\n";
+      return exit_config_error;
+    }
   if (list_operators) {
     print_operators(registry);
     return exit_ok;

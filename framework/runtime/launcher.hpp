@@ -1,14 +1,25 @@
 // The xeflow-run command line as a function, so a user's own launcher can add its operators to the
-// built-in ones and get the very same tool:
+// built-in ones and get the very same tool. Its GPU operators are one list, which registers them and names
+// its kernel file:
 //
+//   // my_operators.hpp
+//   using my_gpu_operators = xf::gpu_operator_list<xf::builtin_gpu_operators, my_op>;
+//   // my_kernel.cu (nvcc; or c++ -x c++ for a build without the GPU kernel)
+//   XF_KERNEL(my_gpu_operators)
+//   // main.cpp
 //   int main(int argc, char** argv) {
-//     return xf::run_launcher(argc, argv, [](xf::operator_registry& r) { r.add<my_op>("my_op"); },
-//                             my_kernel());  // my_kernel.cu: fused_kernel<builtin_gpu_operators, my_op>()
+//     return xf::run_launcher<my_gpu_operators>(argc, argv, [](xf::operator_registry& r) {
+//       r.add<my_cpu_sink>("my_cpu_sink");
+//     });
 //   }
 #pragma once
 
 #include <functional>
+#include <typeindex>
+#include <vector>
 
+#include "framework/kernel/kernel_program.hpp"
+#include "framework/model/gpu_operator_list.hpp"
 #include "framework/model/registry.hpp"
 
 namespace xf {
@@ -21,7 +32,6 @@ enum exit_code : int {
   exit_interrupted = 130,  ///< SIGINT: the streams were drained and the stats printed
 };
 
-class kernel_program;
 struct plan;
 struct topology_spec;
 struct plan_options;
@@ -32,11 +42,31 @@ struct plan_options;
 plan plan_for_this_machine(const topology_spec& spec, const operator_registry& registry, bool force_host,
                            const kernel_program* kernel);
 
-/// Parses the command line, loads and validates the topology, runs it and prints the stats.
-/// `add_operators` registers operators beyond the built-in ones (may be empty). `kernel` is the
-/// launcher's fused GPU kernel (framework/gpu/fused_kernel.cuh): the built-in GPU operators plus the
-/// launcher's own; null runs every GPU operator on the host executor.
-int run_launcher(int argc, char** argv, const std::function<void(operator_registry&)>& add_operators = {},
-                 const kernel_program* kernel = nullptr);
+/// A launcher's operators beyond the built-in CPU ones: what run_launcher<GpuOperators> passes on.
+struct launcher_operators {
+  std::function<void(operator_registry&)> add;  ///< registers the GPU list and the launcher's CPU operators
+  std::vector<std::type_index> kernel_types;    ///< the GPU list's operator types, in kernel order
+  const kernel_program* kernel = nullptr;       ///< the list's fused kernel; null without CUDA
+};
+
+/// Parses the command line, loads and validates the topology, runs it and prints the stats, with the
+/// built-in CPU operators and `operators`. A GPU operator registered outside the kernel's list is refused
+/// (exit_config_error) before anything runs.
+int run_launcher(int argc, char** argv, const launcher_operators& operators);
+
+/// run_launcher with the GPU operators of `GpuOperators` (a gpu_operator_list, registered under their
+/// class names, run in compiled_kernel<GpuOperators>()) and the CPU operators `add_cpu_operators` adds.
+template <class GpuOperators>
+int run_launcher(int argc, char** argv,
+                 const std::function<void(operator_registry&)>& add_cpu_operators = {}) {
+  launcher_operators operators;
+  operators.add = [&](operator_registry& registry) {
+    registry.add_gpu_operators<GpuOperators>();
+    if (add_cpu_operators) add_cpu_operators(registry);
+  };
+  operators.kernel_types = operator_types<GpuOperators>();
+  operators.kernel = compiled_kernel<GpuOperators>();
+  return run_launcher(argc, argv, operators);
+}
 
 }  // namespace xf

@@ -1,10 +1,10 @@
-// What a launcher's kernel file includes to fuse the built-in GPU operators and its own into the one
-// persistent kernel:
+// What a launcher's kernel file includes to fuse its GPU operators (its gpu_operator_list, usually the
+// built-in ones plus its own) into the one persistent kernel. The file is one line after the includes:
 //
-//   const xf::kernel_program* my_kernel() { return xf::fused_kernel<xf::builtin_gpu_operators, my_op>(); }
+//   XF_KERNEL(my_gpu_operators)  // defines xf::compiled_kernel<my_gpu_operators>()
 //
 // Compiled by nvcc (with the flags xeflow was built with: `pkg-config --variable=nvcc_flags xeflow`, or
-// CMake's xeflow_add_kernel) it is the GPU kernel; compiled as plain C++ (`c++ -x c++`) it returns null,
+// CMake's xeflow_add_kernel) it is the GPU kernel; compiled as plain C++ (`c++ -x c++`) the kernel is null,
 // and the launcher runs its GPU operators on the host executor.
 #pragma once
 

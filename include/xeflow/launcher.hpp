@@ -1,9 +1,15 @@
-// xeflow-run as a function, for a launcher that adds its own operators to the built-in ones:
+// xeflow-run as a function, for a launcher that adds its own operators to the built-in ones. Its GPU
+// operators are one list (registered by it, compiled into its kernel by it):
 //
+//   using my_gpu_operators = xf::gpu_operator_list<xf::builtin_gpu_operators, my_op>;
 //   int main(int argc, char** argv) {
-//     return xf::run_launcher(argc, argv, [](xf::operator_registry& r) { r.add<my_op>("my_op"); },
-//                             my_kernel());  // my_kernel.cu includes <xeflow/kernel.hpp>
+//     return xf::run_launcher<my_gpu_operators>(argc, argv, [](xf::operator_registry& r) {
+//       r.add<my_cpu_sink>("my_cpu_sink");  // CPU operators, one line each
+//     });
 //   }
+//
+// and its kernel file (<xeflow/kernel.hpp>) says XF_KERNEL(my_gpu_operators).
 #pragma once
 
 #include "framework/runtime/launcher.hpp"
+#include "operators/builtin_gpu.hpp"

@@ -65,6 +65,9 @@ struct affinity_header {
 static_assert(sizeof(affinity_header) == 64);
 
 struct affinity_cards_op {
+  static constexpr char class_name[] = "affinity_cards";
+  static constexpr element_set elements{element_type::u32};
+
   struct params {
     std::uint32_t merchant = 0;
     std::uint64_t card_slots = std::uint64_t{1} << 20;
@@ -105,6 +108,9 @@ struct affinity_cards_op {
 };
 
 struct affinity_shared_op {
+  static constexpr char class_name[] = "affinity_shared";
+  static constexpr element_set elements{element_type::u32};
+
   struct params {
     std::uint32_t merchant = 0;
     path_text cards;

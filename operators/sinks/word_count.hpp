@@ -24,6 +24,8 @@ namespace xf {
 /// frame with code bad_byte for any other byte, long_word for a word of more than 40 letters (the table
 /// keeps words inline), and table_full once more than 3/4 of table_slots hold words.
 struct word_count_op {
+  static constexpr char class_name[] = "word_count";
+
   static constexpr std::uint32_t bad_byte = 1;
   static constexpr std::uint32_t long_word = 2;
   static constexpr std::uint32_t table_full = 3;

@@ -29,6 +29,8 @@ const char* parse_path_list(const std::string& text, path_list& out);
 const char* parse_access_advice(const std::string& text, access_advice& out);
 
 struct readahead_file_source {
+  static constexpr char class_name[] = "readahead_file_source";
+
   struct params {
     path_list files;
     access_advice access = access_advice::sequential;

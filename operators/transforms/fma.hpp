@@ -18,6 +18,8 @@ namespace xf {
 /// (element_math::element_from_real) — so the defaults (a = 1.0001, b = 0.5) leave integer frames unchanged;
 /// give integral a and b for integer topics.
 struct fma_op {
+  static constexpr char class_name[] = "fma";
+
   /// Bounds of `iterations`: at least one step; at most what keeps one frame's work per warp bounded.
   static constexpr std::uint32_t min_iterations = 1;
   static constexpr std::uint32_t max_iterations = 4096;

@@ -41,6 +41,8 @@ XF_HOST_DEVICE XF_FORCE_INLINE std::uint32_t nearest_centre(float x, float y, fl
 /// (never split over blocks: the three arrays span the frame). A frame whose length is not a multiple of 3
 /// elements, or a topic of another element type, fails the frame with code `bad_frame`.
 struct kmeans_assign_op {
+  static constexpr char class_name[] = "kmeans_assign";
+  static constexpr element_set elements{element_type::f32};
   static constexpr std::uint32_t max_centres = 32;
   static constexpr std::uint32_t bad_frame = 1;
   static constexpr std::uint32_t output_numerator = 1;

@@ -9,6 +9,8 @@ namespace xf {
 
 /// out[i] = in[i].
 struct pass_through_op {
+  static constexpr char class_name[] = "pass_through";
+
   struct params {};
 
   static void describe(operator_schema<params>& s) { s.describe("copies every frame unchanged"); }

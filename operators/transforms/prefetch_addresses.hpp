@@ -67,6 +67,7 @@ class lane_push {
 /// The address stage for `Generator`. A Generator is a struct with
 ///   - `struct params`: its own parameters, trivially copyable (this operator's params derive from it and
 ///     add `lanes` and `patterns`);
+///   - `static constexpr const char* class_name`: the operator's class name in topologies;
 ///   - `static constexpr const char* summary`: one line for --list-operators;
 ///   - `template <class Schema> static void describe(Schema& s)`: declares its parameters
 ///     (`s.param(&params::x, …)`, `s.parsed(…)`, and `s.check_params(…)` for what needs several of them);
@@ -81,11 +82,12 @@ class lane_push {
 /// Each input frame (u64, any content the generator wants; frame length = the address frame's length,
 /// since a GPU map's output is as long as its input) gives one output frame (u64) of `lanes` logical lanes:
 /// a fixed L, not the kernel's thread count, which changes between rounds; virtual thread t runs lanes t,
-/// t + thread_count, … The frame is computed whole (its regions span it). Register an instantiation
-/// like any GPU operator (`registry.add<prefetch_addresses_op<my_generator>>("my_addresses")`) and list it
-/// in the launcher's fused kernel.
+/// t + thread_count, … The frame is computed whole (its regions span it). List an instantiation in the
+/// launcher's gpu_operator_list like any GPU operator (`prefetch_addresses_op<my_generator>`).
 template <class Generator>
 struct prefetch_addresses_op {
+  static constexpr const char* class_name = Generator::class_name;
+  static constexpr element_set elements{element_type::u64};
   struct params : Generator::params {
     std::uint32_t lanes = 256;
     bool patterns = true;

@@ -12,6 +12,8 @@ namespace xf {
 /// truncated toward zero and reduced modulo 2^bits (element_math::element_from_real: 2.5 → 2, -1 → all
 /// ones), and the product wraps around — use integral factors there. Floating topics: one rounding in T.
 struct scale_op {
+  static constexpr char class_name[] = "scale";
+
   struct params {
     double factor = 2.0;
   };

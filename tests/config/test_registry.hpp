@@ -62,6 +62,7 @@ class fake_file_source final : public cpu_source {
 };
 
 struct fake_scale {
+  static constexpr char class_name[] = "scale";
   struct params {
     double factor = 2.0;
   };
@@ -74,6 +75,7 @@ struct fake_scale {
 };
 
 struct fake_fma {
+  static constexpr char class_name[] = "fma";
   struct params {
     std::uint32_t iterations = 16;
     double a = 1.0001;
@@ -91,6 +93,7 @@ struct fake_fma {
 };
 
 struct fake_pass_through {
+  static constexpr char class_name[] = "pass_through";
   struct params {};
   static void describe(operator_schema<params>& s) { s.describe("copies every frame unchanged (stand-in)"); }
   template <class T>
@@ -147,17 +150,14 @@ inline void register_fake_builtins(operator_registry& registry) {
   registry.add<fake_sequence_source>("sequence_source");
   registry.add<fake_random_source>("random_source");
   registry.add<fake_file_source>("file_source");
-  registry.add<fake_scale>("scale");
-  registry.add<fake_fma>("fma");
-  registry.add<fake_pass_through>("pass_through");
+  registry.add_gpu_operators<gpu_operator_list<fake_scale, fake_fma, fake_pass_through>>();
   registry.add<fake_verify_sink>("verify_sink");
   registry.add<fake_null_sink>("null_sink");
   registry.add<fake_file_sink>("file_sink");
   // The real ones: their parameters' checks (a field list's syntax, a list of numbers) are what the corpus
   // tests.
   registry.add<prefetch_source>("prefetch_source");
-  registry.add<kmeans_assign_op>("kmeans_assign");
-  registry.add<record_addresses_op>("prefetch_addresses_records");
+  registry.add_gpu_operators<gpu_operator_list<kmeans_assign_op, record_addresses_op>>();
 }
 
 /// The fake built-ins, built once.

@@ -34,6 +34,7 @@ class throw_at_op final : public cpu_map {
 /// virtual thread, i.e. in the kernel, not in a verify sink's one-thread replay: a corruption "in
 /// transit" that the verify sink must catch.
 struct corrupt_at_op {
+  static constexpr char class_name[] = "corrupt_at";
   struct params {
     std::int64_t at = 0;
   };
@@ -53,6 +54,7 @@ struct corrupt_at_op {
 /// A GPU map that copies frames and fails the frame at offset `at` with `code` (frame_task::fail): the
 /// run must end cleanly naming the operator, topic, offset and code, on either executor.
 struct fail_at_op {
+  static constexpr char class_name[] = "fail_at";
   struct params {
     std::int64_t at = 0;
     std::int64_t code = 7;
@@ -73,6 +75,7 @@ struct fail_at_op {
 /// A GPU map that never returns from the frame at offset `at`: the device executor's watchdog must end
 /// the run with a per-block dump. Device tests only (on the host executor it would hang a block thread).
 struct hang_at_op {
+  static constexpr char class_name[] = "hang_at";
   struct params {
     std::int64_t at = 0;
   };
@@ -95,6 +98,7 @@ struct hang_at_op {
 /// A GPU map that stores through a wild pointer at offset `at`: an illegal-address fault that the device
 /// executor must report and exit on. Device tests only.
 struct wild_write_at_op {
+  static constexpr char class_name[] = "wild_write_at";
   struct params {
     std::int64_t at = 0;
   };

@@ -26,7 +26,7 @@ const operator_registry& registry() {
     operator_registry reg;
     register_builtin_operators(reg);
     reg.add<test::throw_at_op>("throw_at");
-    reg.add<test::corrupt_at_op>("corrupt_at");
+    reg.add_gpu_operators<gpu_operator_list<test::corrupt_at_op>>();
     return reg;
   }();
   return r;

@@ -22,6 +22,7 @@ struct byte_addresses {
     std::int64_t bytes_per_lane = 64;
   };
 
+  static constexpr const char* class_name = "prefetch_addresses_bytes";
   static constexpr const char* summary =
       "BigKernel address stage for a text read byte by byte: lane l reads bytes_per_lane consecutive bytes "
       "from first + l*bytes_per_lane of the range a prefetch_ranges frame names";

@@ -25,6 +25,7 @@ struct indexed_addresses {
   };
   static constexpr std::uint64_t end_of_indices = ~std::uint64_t{0};
 
+  static constexpr const char* class_name = "prefetch_addresses_indexed";
   static constexpr const char* summary =
       "BigKernel address stage driven by data: the declared fields of the records whose indices (u64) "
       "open each input frame, item by item (prefetch_source's layout, records in index order)";

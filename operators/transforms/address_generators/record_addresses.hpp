@@ -19,6 +19,7 @@ namespace xf::prefetch {
 struct record_addresses {
   struct params : record_fields_params {};
 
+  static constexpr const char* class_name = "prefetch_addresses_records";
   static constexpr const char* summary =
       "BigKernel address stage for fixed-length records: the declared fields of the records a "
       "prefetch_ranges frame names, item by item (the frame prefetch_source makes)";

@@ -29,10 +29,10 @@
 #include "framework/plan/plan.hpp"
 #include "operators/builtin.hpp"
 #include "operators/sources/readahead_file_source.hpp"
-#include "tests/framework/files/files_kernel.hpp"
 #include "tests/framework/files/indexed_add.hpp"
 #include "tests/framework/files/pattern_file.hpp"
 #include "tests/framework/files/small_files_reader.hpp"
+#include "tests/support/test_kernel.hpp"
 
 namespace xf {
 namespace {
@@ -83,11 +83,10 @@ const operator_registry& registry() {
   static const operator_registry r = [] {
     operator_registry reg;
     register_builtin_operators(reg);
-    reg.add<indexed_add>("indexed_add");
+    reg.add_gpu_operators<
+        gpu_operator_list<indexed_add, test::small_files_reader, example::golden_diff_op>>();
     reg.add<collect_sink>("collect_sink");
     reg.add<truncate_at_start>("truncate_at_start");
-    reg.add<test::small_files_reader>("small_files_reader");
-    reg.add<example::golden_diff_op>("golden_diff");
     return reg;
   }();
   return r;
@@ -145,9 +144,10 @@ kernel_on each_executor() {
   }
   SUBCASE("device executor (GPU)") {
     where = kernel_on::device;
-    if (!gpu().usable || test::files_test_kernel() == nullptr) {
-      const std::string why =
-          test::files_test_kernel() == nullptr ? std::string("a build without CUDA") : gpu().reason;
+    if (!gpu().usable || compiled_kernel<test::test_gpu_operators>() == nullptr) {
+      const std::string why = compiled_kernel<test::test_gpu_operators>() == nullptr
+                                  ? std::string("a build without CUDA")
+                                  : gpu().reason;
       MESSAGE("skipped on the device executor: " << why);
       static bool said = false;  // once in the log, whatever doctest's verbosity
       if (!said)
@@ -168,7 +168,7 @@ run_stats run(topology_spec spec, run_control& control) {
   if (current_executor() == kernel_on::device) {
     if (spec.runtime.blocks == 0) spec.runtime.blocks = 3;  // the host's blocks, so the shares match
     spec.runtime.executor = executor_kind::device;
-    const kernel_program* kernel = test::files_test_kernel();
+    const kernel_program* kernel = compiled_kernel<test::test_gpu_operators>();
     options.device.usable = true;
     options.device.sm_count = gpu().sm_count;
 #if defined(XF_HAVE_CUDA)  // (each_executor never picks the device without a kernel)

@@ -20,7 +20,7 @@ namespace {
 const operator_registry& reader_registry() {
   static const operator_registry registry = [] {
     operator_registry r;
-    r.add<indexed_add>("indexed_add");
+    r.add_gpu_operators<gpu_operator_list<indexed_add>>();
     return r;
   }();
   return registry;
@@ -92,7 +92,7 @@ TEST_CASE("file reader on cpu: a missing file fails the start naming the operato
 
 TEST_CASE("file reader: placed on gpu, the device executor runs its frames whole, unstaged, one a block") {
   operator_registry registry;
-  registry.add<indexed_add>("indexed_add");
+  registry.add_gpu_operators<gpu_operator_list<indexed_add>>();
   struct stub_source final : public cpu_source {
     struct params {};
     static void describe(operator_schema<params>& s) { s.describe("stand-in"); }

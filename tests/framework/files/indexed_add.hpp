@@ -13,6 +13,7 @@ namespace xf {
 /// file and keeps it in the carry; stage 1 reads `count` u32 of the data file at the byte the index word
 /// names (mod a window), and the output is input + data. A frame whose first element is 0xDEAD fails.
 struct indexed_add {
+  static constexpr char class_name[] = "indexed_add";
   struct params {
     path_text index, data;
     std::uint64_t window = 0;  ///< bytes of the data file the index words address

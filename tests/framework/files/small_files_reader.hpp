@@ -14,6 +14,7 @@ namespace xf::test {
 /// A reader of many small files: `count` files named <dir>/small<k>; frame o (u8) holds file o % count,
 /// its bytes from the start of the frame, zeros after.
 struct small_files_reader {
+  static constexpr char class_name[] = "small_files_reader";
   struct params {
     path_text dir;
     std::uint32_t count = 0;

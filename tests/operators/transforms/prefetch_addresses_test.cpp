@@ -223,6 +223,7 @@ struct strided_words {
     std::int64_t end = 1 << 30;
   };
   static constexpr std::uint32_t past_end = address_fault::first_generator_code + 7;
+  static constexpr const char* class_name = "strided_words";
   static constexpr const char* summary = "strided words";
 
   template <class Schema>
@@ -248,7 +249,7 @@ static_assert(std::is_trivially_copyable_v<strided_words_op::params>);
 
 TEST_CASE("prefetch.a_users_generator_runs_through_the_template") {
   operator_registry registry;
-  registry.add<strided_words_op>("strided_words");
+  registry.add_gpu_operators<gpu_operator_list<strided_words_op>>();
   const operator_entry* entry = registry.find("strided_words");
   REQUIRE(entry);
   CHECK(entry->info.gpu);
