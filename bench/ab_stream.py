@@ -94,7 +94,18 @@ def main():
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--bytes", default="4GiB", help="stream length of every run")
     ap.add_argument("--tolerance", type=float, default=0.03, help="B's median may be this much slower")
+    ap.add_argument("--only", help="one selection and its sizes, 'NAME:SIZES' (e.g. 'C(G)1C scale:4KiB'): a "
+                    "closer look at a point with more rounds")
     args = ap.parse_args()
+    selections = SELECTIONS
+    if args.only:
+        name, _, sizes = args.only.partition(":")
+        chosen = [sel for n, sel in SELECTIONS if n == name]
+        if not chosen or not sizes:
+            ap.error(f"--only: want 'NAME:SIZES' with NAME one of {', '.join(n for n, _ in SELECTIONS)}")
+        sel = list(chosen[0])
+        sel[sel.index("--sizes") + 1] = sizes
+        selections = [(name, sel)]
     os.makedirs(args.out, exist_ok=True)
     raw = os.path.join(args.out, "raw")
     os.makedirs(raw, exist_ok=True)
@@ -107,7 +118,7 @@ def main():
     for r in range(args.repeats):
         order = builds if r % 2 == 0 else builds[::-1]
         for label, build in order:
-            for n, (name, selection) in enumerate(SELECTIONS):
+            for n, (name, selection) in enumerate(selections):
                 doc = run_selection(build, raw, f"{label}-r{r}-s{n}", selection, args)
                 meta = meta or doc.get("meta")
                 for p in doc["points"]:

@@ -28,28 +28,44 @@ step() {  # name, command...: runs it, prints its time, remembers a failure
   echo "=== $name: $((SECONDS - start)) s"
 }
 
-# name, build dir, ninja targets ("" builds everything), meson setup args..., -- meson test args...
-run_suite() {
+# name, build dir, ninja targets ("" builds everything), meson setup args...: configures and builds.
+build_suite() {
   local name=$1 dir=$2 targets=$3; shift 3
-  local setup=() test=()
-  while (($#)) && [ "$1" != "--" ]; do setup+=("$1"); shift; done
-  (($#)) && shift
-  test=("$@")
   echo "=== $name: build ($dir)"
   local start=$SECONDS
   # shellcheck disable=SC2086  # targets is a word list
-  if ! { [ -d "$dir" ] || meson setup "$dir" "${setup[@]}"; } || ! ninja -C "$dir" -j "$jobs" $targets; then
+  if ! { [ -d "$dir" ] || meson setup "$dir" "$@"; } || ! ninja -C "$dir" -j "$jobs" $targets; then
     echo "=== $name: build FAILED after $((SECONDS - start)) s"
     steps_failed=$((steps_failed + 1))
     status=1
-    return 0
+    return 1
   fi
-  echo "=== $name: built in $((SECONDS - start)) s; test"
-  start=$SECONDS
-  if ! meson test -C "$dir" --no-rebuild --print-errorlogs --num-processes "$jobs" "${test[@]}"; then
-    status=1
-  fi
-  echo "=== $name: tested in $((SECONDS - start)) s"
+  echo "=== $name: built in $((SECONDS - start)) s"
+}
+
+# name, build dir, meson test args...: runs the suite into $dir/check-tests.log, in the background (the
+# next configuration builds meanwhile: the tests leave cores idle while they wait on each other), and
+# remembers its process. finish_tests prints the log and counts a failure.
+declare -A test_jobs=()
+start_tests() {
+  local name=$1 dir=$2; shift 2
+  [ -f "$dir/build.ninja" ] || return 0
+  (
+    start=$SECONDS
+    rc=0
+    meson test -C "$dir" --no-rebuild --print-errorlogs --num-processes "$jobs" "$@" || rc=$?
+    echo "=== $name: tested in $((SECONDS - start)) s (beside the next build)"
+    exit $rc
+  ) > "$dir/check-tests.log" 2>&1 &
+  test_jobs[$name]="$! $dir"
+}
+finish_tests() {
+  local name=$1 pid dir
+  [ -n "${test_jobs[$name]:-}" ] || return 0
+  read -r pid dir <<<"${test_jobs[$name]}"
+  echo "=== $name: tests"
+  wait "$pid" || status=1
+  cat "$dir/check-tests.log"
   grep -h "^\[doctest\] test cases:" "$dir/meson-logs/testlog.txt" | sed "s/^/[$name] /" || true
 }
 
@@ -83,24 +99,32 @@ step "layers (tools/check_layers.py)" python3 tools/check_layers.py
 # optimisation levels chosen for compile time, since code generation is most of it: the normal build at
 # -Og (g++: 40 % less than -O2 on our sources), ASan+UBSan with clang at -O0 (half of -O1's time; g++
 # takes three times as long for ASan+UBSan), ThreadSanitizer at -O1 (its stress tests run long at -O0).
+# Each configuration's tests run while the next one builds.
 unity=(-Dunity=on -Dunity_size=8)
 normal_targets="meson-test-prereq libxeflow.a tools/xeflow-run tools/xeflow-tune"
-run_suite normal build-check "$normal_targets" -Ddebug=true -Doptimization=g -Dgpu_code=ptx "${unity[@]}" \
-  -Dcpp_args=-g1 --prefix="$PWD/build-check/prefix" --
-step "kernel headers tracked" kernel_headers_tracked build-check
+if build_suite normal build-check "$normal_targets" -Ddebug=true -Doptimization=g -Dgpu_code=ptx \
+  "${unity[@]}" -Dcpp_args=-g1 --prefix="$PWD/build-check/prefix"; then
+  step "kernel headers tracked" kernel_headers_tracked build-check
+fi
+start_tests normal build-check
 sanitized=(-Dcuda=disabled -Db_lundef=false -Ddebug=true -Dcpp_args=-gline-tables-only "${unity[@]}")
-CC=clang CXX=clang++ run_suite asan+ubsan build-asan meson-test-prereq "${sanitized[@]}" -Doptimization=0 \
-  -Db_sanitize=address,undefined --
+CC=clang CXX=clang++ build_suite asan+ubsan build-asan meson-test-prereq "${sanitized[@]}" -Doptimization=0 \
+  -Db_sanitize=address,undefined || true
+finish_tests normal
+start_tests asan+ubsan build-asan
 # Only the lock-free protocols run under ThreadSanitizer (the topic stress, the file cache): build just
 # their programs.
 tsan_targets="tests/topics/topic_driver_test tests/topics/topic_protocol_test
   tests/topics/topic_lifecycle_test tests/framework/files/files_test"
-CC=clang CXX=clang++ run_suite tsan build-tsan "$tsan_targets" "${sanitized[@]}" -Doptimization=1 \
-  -Db_sanitize=thread -- --suite topics --suite files
+CC=clang CXX=clang++ build_suite tsan build-tsan "$tsan_targets" "${sanitized[@]}" -Doptimization=1 \
+  -Db_sanitize=thread || true
+finish_tests asan+ubsan
+start_tests tsan build-tsan --suite topics --suite files
 
 # apps/custom_operator out of tree, against the normal build installed into build-check/prefix (no root):
-# with nvcc and the C++ compiler through pkg-config, and with CMake (find_package(xeflow)), both at once;
-# each launcher then runs its topology on the host executor.
+# with nvcc (the installed nvcc_flags) and the C++ compiler through pkg-config, and with CMake
+# (find_package(xeflow), its kernel file as plain C++ through XEFLOW_HOST_KERNEL: nvcc was checked by the
+# first), both at once; each launcher then runs its topology on the host executor.
 out_of_tree() {
   local prefix=$PWD/build-check/prefix out=$PWD/build-out-of-tree app=$PWD/apps/custom_operator pkg_status=0
   meson install -C build-check --quiet --no-rebuild
@@ -119,7 +143,7 @@ out_of_tree() {
     ./xeflow-custom "$app/custom.yaml" --host -q > run.log
     echo "pkg-config: $(head -1 run.log)"' _ "$app" "$out/pkg-config" &
   local pkg_build=$!
-  cmake -S "$app" -B "$out/cmake" -DCMAKE_PREFIX_PATH="$prefix" > "$out/cmake.log"
+  cmake -S "$app" -B "$out/cmake" -DCMAKE_PREFIX_PATH="$prefix" -DXEFLOW_HOST_KERNEL=ON > "$out/cmake.log"
   cmake --build "$out/cmake" -j "$jobs" >> "$out/cmake.log"
   "$out/cmake/xeflow-custom" "$app/custom.yaml" --host -q > "$out/cmake/run.log"
   echo "CMake: $(head -1 "$out/cmake/run.log")"
@@ -127,6 +151,7 @@ out_of_tree() {
   return $pkg_status
 }
 step "out of tree (apps/custom_operator: pkg-config, CMake)" out_of_tree
+finish_tests tsan
 
 echo "=== check.sh: $((SECONDS - begin)) s"
 python3 - "$steps_passed" "$steps_failed" <<'PY'

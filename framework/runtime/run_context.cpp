@@ -5,27 +5,6 @@
 
 namespace xf {
 
-std::uint64_t now_ns() {
-  return static_cast<std::uint64_t>(
-      std::chrono::duration_cast<std::chrono::nanoseconds>(run_clock::now().time_since_epoch()).count());
-}
-
-void add_relaxed(std::atomic<std::uint64_t>& counter, std::uint64_t value) {
-  if (value) counter.fetch_add(value, std::memory_order_relaxed);
-}
-
-void fetch_min_relaxed(std::atomic<std::uint64_t>& word, std::uint64_t value) {
-  std::uint64_t seen = word.load(std::memory_order_relaxed);
-  while (value < seen && !word.compare_exchange_weak(seen, value, std::memory_order_relaxed)) {
-  }
-}
-
-void fetch_max_relaxed(std::atomic<std::uint64_t>& word, std::uint64_t value) {
-  std::uint64_t seen = word.load(std::memory_order_relaxed);
-  while (value > seen && !word.compare_exchange_weak(seen, value, std::memory_order_relaxed)) {
-  }
-}
-
 run_context::run_context(const plan& p, const topology_spec& spec, run_control& control)
     : plan_(p), spec_(spec), control_(control), counters_(p.operators.size()) {}
 
@@ -173,18 +152,6 @@ void run_context::guarded(std::size_t op, const std::function<void()>& body) {
   } catch (const std::exception& e) {
     control_.fail(run_error(fault_site{plan_.operators[op].spec->name, {}, {}}, e.what()));
   }
-}
-
-void run_context::count_blocked(std::size_t op, std::size_t topic, std::uint64_t ns) {
-  add_relaxed(counters_[op].blocked_ns, ns);
-  add_relaxed(topics_[topic].counters().blocked_ns, ns);
-}
-
-void run_context::count_publish(std::size_t op, std::size_t topic, std::uint64_t bytes) {
-  add_relaxed(counters_[op].frames_out, 1);
-  add_relaxed(counters_[op].bytes_out, bytes);
-  add_relaxed(topics_[topic].counters().frames, 1);
-  add_relaxed(topics_[topic].counters().bytes, bytes);
 }
 
 void run_context::leak() noexcept {

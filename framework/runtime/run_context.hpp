@@ -27,7 +27,10 @@ namespace xf {
 using run_clock = std::chrono::steady_clock;
 
 /// The host clock frames are stamped with at their source (index_slot::born_ns).
-std::uint64_t now_ns();
+inline std::uint64_t now_ns() {
+  return static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(run_clock::now().time_since_epoch()).count());
+}
 
 /// Per-operator counters, updated by its CPU workers (relaxed: only read for stats and progress). The
 /// kernel's operators count in the round's kernel_op_counters instead.
@@ -37,9 +40,21 @@ struct live_counters {
   latency_histogram latency;  ///< sinks: source publish → delivery
 };
 
-void add_relaxed(std::atomic<std::uint64_t>& counter, std::uint64_t value);
-void fetch_min_relaxed(std::atomic<std::uint64_t>& word, std::uint64_t value);
-void fetch_max_relaxed(std::atomic<std::uint64_t>& word, std::uint64_t value);
+// The counters' updates are inline: a CPU worker makes several per frame, millions of frames a second at
+// small frames, where an out-of-line call each is a measurable share of the worker's time.
+inline void add_relaxed(std::atomic<std::uint64_t>& counter, std::uint64_t value) {
+  if (value) counter.fetch_add(value, std::memory_order_relaxed);
+}
+inline void fetch_min_relaxed(std::atomic<std::uint64_t>& word, std::uint64_t value) {
+  std::uint64_t seen = word.load(std::memory_order_relaxed);
+  while (value < seen && !word.compare_exchange_weak(seen, value, std::memory_order_relaxed)) {
+  }
+}
+inline void fetch_max_relaxed(std::atomic<std::uint64_t>& word, std::uint64_t value) {
+  std::uint64_t seen = word.load(std::memory_order_relaxed);
+  while (value > seen && !word.compare_exchange_weak(seen, value, std::memory_order_relaxed)) {
+  }
+}
 
 class run_context {
  public:
@@ -81,8 +96,16 @@ class run_context {
   void guarded(std::size_t op, const std::function<void()>& body);
 
   const topic_view& view(std::size_t t) const { return topics_[t].view(); }
-  void count_blocked(std::size_t op, std::size_t topic, std::uint64_t ns);
-  void count_publish(std::size_t op, std::size_t topic, std::uint64_t bytes);
+  void count_blocked(std::size_t op, std::size_t topic, std::uint64_t ns) {
+    add_relaxed(counters_[op].blocked_ns, ns);
+    add_relaxed(topics_[topic].counters().blocked_ns, ns);
+  }
+  void count_publish(std::size_t op, std::size_t topic, std::uint64_t bytes) {
+    add_relaxed(counters_[op].frames_out, 1);
+    add_relaxed(counters_[op].bytes_out, bytes);
+    add_relaxed(topics_[topic].counters().frames, 1);
+    add_relaxed(topics_[topic].counters().bytes, bytes);
+  }
 
   std::vector<topic>& topics() noexcept { return topics_; }
   topic_memory& memory() noexcept { return *memory_; }
