@@ -7,12 +7,14 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -21,9 +23,8 @@
 
 namespace xf::test {
 
-/// Stress sizes shrink under the sanitizers (ThreadSanitizer runs 5-15x slower; AddressSanitizer, built at
-/// -O0 in CI, 3x) so each case stays well under a minute; the protocol's interleavings are what the sizes
-/// buy, and a quarter of them still crosses every slot many times.
+/// Whether this is a sanitizer build: ThreadSanitizer runs 5-15x slower, AddressSanitizer (built at -O0
+/// in CI) about 3x.
 #if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
 inline constexpr bool under_sanitizer = true;
 #elif defined(__has_feature)
@@ -36,9 +37,13 @@ inline constexpr bool under_sanitizer = false;
 inline constexpr bool under_sanitizer = false;
 #endif
 
-/// `normal` frames in a plain build, a quarter under a sanitizer.
+/// The stress tests' sizes: a quarter of `normal` by default, which still crosses every slot of every
+/// topic many times and keeps each case to seconds, and `normal` itself in the long run (XF_LONG=1, as
+/// `tools/check.sh --long` sets it) outside the sanitizers.
 inline std::uint64_t stress_frames(std::uint64_t normal) {
-  return under_sanitizer ? normal / 4 : normal;
+  const char* long_run = std::getenv("XF_LONG");
+  const bool full = long_run != nullptr && std::string_view(long_run) == "1" && !under_sanitizer;
+  return full ? normal : normal / 4;
 }
 
 // ---- frame contents ---------------------------------------------------------------------------------

@@ -163,7 +163,7 @@ TEST_CASE("topic.end_of_stream_sources_end_apart") {
   // Sources with different amounts of data, some voiding a claimed offset at the tail, closing in
   // random order; random capacities, groups and workers.
   rng r(2024);
-  const std::uint64_t rounds = under_sanitizer ? 150 : 600;
+  const std::uint64_t rounds = stress_frames(600);
   for (std::uint64_t i = 0; i < rounds; ++i) {
     const round_shape s = random_round(r);
     CAPTURE(i);
