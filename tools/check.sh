@@ -101,7 +101,7 @@ kernel_headers_tracked() {
 step "format (tools/check_format.sh)" bash tools/check_format.sh
 step "layers (tools/check_layers.py)" python3 tools/check_layers.py
 
-# What makes this fit in CI's minutes on two cores (measured: README "Building and testing"): device code
+# What makes this fit in CI's minutes on two cores (measured: README, under its second command): device code
 # as unoptimised PTX (-Dgpu_code=ptx -Dcuda_args=-G: ptxas is 90 % of a fused kernel's compile, and NVVM's
 # optimiser two thirds of the rest; CI has no GPU to run device code on);
 # unity builds (the headers parsed once per eight sources, not once per source); line tables instead of

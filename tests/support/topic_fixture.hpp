@@ -19,23 +19,10 @@
 #include <vector>
 
 #include "framework/core/errors.hpp"
+#include "tests/support/sanitizer.hpp"
 #include "topics/topic.hpp"
 
 namespace xf::test {
-
-/// Whether this is a sanitizer build: ThreadSanitizer runs 5-15x slower, AddressSanitizer (built at -O0
-/// in CI) about 3x.
-#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
-inline constexpr bool under_sanitizer = true;
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer) || __has_feature(address_sanitizer)
-inline constexpr bool under_sanitizer = true;
-#else
-inline constexpr bool under_sanitizer = false;
-#endif
-#else
-inline constexpr bool under_sanitizer = false;
-#endif
 
 /// The stress tests' sizes: a quarter of `normal` by default, which still crosses every slot of every
 /// topic many times and keeps each case to seconds, and `normal` itself in the long run (XF_LONG=1, as

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "tests/support/run_checks.hpp"
+#include "tests/support/sanitizer.hpp"
 #include "tests/support/subprocess.hpp"
 
 namespace xf::test {
@@ -38,7 +39,9 @@ inline std::vector<std::filesystem::path> every_topology() {
 /// on construction, removed on destruction — instead of the paths they name.
 class short_run {
  public:
-  short_run(const std::filesystem::path& topology, const std::string& bytes) {
+  /// `length` of stream ("24MiB"), a quarter of it under a sanitizer (sanitized_bytes).
+  short_run(const std::filesystem::path& topology, const std::string& length) {
+    const std::string bytes = sanitized_bytes(length);
     const YAML::Node doc = YAML::LoadFile(topology.string());
     const std::string stem = std::to_string(::getpid()) + "-" + topology.stem().string();
     // An address stage feeding a word_count reads a text, not particles.
@@ -58,7 +61,8 @@ class short_run {
         sets_.insert(sets_.end(), {"--set", "operators." + name + ".params.path=" + text_.string()});
       } else if (cls == "prefetch_varlen_source") {
         records_ = std::filesystem::temp_directory_path() / ("xeflow-purchases-" + stem);
-        const auto gen = run_process({gen_affinity(), records_.string(), "--records", "300000"});
+        const auto gen = run_process(
+            {gen_affinity(), records_.string(), "--records", std::to_string(sanitized_count(300'000))});
         INFO(gen.err);
         REQUIRE(gen.exit_code == 0);
         sets_.insert(sets_.end(), {"--set", "operators." + name + ".params.path=" + records_.string()});
