@@ -52,29 +52,15 @@ build_suite() {
   echo "=== $name: built in $((SECONDS - start)) s"
 }
 
-# name, build dir, meson test args...: runs the suite into $dir/check-tests.log, in the background (the
-# next configuration builds meanwhile: the tests leave cores idle while they wait on each other), and
-# remembers its process. finish_tests prints the log and counts a failure.
-declare -A test_jobs=()
-start_tests() {
-  local name=$1 dir=$2; shift 2
+# name, build dir, meson test args...: runs the suite (when its build succeeded) and prints its doctest
+# summaries. Suites run alone: beside a build, their many-threaded stress tests spin on two busy cores and
+# the whole took longer (measured: README).
+run_tests() {
+  local name=$1 dir=$2 start=$SECONDS; shift 2
   [ -f "$dir/build.ninja" ] || return 0
-  (
-    start=$SECONDS
-    rc=0
-    meson test -C "$dir" --no-rebuild --print-errorlogs --num-processes "$jobs" "$@" || rc=$?
-    echo "=== $name: tested in $((SECONDS - start)) s (beside the next build)"
-    exit $rc
-  ) > "$dir/check-tests.log" 2>&1 &
-  test_jobs[$name]="$! $dir"
-}
-finish_tests() {
-  local name=$1 pid dir
-  [ -n "${test_jobs[$name]:-}" ] || return 0
-  read -r pid dir <<<"${test_jobs[$name]}"
-  echo "=== $name: tests"
-  wait "$pid" || status=1
-  cat "$dir/check-tests.log"
+  echo "=== $name: test"
+  meson test -C "$dir" --no-rebuild --print-errorlogs --num-processes "$jobs" "$@" || status=1
+  echo "=== $name: tested in $((SECONDS - start)) s"
   grep -h "^\[doctest\] test cases:" "$dir/meson-logs/testlog.txt" | sed "s/^/[$name] /" || true
 }
 
@@ -109,7 +95,6 @@ step "layers (tools/check_layers.py)" python3 tools/check_layers.py
 # optimisation levels chosen for compile time, since code generation is most of it: the normal build at
 # -Og (g++: 40 % less than -O2 on our sources), ASan+UBSan with clang at -O0 (half of -O1's time; g++
 # takes three times as long for ASan+UBSan), ThreadSanitizer at -O1 (its stress tests run long at -O0).
-# Each configuration's tests run while the next one builds.
 unity=(-Dunity=on -Dunity_size=8)
 normal_targets="meson-test-prereq libxeflow.a tools/xeflow-run tools/xeflow-tune"
 device_code=(-Dgpu_code=ptx)
@@ -118,20 +103,18 @@ if build_suite normal build-check "$normal_targets" -Ddebug=true -Doptimization=
   "${unity[@]}" -Dcpp_args=-g1 --prefix="$PWD/build-check/prefix"; then
   step "kernel headers tracked" kernel_headers_tracked build-check
 fi
-start_tests normal build-check
+run_tests normal build-check
 sanitized=(-Dcuda=disabled -Db_lundef=false -Ddebug=true -Dcpp_args=-gline-tables-only "${unity[@]}")
 CC=clang CXX=clang++ build_suite asan+ubsan build-asan meson-test-prereq "${sanitized[@]}" -Doptimization=0 \
   -Db_sanitize=address,undefined || true
-finish_tests normal
-start_tests asan+ubsan build-asan
+run_tests asan+ubsan build-asan
 # Only the lock-free protocols run under ThreadSanitizer (the topic stress, the file cache): build just
 # their programs.
 tsan_targets="tests/topics/topic_driver_test tests/topics/topic_protocol_test
   tests/topics/topic_lifecycle_test tests/framework/files/files_test"
 CC=clang CXX=clang++ build_suite tsan build-tsan "$tsan_targets" "${sanitized[@]}" -Doptimization=1 \
   -Db_sanitize=thread || true
-finish_tests asan+ubsan
-start_tests tsan build-tsan --suite topics --suite files
+run_tests tsan build-tsan topic_driver topic_protocol topic_lifecycle files
 
 # apps/custom_operator out of tree, against the normal build installed into build-check/prefix (no root):
 # with nvcc (the installed nvcc_flags) and the C++ compiler through pkg-config, and with CMake
@@ -163,7 +146,6 @@ out_of_tree() {
   return $pkg_status
 }
 step "out of tree (apps/custom_operator: pkg-config, CMake)" out_of_tree
-finish_tests tsan
 
 echo "=== check.sh: $((SECONDS - begin)) s"
 python3 - "$steps_passed" "$steps_failed" <<'PY'
