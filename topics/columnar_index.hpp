@@ -21,7 +21,8 @@ XF_HOST_DEVICE void index_scalar_page(const std::byte* page, std::uint32_t n, zo
   const T* values = reinterpret_cast<const T*>(page);
   entry = zone_of(values, n);
   if (l.bloom_bits != 0)
-    for (std::uint32_t i = 0; i < n; ++i) bloom_add(bloom, l.bloom_bits, l.bloom_hashes, bloom_hash_of(values[i]));
+    for (std::uint32_t i = 0; i < n; ++i)
+      bloom_add(bloom, l.bloom_bits, l.bloom_hashes, bloom_hash_of(values[i]));
 }
 
 XF_HOST_DEVICE inline void index_page(const column_geometry& g, const std::byte* page, std::uint32_t n,
@@ -31,7 +32,8 @@ XF_HOST_DEVICE inline void index_page(const column_geometry& g, const std::byte*
     entry = chars_zone_of(page, l.chars, n);
     if (l.bloom_bits != 0)
       for (std::uint32_t i = 0; i < n; ++i)
-        bloom_add(bloom, l.bloom_bits, l.bloom_hashes, bloom_hash(page + std::uint64_t{i} * l.chars, l.chars));
+        bloom_add(bloom, l.bloom_bits, l.bloom_hashes,
+                  bloom_hash(page + std::uint64_t{i} * l.chars, l.chars));
     return;
   }
   switch (l.element) {
@@ -81,7 +83,8 @@ XF_HOST_DEVICE inline const std::uint64_t* page_bloom(const columnar_geometry& g
 /// Writes the header and every index entry of `frame` (geometry g), whose data pages hold `rows` rows:
 /// each data page's zone and bloom filter, and entries of no rows for the pages past them. One writer,
 /// before the frame is published.
-XF_HOST_DEVICE inline void build_columnar_index(const columnar_geometry& g, std::byte* frame, std::uint32_t rows) {
+XF_HOST_DEVICE inline void build_columnar_index(const columnar_geometry& g, std::byte* frame,
+                                                std::uint32_t rows) {
   columnar_frame_header& h = columnar_header(frame);
   h = columnar_frame_header{};
   h.magic = columnar_magic;

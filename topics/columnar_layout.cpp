@@ -4,9 +4,9 @@
 namespace xf {
 namespace {
 
-constexpr std::uint32_t min_bloom_bits = 64;
-constexpr std::uint32_t max_bloom_bits = 32768;  // 4 KiB a page: a filter as large as the page it covers
-constexpr std::uint32_t max_bloom_hashes = 16;
+constexpr std::uint32_t min_bloom_bits = columnar_min_bloom_bits;
+constexpr std::uint32_t max_bloom_bits = columnar_max_bloom_bits;
+constexpr std::uint32_t max_bloom_hashes = columnar_max_bloom_hashes;
 /// The largest columnar frame: the topic heap's frames are addressed in 32-bit pages of 4 KiB, and a frame
 /// a stage works on should stay far below the GPU's memory.
 constexpr std::uint64_t max_frame_bytes = std::uint64_t{1} << 30;
@@ -47,7 +47,8 @@ std::string make_columnar_geometry(std::span<const column_layout> columns, std::
     g.layout = l;
     g.value_bytes = l.value_bytes();
     g.rows_per_page = columnar_page_bytes / g.value_bytes;
-    g.pages = static_cast<std::uint32_t>((std::uint64_t{rows_per_frame} + g.rows_per_page - 1) / g.rows_per_page);
+    g.pages =
+        static_cast<std::uint32_t>((std::uint64_t{rows_per_frame} + g.rows_per_page - 1) / g.rows_per_page);
     g.entry_bytes = static_cast<std::uint32_t>(sizeof(zone_entry) + l.bloom_bits / 8);
     g.first_entry = static_cast<std::uint32_t>(index_bytes);
     index_bytes += std::uint64_t{g.pages} * g.entry_bytes;

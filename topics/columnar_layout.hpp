@@ -28,6 +28,11 @@ inline constexpr std::uint32_t columnar_max_columns = 32;
 inline constexpr std::uint32_t columnar_magic = 0x31434658;  // "XFC1" in memory order
 /// The widest fixed-width character column, char(256).
 inline constexpr std::uint32_t columnar_max_chars = 256;
+/// A page's bloom filter: a power of two of bits in this range (up to as large as the page it covers), and
+/// at most this many hashes.
+inline constexpr std::uint32_t columnar_min_bloom_bits = 64;
+inline constexpr std::uint32_t columnar_max_bloom_bits = 32768;
+inline constexpr std::uint32_t columnar_max_bloom_hashes = 16;
 
 /// One column of a columnar topic, as the topology declares it.
 struct column_layout {
@@ -38,6 +43,7 @@ struct column_layout {
   XF_HOST_DEVICE constexpr std::uint32_t value_bytes() const {
     return chars != 0 ? chars : static_cast<std::uint32_t>(size_of(element));
   }
+  friend constexpr bool operator==(const column_layout&, const column_layout&) = default;
 };
 
 /// Where one column lives in a frame.

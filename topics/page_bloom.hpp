@@ -44,7 +44,8 @@ XF_HOST_DEVICE inline std::uint32_t bloom_probe(std::uint64_t h, std::uint32_t i
 }
 
 /// Adds hash h to the filter `words` of `bits` bits with k probes. Single writer (the page's indexer).
-XF_HOST_DEVICE inline void bloom_add(std::uint64_t* words, std::uint32_t bits, std::uint32_t k, std::uint64_t h) {
+XF_HOST_DEVICE inline void bloom_add(std::uint64_t* words, std::uint32_t bits, std::uint32_t k,
+                                     std::uint64_t h) {
   for (std::uint32_t i = 0; i < k; ++i) {
     const std::uint32_t b = bloom_probe(h, i, bits);
     words[b / 64] |= std::uint64_t{1} << (b % 64);

@@ -68,7 +68,8 @@ XF_HOST_DEVICE zone_entry zone_of(const T* values, std::uint32_t n) {
 }
 
 /// The zone of `n` character values of `width` bytes each, packed: min and max of their prefixes.
-XF_HOST_DEVICE inline zone_entry chars_zone_of(const std::byte* values, std::uint32_t width, std::uint32_t n) {
+XF_HOST_DEVICE inline zone_entry chars_zone_of(const std::byte* values, std::uint32_t width,
+                                               std::uint32_t n) {
   zone_entry e{};
   e.rows = n;
   for (std::uint32_t i = 0; i < n; ++i) {

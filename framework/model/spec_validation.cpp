@@ -9,6 +9,7 @@
 #include <tuple>
 
 #include "framework/core/units.hpp"
+#include "framework/model/columnar_checks.hpp"
 #include "framework/model/spec_yaml.hpp"
 #include "framework/model/suggest.hpp"
 #include "topics/topic_layout.hpp"
@@ -80,7 +81,7 @@ class validator {
 
   void check_topics() {
     std::set<std::string, std::less<>> seen;
-    for (const auto& t : spec_.topics) {
+    for (auto& t : spec_.topics) {
       const std::string path = topic_path(t);
       const std::string context = "topic '" + t.name + "': ";
       if (!is_valid_name(t.name))
@@ -89,15 +90,15 @@ class validator {
             "topic name '" + t.name +
                 "' is not a valid name (use letters, digits, '_' and '-', starting with a letter or '_')");
       if (!seen.insert(t.name).second) problem(at_key(path), "duplicate topic '" + t.name + "'");
+      const bool columns_valid = check_columnar_fields(spec_, t, problems_);
       if (std::string why = frame_size_problem(t.frame_bytes); !why.empty())
         problem(at_field(path, "frame_size"), context + why);
       if (std::string why = count_problem("capacity", t.capacity, capacity_limits); !why.empty())
         problem(at_field(path, "capacity"), context + why);
-      if (t.layout == frame_layout::columnar)
-        problem(at_field(path, "layout"),
-                context +
-                    "layout 'columnar' is not supported yet: frames are row-major until "
-                    "skip structures land");
+      if (t.layout == frame_layout::columnar && columns_valid)
+        problem(at_field(path, "layout"), context +
+                                              "layout 'columnar' is not supported yet: no executor runs "
+                                              "columnar frames (their pages and index are defined)");
     }
   }
 

@@ -37,6 +37,9 @@ struct count_limits {
   std::int64_t max = std::numeric_limits<std::uint32_t>::max();
 };
 inline constexpr count_limits capacity_limits{1, std::numeric_limits<std::uint32_t>::max()};
+inline constexpr count_limits rows_per_frame_limits{1, std::numeric_limits<std::uint32_t>::max()};
+inline constexpr count_limits bloom_bits_limits{1, std::numeric_limits<std::uint32_t>::max()};
+inline constexpr count_limits bloom_hashes_limits{1, 64};
 inline constexpr count_limits threads_limits{1, std::numeric_limits<std::uint32_t>::max()};
 inline constexpr count_limits warps_limits{1, 32};  ///< a CUDA block holds at most 32 warps
 inline constexpr count_limits blocks_limits{0, std::numeric_limits<std::uint32_t>::max()};

@@ -55,8 +55,24 @@ std::string to_yaml(const topology_spec& spec) {
     out << YAML::Key << t.name << YAML::Value << YAML::Flow << YAML::BeginMap;
     out << YAML::Key << "frame_size" << YAML::Value << exact_bytes(t.frame_bytes);
     out << YAML::Key << "capacity" << YAML::Value << t.capacity;
-    out << YAML::Key << "element" << YAML::Value << std::string(name_of(t.element));
+    if (t.layout == frame_layout::row)  // a columnar topic's columns carry their own types
+      out << YAML::Key << "element" << YAML::Value << std::string(name_of(t.element));
     out << YAML::Key << "layout" << YAML::Value << std::string(name_of(t.layout));
+    if (t.layout == frame_layout::columnar) {
+      out << YAML::Key << "rows_per_frame" << YAML::Value << t.rows_per_frame;
+      out << YAML::Key << "columns" << YAML::Value << YAML::BeginSeq;
+      for (const column_spec& c : t.columns) {
+        out << YAML::BeginMap << YAML::Key << "name" << YAML::Value << c.name << YAML::Key << "type"
+            << YAML::Value
+            << (c.layout.chars != 0 ? "char(" + std::to_string(c.layout.chars) + ")"
+                                    : std::string(name_of(c.layout.element)));
+        if (c.layout.bloom_bits != 0)
+          out << YAML::Key << "bloom_bits" << YAML::Value << c.layout.bloom_bits << YAML::Key
+              << "bloom_hashes" << YAML::Value << c.layout.bloom_hashes;
+        out << YAML::EndMap;
+      }
+      out << YAML::EndSeq;
+    }
     out << YAML::Key << "transfer" << YAML::Value << std::string(name_of(t.transfer));
     out << YAML::EndMap;
   }

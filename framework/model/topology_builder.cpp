@@ -65,6 +65,16 @@ topic_builder& topic_builder::layout(frame_layout l) {
   return *this;
 }
 
+topic_builder& topic_builder::rows_per_frame(std::uint32_t rows) {
+  spec().rows_per_frame = rows;
+  return *this;
+}
+
+topic_builder& topic_builder::column(std::string name, column_layout layout) {
+  spec().columns.push_back({std::move(name), layout});
+  return *this;
+}
+
 topic_builder& topic_builder::transfer(transfer_mode t) {
   spec().transfer = t;
   return *this;

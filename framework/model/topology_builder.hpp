@@ -47,6 +47,9 @@ class topic_builder {
   topic_builder& element(element_type type);
   topic_builder& layout(frame_layout l);
   topic_builder& transfer(transfer_mode t);
+  /// A columnar topic's rows a frame holds, and its columns in page order (YAML: rows_per_frame, columns).
+  topic_builder& rows_per_frame(std::uint32_t rows);
+  topic_builder& column(std::string name, column_layout layout);
 
  private:
   topic_spec& spec() { return (*topics_)[index_]; }

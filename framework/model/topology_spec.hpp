@@ -14,6 +14,7 @@
 #include "framework/core/errors.hpp"
 #include "framework/files/file_cache_spec.hpp"
 #include "topics/coherence_spec.hpp"
+#include "topics/columnar_layout.hpp"
 
 namespace xf {
 
@@ -89,13 +90,23 @@ struct tuning_spec {
 /// A parameter value as written. Integers (and byte counts, after unit parsing) are int64, reals double.
 using param_value = std::variant<bool, std::int64_t, double, std::string>;
 
+/// A column of a columnar topic: its name and its type and bloom filter (topics/columnar_layout.hpp).
+struct column_spec {
+  std::string name;
+  column_layout layout;
+  friend bool operator==(const column_spec&, const column_spec&) = default;
+};
+
 struct topic_spec {
   std::string name;
-  std::uint64_t frame_bytes = 64 * 1024;  ///< a multiple of 4 KiB
+  std::uint64_t frame_bytes = 64 * 1024;  ///< a multiple of 4 KiB; a columnar topic's follows its columns
   std::uint32_t capacity = 64;            ///< frames in flight (offset-index slots)
   element_type element = element_type::u32;
   frame_layout layout = frame_layout::row;
   transfer_mode transfer = transfer_mode::automatic;
+  /// Columnar topics: rows a frame holds, and the columns in page order.
+  std::uint32_t rows_per_frame = 0;
+  std::vector<column_spec> columns;
   friend bool operator==(const topic_spec&, const topic_spec&) = default;
 };
 

@@ -20,56 +20,16 @@
 #include "framework/model/overrides.hpp"
 #include "framework/model/spec_validation.hpp"
 #include "framework/model/suggest.hpp"
+#include "framework/model/yaml_fields.hpp"
 
 namespace xf {
 
 namespace {
 
-// ---- integers and enums ---------------------------------------------------------------------------------
-
-enum class integer_parse : std::uint8_t { ok, not_integer, too_large };
-
-/// Integers as YAML 1.2's core schema writes them: optional sign, decimal, 0x hexadecimal or 0o octal.
-integer_parse parse_integer(const std::string& text, std::int64_t& value) {
-  const char* first = text.data();
-  const char* last = text.data() + text.size();
-  bool negative = false;
-  if (first != last && (*first == '+' || *first == '-')) negative = *first++ == '-';
-  int base = 10;
-  if (last - first > 2 && first[0] == '0' && (first[1] == 'x' || first[1] == 'o')) {
-    base = first[1] == 'x' ? 16 : 8;
-    first += 2;
-  }
-  if (first == last) return integer_parse::not_integer;
-  std::uint64_t magnitude = 0;
-  auto [end, ec] = std::from_chars(first, last, magnitude, base);
-  if (end != last) return integer_parse::not_integer;
-  if (ec == std::errc::result_out_of_range) return integer_parse::too_large;
-  if (ec != std::errc{}) return integer_parse::not_integer;
-  if (magnitude > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
-    return integer_parse::too_large;
-  value = negative ? -static_cast<std::int64_t>(magnitude) : static_cast<std::int64_t>(magnitude);
-  return integer_parse::ok;
-}
-
-std::string join_choices(const std::vector<std::string>& names, const char* last_separator) {
-  std::string text;
-  for (std::size_t i = 0; i < names.size(); ++i) {
-    if (i > 0) text += i + 1 == names.size() ? last_separator : ", ";
-    text += names[i];
-  }
-  return text;
-}
-
-std::string first_at(const source_pos& first, const source_pos& here) {
-  if (first.file == here.file && first.known())
-    return std::to_string(first.line) + ":" + std::to_string(first.column);
-  return first.str();
-}
-
 const std::vector<std::string> top_keys{"name", "topics", "operators", "runtime"};
-const std::vector<std::string> topic_keys{"frame_size", "capacity", "device_memory",
-                                          "element",    "layout",   "transfer"};
+const std::vector<std::string> topic_keys{"frame_size", "capacity",       "device_memory", "element",
+                                          "layout",     "rows_per_frame", "columns",       "transfer"};
+const std::vector<std::string> column_keys{"name", "type", "bloom_bits", "bloom_hashes"};
 const std::vector<std::string> operator_keys{"class",   "on",    "inputs", "outputs",
                                              "threads", "warps", "params"};
 const std::vector<std::string> runtime_keys{"executor", "blocks",    "warps_per_block", "partition",
@@ -88,12 +48,10 @@ std::vector<std::string> element_names() {
 
 // ---- the reader -----------------------------------------------------------------------------------------
 
-/// The accepted entries of one map: first occurrences of allowed keys, by key.
-using entry_table = std::map<std::string, const yaml_entry*, std::less<>>;
-
-class spec_reader {
+class spec_reader : yaml_field_reader {
  public:
-  spec_reader(const operator_registry& registry, topology_spec& spec) : registry_(registry), spec_(spec) {}
+  spec_reader(const operator_registry& registry, topology_spec& spec)
+      : yaml_field_reader(spec.positions), registry_(registry), spec_(spec) {}
 
   std::vector<diagnostic> read(const yaml_node& root) {
     if (root.type == yaml_node::kind::null) {
@@ -117,92 +75,6 @@ class spec_reader {
   }
 
  private:
-  void problem(const source_pos& pos, std::string message) { problems_.push_back({pos, std::move(message)}); }
-
-  void record(const std::string& path, const yaml_entry& entry) {
-    spec_.positions[path + "#key"] = entry.key_pos;
-    spec_.positions[path] = entry.value.pos;
-  }
-
-  /// Reports unknown keys (when `allowed` is non-empty) and duplicates; returns the rest.
-  /// `where` ends "unknown key 'x' …" ("in topic 'in'"); `noun` names a duplicate ("key", "topic").
-  entry_table accepted(const yaml_node& map, const std::vector<std::string>& allowed,
-                       const std::string& where, const std::string& noun) {
-    entry_table table;
-    for (const auto& entry : map.entries) {
-      if (!allowed.empty() && std::find(allowed.begin(), allowed.end(), entry.key) == allowed.end()) {
-        std::string hint = did_you_mean(entry.key, allowed);
-        if (hint.empty()) hint = " (expected " + join_choices(allowed, " or ") + ")";
-        problem(entry.key_pos, "unknown key '" + entry.key + "' " + where + hint);
-        continue;
-      }
-      if (auto it = table.find(entry.key); it != table.end()) {
-        problem(entry.key_pos, "duplicate " + noun + " '" + entry.key + "' (first at " +
-                                   first_at(it->second->key_pos, entry.key_pos) + ")");
-        continue;
-      }
-      table.emplace(entry.key, &entry);
-    }
-    return table;
-  }
-
-  /// The scalar text of an entry, or a problem "<context>: <field> must be <expected>, not a map".
-  /// `null_is_empty`: an empty value reads as "".
-  std::optional<std::string> scalar(const yaml_entry& entry, const std::string& context,
-                                    const std::string& field, const std::string& expected,
-                                    bool null_is_empty = false) {
-    if (entry.value.type == yaml_node::kind::scalar) return entry.value.scalar;
-    if (entry.value.type == yaml_node::kind::null && null_is_empty) return std::string();
-    problem(entry.value.pos,
-            context + field + " must be " + expected + ", not " + describe_node(entry.value));
-    return std::nullopt;
-  }
-
-  std::optional<std::uint32_t> count(const yaml_entry& entry, const std::string& context,
-                                     const std::string& field, count_limits limits) {
-    auto text = scalar(entry, context, field, "an integer");
-    if (!text) return std::nullopt;
-    std::int64_t value = 0;
-    switch (parse_integer(*text, value)) {
-      case integer_parse::not_integer:
-        problem(entry.value.pos, context + field + " must be an integer, not '" + *text + "'");
-        return std::nullopt;
-      case integer_parse::too_large:
-        problem(entry.value.pos, context + count_problem_text(field, *text, limits));
-        return std::nullopt;
-      case integer_parse::ok:
-        break;
-    }
-    if (std::string why = count_problem(field, value, limits); !why.empty()) {
-      problem(entry.value.pos, context + why);
-      return std::nullopt;
-    }
-    return static_cast<std::uint32_t>(value);
-  }
-
-  /// The index of the entry's value among `names`, or a problem with a suggestion.
-  /// A byte count with a unit ("64KiB"); `example` shows one in the message when the value is not a scalar.
-  std::optional<std::uint64_t> byte_count(const yaml_entry& entry, const std::string& context,
-                                          const std::string& field, const std::string& example) {
-    auto text = scalar(entry, context, field, "a byte count (e.g. " + example + ")");
-    if (!text) return std::nullopt;
-    if (auto bytes = parse_bytes(*text)) return bytes;
-    problem(entry.value.pos, context + field + ": " + bytes_syntax_problem(*text));
-    return std::nullopt;
-  }
-
-  std::optional<std::size_t> choice(const yaml_entry& entry, const std::string& context,
-                                    const std::string& field, const std::vector<std::string>& names) {
-    const std::string expected = "one of " + join_choices(names, ", ");
-    auto text = scalar(entry, context, field, expected);
-    if (!text) return std::nullopt;
-    for (std::size_t i = 0; i < names.size(); ++i)
-      if (names[i] == *text) return i;
-    problem(entry.value.pos,
-            context + field + " must be " + expected + ", not '" + *text + "'" + did_you_mean(*text, names));
-    return std::nullopt;
-  }
-
   void read_topics(const yaml_entry& topics) {
     record("topics", topics);
     if (topics.value.type == yaml_node::kind::null) return;
@@ -238,6 +110,10 @@ class spec_reader {
           } else if (key == "layout") {
             if (auto i = choice(*field, context, key, {"row", "columnar"}))
               topic.layout = *i == 0 ? frame_layout::row : frame_layout::columnar;
+          } else if (key == "rows_per_frame") {
+            if (auto n = count(*field, context, key, rows_per_frame_limits)) topic.rows_per_frame = *n;
+          } else if (key == "columns") {
+            read_columns(*field, path, context, topic);
           } else if (key == "transfer") {
             constexpr transfer_mode modes[] = {transfer_mode::automatic, transfer_mode::mapped,
                                                transfer_mode::dma};
@@ -275,6 +151,72 @@ class spec_reader {
     problem(entry.key_pos, "duplicate " + noun + " '" + entry.key + "' (first at " +
                                first_at(first->key_pos, entry.key_pos) + ")");
     return false;
+  }
+
+  /// A columnar topic's columns: a list of {name, type, bloom_bits, bloom_hashes}, in page order.
+  void read_columns(const yaml_entry& field, const std::string& path, const std::string& context,
+                    topic_spec& topic) {
+    if (field.value.type != yaml_node::kind::list) {
+      problem(field.value.pos, context + "columns must be a list of columns ({name: …, type: …}), not " +
+                                   describe_node(field.value));
+      return;
+    }
+    for (std::size_t i = 0; i < field.value.items.size(); ++i) {
+      const yaml_node& item = field.value.items[i];
+      const std::string at = path + ".columns[" + std::to_string(i) + "]";
+      spec_.positions[at] = item.pos;
+      if (item.type != yaml_node::kind::map) {
+        problem(item.pos,
+                context + "each column must be a map ({name: …, type: …}), not " + describe_node(item));
+        continue;
+      }
+      const entry_table fields =
+          accepted(item, column_keys, "in a column of topic '" + topic.name + "'", "key");
+      column_spec column;
+      for (const auto& [key, f] : fields) {
+        record(at + "." + key, *f);
+        if (key == "name") {
+          if (auto text = scalar(*f, context, "a column's name", "a name")) column.name = *text;
+        } else if (key == "type") {
+          read_column_type(*f, context, column.layout);
+        } else if (key == "bloom_bits") {
+          if (auto n = count(*f, context, key, bloom_bits_limits)) column.layout.bloom_bits = *n;
+        } else if (key == "bloom_hashes") {
+          if (auto n = count(*f, context, key, bloom_hashes_limits)) column.layout.bloom_hashes = *n;
+        }
+      }
+      if (fields.find("name") == fields.end())
+        problem(item.pos, context + "column " + std::to_string(i) + " has no name");
+      else if (fields.find("type") == fields.end())
+        problem(item.pos, context + "column '" + column.name + "' has no type (an element type or char(N))");
+      topic.columns.push_back(std::move(column));
+    }
+  }
+
+  /// A column's type: an element type, or char(N) for fixed-width characters of N bytes.
+  void read_column_type(const yaml_entry& f, const std::string& context, column_layout& layout) {
+    auto text = scalar(f, context, "type", "an element type or char(N)");
+    if (!text) return;
+    if (text->rfind("char(", 0) == 0 && text->back() == ')') {
+      std::int64_t n = 0;
+      if (parse_integer(text->substr(5, text->size() - 6), n) == integer_parse::ok && n >= 1 &&
+          n <= static_cast<std::int64_t>(columnar_max_chars)) {
+        layout.element = element_type::u8;
+        layout.chars = static_cast<std::uint32_t>(n);
+      } else {
+        problem(f.value.pos, context + "type '" + *text + "': char(N) takes N from 1 to " +
+                                 std::to_string(columnar_max_chars));
+      }
+      return;
+    }
+    if (auto t = element_type_from_name(*text)) {
+      layout.element = *t;
+      return;
+    }
+    std::vector<std::string> names = element_names();
+    names.push_back("char(N)");
+    problem(f.value.pos, context + "type must be one of " + join_choices(names, ", ") + ", not '" + *text +
+                             "'" + did_you_mean(*text, names));
   }
 
   void read_names(const yaml_entry& field, const std::string& path, const std::string& context,
@@ -503,7 +445,6 @@ class spec_reader {
 
   const operator_registry& registry_;
   topology_spec& spec_;
-  std::vector<diagnostic> problems_;
 };
 
 }  // namespace

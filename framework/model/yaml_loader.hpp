@@ -13,7 +13,13 @@
 //                             # device_memory / frame_size of them (the ring a DMA-fed topic keeps in
 //                             # device memory on the GPU executor)
 //       element: u32          # u8 i8 u16 i16 u32 i32 u64 i64 f32 f64; default u32
-//       layout: row           # row | columnar (columnar is refused until the runtime supports it)
+//       layout: row           # row | columnar (columnar validates, then is refused: no executor runs it yet)
+//     table:                  # a columnar topic: its frame size follows from its columns
+//       layout: columnar
+//       rows_per_frame: 8192  # rows a frame holds, integer >= 1
+//       columns:              # in page order (topics/columnar_layout.hpp); at most 32
+//         - {name: kseq, type: u32, bloom_bits: 8192, bloom_hashes: 6}  # bloom: 64..32768 bits, 1..16 hashes
+//         - {name: s1, type: char(8)}                                   # fixed-width characters, 1..256
 //     out: {frame_size: 64KiB}
 //   operators:                # map: operator name -> settings; at least one operator
 //     source:

@@ -200,7 +200,7 @@ TEST_CASE("columnar.floats_nan_and_signed_zero") {
   std::byte* frame = bytes(words);
   for (std::uint32_t r = 0; r < 4096; ++r) put<float>(g, frame, 0, r, 10.0f + static_cast<float>(r % 1024));
   put<float>(g, frame, 0, 5, std::numeric_limits<float>::quiet_NaN());  // page 0
-  put<float>(g, frame, 0, 1024 + 9, -0.0f);                               // page 1
+  put<float>(g, frame, 0, 1024 + 9, -0.0f);                             // page 1
   build_columnar_index(g, frame, 4096);
   CHECK((page_zone(g, frame, 0, 0).flags & zone_entry::has_nan) != 0);
   CHECK(page_may_match_range(g, frame, 0, 0, -5.0f, -1.0f));  // a page with NaN is never skipped
@@ -232,7 +232,8 @@ TEST_CASE("columnar.range_skips_exactly_the_pages_whose_zone_misses") {
     std::uint32_t skipped = 0;
     for (std::uint32_t p = 0; p < g.columns[0].pages; ++p) {
       const bool keep = page_may_match_range(g, frame, 0, p, lo, hi);
-      std::int64_t lo_page = std::numeric_limits<std::int64_t>::max(), hi_page = std::numeric_limits<std::int64_t>::min();
+      std::int64_t lo_page = std::numeric_limits<std::int64_t>::max(),
+                   hi_page = std::numeric_limits<std::int64_t>::min();
       for (std::uint32_t i = 0; i < 512; ++i) {
         const std::int64_t v = values[p * 512 + i];
         lo_page = std::min(lo_page, v);
