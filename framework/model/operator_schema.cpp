@@ -8,6 +8,7 @@
 
 #include "framework/core/units.hpp"
 #include "framework/model/suggest.hpp"
+#include "framework/model/yaml_fields.hpp"
 
 namespace xf {
 
@@ -38,21 +39,11 @@ std::string to_string(const param_value& value) {
 
 namespace {
 
-/// Integers as YAML 1.2's core schema writes them: decimal, 0x hexadecimal, 0o octal.
+/// Integers as YAML 1.2's core schema writes them (yaml_fields.hpp's reader), or nullopt.
 std::optional<std::int64_t> parse_integer(const std::string& text) {
   std::int64_t value = 0;
-  const char* first = text.data();
-  const char* last = text.data() + text.size();
-  bool negative = false;
-  if (first != last && (*first == '+' || *first == '-')) negative = *first++ == '-';
-  int base = 10;
-  if (last - first > 2 && first[0] == '0' && (first[1] == 'x' || first[1] == 'o')) {
-    base = first[1] == 'x' ? 16 : 8;
-    first += 2;
-  }
-  auto [end, ec] = std::from_chars(first, last, value, base);
-  if (ec != std::errc{} || end != last || first == last) return std::nullopt;
-  return negative ? -value : value;
+  if (::xf::parse_integer(text, value) != integer_parse::ok) return std::nullopt;
+  return value;
 }
 
 std::optional<double> parse_real(const std::string& text) {
