@@ -14,6 +14,7 @@
 #include "operators/sources/prefetch_varlen_source.hpp"
 #include "operators/sources/random_source.hpp"
 #include "operators/sources/sequence_source.hpp"
+#include "operators/sources/table_source.hpp"
 #include "operators/sources/text_source.hpp"
 #include "operators/transforms/prefetch_assembler.hpp"
 
@@ -28,6 +29,7 @@ void register_builtin_cpu_operators(operator_registry& registry) {
   registry.add<prefetch_varlen_source>("prefetch_varlen_source");
   registry.add<prefetch_ranges>("prefetch_ranges");
   registry.add<text_source>("text_source");
+  registry.add<table_source>("table_source");
   registry.add<prefetch_assembler>("prefetch_assembler");
   registry.add<verify_sink>("verify_sink");
   registry.add<null_sink>("null_sink");

@@ -114,7 +114,7 @@ sink_baseline_result run_sink_baseline(const sink_baseline_config& cfg) {
   const operator_entry& sink_entry = *registry.find(sink_spec->class_name);
 
   // The source, as xeflow starts it.
-  std::unique_ptr<cpu_operator> source_op = source_entry.make_cpu(source_spec->params);
+  std::unique_ptr<cpu_operator> source_op = source_entry.make_cpu(source_spec->params, {});
   auto* source = dynamic_cast<cpu_source*>(source_op.get());
   operator_setup setup;
   setup.name = source_spec->name;
@@ -125,7 +125,7 @@ sink_baseline_result run_sink_baseline(const sink_baseline_config& cfg) {
   // The sink: its host side (prepared accumulator, finish) and its device side.
   std::unique_ptr<host_kernel_op> sink;
   try {
-    sink = sink_entry.make_host_kernel(sink_spec->params);
+    sink = sink_entry.make_host_kernel(sink_spec->params, {});
   } catch (const std::exception& e) {
     throw run_error(fault_site{sink_spec->name, {}, {}}, std::string("cannot create: ") + e.what());
   }
@@ -142,7 +142,7 @@ sink_baseline_result run_sink_baseline(const sink_baseline_config& cfg) {
       cfg.blocks != 0 ? cfg.blocks
                       : static_cast<std::uint32_t>(
                             sms * std::max(1, program->frame_blocks_per_sm(static_cast<int>(cfg.threads))));
-  const std::vector<std::byte> params = sink_entry.make_gpu_params(sink_spec->params);
+  const std::vector<std::byte> params = sink_entry.make_gpu_params(sink_spec->params, {});
   device_buffer<std::byte> device_params(std::max<std::size_t>(params.size(), 16));
   XF_CUDA_TRY(cudaMemcpy(device_params.get(), params.data(), params.size(), cudaMemcpyHostToDevice));
   const std::span<std::byte> accumulator = sink->accumulator();

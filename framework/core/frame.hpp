@@ -9,6 +9,12 @@
 
 namespace xf {
 
+/// Bytes [offset, offset + bytes) of a frame: what a consumer of a columnar frame reads of it.
+struct frame_range {
+  std::uint64_t offset = 0;
+  std::uint64_t bytes = 0;
+};
+
 /// A published frame handed to a subscriber: read-only, `bytes` valid bytes.
 struct frame_in {
   const std::byte* data = nullptr;

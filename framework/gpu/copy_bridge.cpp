@@ -121,12 +121,14 @@ struct copy_bridge::lane {
     std::size_t event;
   };
   std::deque<copy_in_flight> in_flight;
+  frame_selector select;            ///< to the device: the parts of a frame to copy (empty: all of it)
+  std::vector<frame_range> ranges;  ///< scratch for select
   std::size_t next_event = 0;
   std::uint64_t next = 0;       ///< the first offset not carried across yet
   std::uint64_t delivered = 0;  ///< to the host: offsets published in the host index
   std::uint64_t released = 0;   ///< to the host: offsets whose release the device has been told of
   bool done = false;
-  std::atomic<std::uint64_t> copies{0}, bytes{0}, carried{0}, cuda_calls{0}, busy_ns{0};
+  std::atomic<std::uint64_t> copies{0}, bytes{0}, carried{0}, cuda_calls{0}, busy_ns{0}, bytes_skipped{0};
   bool worked = false;  ///< this look issued CUDA work or published (for busy_ns)
   /// Counts a CUDA call of this look (the counters are read for stats only: relaxed).
   void called(std::uint64_t n = 1) {
@@ -143,6 +145,7 @@ copy_bridge::copy_bridge(const std::vector<topic>& topics, std::vector<route> ro
     const std::uint32_t capacity = t.config().capacity;
     l->topic = r.topic;
     l->to_device = r.to_device;
+    l->select = r.select;
     l->host = t.view();
     l->min_batch_bytes = std::min(min_run_bytes, t.config().frame_bytes * capacity / 4);
     l->frames = device_buffer<std::byte>(device_bytes(t.config()));
@@ -228,7 +231,8 @@ std::vector<bridge_counters> copy_bridge::counters() const {
   for (const auto& l : lanes_)
     out.push_back({l->copies.load(std::memory_order_relaxed), l->bytes.load(std::memory_order_relaxed),
                    l->carried.load(std::memory_order_relaxed), l->cuda_calls.load(std::memory_order_relaxed),
-                   l->busy_ns.load(std::memory_order_relaxed)});
+                   l->busy_ns.load(std::memory_order_relaxed),
+                   l->bytes_skipped.load(std::memory_order_relaxed)});
   return out;
 }
 
@@ -317,10 +321,32 @@ bool copy_bridge::step_to_device(lane& l) {
   r = {};
   cudaStream_t stream = l.streams[l.next_stream].get();
   l.next_stream = (l.next_stream + 1) % l.streams.size();
-  // A void run has no width: nothing to copy but its seq words.
-  const std::uint64_t copy_bytes =
-      copy_frames(l.frames.get(), v.frames, std::uint64_t{first_frame} * v.frame_bytes, count, v.frame_bytes,
-                  width, last_width, cudaMemcpyHostToDevice, stream);
+  // A void run has no width: nothing to copy but its seq words. A selecting route copies each frame's
+  // parts the GPU subscribers read, one call a part (the stream still orders them before the seq words).
+  std::uint64_t copy_bytes = 0, copy_calls = 0;
+  if (l.select && width != 0) {
+    for (std::uint64_t k = 0; k < count; ++k) {
+      const std::uint64_t base = (std::uint64_t{first_frame} + k) * v.frame_bytes;
+      const std::uint64_t published = k + 1 == count ? last_width : width;
+      l.ranges.clear();
+      l.select(v.frames + base, l.ranges);
+      std::uint64_t frame_copied = 0;
+      for (const frame_range& part : l.ranges) {
+        if (part.offset >= published) continue;
+        const std::uint64_t bytes = std::min(part.bytes, published - part.offset);
+        XF_CUDA_TRY(cudaMemcpyAsync(l.frames.get() + base + part.offset, v.frames + base + part.offset, bytes,
+                                    cudaMemcpyHostToDevice, stream));
+        ++copy_calls;
+        frame_copied += bytes;
+      }
+      copy_bytes += frame_copied;
+      l.bytes_skipped.fetch_add(published - frame_copied, std::memory_order_relaxed);
+    }
+  } else {
+    copy_bytes = copy_frames(l.frames.get(), v.frames, std::uint64_t{first_frame} * v.frame_bytes, count,
+                             v.frame_bytes, width, last_width, cudaMemcpyHostToDevice, stream);
+    copy_calls = copy_bytes != 0 ? 1 : 0;
+  }
   const std::uint32_t first_slot = v.slot_of(l.next);
   // The flag after the data: the same stream starts this copy once the copies above have completed. A
   // staging word is rewritten only for offset + capacity, which its publisher publishes only after the
@@ -328,9 +354,9 @@ bool copy_bridge::step_to_device(lane& l) {
   for (std::uint64_t k = 0; k < count; ++k) l.pinned_seq.get()[first_slot + k] = l.next + k + 1;
   XF_CUDA_TRY(cudaMemcpyAsync(l.device_seq.get() + first_slot, l.pinned_seq.get() + first_slot,
                               count * sizeof(std::uint64_t), cudaMemcpyHostToDevice, stream));
-  l.called(copy_bytes != 0 ? 2 : 1);
+  l.called(copy_calls + 1);
   l.next += count;
-  l.copies.fetch_add(copy_bytes != 0 ? 1 : 0, std::memory_order_relaxed);
+  l.copies.fetch_add(copy_calls, std::memory_order_relaxed);
   l.bytes.fetch_add(copy_bytes, std::memory_order_relaxed);
   l.carried.fetch_add(count, std::memory_order_relaxed);
   return true;

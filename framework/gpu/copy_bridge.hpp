@@ -22,6 +22,9 @@
 //    frames out — their published bytes, read from those slots: a map that publishes part of its frame
 //    sends that part — and stores the host seq words once the copy's event has completed. The CPU groups'
 //    releases are copied into the device's release words, which the kernel checks before it reuses a slot.
+// A columnar topic whose GPU subscribers say which pages they read (frame_selector) is carried by parts:
+// each frame's index pages and the data pages some subscriber may need, so what the index rules out never
+// crosses PCIe; the rest of the device replica keeps stale bytes that no subscriber touches.
 // A run is every published offset in a row whose heap frames are consecutive (to the host: always, the
 // kernel's frame is its slot), up to max_run_bytes: the more the bridge falls behind, the larger its
 // copies, so per-copy costs never set the pace. The topic's slot protocol already guarantees that no
@@ -32,6 +35,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -41,6 +45,7 @@
 
 #include "framework/core/cuda_buffer.hpp"
 #include "framework/core/errors.hpp"
+#include "framework/core/frame.hpp"
 #include "topics/topic.hpp"
 
 namespace xf {
@@ -56,13 +61,22 @@ struct bridge_counters {
   /// Time the thread spent on looks at this topic that moved something (issued copies, published frames,
   /// mirrored releases): next to the stream's duration it says whether the one thread sets the pace.
   std::uint64_t busy_ns = 0;
+  /// Bytes of frames left behind: the pages no GPU subscriber reads (a columnar topic's skip transfer).
+  std::uint64_t bytes_skipped = 0;
 };
+
+/// The parts of a frame (host replica, published and indexed) that the GPU subscribers read, appended in
+/// frame order: a columnar topic's index pages and the data pages that may match (operator.hpp:
+/// page_reader). Called on the bridge's thread.
+using frame_selector = std::function<void(const std::byte* frame, std::vector<frame_range>& out)>;
 
 class copy_bridge {
  public:
   struct route {
     std::size_t topic;  ///< index into the topics given to the constructor
     bool to_device;     ///< CPU publishers → GPU subscribers; else GPU publishers → CPU subscribers
+    /// To the device: copy only these parts of each frame (empty: whole frames, as published).
+    frame_selector select = {};
   };
 
   /// Allocates each routed topic's device replica (cudaMalloc: capacity × frame bytes), seq or release

@@ -46,6 +46,39 @@ std::string_view phase_name(std::uint32_t phase) {
   return "?";
 }
 
+/// What the kernel's subscribers of topic t read of each frame, when every one of them says (a columnar
+/// topic's page readers): the union of their parts. Empty when one reads whole frames.
+frame_selector pages_read_by(const plan& p, std::size_t t,
+                             const std::vector<const host_kernel_op*>& operators) {
+  std::vector<const host_kernel_op*> readers;
+  for (std::size_t k = 0; k < p.kernel_operators.size(); ++k) {
+    const planned_operator& po = p.operators[p.kernel_operators[k]];
+    if (std::find(po.inputs.begin(), po.inputs.end(), t) == po.inputs.end()) continue;
+    if (k >= operators.size() || operators[k] == nullptr || !operators[k]->reads_pages()) return {};
+    readers.push_back(operators[k]);
+  }
+  if (readers.empty()) return {};
+  if (readers.size() == 1)
+    return [reader = readers.front()](const std::byte* frame, std::vector<frame_range>& out) {
+      reader->pages_read(frame, out);
+    };
+  return [readers](const std::byte* frame, std::vector<frame_range>& out) {
+    const std::size_t first = out.size();
+    for (const host_kernel_op* reader : readers) reader->pages_read(frame, out);
+    std::sort(out.begin() + static_cast<std::ptrdiff_t>(first), out.end(),
+              [](const frame_range& a, const frame_range& b) { return a.offset < b.offset; });
+    std::size_t kept = first;
+    for (std::size_t i = first + 1; i < out.size(); ++i) {
+      frame_range& last = out[kept];
+      if (out[i].offset <= last.offset + last.bytes)
+        last.bytes = std::max(last.bytes, out[i].offset + out[i].bytes - last.offset);
+      else
+        out[++kept] = out[i];
+    }
+    if (out.size() > first) out.resize(kept + 1);
+  };
+}
+
 template <class T>
 T load_acquire_host(T& word) {
   return std::atomic_ref<T>(word).load(std::memory_order_acquire);
@@ -56,8 +89,8 @@ T load_acquire_host(T& word) {
 device_run::device_run(const plan& p, std::vector<topic>& topics,
                        const std::vector<std::vector<std::byte>>& params,
                        const std::vector<std::span<const std::byte>>& accumulators,
-                       const kernel_program& program, managed_topic_memory& memory,
-                       const kernel_files* readers)
+                       const std::vector<const host_kernel_op*>& operators, const kernel_program& program,
+                       managed_topic_memory& memory, const kernel_files* readers)
     : plan_(p),
       topics_(topics),
       program_(program),
@@ -91,7 +124,9 @@ device_run::device_run(const plan& p, std::vector<topic>& topics,
   // The copy engines' bridge: the kernel sees each dma topic's device replica and the bridge's seq words.
   std::vector<copy_bridge::route> routes;
   for (std::size_t t = 0; t < p.topics.size(); ++t)
-    if (p.topics[t].dma) routes.push_back({t, p.topics[t].dma_to_device});
+    if (p.topics[t].dma)
+      routes.push_back({t, p.topics[t].dma_to_device,
+                        p.topics[t].dma_to_device ? pages_read_by(p, t, operators) : frame_selector{}});
   bridge_ = std::make_unique<copy_bridge>(topics, std::move(routes));
   auto* views = static_cast<topic_view*>(catalog(sizeof(topic_view) * topics.size()));
   for (std::size_t t = 0; t < topics.size(); ++t)

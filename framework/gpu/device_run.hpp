@@ -19,6 +19,7 @@
 #include "framework/gpu/copy_bridge.hpp"
 #include "framework/kernel/kernel_program.hpp"
 #include "framework/kernel/kernel_table.hpp"
+#include "framework/model/host_kernel_op.hpp"
 #include "framework/plan/plan.hpp"
 #include "topics/managed_topic_memory.hpp"
 #include "topics/topic.hpp"
@@ -33,7 +34,8 @@ class device_run {
   /// operator whose class is not compiled into `program`).
   /// `readers` (null without GPU file readers) must outlive this object too.
   device_run(const plan& p, std::vector<topic>& topics, const std::vector<std::vector<std::byte>>& params,
-             const std::vector<std::span<const std::byte>>& accumulators, const kernel_program& program,
+             const std::vector<std::span<const std::byte>>& accumulators,
+             const std::vector<const host_kernel_op*>& operators, const kernel_program& program,
              managed_topic_memory& memory, const kernel_files* readers = nullptr);
   ~device_run();
   device_run(const device_run&) = delete;

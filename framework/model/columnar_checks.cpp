@@ -104,4 +104,20 @@ bool check_columnar_fields(const topology_spec& spec, topic_spec& t, std::vector
   return true;
 }
 
+std::optional<columnar_geometry> columnar_geometry_of(const topic_spec& t) {
+  if (t.layout != frame_layout::columnar) return std::nullopt;
+  std::vector<column_layout> layouts;
+  for (const column_spec& c : t.columns) layouts.push_back(c.layout);
+  columnar_geometry g{};
+  if (std::string why = make_columnar_geometry(layouts, t.rows_per_frame, g); !why.empty())
+    throw config_error(source_pos{}, "topic '" + t.name + "': " + why);
+  return g;
+}
+
+topic_info topic_info_of(const topic_spec& t) {
+  topic_info info{t.name, t.frame_bytes, t.capacity, t.element, columnar_geometry_of(t), {}};
+  for (const column_spec& c : t.columns) info.column_names.push_back(c.name);
+  return info;
+}
+
 }  // namespace xf

@@ -1,10 +1,13 @@
 // Validation of a topic's columnar fields: the columns' names, types and bloom filters at the lines that
-// carry them, and the frame they make (topics/columnar_layout.hpp). Part of validate_topology.
+// carry them, and the frame they make (topics/columnar_layout.hpp). Part of validate_topology. And what
+// an operator is told of a topic (topic_info), its columns included.
 #pragma once
 
+#include <optional>
 #include <vector>
 
 #include "framework/core/errors.hpp"
+#include "framework/model/operator.hpp"
 #include "framework/model/topology_spec.hpp"
 
 namespace xf {
@@ -14,5 +17,13 @@ namespace xf {
 /// name or bloom filter, and a frame its columns cannot make or a frame_size other than theirs. A columnar
 /// topic without problems takes its frame size from its columns. Returns whether it found none.
 bool check_columnar_fields(const topology_spec& spec, topic_spec& t, std::vector<diagnostic>& problems);
+
+/// The page map of a validated columnar topic's frames; nullopt for a row topic. Throws config_error
+/// naming the topic when its columns make no frame (validation reports that first).
+std::optional<columnar_geometry> columnar_geometry_of(const topic_spec& t);
+
+/// What an operator is told of a validated topic: name, sizes, element, and a columnar topic's page map
+/// and column names.
+topic_info topic_info_of(const topic_spec& t);
 
 }  // namespace xf

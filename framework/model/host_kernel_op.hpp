@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <span>
+#include <vector>
 
 #include "framework/core/frame.hpp"
 #include "framework/files/file_api.hpp"
@@ -47,6 +48,11 @@ class host_kernel_op {
   virtual bool is_source() const { return false; }
   virtual std::uint64_t frame_count(const std::uint64_t*, std::uint64_t) const { return 0; }
   virtual std::uint64_t frame_bytes(const std::uint64_t*, std::uint64_t, std::uint64_t) const { return 0; }
+  /// Columnar readers that declare pages_read (operator.hpp): whether this is one, and the byte ranges of
+  /// an indexed frame in host memory it reads — the index pages, then the data pages that may match —
+  /// appended in frame order, adjacent pages merged. The copy engines carry only those (dma topics).
+  virtual bool reads_pages() const { return false; }
+  virtual void pages_read(const std::byte* /*frame*/, std::vector<frame_range>& /*out*/) const {}
   /// The operator's phases (map_phases): from `Op::phases(params)` when the operator type declares it.
   virtual map_phases phases() const { return {}; }
   /// A map's output frame bytes for an input frame of `input_bytes` (operator.hpp: output_numerator).

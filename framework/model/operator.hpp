@@ -13,6 +13,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "framework/core/exec_space.hpp"
@@ -20,6 +21,7 @@
 #include "framework/core/system_atomic.hpp"
 #include "framework/files/file_api.hpp"
 #include "framework/files/file_list.hpp"
+#include "topics/columnar_layout.hpp"
 
 namespace xf {
 
@@ -31,6 +33,25 @@ struct topic_info {
   std::uint64_t frame_bytes = 0;
   std::uint32_t capacity = 0;
   element_type element = element_type::u8;
+  /// Columnar topics: the frames' page map (topics/columnar_layout.hpp) and the columns' names in page
+  /// order; empty for row topics.
+  std::optional<columnar_geometry> columnar;
+  std::vector<std::string> column_names;
+
+  /// The index of column `name` in a columnar topic, or nullopt (also for a row topic).
+  std::optional<std::uint32_t> column(std::string_view column_name) const {
+    for (std::size_t i = 0; i < column_names.size(); ++i)
+      if (column_names[i] == column_name) return static_cast<std::uint32_t>(i);
+    return std::nullopt;
+  }
+};
+
+/// One problem with an operator's parameters, on their own or once they meet the operator's topics (a
+/// column the input topic does not have): validation reports it at the parameter's line. `key` is the
+/// parameter (empty: the params block itself).
+struct param_problem {
+  std::string key;
+  std::string message;
 };
 
 /// Handed to CPU operators' on_start: their place in the topology.
@@ -231,6 +252,29 @@ template <class Op>
 concept gpu_sink = requires(const typename Op::params& p, std::span<const std::byte> state) {
   { Op::state_bytes(p) } -> std::convertible_to<std::uint64_t>;
   { Op::finish(p, state) } -> std::convertible_to<operator_counters>;
+};
+
+/// An operator that reads columnar frames (a columnar topic's; topics/columnar_view.hpp addresses them)
+/// declares
+///   static std::optional<param_problem> bind(params&, const topic_info& input);
+/// which compiles its parameters against the input's columns (names → column indices, the page map
+/// copied into params for the kernel) or says what is wrong with them. Validation calls it to report
+/// the problem at the parameter's line, and every factory binds before the operator runs. Such an
+/// operator reads one topic, and only a columnar one; every other operator reads row topics. A GPU one
+/// may also declare
+///   static void pages_read(const params&, const std::byte* frame, std::vector<frame_range>& out);
+/// the byte ranges of an indexed frame (host memory) its compute may touch, in frame order: the index
+/// pages, then the data pages that may hold a match. On a `dma` topic the copy engines then carry only
+/// the ranges some GPU subscriber reads; compute must touch nothing else (the rest of the device copy is
+/// stale).
+template <class Op>
+concept columnar_reader = requires(typename Op::params& p, const topic_info& input) {
+  { Op::bind(p, input) } -> std::same_as<std::optional<param_problem>>;
+};
+template <class Op>
+concept page_reader = columnar_reader<Op> &&
+    requires(const typename Op::params& p, const std::byte* frame, std::vector<frame_range>& out) {
+  Op::pages_read(p, frame, out);
 };
 
 /// A GPU map's output frame is as long as its input unless the type declares

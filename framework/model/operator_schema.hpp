@@ -21,6 +21,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "framework/model/operator.hpp"
 #include "framework/model/topology_spec.hpp"
 
 namespace xf {
@@ -88,6 +89,11 @@ struct operator_info {
   /// A check of the parameters together (a field list against the record size), run by normalize_params
   /// once each parameter is valid on its own: the problem, "" when none. Empty: nothing to check.
   std::function<std::string(const std::map<std::string, param_value>&)> check_values;
+  /// Reads columnar frames (columnar_reader, operator.hpp): bind_check compiles the parameters against
+  /// the input topic's columns and returns the problem, for validation to place at the parameter.
+  bool reads_columnar = false;
+  std::function<std::optional<param_problem>(const std::map<std::string, param_value>&, const topic_info&)>
+      bind_check;
   /// GPU operators that declare `static const char* failure_reason(std::uint32_t code)`: what a code they
   /// fail frames with means, for the run's error ("" for an unknown code). Empty: they do not say.
   std::function<std::string(std::uint32_t)> failure_reason;
@@ -101,12 +107,6 @@ struct operator_info {
 /// Marks a parameter without default: the topology must set it.
 struct required_t {};
 inline constexpr required_t required{};
-
-/// One problem with an operator's parameters. `key` is the parameter (empty: the params block itself).
-struct param_problem {
-  std::string key;
-  std::string message;
-};
 
 /// Converts each value in `params` to its declared kind in place (YAML scalars arrive as text, builder
 /// values typed): "64KiB" → 65536 for bytes, "2" → 2.0 for reals, "true" → true. Reports unknown keys

@@ -29,16 +29,19 @@ namespace xf {
 
 using param_map = std::map<std::string, param_value>;
 
+/// The factories take the operator's parameters and its input topics: an operator that reads columnar
+/// frames binds its parameters to the input's columns (columnar_reader); others ignore them.
 struct operator_entry {
   operator_info info;
   /// Makes the operator to run on CPU threads. GPU classes get an adapter running compute on the thread.
-  std::function<std::unique_ptr<cpu_operator>(const param_map&)> make_cpu;
+  std::function<std::unique_ptr<cpu_operator>(const param_map&, const std::vector<topic_info>&)> make_cpu;
   /// GPU classes only: the compute, for the host executor's virtual warps.
-  std::function<std::unique_ptr<host_kernel_op>(const param_map&)> make_host_kernel;
+  std::function<std::unique_ptr<host_kernel_op>(const param_map&, const std::vector<topic_info>&)>
+      make_host_kernel;
   /// GPU classes only: the operator's C++ type, by which a fused kernel (framework/gpu/fused_kernel.cuh)
   /// finds its device code, and its params struct as bytes, for the kernel's parameter arena.
   std::optional<std::type_index> gpu_type;
-  std::function<std::vector<std::byte>(const param_map&)> make_gpu_params;
+  std::function<std::vector<std::byte>(const param_map&, const std::vector<topic_info>&)> make_gpu_params;
 };
 
 namespace detail {
@@ -54,6 +57,21 @@ void visit_accepted(element_type e, Fn&& fn) {
       throw std::logic_error("an operator ran on a topic of element type " + std::string(name_of(e)) +
                              ", which it does not accept (validation refuses such topologies)");
   });
+}
+
+/// The params `values` make, bound to the input topic when Op reads columnar frames (columnar_reader):
+/// what binding finds wrong throws (validation reported it first, at the parameter's line).
+template <class Op, class Schema>
+typename Op::params bound_params(const Schema& schema, const param_map& values,
+                                 const std::vector<topic_info>& inputs) {
+  typename Op::params p = schema.make(values);
+  if constexpr (columnar_reader<Op>) {
+    if (inputs.size() != 1) throw std::invalid_argument("reads one columnar topic");
+    if (auto problem = Op::bind(p, inputs.front()))
+      throw std::invalid_argument(
+          problem->key.empty() ? problem->message : "parameter '" + problem->key + "': " + problem->message);
+  }
+  return p;
 }
 
 /// Op::compute over virtual threads [begin, end) of the item `c` describes, elements of type e.
@@ -150,6 +168,10 @@ class gpu_op_on_host final : public host_kernel_op {
     return 0;
   }
   map_phases phases() const override { return phases_of<Op>(params_); }
+  bool reads_pages() const override { return page_reader<Op>; }
+  void pages_read(const std::byte* frame, std::vector<frame_range>& out) const override {
+    if constexpr (page_reader<Op>) Op::pages_read(params_, frame, out);
+  }
   std::uint64_t output_bytes(std::uint64_t input_bytes) const override {
     return input_bytes * output_numerator<Op>() / output_denominator<Op>();
   }
@@ -172,6 +194,10 @@ class gpu_sink_on_host final : public host_kernel_op {
   }
   std::span<std::byte> accumulator() override { return state_.bytes(); }
   operator_counters finish() const override { return Op::finish(params_, state_.bytes()); }
+  bool reads_pages() const override { return page_reader<Op>; }
+  void pages_read(const std::byte* frame, std::vector<frame_range>& out) const override {
+    if constexpr (page_reader<Op>) Op::pages_read(params_, frame, out);
+  }
 
  private:
   typename Op::params params_;
@@ -336,31 +362,49 @@ class operator_registry {
     Op::describe(schema);
     if (schema.checks_params())
       entry->info.check_values = [schema](const param_map& values) { return schema.params_problem(values); };
+    if constexpr (columnar_reader<Op>) {
+      entry->info.reads_columnar = true;
+      entry->info.bind_check = [schema](const param_map& values,
+                                        const topic_info& input) -> std::optional<param_problem> {
+        typename Op::params p = schema.make(values);
+        return Op::bind(p, input);
+      };
+    }
     if constexpr (std::is_base_of_v<cpu_operator, Op>) {
       entry->info.role = std::is_base_of_v<cpu_source, Op> ? operator_role::source
                          : std::is_base_of_v<cpu_sink, Op> ? operator_role::sink
                                                            : operator_role::map;
-      entry->make_cpu = [schema](const param_map& values) -> std::unique_ptr<cpu_operator> {
-        return std::make_unique<Op>(schema.make(values));
+      entry->make_cpu = [schema](const param_map& values,
+                                 const std::vector<topic_info>& inputs) -> std::unique_ptr<cpu_operator> {
+        return std::make_unique<Op>(detail::bound_params<Op>(schema, values, inputs));
       };
     } else if constexpr (gpu_sink<Op>) {
       entry->info.role = operator_role::sink;
       entry->info.gpu = true;
-      entry->make_cpu = [schema](const param_map& values) -> std::unique_ptr<cpu_operator> {
-        return std::make_unique<detail::gpu_sink_on_cpu<Op>>(schema.make(values));
+      entry->make_cpu = [schema](const param_map& values,
+                                 const std::vector<topic_info>& inputs) -> std::unique_ptr<cpu_operator> {
+        return std::make_unique<detail::gpu_sink_on_cpu<Op>>(
+            detail::bound_params<Op>(schema, values, inputs));
       };
-      entry->make_host_kernel = [schema](const param_map& values) -> std::unique_ptr<host_kernel_op> {
-        return std::make_unique<detail::gpu_sink_on_host<Op>>(schema.make(values));
+      entry->make_host_kernel =
+          [schema](const param_map& values,
+                   const std::vector<topic_info>& inputs) -> std::unique_ptr<host_kernel_op> {
+        return std::make_unique<detail::gpu_sink_on_host<Op>>(
+            detail::bound_params<Op>(schema, values, inputs));
       };
     } else if constexpr (gpu_file_source<Op>) {
       entry->info.role = operator_role::source;
       entry->info.gpu = true;
       entry->info.reads_files = true;
-      entry->make_cpu = [schema](const param_map& values) -> std::unique_ptr<cpu_operator> {
-        return std::make_unique<detail::gpu_source_on_cpu<Op>>(schema.make(values));
+      entry->make_cpu = [schema](const param_map& values,
+                                 const std::vector<topic_info>& inputs) -> std::unique_ptr<cpu_operator> {
+        return std::make_unique<detail::gpu_source_on_cpu<Op>>(
+            detail::bound_params<Op>(schema, values, inputs));
       };
-      entry->make_host_kernel = [schema](const param_map& values) -> std::unique_ptr<host_kernel_op> {
-        return std::make_unique<detail::gpu_op_on_host<Op>>(schema.make(values));
+      entry->make_host_kernel =
+          [schema](const param_map& values,
+                   const std::vector<topic_info>& inputs) -> std::unique_ptr<host_kernel_op> {
+        return std::make_unique<detail::gpu_op_on_host<Op>>(detail::bound_params<Op>(schema, values, inputs));
       };
     } else {
       entry->info.role = operator_role::map;
@@ -377,16 +421,22 @@ class operator_registry {
       // Readers placed on: cpu read directly; on the host executor's blocks through the file cache.
       if constexpr (gpu_file_reader<Op>) {
         entry->info.reads_files = true;
-        entry->make_cpu = [schema](const param_map& values) -> std::unique_ptr<cpu_operator> {
-          return std::make_unique<detail::gpu_reader_on_cpu<Op>>(schema.make(values));
+        entry->make_cpu = [schema](const param_map& values,
+                                   const std::vector<topic_info>& inputs) -> std::unique_ptr<cpu_operator> {
+          return std::make_unique<detail::gpu_reader_on_cpu<Op>>(
+              detail::bound_params<Op>(schema, values, inputs));
         };
       } else {
-        entry->make_cpu = [schema](const param_map& values) -> std::unique_ptr<cpu_operator> {
-          return std::make_unique<detail::gpu_op_on_cpu<Op>>(schema.make(values));
+        entry->make_cpu = [schema](const param_map& values,
+                                   const std::vector<topic_info>& inputs) -> std::unique_ptr<cpu_operator> {
+          return std::make_unique<detail::gpu_op_on_cpu<Op>>(
+              detail::bound_params<Op>(schema, values, inputs));
         };
       }
-      entry->make_host_kernel = [schema](const param_map& values) -> std::unique_ptr<host_kernel_op> {
-        return std::make_unique<detail::gpu_op_on_host<Op>>(schema.make(values));
+      entry->make_host_kernel =
+          [schema](const param_map& values,
+                   const std::vector<topic_info>& inputs) -> std::unique_ptr<host_kernel_op> {
+        return std::make_unique<detail::gpu_op_on_host<Op>>(detail::bound_params<Op>(schema, values, inputs));
       };
     }
     if constexpr (!std::is_base_of_v<cpu_operator, Op>) {
@@ -398,8 +448,8 @@ class operator_registry {
           return std::string(text != nullptr ? text : "");
         };
       entry->gpu_type = std::type_index(typeid(Op));
-      entry->make_gpu_params = [schema](const param_map& values) {
-        const params p = schema.make(values);
+      entry->make_gpu_params = [schema](const param_map& values, const std::vector<topic_info>& inputs) {
+        const params p = detail::bound_params<Op>(schema, values, inputs);
         std::vector<std::byte> bytes(sizeof(params));
         std::memcpy(bytes.data(), &p, sizeof(params));
         return bytes;

@@ -55,6 +55,7 @@ class validator {
     check_cycles();
     check_maps();
     check_elements();
+    check_columnar_uses();
     check_references_for_verification();
     return std::move(problems_);
   }
@@ -95,10 +96,7 @@ class validator {
         problem(at_field(path, "frame_size"), context + why);
       if (std::string why = count_problem("capacity", t.capacity, capacity_limits); !why.empty())
         problem(at_field(path, "capacity"), context + why);
-      if (t.layout == frame_layout::columnar && columns_valid)
-        problem(at_field(path, "layout"), context +
-                                              "layout 'columnar' is not supported yet: no executor runs "
-                                              "columnar frames (their pages and index are defined)");
+      columns_valid_.push_back(columns_valid);
     }
   }
 
@@ -185,6 +183,7 @@ class validator {
     const std::vector<std::string> classes = registry_.class_names();
     std::set<std::string, std::less<>> seen;
     entries_.assign(spec_.operators.size(), nullptr);
+    params_valid_.assign(spec_.operators.size(), false);
     for (std::size_t i = 0; i < spec_.operators.size(); ++i) {
       operator_spec& op = spec_.operators[i];
       const std::string path = op_path(op);
@@ -238,7 +237,9 @@ class validator {
         problem(at_field(path, "on"),
                 context + "class '" + op.class_name + "' has no GPU compute, so it cannot run on gpu");
       check_arity(op, info);
-      for (const auto& p : normalize_params(info, op.params)) {
+      const auto param_problems = normalize_params(info, op.params);
+      params_valid_[i] = param_problems.empty();
+      for (const auto& p : param_problems) {
         source_pos where = p.key.empty()                       ? at_field(path, "params")
                            : info.find_param(p.key) == nullptr ? at_key(path + ".params." + p.key)
                                                                : at(path + ".params." + p.key);
@@ -492,6 +493,49 @@ class validator {
     }
   }
 
+  /// Columnar topics and the operators that use them: a columnar reader (operator.hpp) reads one topic,
+  /// a columnar one, and its parameters bind to that topic's columns (an unknown column or a constant of
+  /// the wrong type is reported at the parameter); an operator on the GPU otherwise reads and writes row
+  /// topics only (CPU operators publish columnar frames, and get their page map in topic_info).
+  void check_columnar_uses() {
+    for (std::size_t t = 0; t < spec_.topics.size(); ++t) {
+      const topic_spec& topic = spec_.topics[t];
+      const bool columnar = topic.layout == frame_layout::columnar;
+      if (columnar && !columns_valid_[t]) continue;  // its columns' problems are reported
+      for (const topic_use& use : subscribers_[t]) {
+        const operator_entry* entry = entries_[use.op];
+        if (!entry) continue;
+        const operator_spec& op = spec_.operators[use.op];
+        const std::string context = "operator '" + op.name + "': ";
+        if (entry->info.reads_columnar && !columnar) {
+          problem(at(input_item(use)), context + "class '" + op.class_name +
+                                           "' reads columnar topics, but topic '" + topic.name +
+                                           "' holds rows (layout: row)");
+        } else if (!entry->info.reads_columnar && columnar && op.on == placement::gpu && entry->info.gpu) {
+          problem(at(input_item(use)), context + "class '" + op.class_name +
+                                           "' reads row frames, but topic '" + topic.name +
+                                           "' is columnar (a columnar reader such as query reads it)");
+        } else if (entry->info.reads_columnar && columnar && params_valid_[use.op] &&
+                   inputs_[use.op].size() == 1 && entry->info.bind_check) {
+          if (auto bad = entry->info.bind_check(op.params, topic_info_of(topic))) {
+            const std::string path = op_path(op);
+            problem(bad->key.empty() ? at_field(path, "params") : at_field(path + ".params", bad->key),
+                    context + (bad->key.empty() ? "" : "parameter '" + bad->key + "': ") + bad->message);
+          }
+        }
+      }
+      if (!columnar) continue;
+      for (const topic_use& use : publishers_[t]) {
+        const operator_spec& op = spec_.operators[use.op];
+        if (entries_[use.op] && op.on == placement::gpu)
+          problem(at(output_item(use)), "operator '" + op.name +
+                                            "' runs on the GPU, and GPU operators do not "
+                                            "publish columnar frames: topic '" +
+                                            topic.name + "' takes a CPU publisher (table_source)");
+      }
+    }
+  }
+
   /// Verify sinks replay their input from the source through every operator on the way: that needs one
   /// publisher per topic upstream and operators whose output is a function of (offset, input).
   void check_references_for_verification() {
@@ -534,6 +578,8 @@ class validator {
   const operator_registry& registry_;
   std::vector<diagnostic> problems_;
   std::vector<const operator_entry*> entries_;       // per operator; null when the class is unknown
+  std::vector<bool> params_valid_;                   // per operator: its parameters passed their checks
+  std::vector<bool> columns_valid_;                  // per topic: its columnar fields passed theirs
   std::vector<std::vector<topic_use>> publishers_;   // per topic
   std::vector<std::vector<topic_use>> subscribers_;  // per topic
   std::vector<std::vector<std::size_t>> inputs_;     // per operator: resolved topic indices

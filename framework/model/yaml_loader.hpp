@@ -13,7 +13,7 @@
 //                             # device_memory / frame_size of them (the ring a DMA-fed topic keeps in
 //                             # device memory on the GPU executor)
 //       element: u32          # u8 i8 u16 i16 u32 i32 u64 i64 f32 f64; default u32
-//       layout: row           # row | columnar (columnar validates, then is refused: no executor runs it yet)
+//       layout: row           # row | columnar (read by columnar readers such as query; below)
 //     table:                  # a columnar topic: its frame size follows from its columns
 //       layout: columnar
 //       rows_per_frame: 8192  # rows a frame holds, integer >= 1

@@ -4,6 +4,8 @@
 #include <string>
 
 #include "framework/core/units.hpp"
+#include "framework/model/columnar_checks.hpp"
+#include "topics/columnar_index.hpp"
 #include "topics/topic_driver.hpp"
 
 namespace xf {
@@ -15,6 +17,27 @@ void record(run_context& run, std::size_t topic, std::uint32_t group, const deli
                      d.slot->bytes, d.slot->tag, d.is_void());
 }
 
+/// A CPU publisher's columnar frame, after its hook: its header must say how many rows it holds (as
+/// columnar_writer::finish writes it); its index pages are the publisher's when it marked them valid (a
+/// frame copied whole from a table file), else built here from the data pages. The whole frame is
+/// published. The flag is cleared before each hook (open_columnar), so a stale index is never trusted.
+void seal_columnar(run_context& run, std::size_t op, std::size_t topic, std::uint64_t offset,
+                   const columnar_geometry& g, frame_out& f) {
+  columnar_frame_header& h = columnar_header(f.data);
+  if (h.magic != columnar_magic || h.column_count != g.column_count || h.rows > g.rows_per_frame)
+    throw run_error(run.site(op, topic, offset),
+                    "published a columnar frame without a valid header (magic, column count, rows at most " +
+                        std::to_string(g.rows_per_frame) +
+                        "): fill it through columnar_writer and call finish");
+  if ((h.flags & columnar_frame_header::index_valid) == 0) build_columnar_index(g, f.data, h.rows);
+  f.bytes = g.frame_bytes();
+}
+
+/// Before a publisher's hook fills a columnar frame: its index is not valid until the publisher says so.
+void open_columnar(const std::optional<columnar_geometry>& g, const frame_out& f) {
+  if (g) columnar_header(f.data).flags &= ~columnar_frame_header::index_valid;
+}
+
 void source_worker(run_context& run, std::size_t op) {
   const plan& p = run.plan_of();
   run_control& control = run.control();
@@ -24,6 +47,7 @@ void source_worker(run_context& run, std::size_t op) {
   const std::string& topic_name = p.topics[out].spec->name;
   auto* source = static_cast<cpu_source*>(run.instances()[op].cpu.get());
   const element_type element = p.topics[out].spec->element;
+  const std::optional<columnar_geometry> columnar = columnar_geometry_of(*p.topics[out].spec);
   std::uint64_t end = 0;       // one past the last offset this worker published
   std::uint64_t first_ns = 0;  // this worker's first publish (the stream window's start)
   while (!control.draining()) {
@@ -31,12 +55,14 @@ void source_worker(run_context& run, std::size_t op) {
     const publish_ticket t = reserve_claimed(v, topic_name, control.abort_flag(), &blocked);
     run.count_blocked(op, out, blocked);
     frame_out f{t.data, v.frame_bytes, 0, element, t.frame};
+    open_columnar(columnar, f);
     const bool more = run.call_hook(op, out, t.offset, [&] { return source->produce(t.offset, f); });
     end = t.offset + 1;
     if (!more) {
       publish_void(v, t);
       break;
     }
+    if (columnar) seal_columnar(run, op, out, t.offset, *columnar, f);
     if (f.bytes > v.frame_bytes)
       throw run_error(
           run.site(op, out, t.offset),
@@ -62,6 +88,7 @@ void map_worker(run_context& run, std::size_t op) {
   auto* map = static_cast<cpu_map*>(run.instances()[op].cpu.get());
   const element_type in_element = p.topics[in].spec->element;
   const element_type out_element = p.topics[out].spec->element;
+  const std::optional<columnar_geometry> columnar = columnar_geometry_of(*p.topics[out].spec);
   while (true) {
     std::uint64_t waited = 0, blocked = 0;
     const delivery d = next_frame(vi, group, control.abort_flag(), &waited);
@@ -80,7 +107,9 @@ void map_worker(run_context& run, std::size_t op) {
     add_relaxed(run.counters()[op].bytes_in, d.slot->bytes);
     frame_in fi{d.data(vi), d.slot->bytes, in_element};
     frame_out fo{t.data, vo.frame_bytes, d.slot->bytes, out_element};
+    open_columnar(columnar, fo);
     run.call_hook(op, in, d.offset, [&] { map->on_frame(d.offset, fi, fo); });
+    if (columnar) seal_columnar(run, op, out, d.offset, *columnar, fo);
     if (fo.bytes > vo.frame_bytes)
       throw run_error(
           run.site(op, out, d.offset),

@@ -105,11 +105,13 @@ void device_kernel_executor::start(std::vector<std::thread>&) {
   }
   std::vector<std::vector<std::byte>> params;
   std::vector<std::span<const std::byte>> accumulators;
+  std::vector<const host_kernel_op*> operators;
   for (std::size_t k : p.kernel_operators) {
-    params.push_back(p.operators[k].entry->make_gpu_params(p.operators[k].spec->params));
+    params.push_back(p.operators[k].entry->make_gpu_params(p.operators[k].spec->params, run_.input_infos(k)));
     accumulators.push_back(run_.instances()[k].kernel->accumulator());
+    operators.push_back(run_.instances()[k].kernel.get());
   }
-  device_ = std::make_unique<device_run>(p, run_.topics(), params, accumulators, *program_,
+  device_ = std::make_unique<device_run>(p, run_.topics(), params, accumulators, operators, *program_,
                                          static_cast<managed_topic_memory&>(run_.memory()),
                                          run_.files() != nullptr ? &run_.kernel_files_of() : nullptr);
   // A file source in the kernel starts the stream with the launch (a CPU source stamps its first publish).
@@ -210,6 +212,7 @@ void device_kernel_executor::collect(run_stats& stats) {
     ts.copied_to = b.to_device ? "device" : "host";
     ts.copies = b.counters.copies;
     ts.copied_bytes = b.counters.bytes;
+    ts.skipped_bytes = b.counters.bytes_skipped;
     ts.copy_cuda_calls = b.counters.cuda_calls;
     ts.copy_busy_ns = b.counters.busy_ns;
   }

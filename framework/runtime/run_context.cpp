@@ -3,20 +3,29 @@
 
 #include <algorithm>
 
+#include "framework/model/columnar_checks.hpp"
+
 namespace xf {
 
 run_context::run_context(const plan& p, const topology_spec& spec, run_control& control)
     : plan_(p), spec_(spec), control_(control), counters_(p.operators.size()) {}
+
+std::vector<topic_info> run_context::input_infos(std::size_t op) const {
+  std::vector<topic_info> inputs;
+  for (std::size_t t : plan_.operators[op].inputs) inputs.push_back(topic_info_of(*plan_.topics[t].spec));
+  return inputs;
+}
 
 void run_context::make_operators() {
   instances_.resize(plan_.operators.size());
   for (std::size_t i = 0; i < plan_.operators.size(); ++i) {
     const planned_operator& po = plan_.operators[i];
     try {
+      const std::vector<topic_info> inputs = input_infos(i);
       if (po.in_kernel)
-        instances_[i].kernel = po.entry->make_host_kernel(po.spec->params);
+        instances_[i].kernel = po.entry->make_host_kernel(po.spec->params, inputs);
       else
-        instances_[i].cpu = po.entry->make_cpu(po.spec->params);
+        instances_[i].cpu = po.entry->make_cpu(po.spec->params, inputs);
     } catch (const std::exception& e) {
       throw run_error(fault_site{po.spec->name, {}, {}}, std::string("cannot create: ") + e.what());
     }
@@ -85,10 +94,7 @@ void run_context::start_operators() {
     setup.name = po.spec->name;
     setup.threads = po.workers;
     setup.interrupted = &control_.drain_flag();
-    auto info = [&](std::size_t t) {
-      const topic_spec& ts = *plan_.topics[t].spec;
-      return topic_info{ts.name, ts.frame_bytes, ts.capacity, ts.element};
-    };
+    auto info = [&](std::size_t t) { return topic_info_of(*plan_.topics[t].spec); };
     for (std::size_t t : po.inputs) {
       setup.inputs.push_back(info(t));
       setup.input_references.push_back(references_->for_topic(t));

@@ -73,6 +73,8 @@ class run_context {
   /// Creates every operator: kernel operators get their host compute (the reference chain replays
   /// through it, and the host executor runs it), the others their CPU instance.
   void make_operators();
+  /// What operator `op` is told of its input topics (its factories bind columnar readers to them).
+  std::vector<topic_info> input_infos(std::size_t op) const;
   /// Opens every kernel file reader's files into one file cache over `memory` (device or host memory)
   /// with a share for each of `blocks`, and starts its I/O threads. Nothing without readers.
   void make_file_cache(std::unique_ptr<cache_memory> memory, std::uint32_t blocks);

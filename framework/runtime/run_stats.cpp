@@ -83,11 +83,12 @@ std::string format_stats_table(const run_stats& s) {
   bool any_copied = false;
   for (const auto& t : s.topics) any_copied = any_copied || !t.copied_to.empty();
   if (any_copied) {
-    text_table copied(
-        {"topic", "copied to", "copies", "GB copied", "KiB per copy", "CUDA calls", "bridge busy s"});
+    text_table copied({"topic", "copied to", "copies", "GB copied", "GB skipped", "KiB per copy",
+                       "CUDA calls", "bridge busy s"});
     for (const auto& t : s.topics)
       if (!t.copied_to.empty())
         copied.add({t.name, t.copied_to, std::to_string(t.copies), fixed(gb(t.copied_bytes), 3),
+                    fixed(gb(t.skipped_bytes), 3),
                     fixed(t.copies ? static_cast<double>(t.copied_bytes) / 1024.0 / t.copies : 0.0, 1),
                     std::to_string(t.copy_cuda_calls), fixed(seconds(t.copy_busy_ns), 3)});
     out << "\ncopy engines:\n" << copied.str();
@@ -238,6 +239,7 @@ std::string format_stats_json(const run_stats& s) {
       j["copy_engines"] = {{"to", t.copied_to},
                            {"copies", t.copies},
                            {"bytes", t.copied_bytes},
+                           {"bytes_skipped", t.skipped_bytes},
                            {"cuda_calls", t.copy_cuda_calls},
                            {"bridge_busy_seconds", seconds(t.copy_busy_ns)}};
     if (t.um_known)

@@ -84,6 +84,7 @@ struct topic_stats {
   /// GPU runs: the copy engines carried the frames (transfer dma): to "device" or "host"; empty otherwise.
   std::string copied_to;
   std::uint64_t copies = 0, copied_bytes = 0;
+  std::uint64_t skipped_bytes = 0;  ///< frame bytes the copy engines left behind (pages no subscriber reads)
   std::uint64_t copy_cuda_calls = 0;  ///< every CUDA call the copy bridge made for the topic
   std::uint64_t copy_busy_ns = 0;     ///< the bridge thread's time on looks at the topic that moved something
 };

@@ -11,15 +11,12 @@
 #include <thread>
 
 #include "framework/core/errors.hpp"
+#include "framework/core/single_writer.hpp"
 #include "operators/frame_checksum.hpp"
 
 namespace xf {
 
 namespace {
-
-void add_relaxed(std::atomic<std::uint64_t>& counter, std::uint64_t n) {
-  counter.store(counter.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);  // single writer
-}
 
 std::uint32_t crc_of(const std::byte* data, std::uint64_t bytes) {
   return static_cast<std::uint32_t>(
@@ -164,10 +161,10 @@ std::optional<std::uint64_t> verify_sink::find_reference_end() const {
 
 void verify_sink::on_frame(std::uint64_t offset, const frame_in& in) {
   thread_state& state = slots_.local();
-  add_relaxed(state.frames, 1);
-  add_relaxed(state.bytes, in.bytes);
+  add_single_writer(state.frames, 1);
+  add_single_writer(state.bytes, in.bytes);
   if (state.previous_offset && offset <= *state.previous_offset) {
-    add_relaxed(state.reordered, 1);
+    add_single_writer(state.reordered, 1);
     record(reordered, offset,
            "offset " + std::to_string(offset) + " after offset " + std::to_string(*state.previous_offset) +
                " on one thread");
@@ -177,7 +174,7 @@ void verify_sink::on_frame(std::uint64_t offset, const frame_in& in) {
     state.delivered_end.store(offset + 1, std::memory_order_relaxed);
   }
   if (!seen_.insert(offset)) {
-    add_relaxed(state.duplicated, 1);
+    add_single_writer(state.duplicated, 1);
     record(duplicated, offset, "offset " + std::to_string(offset) + " delivered again");
   }
   check_content(state, offset, in);
@@ -191,7 +188,7 @@ void verify_sink::check_content(thread_state& state, std::uint64_t offset, const
   if (state.expected.size() < frame_bytes_) state.expected.resize(frame_bytes_);
   frame_out want{state.expected.data(), frame_bytes_, 0, element_};
   if (!reference_->expected(offset, want)) {
-    add_relaxed(state.corrupt, 1);
+    add_single_writer(state.corrupt, 1);
     record(corrupt, offset,
            "offset " + std::to_string(offset) + ": " + std::to_string(in.bytes) + " bytes, crc " +
                hex32(crc_of(in.data, in.bytes)) + ", but the stream ends at offset " +
@@ -200,7 +197,7 @@ void verify_sink::check_content(thread_state& state, std::uint64_t offset, const
   }
   if (want.bytes == in.bytes && std::memcmp(want.data, in.data, in.bytes) == 0) return;
   // Only a mismatch pays for the checksums: they identify the payloads in the report.
-  add_relaxed(state.corrupt, 1);
+  add_single_writer(state.corrupt, 1);
   const std::uint64_t common = std::min(want.bytes, in.bytes);
   const auto* differ = std::mismatch(in.data, in.data + common, want.data).first;
   record(corrupt, offset,
@@ -214,7 +211,7 @@ void verify_sink::check_checksum(thread_state& state, std::uint64_t offset, cons
   const std::uint64_t got = frame_checksum(in.data, in.bytes);
   const std::optional<expected_sum> want = expected_checksum(state, offset);
   if (!want) {
-    add_relaxed(state.corrupt, 1);
+    add_single_writer(state.corrupt, 1);
     record(corrupt, offset,
            "offset " + std::to_string(offset) + ": " + std::to_string(in.bytes) + " bytes, checksum " +
                hex64(got) + ", but the stream ends at offset " +
@@ -222,7 +219,7 @@ void verify_sink::check_checksum(thread_state& state, std::uint64_t offset, cons
     return;
   }
   if (want->checksum == got) return;
-  add_relaxed(state.corrupt, 1);
+  add_single_writer(state.corrupt, 1);
   record(corrupt, offset,
          "offset " + std::to_string(offset) + ": checksum " + hex64(got) + " expected " +
              hex64(want->checksum) + " (" + std::to_string(in.bytes) + " bytes, expected " +

@@ -4,16 +4,9 @@
 #include <string>
 
 #include "framework/core/errors.hpp"
+#include "framework/core/single_writer.hpp"
 
 namespace xf {
-
-namespace {
-
-void add_relaxed(std::atomic<std::uint64_t>& counter, std::uint64_t n) {
-  counter.store(counter.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);  // single writer
-}
-
-}  // namespace
 
 dataset_source::dataset_source(const params& p)
     : generated_source(content::generator::sequence, generated_stream_params{p.total_bytes, p.seed}),
@@ -43,7 +36,7 @@ bool dataset_source::produce(std::uint64_t offset, frame_out& out) {
   publish_counts& counts = counts_.local();
   if (out.frame_index >= held_count_) {
     fill_content(dataset_frame, span.bytes, out);
-    add_relaxed(counts.filled, 1);
+    add_single_writer(counts.filled, 1);
     return true;
   }
   // Relaxed suffices: the heap frame passed from its previous publisher to us through the topic protocol
@@ -55,7 +48,7 @@ bool dataset_source::produce(std::uint64_t offset, frame_out& out) {
       held.bytes.load(std::memory_order_relaxed) >= span.bytes) {
     XF_EXPECTS(out.capacity >= span.bytes, "a source's output frame must hold the topic's frame size");
     out.bytes = span.bytes;
-    add_relaxed(counts.in_place, 1);
+    add_single_writer(counts.in_place, 1);
     return true;
   }
   // Forget the old content first: should the fill not complete, the frame holds nothing we would trust.
@@ -63,7 +56,7 @@ bool dataset_source::produce(std::uint64_t offset, frame_out& out) {
   fill_content(dataset_frame, span.bytes, out);
   held.bytes.store(span.bytes, std::memory_order_relaxed);
   held.dataset_frame.store(dataset_frame, std::memory_order_relaxed);
-  add_relaxed(counts.filled, 1);
+  add_single_writer(counts.filled, 1);
   return true;
 }
 

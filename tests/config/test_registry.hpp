@@ -8,7 +8,9 @@
 #include <string>
 
 #include "framework/model/registry.hpp"
+#include "operators/olap/query.hpp"
 #include "operators/sources/prefetch_source.hpp"
+#include "operators/sources/table_source.hpp"
 #include "operators/transforms/address_generators/record_addresses.hpp"
 #include "operators/transforms/kmeans_assign.hpp"
 
@@ -157,7 +159,8 @@ inline void register_fake_builtins(operator_registry& registry) {
   // The real ones: their parameters' checks (a field list's syntax, a list of numbers) are what the corpus
   // tests.
   registry.add<prefetch_source>("prefetch_source");
-  registry.add_gpu_operators<gpu_operator_list<kmeans_assign_op, record_addresses_op>>();
+  registry.add<table_source>("table_source");
+  registry.add_gpu_operators<gpu_operator_list<kmeans_assign_op, record_addresses_op, query_op>>();
 }
 
 /// The fake built-ins, built once.

@@ -423,10 +423,10 @@ TEST_CASE("config.columnar_topic_takes_its_frame_from_its_columns_and_round_trip
   b.topic("c2g").layout(frame_layout::columnar).rows_per_frame(8192).column("kseq", kseq).column("s1", s1);
   b.topic("g2c").frame_bytes(128 << 10);  // holds the 108 KiB columnar frames scale maps into it
   topology_spec spec = b.build();
-  // Everything about the topic is valid; what is refused is running it.
+  // Everything about the topic is valid; what is refused is a row operator reading it.
   CHECK(problems_of(spec) ==
-        "<builder>: error: topic 'c2g': layout 'columnar' is not supported yet: no executor runs columnar "
-        "frames (their pages and index are defined)");
+        "<builder>: error: operator 'scale': class 'scale' reads row frames, but topic 'c2g' is columnar (a "
+        "columnar reader such as query reads it)");
   try {
     validate_topology(spec, test::config_registry());
   } catch (const config_error&) {

@@ -30,7 +30,7 @@ TEST_CASE("registry.duplicate_class_is_refused") {
 TEST_CASE("registry.gpu_operator_runs_on_cpu_through_adapter") {
   operator_registry r;
   r.add_gpu_operators<gpu_operator_list<test::corrupt_at_op>>();
-  auto cpu = r.find("corrupt_at")->make_cpu({{"at", std::int64_t{3}}});
+  auto cpu = r.find("corrupt_at")->make_cpu({{"at", std::int64_t{3}}}, {});
   auto* map = dynamic_cast<cpu_map*>(cpu.get());
   REQUIRE(map);
   std::uint32_t in[4] = {1, 2, 3, 4}, out[4] = {};

@@ -29,10 +29,12 @@ TEST_CASE("operators.builtin_registers_every_operator") {
                                                            "prefetch_source",
                                                            "prefetch_varlen_source",
                                                            "prefetch_writeback",
+                                                           "query",
                                                            "random_source",
                                                            "readahead_file_source",
                                                            "scale",
                                                            "sequence_source",
+                                                           "table_source",
                                                            "text_source",
                                                            "verify_sink",
                                                            "word_count"});
@@ -66,12 +68,12 @@ TEST_CASE("operators.builtin_pipeline_through_factories") {
   const std::uint64_t frame_bytes = page_bytes;
   const std::uint64_t total = 5 * frame_bytes + 12;
 
-  auto source_op = registry.find("sequence_source")->make_cpu({{"total_bytes", std::int64_t(total)}});
+  auto source_op = registry.find("sequence_source")->make_cpu({{"total_bytes", std::int64_t(total)}}, {});
   auto& source = dynamic_cast<cpu_source&>(*source_op);
   source.on_start(source_setup(frame_bytes, element_type::u32));
-  auto map_op = registry.find("scale")->make_cpu({{"factor", 3.0}});
+  auto map_op = registry.find("scale")->make_cpu({{"factor", 3.0}}, {});
   auto& map = dynamic_cast<cpu_map&>(*map_op);
-  auto sink_op = registry.find("null_sink")->make_cpu({});
+  auto sink_op = registry.find("null_sink")->make_cpu({}, {});
   auto& sink = dynamic_cast<cpu_sink&>(*sink_op);
 
   for (std::uint64_t o = 0;; ++o) {

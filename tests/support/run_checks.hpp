@@ -19,7 +19,7 @@ namespace xf::test {
 
 /// A variable meson test sets (XF_SOURCE_ROOT, XF_RUN, XF_TUNE, XF_FAULTY_RUN, XF_GEN_KMEANS, XF_KMEANS_CPU,
 /// XF_KMEANS_GPU_BASELINE, XF_KMEANS_XEFLOW, XF_GEN_WORDCOUNT, XF_WORDCOUNT_CPU,
-/// XF_GEN_AFFINITY, XF_AFFINITY_CPU).
+/// XF_GEN_AFFINITY, XF_AFFINITY_CPU, XF_SETQUERY_GEN, XF_SETQUERY_REF).
 inline std::string env(const char* name) {
   const char* v = std::getenv(name);
   REQUIRE_MESSAGE(v != nullptr, "environment variable " << name << " is set by meson test");
@@ -60,6 +60,12 @@ inline std::string gen_affinity() {
 }
 inline std::string affinity_cpu() {
   return env("XF_AFFINITY_CPU");
+}
+inline std::string gen_setquery() {
+  return env("XF_SETQUERY_GEN");
+}
+inline std::string setquery_reference() {
+  return env("XF_SETQUERY_REF");
 }
 /// xeflow-sink-baseline, or "" in a build without CUDA (where it does not exist).
 inline std::string sink_baseline() {

@@ -8,10 +8,14 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "tests/support/run_checks.hpp"
@@ -35,8 +39,9 @@ inline std::vector<std::filesystem::path> every_topology() {
 /// particles; a readahead_file_source streams that file too), a text_source — or an address stage feeding a
 /// word_count — a generated word-count text of `bytes` (at most 256 MiB), a prefetch_varlen_source a
 /// generated affinity dataset of 300 000 records, a word_count or affinity_cards a result file, and an
-/// affinity_shared the cards of pass 1 (affinity_cards.yaml run on the host over the same dataset) — all made
-/// on construction, removed on destruction — instead of the paths they name.
+/// affinity_shared the cards of pass 1 (affinity_cards.yaml run on the host over the same dataset), a
+/// table_source a generated Set Query table (a row for every 200 bytes, 20 000 to 1 000 000) and each query a
+/// result file — all made on construction, removed on destruction — instead of the paths they name.
 class short_run {
  public:
   /// `length` of stream ("24MiB"), a quarter of it under a sanitizer (sanitized_bytes).
@@ -72,6 +77,18 @@ class short_run {
         const std::filesystem::path result = temp_result(stem, name);
         sets_.insert(sets_.end(), {"--set", "operators." + name + ".params.result=" + result.string()});
         if (cls == "affinity_shared") pass_two_ = name;
+      } else if (cls == "table_source") {
+        table_ = std::filesystem::temp_directory_path() / ("xeflow-bench-" + stem + ".xft");
+        const std::uint64_t rows = std::clamp<std::uint64_t>(bytes_of(bytes) / 200, 20'000, 1'000'000);
+        const auto gen =
+            run_process({gen_setquery(), "--rows", std::to_string(rows), "--out", table_.string()});
+        INFO(gen.err);
+        REQUIRE(gen.exit_code == 0);
+        sets_.insert(sets_.end(), {"--set", "operators." + name + ".params.path=" + table_.string()});
+      } else if (cls == "query") {
+        const std::filesystem::path result = temp_result(stem, name);
+        queries_.push_back({name, result});
+        sets_.insert(sets_.end(), {"--set", "operators." + name + ".params.result=" + result.string()});
       } else if (cls == "word_count") {
         word_counts_.push_back(name);
         const std::filesystem::path result = temp_result(stem, name);
@@ -98,6 +115,7 @@ class short_run {
     if (!text_.empty()) std::filesystem::remove(text_, ignored);
     if (!records_.empty()) std::filesystem::remove(records_, ignored);
     if (!cards_.empty()) std::filesystem::remove(cards_, ignored);
+    if (!table_.empty()) std::filesystem::remove(table_, ignored);
     for (const auto& r : results_) std::filesystem::remove(r, ignored);
   }
   short_run(const short_run&) = delete;
@@ -105,9 +123,15 @@ class short_run {
 
   const std::vector<std::string>& sets() const { return sets_; }
 
-  /// The run's results are right: every word_count's counters equal the CPU reference's on the generated
-  /// text and its result file was written; otherwise every verify sink saw frames and no anomaly.
+  /// The run's results are right: every query's result file equals xeflow-setquery-ref's answer for the
+  /// variant it is named after (q1_k500k: Q1_K500K); every word_count's counters equal the CPU reference's
+  /// on the generated text and its result file was written; otherwise every verify sink saw frames and no
+  /// anomaly.
   void check_results(const nlohmann::json& doc) const {
+    if (!queries_.empty()) {
+      check_queries();
+      return;
+    }
     if (!affinity_.empty()) {
       check_affinity(doc);
       return;
@@ -162,6 +186,27 @@ class short_run {
     sets_.insert(sets_.end(), {"--set", "operators." + pass_two_ + ".params.cards=" + cards_.string()});
   }
 
+  /// Every query's result equals the Set Query reference's answer over the same table.
+  void check_queries() const {
+    const std::filesystem::path expected = table_.string() + ".expected";
+    const auto ref = run_process({setquery_reference(), table_.string(), "--out-dir", expected.string()});
+    INFO(ref.err);
+    REQUIRE(ref.exit_code == 0);
+    const auto text = [](const std::filesystem::path& p) {
+      std::ifstream in(p);
+      return std::string(std::istreambuf_iterator<char>(in), {});
+    };
+    for (const auto& [name, result] : queries_) {
+      std::string id = name;
+      for (char& c : id) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+      INFO("query " << name);
+      REQUIRE(std::filesystem::exists(expected / (id + ".csv")));
+      CHECK(text(result) == text(expected / (id + ".csv")));
+    }
+    std::error_code ignored;
+    std::filesystem::remove_all(expected, ignored);
+  }
+
   /// Every affinity sink's counters equal the CPU reference's on the generated dataset.
   void check_affinity(const nlohmann::json& doc) const {
     const auto cpu = run_process({affinity_cpu(), records_.string(), "--merchant", merchant_, "--json"});
@@ -199,6 +244,8 @@ class short_run {
   std::filesystem::path text_;
   std::filesystem::path records_;
   std::filesystem::path cards_;
+  std::filesystem::path table_;
+  std::vector<std::pair<std::string, std::filesystem::path>> queries_;  ///< operator, result file
   std::string merchant_ = "0";
   std::vector<std::string> affinity_;
   std::string pass_two_;

@@ -44,7 +44,7 @@ TEST_CASE("file reader on cpu: stages with their carry read the bytes the index 
   CHECK(entry.info.reads_files);
   CHECK(entry.info.gpu);
   const std::uint64_t window = (1 << 20) - 4096;
-  auto op = entry.make_cpu({{"index", index}, {"data", data}, {"window", std::int64_t(window)}});
+  auto op = entry.make_cpu({{"index", index}, {"data", data}, {"window", std::int64_t(window)}}, {});
   auto& map = dynamic_cast<cpu_map&>(*op);
   operator_setup setup;
   setup.name = "adder";
@@ -83,7 +83,7 @@ TEST_CASE("file reader on cpu: a missing file fails the start naming the operato
       reader_registry()
           .find("indexed_add")
           ->make_cpu(
-              {{"index", dir.file("none")}, {"data", dir.file("none")}, {"window", std::int64_t(4096)}});
+              {{"index", dir.file("none")}, {"data", dir.file("none")}, {"window", std::int64_t(4096)}}, {});
   operator_setup setup;
   setup.name = "adder";
   setup.inputs = {{"in", 4096, 4, element_type::u32}};

@@ -215,6 +215,6 @@ TEST_CASE("word_count.registers_as_a_gpu_sink") {
   param_map values{{"table_slots", param_value{std::int64_t{1000}}}};
   CHECK(entry->info.check_values(values) == "table_slots must be a power of two");
   values["table_slots"] = param_value{std::int64_t{1024}};
-  const auto kernel = entry->make_host_kernel(values);
+  const auto kernel = entry->make_host_kernel(values, {});
   CHECK(kernel->accumulator().size() == 64 + 1024 * 64);
 }

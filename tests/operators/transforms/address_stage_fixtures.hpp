@@ -36,7 +36,7 @@ inline address_run run_address_stage(const std::string& cls, param_map values,
   for (const auto& p : normalize_params(entry->info, values)) problems += p.key + ": " + p.message + "\n";
   INFO(problems);
   REQUIRE(problems.empty());
-  const auto kernel = entry->make_host_kernel(values);
+  const auto kernel = entry->make_host_kernel(values, {});
   address_run run;
   // Stale words, so that a word the operator leaves unwritten shows.
   run.words.assign(in.size(), 0xdead'beef'dead'beefull);

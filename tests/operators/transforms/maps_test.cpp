@@ -213,8 +213,8 @@ TEST_CASE("operators.kmeans_assign_picks_the_nearest_centre") {
   register_builtin_operators(registry);
   const operator_entry& entry = *registry.find("kmeans_assign");
   CHECK(entry.info.output_bytes(48) == 16);
-  CHECK(entry.make_host_kernel({{"centres", std::string("0 0 0")}})->output_bytes(48) == 16);
-  auto on_cpu = entry.make_cpu({{"centres", std::string("0 0 0")}});
+  CHECK(entry.make_host_kernel({{"centres", std::string("0 0 0")}}, {})->output_bytes(48) == 16);
+  auto on_cpu = entry.make_cpu({{"centres", std::string("0 0 0")}}, {});
   std::vector<float> frame(12, 1.0f), ids(12, -1.0f);
   frame_in fi{reinterpret_cast<const std::byte*>(frame.data()), 48, element_type::f32};
   frame_out fo{reinterpret_cast<std::byte*>(ids.data()), 48, 0, element_type::f32};

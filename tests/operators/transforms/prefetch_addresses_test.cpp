@@ -170,7 +170,7 @@ TEST_CASE("prefetch.address_stage_failure_codes") {
     CHECK(entry->info.elements == element_set{element_type::u64});  // validation refuses other topics
     param_map values = kmeans_fields(8, true);
     REQUIRE(normalize_params(entry->info, values).empty());
-    const auto kernel = entry->make_host_kernel(values);
+    const auto kernel = entry->make_host_kernel(values, {});
     std::vector<std::uint32_t> in(1024), out(1024);
     const frame_in fi{reinterpret_cast<const std::byte*>(in.data()), 4096, element_type::u32};
     frame_out fo{reinterpret_cast<std::byte*>(out.data()), 4096, 4096, element_type::u32};

@@ -29,7 +29,7 @@ struct assembler_under_test {
   assembler_under_test(const std::string& path, std::int64_t item_bytes, std::uint64_t frame_words,
                        std::uint64_t data_bytes, element_type element) {
     register_builtin_operators(registry);
-    op = registry.find("prefetch_assembler")->make_cpu({{"path", path}, {"item_bytes", item_bytes}});
+    op = registry.find("prefetch_assembler")->make_cpu({{"path", path}, {"item_bytes", item_bytes}}, {});
     operator_setup setup;
     setup.name = "assemble";
     setup.inputs.push_back(topic("addresses", frame_words * 8, element_type::u64));
@@ -194,7 +194,7 @@ TEST_CASE("prefetch.assembler_names_bad_configurations") {
   register_builtin_operators(registry);
   const auto start_error = [&](const std::string& path, std::int64_t item, element_type in,
                                element_type out) {
-    auto op = registry.find("prefetch_assembler")->make_cpu({{"path", path}, {"item_bytes", item}});
+    auto op = registry.find("prefetch_assembler")->make_cpu({{"path", path}, {"item_bytes", item}}, {});
     operator_setup setup;
     setup.name = "assemble";
     setup.inputs.push_back(topic("addresses", 4096, in));

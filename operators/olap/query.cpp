@@ -1,0 +1,267 @@
+// query's parameters and its finish: the accumulator turned into the result file and the counters.
+#include "operators/olap/query.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "framework/core/errors.hpp"
+
+namespace xf {
+namespace {
+
+using olap::output_kind;
+
+/// A result cell: a number as text, a character value, or nothing (MIN/MAX over no rows).
+struct cell {
+  enum kind_t { number, text, none } kind = none;
+  std::string value;
+};
+
+std::string number_text(double v) {
+  char buffer[32];
+  const auto end = std::to_chars(buffer, buffer + sizeof buffer, v).ptr;
+  return std::string(buffer, end);
+}
+
+/// A scalar column value held as `key` (an order key for MIN/MAX, a sum's bits, or the raw value).
+cell scalar_cell(element_type e, std::uint64_t bits, bool is_key) {
+  cell c{cell::number, ""};
+  visit_element(e, [&](auto zero) {
+    using V = decltype(zero);
+    if constexpr (std::is_floating_point_v<V>) {
+      double d;
+      if (is_key) {
+        const std::uint64_t raw = (bits >> 63) != 0 ? bits & ~(std::uint64_t{1} << 63) : ~bits;
+        std::memcpy(&d, &raw, 8);
+      } else {
+        V v;
+        std::memcpy(&v, &bits, sizeof(V));
+        d = static_cast<double>(v);
+      }
+      c.value = number_text(d);
+    } else if constexpr (std::is_signed_v<V>) {
+      const auto v = is_key ? static_cast<std::int64_t>(bits ^ (std::uint64_t{1} << 63))
+                            : static_cast<std::int64_t>(static_cast<V>(bits));
+      c.value = std::to_string(v);
+    } else {
+      c.value = std::to_string(bits);
+    }
+  });
+  return c;
+}
+
+/// Output k of a fold (count, sum or min/max) as a cell.
+cell aggregate_cell(const olap::query_program& q, std::uint32_t k, std::uint64_t rows, std::uint64_t word,
+                    double real_sum) {
+  const olap::output_item& o = q.outputs[k];
+  if (o.kind == output_kind::count_rows) return {cell::number, std::to_string(rows)};
+  const element_type e = q.column_of(o.slot).layout.element;
+  if (o.kind == output_kind::sum) {
+    if (e == element_type::f32 || e == element_type::f64) return {cell::number, number_text(real_sum)};
+    const bool is_signed =
+        e == element_type::i8 || e == element_type::i16 || e == element_type::i32 || e == element_type::i64;
+    return {cell::number, is_signed ? std::to_string(static_cast<std::int64_t>(word)) : std::to_string(word)};
+  }
+  if (rows == 0) return {};
+  return scalar_cell(e, o.kind == output_kind::min ? ~word : word, true);
+}
+
+std::string csv_field(const cell& c) {
+  if (c.kind != cell::text) return c.value;
+  if (c.value.find_first_of(",\"\n\r") == std::string::npos) return c.value;
+  std::string out = "\"";
+  for (char ch : c.value) {
+    if (ch == '"') out += '"';
+    out += ch;
+  }
+  return out + "\"";
+}
+
+bool ends_with(const std::string& s, const std::string& tail) {
+  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+}
+
+}  // namespace
+
+void query_op::describe(operator_schema<params>& s) {
+  s.describe(
+       "filters, projects and aggregates a columnar topic on the GPU (a GPU sink): rows where `where` holds, "
+       "folded into `select` (COUNT(*), SUM, MIN, MAX, optionally per group_by value) or projected "
+       "(columns); "
+       "reads only the pages the index pages say may match; writes the result as CSV (JSON for a .json path) "
+       "once, at the end")
+      .whole_frames();
+  s.parsed(&params::where, "where",
+           "the rows to take: conditions on columns (= <> < <= > >=, BETWEEN, IN) joined by AND, OR, NOT; '' "
+           "takes every row",
+           "", olap::store_where);
+  s.parsed(
+      &params::select, "select",
+      "comma-separated COUNT(*), SUM(col), MIN(col), MAX(col), or columns (the matching rows themselves)",
+      "COUNT(*)", olap::store_select);
+  s.parsed(&params::group_by, "group_by",
+           "an integer column (at most 32 bits) to aggregate per value ('' : none)", "",
+           olap::store_group_by);
+  s.parsed(&params::result, "result", "file for the result: CSV, or JSON when it ends in .json ('' : none)",
+           "", parse_path_text);
+  s.param(&params::max_rows, "max_rows",
+          "projections: the most matching rows the result holds (device memory)", params{}.max_rows, 1,
+          4294967295.0);
+  s.param(&params::max_groups, "max_groups", "group_by: the most distinct values the result holds",
+          params{}.max_groups, 1, 1u << 24);
+}
+
+void query_op::pages_read(const params& p, const std::byte* frame, std::vector<frame_range>& out) {
+  const olap::query_program& q = p.program;
+  const columnar_geometry& g = q.frame;
+  const columnar_frame_header& h = columnar_header(frame);
+  if (h.magic != columnar_magic || (h.flags & columnar_frame_header::index_valid) == 0 ||
+      h.rows > g.rows_per_frame || h.column_count != g.column_count) {
+    out.push_back({0, g.frame_bytes()});  // compute fails it (bad_frame) having read only the header
+    return;
+  }
+  const std::size_t first = out.size();
+  out.push_back({0, std::uint64_t{g.index_pages} * columnar_page_bytes});
+  for (std::uint32_t s = 0; s < q.slot_count; ++s) {
+    const std::uint32_t c = q.slots[s].column;
+    const std::uint32_t per_page = g.columns[c].rows_per_page;
+    const std::uint32_t pages = g.pages_for_rows(c, h.rows);
+    for (std::uint32_t page = 0; page < pages; ++page) {
+      const std::uint32_t r0 = page * per_page, r1 = h.rows - r0 < per_page ? h.rows : r0 + per_page;
+      if (olap::rows_may_match(q, frame, r0, r1))
+        out.push_back({g.page_offset(c, page), columnar_page_bytes});
+    }
+  }
+  std::sort(out.begin() + static_cast<std::ptrdiff_t>(first), out.end(),
+            [](const frame_range& a, const frame_range& b) { return a.offset < b.offset; });
+  std::size_t kept = first;
+  for (std::size_t i = first + 1; i < out.size(); ++i) {
+    if (out[kept].offset + out[kept].bytes == out[i].offset)
+      out[kept].bytes += out[i].bytes;
+    else
+      out[++kept] = out[i];
+  }
+  out.resize(kept + 1);
+}
+
+operator_counters query_op::finish(const params& p, std::span<const std::byte> state) {
+  XF_EXPECTS(state.size() == state_bytes(p), "the accumulator query asked for");
+  const olap::query_program& q = p.program;
+  const auto& head = *reinterpret_cast<const header*>(state.data());
+  std::vector<std::vector<cell>> rows;
+  if (q.has_group) {
+    struct group {
+      std::uint64_t key;
+      const group_slot* slot;
+    };
+    std::vector<group> groups;
+    const auto* slots = reinterpret_cast<const group_slot*>(state.data() + sizeof(header));
+    for (std::uint32_t i = 0; i < p.max_groups; ++i)
+      if (slots[i].key != 0) groups.push_back({slots[i].key - 1, &slots[i]});
+    std::sort(groups.begin(), groups.end(), [](const group& a, const group& b) { return a.key < b.key; });
+    const element_type ge = q.column_of(q.group_slot).layout.element;
+    const bool is_signed = ge == element_type::i8 || ge == element_type::i16 || ge == element_type::i32;
+    for (const group& g : groups) {
+      std::vector<cell> row;
+      row.push_back({cell::number, is_signed ? std::to_string(static_cast<std::int64_t>(g.key) - 0x80000000ll)
+                                             : std::to_string(g.key)});
+      for (std::uint32_t k = 0; k < q.output_count; ++k)
+        if (q.outputs[k].kind != output_kind::column)
+          row.push_back(aggregate_cell(q, k, g.slot->rows, g.slot->values[k], g.slot->real_sums[k]));
+      rows.push_back(std::move(row));
+    }
+  } else if (projects(p)) {
+    const std::uint64_t n = std::min<std::uint64_t>(head.result_rows, p.max_rows);
+    const std::uint64_t record = record_bytes(p);
+    const std::byte* base = state.data() + sizeof(header);
+    std::vector<const std::byte*> records(n);
+    for (std::uint64_t i = 0; i < n; ++i) records[i] = base + i * record;
+    const auto place = [](const std::byte* r) {
+      std::uint64_t offset;
+      std::uint32_t row;
+      std::memcpy(&offset, r, 8);
+      std::memcpy(&row, r + 8, 4);
+      return std::pair{offset, row};
+    };
+    std::sort(records.begin(), records.end(), [&](auto* a, auto* b) { return place(a) < place(b); });
+    for (const std::byte* r : records) {
+      std::vector<cell> row;
+      const std::byte* at = r + 16;
+      for (std::uint32_t k = 0; k < q.output_count; ++k) {
+        const column_layout& l = q.column_of(q.outputs[k].slot).layout;
+        if (l.chars != 0) {
+          std::string text(reinterpret_cast<const char*>(at), l.chars);
+          text.erase(text.find_last_not_of('\0') + 1);
+          row.push_back({cell::text, text});
+          at += (l.chars + 7u) / 8u * 8u;
+        } else {
+          std::uint64_t bits = 0;
+          std::memcpy(&bits, at, size_of(l.element));
+          row.push_back(scalar_cell(l.element, bits, false));
+          at += 8;
+        }
+      }
+      rows.push_back(std::move(row));
+    }
+  } else {
+    std::vector<cell> row;
+    for (std::uint32_t k = 0; k < q.output_count; ++k)
+      row.push_back(aggregate_cell(q, k, head.rows_matched, head.values[k], head.real_sums[k]));
+    rows.push_back(std::move(row));
+  }
+
+  const std::vector<std::string> names = olap::output_names(q);
+  if (!p.result.empty()) {
+    std::string text;
+    if (ends_with(p.result.str(), ".json")) {
+      nlohmann::json doc;
+      doc["columns"] = names;
+      doc["rows"] = nlohmann::json::array();
+      for (const auto& row : rows) {
+        nlohmann::json line = nlohmann::json::array();
+        for (const cell& c : row) {
+          if (c.kind == cell::none)
+            line.push_back(nullptr);
+          else if (c.kind == cell::text)
+            line.push_back(c.value);
+          else
+            line.push_back(nlohmann::json::parse(c.value));
+        }
+        doc["rows"].push_back(std::move(line));
+      }
+      text = doc.dump(1) + "\n";
+    } else {
+      for (std::size_t i = 0; i < names.size(); ++i) text += (i ? "," : "") + names[i];
+      text += "\n";
+      for (const auto& row : rows) {
+        for (std::size_t i = 0; i < row.size(); ++i) text += (i ? "," : "") + csv_field(row[i]);
+        text += "\n";
+      }
+    }
+    write_result_file(p.result, text);
+  }
+
+  operator_counters counters{{"rows_matched", head.rows_matched},
+                             {"rows_scanned", head.rows_scanned},
+                             {"result_rows", rows.size()},
+                             {"frames", head.frames}};
+  std::uint64_t pages = 0, skipped = 0;
+  for (std::uint32_t s = 0; s < q.slot_count; ++s) {
+    const std::string column(q.slots[s].name);
+    counters["pages." + column] = head.pages_total[s];
+    counters["pages_skipped." + column] = head.pages_skipped[s];
+    pages += head.pages_total[s];
+    skipped += head.pages_skipped[s];
+  }
+  counters["pages"] = pages;
+  counters["pages_skipped"] = skipped;
+  counters["bytes_skipped"] = skipped * columnar_page_bytes;
+  return counters;
+}
+
+}  // namespace xf
