@@ -7,6 +7,8 @@
 #include <string>
 #include <string_view>
 
+#include "framework/core/exec_space.hpp"
+
 namespace xf {
 
 enum class element_type : std::uint8_t { u8, i8, u16, i16, u32, i32, u64, i64, f32, f64 };
@@ -140,9 +142,9 @@ struct element_of<double> {
   static constexpr element_type value = element_type::f64;
 };
 
-/// Calls `fn(T{})` with the C++ type of `t` (a value of it, for deduction).
+/// Calls `fn(T{})` with the C++ type of `t` (a value of it, for deduction). Host and device code.
 template <class Fn>
-decltype(auto) visit_element(element_type t, Fn&& fn) {
+XF_HOST_DEVICE decltype(auto) visit_element(element_type t, Fn&& fn) {
   switch (t) {
     case element_type::u8:
       return fn(std::uint8_t{});

@@ -82,13 +82,13 @@ struct query_op {
     return olap::compile_query(p.where.str(), p.select.str(), p.group_by.str(), input, p.program);
   }
 
-  static bool projects(const params& p) {
+  XF_HOST_DEVICE static bool projects(const params& p) {
     return p.program.output_count > 0 && p.program.outputs[0].kind == olap::output_kind::column &&
            !p.program.has_group;
   }
   /// Bytes of one projected row: frame offset, row, then each column's value (8 bytes a scalar, a
   /// character value rounded up to 8).
-  static std::uint64_t record_bytes(const params& p) {
+  XF_HOST_DEVICE static std::uint64_t record_bytes(const params& p) {
     std::uint64_t bytes = 16;
     for (std::uint32_t k = 0; k < p.program.output_count; ++k) {
       const column_layout& l = p.program.column_of(p.program.outputs[k].slot).layout;
