@@ -101,6 +101,9 @@ bool check_columnar_fields(const topology_spec& spec, topic_spec& t, std::vector
     return false;
   }
   t.frame_bytes = g.frame_bytes();
+  // To the element machinery (dispatch, accepted types) a columnar frame is bytes: its columns carry the
+  // types, and its readers compile once, not once per element type.
+  t.element = element_type::u8;
   return true;
 }
 

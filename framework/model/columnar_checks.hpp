@@ -15,7 +15,8 @@ namespace xf {
 /// Appends the problems of topic `t` (one of spec.topics): rows_per_frame or columns on a row topic;
 /// on a columnar topic an element, a missing rows_per_frame or columns, a column's bad name, duplicate
 /// name or bloom filter, and a frame its columns cannot make or a frame_size other than theirs. A columnar
-/// topic without problems takes its frame size from its columns. Returns whether it found none.
+/// topic without problems takes its frame size from its columns, and element u8 (its frames are bytes to
+/// the element machinery). Returns whether it found none.
 bool check_columnar_fields(const topology_spec& spec, topic_spec& t, std::vector<diagnostic>& problems);
 
 /// The page map of a validated columnar topic's frames; nullopt for a row topic. Throws config_error

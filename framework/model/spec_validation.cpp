@@ -464,7 +464,9 @@ class validator {
                            format_bytes(out.frame_bytes) + ") than input topic '" + in.name + "' (" +
                            format_bytes(in.frame_bytes) +
                            "); a 1:1 map's output frame must hold its input frame");
-      if (op.on == placement::gpu && out.element != in.element)
+      // (Columnar topics are checked whole: check_columnar_uses.)
+      if (op.on == placement::gpu && out.element != in.element && in.layout == frame_layout::row &&
+          out.layout == frame_layout::row)
         problem(where, "operator '" + op.name +
                            "': a GPU map reads and writes one element type, but input topic '" + in.name +
                            "' is " + std::string(name_of(in.element)) + " and output topic '" + out.name +
@@ -479,7 +481,8 @@ class validator {
       const topic_spec& topic = spec_.topics[t];
       auto check = [&](const topic_use& use, const char* side, const std::string& item) {
         const operator_entry* entry = entries_[use.op];
-        if (!entry || entry->info.elements.contains(topic.element)) return;
+        // A columnar reader's topic is checked whole (check_columnar_uses).
+        if (!entry || entry->info.elements.contains(topic.element) || entry->info.reads_columnar) return;
         const operator_spec& op = spec_.operators[use.op];
         problem(at(item), "operator '" + op.name + "': class '" + op.class_name + "' accepts " +
                               names_of(entry->info.elements) + " topics, but " + side + " topic '" +

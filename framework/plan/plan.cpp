@@ -276,7 +276,9 @@ plan make_plan(const topology_spec& spec, const operator_registry& registry, con
       // A file reader's item spans rounds (its stages), over which the block's scratch would have to hold
       // its frames: it reads and writes the topics in place.
       const bool reader = po.entry->info.reads_files;
-      po.stage = !reader && !po.inputs.empty() && !in_device_memory(in);
+      // A columnar reader reads its frames in place too: it touches only the index and the pages the
+      // index keeps, and what it never touches never crosses PCIe (staging would copy the whole frame).
+      po.stage = !reader && !po.entry->info.reads_columnar && !po.inputs.empty() && !in_device_memory(in);
       po.stage_output = !reader && !po.outputs.empty() && !in_device_memory(p.topics[po.outputs[0]]);
     }
     // Items per round: enough whole frames for kernel_round_bytes, a divisor of the operator's warps (so

@@ -31,6 +31,8 @@ namespace xf {
 
 struct query_op {
   static constexpr char class_name[] = "query";
+  /// A columnar topic's frames are bytes (u8) to the dispatch: compiled once.
+  static constexpr element_set elements{element_type::u8};
 
   static constexpr std::uint32_t bad_frame = 1;
   static constexpr std::uint32_t result_full = 2;
