@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -131,8 +132,8 @@ int main(int argc, char** argv) {
                  "work items to measure over the sampling schedule (default: the "
                  "topology's runtime.tuning.samples, else 3200)");
   app.add_option("--stream", stream_bytes,
-                 "sources with a total_bytes parameter stream at least this much, so sampling has frames "
-                 "(the run stops once tuned)");
+                 "sources with a total_bytes parameter stream at least this much (and sources with passes, "
+                 "table_source, replay their input), so sampling has frames (the run stops once tuned)");
   app.add_option("--write", write_path, "write the topology with the chosen partition as explicit warps");
   app.add_option("--stats", stats_format,
                  "text: the tuning report; json: xeflow-run's stats (with the tuning)")
@@ -167,6 +168,14 @@ int main(int argc, char** argv) {
         const auto* current = it == op.params.end() ? nullptr : std::get_if<std::int64_t>(&it->second);
         if (!current || static_cast<std::uint64_t>(*current) < stream)
           op.params["total_bytes"] = static_cast<std::int64_t>(stream);
+      }
+      // A source that replays a finite input (table_source's passes) replays it until the tuning is done:
+      // the run stops once tuned, so the count only has to be more than sampling needs.
+      if (entry && entry->info.role == operator_role::source && entry->info.find_param("passes")) {
+        constexpr std::int64_t passes = 1 << 16;
+        auto it = op.params.find("passes");
+        const auto* current = it == op.params.end() ? nullptr : std::get_if<std::int64_t>(&it->second);
+        if (!current || *current < passes) op.params["passes"] = passes;
       }
     }
     validate_topology(spec, registry);
