@@ -96,7 +96,7 @@ step "layers (tools/check_layers.py)" python3 tools/check_layers.py
 # -Og (g++: 40 % less than -O2 on our sources), ASan+UBSan with clang at -O0 (half of -O1's time; g++
 # takes three times as long for ASan+UBSan), ThreadSanitizer at -O1 (its stress tests run long at -O0).
 unity=(-Dunity=on -Dunity_size=8)
-normal_targets="meson-test-prereq libxeflow.a tools/xeflow-run tools/xeflow-tune"
+normal_targets="meson-test-prereq libxeflow.a tools/xeflow-run tools/xeflow-tune tools/xeflow-table"
 device_code=(-Dgpu_code=ptx)
 command -v nvcc > /dev/null && device_code+=(-Dcuda_args=-G)  # an option only where CUDA is
 if build_suite normal build-check "$normal_targets" -Ddebug=true -Doptimization=g "${device_code[@]}" \

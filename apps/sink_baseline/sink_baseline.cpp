@@ -119,7 +119,7 @@ sink_baseline_result run_sink_baseline(const sink_baseline_config& cfg) {
   operator_setup setup;
   setup.name = source_spec->name;
   setup.threads = source_spec->threads;
-  setup.outputs.push_back(topic_info{topic.name, topic.frame_bytes, topic.capacity, topic.element});
+  setup.outputs.push_back(topic_info{topic.name, topic.frame_bytes, topic.capacity, topic.element, {}, {}});
   source->on_start(setup);
 
   // The sink: its host side (prepared accumulator, finish) and its device side.

@@ -196,7 +196,9 @@ class short_run {
       std::ifstream in(p);
       return std::string(std::istreambuf_iterator<char>(in), {});
     };
-    for (const auto& [name, result] : queries_) {
+    for (const auto& query : queries_) {
+      const std::string& name = query.first;
+      const std::filesystem::path& result = query.second;
       std::string id = name;
       for (char& c : id) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
       INFO("query " << name);

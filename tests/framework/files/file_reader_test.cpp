@@ -48,8 +48,8 @@ TEST_CASE("file reader on cpu: stages with their carry read the bytes the index 
   auto& map = dynamic_cast<cpu_map&>(*op);
   operator_setup setup;
   setup.name = "adder";
-  setup.inputs = {{"in", 4096, 4, element_type::u32}};
-  setup.outputs = {{"out", 4096, 4, element_type::u32}};
+  setup.inputs = {{"in", 4096, 4, element_type::u32, {}, {}}};
+  setup.outputs = {{"out", 4096, 4, element_type::u32, {}, {}}};
   map.on_start(setup);
   for (std::uint64_t offset = 0; offset < 512; offset += 37) {
     CAPTURE(offset);
@@ -86,7 +86,7 @@ TEST_CASE("file reader on cpu: a missing file fails the start naming the operato
               {{"index", dir.file("none")}, {"data", dir.file("none")}, {"window", std::int64_t(4096)}}, {});
   operator_setup setup;
   setup.name = "adder";
-  setup.inputs = {{"in", 4096, 4, element_type::u32}};
+  setup.inputs = {{"in", 4096, 4, element_type::u32, {}, {}}};
   CHECK_THROWS_WITH_AS(op->on_start(setup), doctest::Contains("operator 'adder', topic 'in'"), run_error);
 }
 
