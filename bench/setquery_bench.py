@@ -1,22 +1,33 @@
 #!/usr/bin/env python3
-"""Set Query on xeflow: every query family's topology, mapped and dma, with the table resident.
+"""Set Query (O'Neil) on xeflow against its baselines: bytes over PCIe, time from table in host memory to
+answer, and every answer checked against the CPU reference.
 
-Generates the BENCH table (xeflow-setquery-gen) and the reference answers (xeflow-setquery-ref), then for
-each family (topologies/setquery_*.yaml) and transfer mode runs xeflow-run twice on the table held in the
-topic's frames (capacity above the table's frames: table_source fills each frame once and later passes
-find it in place):
-  - one pass: every result file must equal the reference's (the run fails otherwise);
-  - `--passes` passes: the steady time of one pass is (t(passes) - t(1)) / (passes - 1), from the runs'
-    stream windows (first publish to last delivery), so start-up and the first pass's table load drop out.
-Reports per family and mode: the steady pass time, the one-shot wall clock of `xeflow-run`, the pages and
-bytes the index let the queries skip, and (dma) the bytes the copy engines moved and left behind. Prints a
-table and writes OUT/setquery.json stamped with device, date, commit and command line.
+Generates the BENCH table (xeflow-setquery-gen) and the reference answers (xeflow-setquery-ref), then runs
+each query family (topologies/setquery_*.yaml: a family's variants together, one pass of the table):
+
+  xeflow     mapped and dma. The table is held in the topic's frames (capacity equal to the table's frames:
+             heap frame o % capacity then holds file frame o % frames on every pass, so table_source reads
+             the file on the first pass only). Two runs: one pass (answers compared with the reference, the
+             one-shot wall clock of xeflow-run and where it went), and --passes passes; the steady time of
+             a pass is (t(passes) - t(1)) / (passes - 1) over the runs' stream windows (first publish to
+             last delivery), so start-up and the first pass's file read drop out.
+  ablation   dma with the query's `skip` at none (every page crosses, as row frames would), columns,
+             zones (+ min/max) and blooms (+ bloom filters, xeflow's default): bytes and steady time.
+  ckc        xeflow-setquery-ckc: the family's whole columns (or the whole table) copied to the GPU, then
+             the query operator's own compute, then the accumulators back (copy-kernel-copy).
+  cpu        xeflow-setquery-cpu: a vectorized multi-threaded scan of the table in memory, with and
+             without the index pages (zone maps and blooms).
+  arrow      bench/setquery_arrow.py: pyarrow's Acero over the table loaded as Arrow arrays.
+
+Every contender's answers must equal the reference's (the run stops otherwise). Prints a table and writes
+OUT/setquery.json (stamped with device, date, commit and command line) and OUT/setquery.png.
 
   python3 bench/setquery_bench.py --build build-rel --rows 10M --out OUT
 """
 import argparse
 import datetime
 import json
+import math
 import os
 import shutil
 import subprocess
@@ -26,70 +37,249 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 FAMILIES = ["Q1", "Q2A", "Q2B", "Q3A", "Q3B", "Q4A", "Q4B"]
+CONTENDERS = ["xeflow", "ablation", "ckc", "cpu", "arrow"]
+SKIP_LEVELS = ["none", "columns", "zones", "blooms"]
 
 
 def run(cmd, **kw):
-    return subprocess.run(cmd, check=True, text=True, capture_output=True, **kw)
+    r = subprocess.run(cmd, text=True, capture_output=True, **kw)
+    if r.returncode != 0:
+        sys.exit(f"{' '.join(cmd)}\nfailed ({r.returncode}):\n{r.stdout[-3000:]}\n{r.stderr[-3000:]}")
+    return r
 
 
 def device_name():
     try:
-        return run(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"]).stdout.strip()
+        return subprocess.run(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"], text=True,
+                              capture_output=True, check=True).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         return "no GPU"
 
 
 def commit():
     try:
-        return run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"]).stdout.strip()
+        return subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], text=True,
+                              capture_output=True, check=True).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
 
 
-def xeflow(args, family, mode, passes, results, frames):
-    topology = os.path.join(ROOT, "topologies", f"setquery_{family.lower()}.yaml")
-    cmd = [os.path.join(args.build, "tools", "xeflow-run"), topology, "-q", "--stats", "json",
-           "--set", f"runtime.executor={args.executor}",
-           "--set", f"topics.bench.transfer={mode}",
-           "--set", f"topics.bench.capacity={frames + 1}",
-           "--set", f"operators.source.params.path={args.table}",
-           "--set", f"operators.source.params.passes={passes}"]
-    doc = yaml_ops(topology)
-    for op in doc:
-        cmd += ["--set", f"operators.{op}.params.result={os.path.join(results, op.upper() + '.csv')}"]
-    start = time.monotonic()
-    r = subprocess.run(cmd, text=True, capture_output=True)
-    wall = time.monotonic() - start
-    if r.returncode != 0:
-        sys.exit(f"{' '.join(cmd)}\nfailed ({r.returncode}):\n{r.stderr}")
-    return json.loads(r.stdout), wall
-
-
-def yaml_ops(topology):
+def query_ops(topology):
     """The query operators' names in a Set Query topology (one per line: `  name: {class: query, ...}`)."""
-    names = []
     with open(topology) as f:
-        for line in f:
-            if "class: query" in line:
-                names.append(line.split(":")[0].strip())
-    return names
+        return [line.split(":")[0].strip() for line in f if "class: query" in line]
 
 
-def stream_seconds(stats):
-    return stats["stream_seconds"]
+def same_answers(results, expected, label):
+    files = sorted(f for f in os.listdir(results) if f.endswith(".csv"))
+    if not files:
+        sys.exit(f"{label}: no result files in {results}")
+    wrong = [f for f in files if open(os.path.join(results, f)).read() != open(os.path.join(expected, f)).read()]
+    if wrong:
+        sys.exit(f"{label}: results differ from the reference: {wrong}")
+    return len(files)
+
+
+class Xeflow:
+    def __init__(self, args, frames, expected, work):
+        self.args, self.frames, self.expected, self.work = args, frames, expected, work
+
+    def xeflow_run(self, family, mode, passes, results, skip=None, resident=True):
+        topology = os.path.join(ROOT, "topologies", f"setquery_{family.lower()}.yaml")
+        cmd = [os.path.join(self.args.build, "tools", "xeflow-run"), topology, "-q", "--stats", "json",
+               "--set", f"runtime.executor={self.args.executor}",
+               "--set", f"topics.bench.transfer={mode}"]
+        if resident:
+            cmd += ["--set", f"topics.bench.capacity={self.frames}"]
+        cmd += [
+               "--set", f"operators.source.params.path={self.args.table}",
+               "--set", f"operators.source.params.passes={passes}"]
+        for op in query_ops(topology):
+            cmd += ["--set", f"operators.{op}.params.result={os.path.join(results, op.upper() + '.csv')}"]
+            if skip:
+                cmd += ["--set", f"operators.{op}.params.skip={skip}"]
+        start = time.monotonic()
+        r = run(cmd)
+        return json.loads(r.stdout), time.monotonic() - start
+
+    def measure(self, family, mode, skip=None, one_shot=False):
+        """One pass (answers) and --passes passes (steady pass time), the table resident; with one_shot, also
+        xeflow-run as a user runs it once (the topology's own capacity): wall clock and its phases."""
+        tag = f"{family}-{mode}" + (f"-{skip}" if skip else "")
+        results = os.path.join(self.work, f"xeflow-{tag}")
+        shutil.rmtree(results, ignore_errors=True)
+        os.makedirs(os.path.join(results, "many"))
+        one, wall_one = self.xeflow_run(family, mode, 1, results, skip)
+        same_answers(results, self.expected, f"xeflow {tag}")
+        many, _ = self.xeflow_run(family, mode, self.args.passes, os.path.join(results, "many"), skip)
+        source = next(o for o in many["operators"] if o["name"] == "source")["counters"]
+        if source.get("frames_read") != self.frames:
+            sys.exit(f"xeflow {tag}: the source read {source.get('frames_read')} frames over "
+                     f"{self.args.passes} passes, not the table's {self.frames} once: the table is not resident")
+        for name, stats in (("one", one), ("many", many)):
+            with open(os.path.join(results, f"stats-{name}.json"), "w") as f:
+                json.dump(stats, f, indent=1)
+        steady = (many["stream_seconds"] - one["stream_seconds"]) / (self.args.passes - 1)
+        shot, wall_shot = {}, None
+        if one_shot:
+            os.makedirs(os.path.join(results, "shot"))
+            shot, wall_shot = self.xeflow_run(family, mode, 1, os.path.join(results, "shot"), skip, False)
+            same_answers(os.path.join(results, "shot"), self.expected, f"xeflow {tag}, one shot")
+        ops = [o for o in one["operators"] if o.get("class") == "query"]
+        topic = next(t for t in one["topics"] if t["name"] == "bench")
+        copy = topic.get("copy_engines", {})
+        return {"family": family, "mode": mode, "skip": skip or "blooms", "queries": len(ops),
+                "steady_pass_s": steady, "one_pass_stream_s": one["stream_seconds"], "resident_wall_s": wall_one,
+                "one_shot_wall_s": wall_shot, "one_shot_stream_s": shot.get("stream_seconds"),
+                "one_shot_phases": shot.get("phases", []),
+                "pages": sum(o["counters"].get("pages", 0) for o in ops),
+                "pages_skipped": sum(o["counters"].get("pages_skipped", 0) for o in ops),
+                "copied_bytes": copy.get("bytes"), "skipped_bytes": copy.get("bytes_skipped"),
+                "table_bytes": topic["bytes"], "answers": "equal to the reference"}
+
+
+def phases_text(phases):
+    return ", ".join(f"{ph['name']} {ph['seconds']:.2f}" for ph in phases)
+
+
+def tool_json(cmd, path):
+    run(cmd)
+    with open(path) as f:
+        return json.load(f)
+
+
+def geomean(values):
+    values = [v for v in values if v and v > 0]
+    return math.exp(sum(math.log(v) for v in values) / len(values)) if values else None
+
+
+def summarize(doc, families):
+    """Per family: bytes over PCIe and times of every contender, xeflow's speedups; the targets."""
+    by = {}
+    for r in doc["xeflow"]:
+        by.setdefault(r["family"], {})[f"xeflow-{r['mode']}"] = r
+    table_bytes = doc["table_bytes"]
+    summary = {"families": {}, "targets": {}}
+    for fam in families:
+        e = {"table_bytes": table_bytes}
+        x = by.get(fam, {})
+        for mode in ("mapped", "dma"):
+            if f"xeflow-{mode}" in x:
+                e[f"xeflow_{mode}_ms"] = x[f"xeflow-{mode}"]["steady_pass_s"] * 1e3
+                e[f"xeflow_{mode}_one_shot_s"] = x[f"xeflow-{mode}"]["one_shot_wall_s"]
+        if "xeflow-dma" in x:
+            e["xeflow_dma_bytes"] = x["xeflow-dma"]["copied_bytes"]
+        for r in doc.get("ablation", []):
+            if r["family"] == fam:
+                e[f"ablation_{r['skip']}_bytes"] = r["copied_bytes"]
+                e[f"ablation_{r['skip']}_ms"] = r["steady_pass_s"] * 1e3
+        for r in doc.get("ckc", {}).get("runs", []):
+            if r["family"] == fam:
+                e[f"ckc_{r['layout']}_ms"] = r["median_ms"]
+                e[f"ckc_{r['layout']}_bytes"] = r["copied_bytes"]
+                e[f"ckc_{r['layout']}_h2d_ms"] = r["h2d_ms"]
+                e[f"ckc_{r['layout']}_kernel_ms"] = r["kernel_ms"]
+        for r in doc.get("cpu", {}).get("families", []):
+            if r["family"] == fam:
+                e[f"cpu_index_{r['index']}_ms"] = r["median_ms"]
+        for r in doc.get("arrow", {}).get("families", []):
+            if r["family"] == fam:
+                e["arrow_ms"] = r["median_ms"]
+        for mode in ("mapped", "dma"):
+            t = e.get(f"xeflow_{mode}_ms")
+            if not t:
+                continue
+            for other in ("ckc_columns", "ckc_table", "cpu_index_off", "cpu_index_on", "arrow"):
+                if e.get(f"{other}_ms"):
+                    e[f"speedup_{mode}_vs_{other}"] = e[f"{other}_ms"] / t
+        if e.get("ablation_columns_bytes") is not None:
+            e["columns_left_behind"] = 1 - e["ablation_columns_bytes"] / table_bytes
+        if e.get("ablation_columns_bytes") and e.get("ablation_blooms_bytes") is not None:
+            e["index_removes_of_columns"] = 1 - e["ablation_blooms_bytes"] / e["ablation_columns_bytes"]
+        summary["families"][fam] = e
+    f = summary["families"]
+    for mode in ("mapped", "dma"):
+        for other in ("ckc_columns", "ckc_table", "cpu_index_off", "cpu_index_on", "arrow"):
+            g = geomean([f[x].get(f"speedup_{mode}_vs_{other}") for x in f])
+            if g:
+                summary["targets"][f"geomean_{mode}_vs_{other}"] = g
+    cols = [f[x].get("columns_left_behind") for x in ("Q1", "Q2A", "Q2B", "Q3A", "Q3B") if x in f]
+    if cols and None not in cols:
+        summary["targets"]["columns_left_behind_min_q1_q3b"] = min(cols)
+    idx = [f[x].get("index_removes_of_columns") for x in ("Q3A", "Q3B") if x in f]
+    if idx and None not in idx:
+        summary["targets"]["index_removes_of_columns_min_q3"] = min(idx)
+    return summary
+
+
+def plot(out, doc, summary, families):
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("(matplotlib not installed: no plot)")
+        return
+    f = summary["families"]
+    fig, axes = plt.subplots(1, 3, figsize=(17, 4.8))
+    series = [("whole table", "ckc_table_bytes"), ("CKC columns", "ckc_columns_bytes"),
+              ("xeflow: columns", "ablation_columns_bytes"), ("+ min/max", "ablation_zones_bytes"),
+              ("+ bloom (xeflow)", "ablation_blooms_bytes")]
+    width = 0.8 / len(series)
+    for k, (label, key) in enumerate(series):
+        axes[0].bar([i + (k - len(series) / 2 + 0.5) * width for i in range(len(families))],
+                    [(f[x].get(key) or 0) / 1e9 for x in families], width, label=label)
+    axes[0].set_yscale("log")
+    axes[0].set_ylabel("GB over PCIe a pass")
+    axes[0].set_title("(a) bytes moved")
+    times = [("xeflow dma", "xeflow_dma_ms"), ("xeflow mapped", "xeflow_mapped_ms"),
+             ("CKC columns", "ckc_columns_ms"), ("CKC table", "ckc_table_ms"),
+             ("CPU + index", "cpu_index_on_ms"), ("CPU", "cpu_index_off_ms"), ("Arrow Acero", "arrow_ms")]
+    width = 0.8 / len(times)
+    for k, (label, key) in enumerate(times):
+        axes[1].bar([i + (k - len(times) / 2 + 0.5) * width for i in range(len(families))],
+                    [f[x].get(key) or 0 for x in families], width, label=label)
+    axes[1].set_yscale("log")
+    axes[1].set_ylabel("ms a pass (table in host memory → answer)")
+    axes[1].set_title("(b) time")
+    others = [("CKC columns", "ckc_columns"), ("CKC table", "ckc_table"), ("CPU + index", "cpu_index_on"),
+              ("CPU", "cpu_index_off"), ("Arrow Acero", "arrow")]
+    width = 0.8 / len(others)
+    for k, (label, key) in enumerate(others):
+        axes[2].bar([i + (k - len(others) / 2 + 0.5) * width for i in range(len(families))],
+                    [f[x].get(f"speedup_dma_vs_{key}") or 0 for x in families], width, label=label)
+    axes[2].axhline(1, color="black", linewidth=0.8)
+    axes[2].set_yscale("log")
+    axes[2].set_ylabel("xeflow (dma) speedup")
+    axes[2].set_title("(c) speedup over each contender")
+    for ax in axes:
+        ax.set_xticks(range(len(families)), families)
+        ax.legend(fontsize=7)
+    fig.suptitle(f"Set Query, {doc['rows']} rows — {doc['device']}, {doc['date'][:10]}, {doc['commit']}",
+                 fontsize=10)
+    fig.tight_layout()
+    path = os.path.join(out, "setquery.png")
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    print(f"wrote {path}")
 
 
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--build", default="build-rel")
     p.add_argument("--rows", default="10M")
-    p.add_argument("--table", default="")
+    p.add_argument("--table", default="", help="an existing BENCH table instead of generating one")
     p.add_argument("--passes", type=int, default=6)
+    p.add_argument("--reps", type=int, default=5, help="timed passes of the baselines")
+    p.add_argument("--threads", type=int, default=16, help="CPU and Arrow threads")
     p.add_argument("--modes", default="mapped,dma")
+    p.add_argument("--executor", default="device", help="xeflow's executor (host: a check without a GPU)")
     p.add_argument("--families", default=",".join(FAMILIES))
-    p.add_argument("--executor", default="device")
+    p.add_argument("--contenders", default=",".join(CONTENDERS))
     p.add_argument("--out", required=True)
     args = p.parse_args()
+    families = args.families.split(",")
+    contenders = args.contenders.split(",")
     os.makedirs(args.out, exist_ok=True)
     work = os.path.join(args.out, "work")
     os.makedirs(work, exist_ok=True)
@@ -105,42 +295,69 @@ def main():
     info = run([os.path.join(args.build, "tools/xeflow-table"), "info", args.table]).stdout
     # "  rows 600000, 37 frames of 16384 rows ..."
     frames = int(next(l.split(",")[1].split()[0] for l in info.splitlines() if l.strip().startswith("rows ")))
-    rows = []
-    for family in args.families.split(","):
-        for mode in args.modes.split(","):
-            results = os.path.join(work, f"results-{family}-{mode}")
-            shutil.rmtree(results, ignore_errors=True)
-            os.makedirs(results)
-            one, wall_one = xeflow(args, family, mode, 1, results, frames)
-            wrong = [f for f in sorted(os.listdir(results))
-                     if open(os.path.join(results, f)).read() != open(os.path.join(expected, f)).read()]
-            if wrong:
-                sys.exit(f"{family} {mode}: results differ from the reference: {wrong}")
-            os.makedirs(os.path.join(results, "many"))
-            many, _ = xeflow(args, family, mode, args.passes, os.path.join(results, "many"), frames)
-            t1, tn = stream_seconds(one), stream_seconds(many)
-            steady = (tn - t1) / (args.passes - 1)
-            ops = [o for o in one["operators"] if o.get("class") == "query"]
-            pages = sum(o["counters"].get("pages", 0) for o in ops)
-            skipped = sum(o["counters"].get("pages_skipped", 0) for o in ops)
-            topic = next(t for t in one["topics"] if t["name"] == "bench")
-            copy = topic.get("copy_engines", {})
-            row = {"family": family, "mode": mode, "queries": len(ops), "steady_pass_s": steady,
-                   "one_pass_stream_s": t1, "one_shot_wall_s": wall_one, "pages": pages, "pages_skipped": skipped,
-                   "copied_bytes": copy.get("bytes"), "skipped_bytes": copy.get("bytes_skipped"),
-                   "table_bytes": topic["bytes"], "answers": "equal to the reference"}
-            rows.append(row)
-            print(f"{family:4} {mode:6} {len(ops):2} queries  steady pass {steady * 1e3:8.2f} ms  "
-                  f"one shot {wall_one:6.2f} s  pages skipped {skipped}/{pages}  "
-                  f"copied {copy.get('bytes', 0) / 1e9:.3f} GB  skipped {copy.get('bytes_skipped', 0) / 1e9:.3f} GB",
-                  flush=True)
     doc = {"benchmark": "setquery", "device": device_name(),
            "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
            "commit": commit(), "command": " ".join(sys.argv), "rows": args.rows, "frames": frames,
-           "passes": args.passes, "reference_seconds": ref_seconds, "runs": rows}
+           "passes": args.passes, "reps": args.reps, "threads": args.threads, "reference_seconds": ref_seconds,
+           "xeflow": [], "ablation": []}
+    x = Xeflow(args, frames, expected, work)
+    if "xeflow" in contenders:
+        for family in families:
+            for mode in args.modes.split(","):
+                r = x.measure(family, mode, one_shot=True)
+                doc["xeflow"].append(r)
+                doc["table_bytes"] = r["table_bytes"]
+                print(f"xeflow {family:4} {mode:6} {r['queries']:2} queries  steady pass "
+                      f"{r['steady_pass_s'] * 1e3:8.2f} ms  one shot {r['one_shot_wall_s']:6.2f} s "
+                      f"({phases_text(r['one_shot_phases'])})  pages skipped "
+                      f"{r['pages_skipped']}/{r['pages']}  copied {(r['copied_bytes'] or 0) / 1e9:.3f} GB",
+                      flush=True)
+    if "ablation" in contenders:
+        for family in families:
+            for skip in SKIP_LEVELS:
+                # blooms is xeflow's default: its dma run above, when there is one.
+                done = [r for r in doc["xeflow"] if r["family"] == family and r["mode"] == "dma"]
+                r = done[0] if skip == "blooms" and done else x.measure(family, "dma", skip)
+                doc["ablation"].append(r)
+                doc["table_bytes"] = r["table_bytes"]
+                print(f"ablation {family:4} skip {skip:7}  steady pass {r['steady_pass_s'] * 1e3:8.2f} ms  "
+                      f"copied {(r['copied_bytes'] or 0) / 1e9:.3f} GB", flush=True)
+    fam_args = [a for f in families for a in ("--query", f)]
+    if "ckc" in contenders:
+        out = os.path.join(work, "ckc")
+        shutil.rmtree(out, ignore_errors=True)
+        doc["ckc"] = tool_json([os.path.join(args.build, "apps/setquery/xeflow-setquery-ckc"), args.table,
+                                *fam_args, "--reps", str(args.reps), "--out-dir", out,
+                                "--json", os.path.join(work, "ckc.json")], os.path.join(work, "ckc.json"))
+        for layout in ("columns", "table"):
+            same_answers(os.path.join(out, layout), expected, f"ckc {layout}")
+        doc["table_bytes"] = doc["ckc"]["table_bytes"]
+        for r in doc["ckc"]["runs"]:
+            print(f"ckc {r['family']:4} {r['layout']:7}  {r['median_ms']:8.2f} ms (h2d {r['h2d_ms']:.2f}, kernel "
+                  f"{r['kernel_ms']:.2f})  copied {r['copied_bytes'] / 1e9:.3f} GB", flush=True)
+    if "cpu" in contenders:
+        doc["cpu"] = tool_json([os.path.join(args.build, "apps/setquery/xeflow-setquery-cpu"), args.table,
+                                *fam_args, "--threads", str(args.threads), "--index", "both",
+                                "--reps", str(args.reps), "--expected", expected,
+                                "--json", os.path.join(work, "cpu.json")], os.path.join(work, "cpu.json"))
+        for r in doc["cpu"]["families"]:
+            print(f"cpu {r['family']:4} index {r['index']:3}  {r['median_ms']:8.2f} ms", flush=True)
+    if "arrow" in contenders:
+        doc["arrow"] = tool_json([sys.executable, os.path.join(HERE, "setquery_arrow.py"), args.table,
+                                  "--topologies", os.path.join(ROOT, "topologies"), "--families",
+                                  ",".join(families), "--threads", str(args.threads), "--reps", str(args.reps),
+                                  "--expected", expected, "--json", os.path.join(work, "arrow.json")],
+                                 os.path.join(work, "arrow.json"))
+        for r in doc["arrow"]["families"]:
+            print(f"arrow {r['family']:4}  {r['median_ms']:8.2f} ms", flush=True)
+    if "table_bytes" in doc:
+        doc["summary"] = summarize(doc, families)
+        print(json.dumps(doc["summary"]["targets"], indent=1))
     with open(os.path.join(args.out, "setquery.json"), "w") as f:
         json.dump(doc, f, indent=1)
     print(f"wrote {os.path.join(args.out, 'setquery.json')}")
+    if "summary" in doc:
+        plot(args.out, doc, doc["summary"], families)
 
 
 if __name__ == "__main__":

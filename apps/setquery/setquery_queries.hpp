@@ -1,6 +1,8 @@
 // The Set Query benchmark's queries Q1 … Q4B as data — every KN variant with its id, its WHERE and SELECT
-// in the syntax of xeflow's `query` operator — and the exact CPU reference that answers them from a table
-// file in the operator's result format (CSV), byte for byte.
+// in the syntax of xeflow's `query` operator — and two CPU evaluators that answer them in the operator's
+// result format (CSV), byte for byte: the reference, which reads a table file frame by frame, and the
+// in-memory engine (the CPU baseline the GPU is timed against), which scans a table loaded once and may
+// consult the frames' index pages to skip blocks. Both evaluate a frame with the same code.
 //
 // Definitions (O'Neil, "The Set Query Benchmark", The Benchmark Handbook, 2nd ed., 1993, §1.3; the XeFlow
 // paper's §6.4 runs these seven):
@@ -29,12 +31,16 @@
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
+#include <cstdlib>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "apps/dataset_support/parallel.hpp"
 #include "operators/sources/columnar_table.hpp"
 
 namespace xf::apps::setquery {
@@ -102,6 +108,7 @@ std::vector<const query_variant*> select_variants(std::span<const std::string> n
 
 // ---- the reference ---------------------------------------------------------------------------------------
 
+/// One variant's answer, from the reference or the in-memory engine (they are equal).
 struct reference_answer {
   std::string id;
   std::uint64_t matched_rows = 0;  ///< rows the WHERE selects
@@ -110,10 +117,65 @@ struct reference_answer {
 
 /// Answers `variants` over the table file in one pass: `threads` threads (at least 1) each read whole
 /// frames and evaluate every variant on blocks of rows with branch-free loops. The columns the variants
-/// name must be i32 columns of the table. Returns the answers in `variants`' order. Throws
-/// std::invalid_argument for a column the table lacks or of another type, and what read_frame throws.
+/// name must be i32 columns of the table (1,024 values a data page, as the frame layout pages them).
+/// Returns the answers in `variants`' order. Throws std::invalid_argument for a column the table lacks or
+/// of another type, and what read_frame throws.
 std::vector<reference_answer> evaluate_reference(const columnar_table_file& table,
                                                  std::span<const query_variant* const> variants,
                                                  unsigned threads);
+
+// ---- the in-memory engine --------------------------------------------------------------------------------
+
+/// Frees memory from std::aligned_alloc: the owner of the in-memory table's frames and of the reference's
+/// frame buffers.
+struct aligned_free {
+  void operator()(std::byte* p) const noexcept { std::free(p); }
+};
+using aligned_bytes = std::unique_ptr<std::byte[], aligned_free>;
+
+/// A table file's frames in memory, byte for byte as the file holds them (index pages included), each
+/// frame 64-byte aligned: loaded once, then scanned any number of times. Move-only; const access is
+/// thread-safe.
+class in_memory_table {
+ public:
+  /// Reads every frame of `file` on `threads` threads (at least 1); each frame's header is checked as
+  /// read_frame checks it. Throws what read_frame throws, and std::bad_alloc.
+  in_memory_table(const columnar_table_file& file, unsigned threads);
+
+  const table_schema& schema() const noexcept { return schema_; }
+  const columnar_geometry& geometry() const noexcept { return geometry_; }
+  std::uint64_t rows() const noexcept { return rows_; }
+  std::uint64_t frames() const noexcept { return frames_; }
+  std::uint64_t frame_bytes() const noexcept { return geometry_.frame_bytes(); }
+  /// Frame k (k < frames()): frame_bytes() bytes, 64-byte aligned.
+  const std::byte* frame(std::uint64_t k) const noexcept { return data_.get() + k * frame_bytes(); }
+
+ private:
+  table_schema schema_;
+  columnar_geometry geometry_{};
+  std::uint64_t rows_ = 0;
+  std::uint64_t frames_ = 0;
+  aligned_bytes data_;
+};
+
+/// One pass of the in-memory engine.
+struct engine_pass {
+  std::vector<reference_answer> answers;  ///< in the variants' order, equal to evaluate_reference's
+  /// Blocks of the table: one data page of each i32 column (1,024 rows), the unit a variant is evaluated
+  /// on; every variant considers every block.
+  std::uint64_t blocks = 0;
+  /// Per variant, in the variants' order: the blocks its index test ruled out (none without the index).
+  std::vector<std::uint64_t> blocks_skipped;
+};
+
+/// Answers `variants` over `table` in one pass, as evaluate_reference does: `team`'s threads take frames
+/// one at a time and evaluate every variant on each block. With `use_index`, a variant's block is first
+/// judged from the frame's index pages (the zone of each column's page, and its bloom filter for a point
+/// term): when some clause of the WHERE has no term that may hold there, the block is skipped unread;
+/// when a clause holds for every row of it (a NOT term whose value the page cannot hold, a range that
+/// covers the page's), that clause's column is not read either. The answers do not depend on
+/// `use_index`. Throws as evaluate_reference does. One pass at a time per team.
+engine_pass evaluate_in_memory(const in_memory_table& table, std::span<const query_variant* const> variants,
+                               worker_team& team, bool use_index);
 
 }  // namespace xf::apps::setquery

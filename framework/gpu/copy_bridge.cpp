@@ -59,6 +59,51 @@ struct batch_gate {
   }
 };
 
+/// A selecting run's parts (every kept page range of every frame of the run), host to device: issued as
+/// one cudaMemcpyBatchAsync a chunk, since a part is often a single 4 KiB page and a call a part would
+/// cost more in calls than in bytes. Where the driver lacks batches, a call a part.
+struct part_batch {
+  static constexpr std::size_t max_chunk = 4096;
+  std::vector<void*> dsts;
+  std::vector<const void*> srcs;
+  std::vector<std::size_t> sizes;
+  bool batches_unsupported = false;
+
+  void clear() {
+    dsts.clear();
+    srcs.clear();
+    sizes.clear();
+  }
+  void add(std::byte* dst, const std::byte* src, std::uint64_t bytes) {
+    dsts.push_back(dst);
+    srcs.push_back(src);
+    sizes.push_back(bytes);
+  }
+  /// Issues the parts on `stream`, in its order with what comes before and after; returns the CUDA calls.
+  std::uint64_t issue(cudaStream_t stream) {
+    std::uint64_t calls = 0;
+    for (std::size_t first = 0; first < sizes.size(); first += max_chunk) {
+      const std::size_t n = std::min(max_chunk, sizes.size() - first);
+      if (n > 1 && !batches_unsupported) {
+        // Stream order for the sources: a part's host bytes are its frame's as published before this run.
+        cudaMemcpyAttributes attrs{};
+        attrs.srcAccessOrder = cudaMemcpySrcAccessOrderStream;
+        std::size_t attrs_index = 0;
+        const cudaError_t e = cudaMemcpyBatchAsync(dsts.data() + first, srcs.data() + first,
+                                                   sizes.data() + first, n, &attrs, &attrs_index, 1, stream);
+        ++calls;
+        if (e == cudaSuccess) continue;
+        if (e != cudaErrorNotSupported && e != cudaErrorCallRequiresNewerDriver) XF_CUDA_TRY(e);
+        (void)cudaGetLastError();
+        batches_unsupported = true;
+      }
+      for (std::size_t i = first; i < first + n; ++i, ++calls)
+        XF_CUDA_TRY(cudaMemcpyAsync(dsts[i], srcs[i], sizes[i], cudaMemcpyHostToDevice, stream));
+    }
+    return calls;
+  }
+};
+
 /// Copies `count` consecutive frames between the replicas, from byte `at` of each: `width` bytes of every
 /// frame (the longest frame's published bytes), `last_width` of the last. One CUDA call either way: all
 /// but the last frame full is one plain copy, shorter frames one 2D copy at the frames' pitch — so a map
@@ -123,6 +168,7 @@ struct copy_bridge::lane {
   std::deque<copy_in_flight> in_flight;
   frame_selector select;            ///< to the device: the parts of a frame to copy (empty: all of it)
   std::vector<frame_range> ranges;  ///< scratch for select
+  part_batch parts;                 ///< a selecting run's parts, copied together
   std::size_t next_event = 0;
   std::uint64_t next = 0;       ///< the first offset not carried across yet
   std::uint64_t delivered = 0;  ///< to the host: offsets published in the host index
@@ -322,9 +368,10 @@ bool copy_bridge::step_to_device(lane& l) {
   cudaStream_t stream = l.streams[l.next_stream].get();
   l.next_stream = (l.next_stream + 1) % l.streams.size();
   // A void run has no width: nothing to copy but its seq words. A selecting route copies each frame's
-  // parts the GPU subscribers read, one call a part (the stream still orders them before the seq words).
+  // parts the GPU subscribers read, in batches (the stream still orders them before the seq words).
   std::uint64_t copy_bytes = 0, copy_calls = 0;
   if (l.select && width != 0) {
+    l.parts.clear();
     for (std::uint64_t k = 0; k < count; ++k) {
       const std::uint64_t base = (std::uint64_t{first_frame} + k) * v.frame_bytes;
       const std::uint64_t published = k + 1 == count ? last_width : width;
@@ -334,14 +381,13 @@ bool copy_bridge::step_to_device(lane& l) {
       for (const frame_range& part : l.ranges) {
         if (part.offset >= published) continue;
         const std::uint64_t bytes = std::min(part.bytes, published - part.offset);
-        XF_CUDA_TRY(cudaMemcpyAsync(l.frames.get() + base + part.offset, v.frames + base + part.offset, bytes,
-                                    cudaMemcpyHostToDevice, stream));
-        ++copy_calls;
+        l.parts.add(l.frames.get() + base + part.offset, v.frames + base + part.offset, bytes);
         frame_copied += bytes;
       }
       copy_bytes += frame_copied;
       l.bytes_skipped.fetch_add(published - frame_copied, std::memory_order_relaxed);
     }
+    copy_calls = l.parts.issue(stream);
   } else {
     copy_bytes = copy_frames(l.frames.get(), v.frames, std::uint64_t{first_frame} * v.frame_bytes, count,
                              v.frame_bytes, width, last_width, cudaMemcpyHostToDevice, stream);

@@ -52,7 +52,7 @@ namespace xf {
 
 /// What one bridged topic moved (relaxed: read for stats).
 struct bridge_counters {
-  std::uint64_t copies = 0;  ///< cudaMemcpyAsync calls for frames
+  std::uint64_t copies = 0;  ///< copy calls for frames (a batch of a selecting run's parts is one)
   std::uint64_t bytes = 0;   ///< frame bytes copied
   std::uint64_t frames = 0;  ///< offsets carried across (void ones included)
   /// Every CUDA call the thread made for this topic (copies of frames, seq and release words, events and

@@ -3,6 +3,7 @@
 #include "framework/runtime/executor.hpp"
 
 #include <atomic>
+#include <chrono>
 #include <thread>
 
 #include "framework/runtime/cpu_workers.hpp"
@@ -77,6 +78,13 @@ std::vector<operator_counters> finish_kernel_sinks(run_context& run, kernel_exec
 run_stats run_topology(const plan& p, const topology_spec& spec, run_control& control,
                        const run_options& options) {
   const auto start = run_clock::now();
+  std::vector<run_stats::phase> phases;
+  auto phase_start = start;
+  const auto end_phase = [&](const char* name) {
+    const auto now = run_clock::now();
+    phases.push_back({name, std::chrono::duration<double>(now - phase_start).count()});
+    phase_start = now;
+  };
   run_context run(p, spec, control);
   run.ledger = options.ledger;
   std::unique_ptr<kernel_executor> executor;
@@ -86,17 +94,21 @@ run_stats run_topology(const plan& p, const topology_spec& spec, run_control& co
   std::thread monitor;
   try {
     executor = make_kernel_executor(run, options);
+    end_phase("executor");
     run.make_topics(executor->topic_memory_for_run(),
                     [&](std::size_t t, topic_config& config) { executor->configure_topic(t, config); });
+    end_phase("topics");
     run.make_operators();
     run.make_file_cache(executor->cache_memory_for_run(), p.blocks);
     run.start_operators();
+    end_phase("operators");
     // The kernel operators are set up and started before any CPU worker runs. On the device, its setup
     // (device replicas, moving device-only topics' frames to the GPU, loading the kernel) used to run
     // after the source had started, so every stream paid it inside its window and its first frames waited
     // for it: C(G)4C, 1 GiB streamed, 57–59 ms → 39–40 ms at 4 MiB fma, 47–48 → 37–38 ms at 64 KiB scale,
     // p99 latency 35–37 → 20–22 ms (H100).
     executor->start(threads);
+    end_phase("kernel start");
     start_cpu_workers(run, threads);
     if (options.on_progress || options.timeline_interval.count() > 0)
       monitor = std::thread([&] { monitor_run(run, options, start, workers_done, timeline); });
@@ -107,6 +119,7 @@ run_stats run_topology(const plan& p, const topology_spec& spec, run_control& co
     control.fail(run_error(fault_site{}, e.what()));
   }
   for (auto& t : threads) t.join();
+  end_phase("run");
   workers_done.store(true);
   if (monitor.joinable()) monitor.join();
   if (run.files() != nullptr) run.files()->stop();
@@ -114,8 +127,11 @@ run_stats run_topology(const plan& p, const topology_spec& spec, run_control& co
   const std::vector<operator_counters> sinks = executor && !executor->wedged()
                                                    ? finish_kernel_sinks(run, *executor)
                                                    : std::vector<operator_counters>{};
-  return build_stats(run, executor.get(), sinks, timeline,
-                     std::chrono::duration<double>(run_clock::now() - start).count());
+  end_phase("finish");
+  run_stats stats = build_stats(run, executor.get(), sinks, timeline,
+                                std::chrono::duration<double>(run_clock::now() - start).count());
+  stats.phases = std::move(phases);
+  return stats;
 }
 
 }  // namespace xf

@@ -6,6 +6,7 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -161,6 +162,7 @@ int run_launcher(int argc, char** argv, const launcher_operators& operators) {
     return exit_config_error;
   }
 
+  const auto load_start = std::chrono::steady_clock::now();
   topology_spec spec;
   plan p;
   try {
@@ -197,7 +199,10 @@ int run_launcher(int argc, char** argv, const launcher_operators& operators) {
   if (!ledger_path.empty()) run_options.ledger = &ledger;
   if (!quiet && isatty(STDERR_FILENO))
     run_options.on_progress = [&](const run_progress& r) { progress.show(r); };
-  const run_stats stats = run_topology(p, spec, control, run_options);
+  const double load_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - load_start).count();
+  run_stats stats = run_topology(p, spec, control, run_options);
+  stats.phases.insert(stats.phases.begin(), {"load and plan", load_seconds});
   progress.clear();
   sigaction(SIGINT, &previous, nullptr);
   g_control = nullptr;

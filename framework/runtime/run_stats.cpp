@@ -61,6 +61,12 @@ std::string format_stats_table(const run_stats& s) {
     if (sink_bytes > 0) out << ", " << fixed(gb(sink_bytes) / s.stream_seconds, 3) << " GB/s into the sinks";
     out << '\n';
   }
+  if (!s.phases.empty()) {
+    out << "phases:";
+    for (std::size_t i = 0; i < s.phases.size(); ++i)
+      out << (i ? ", " : " ") << s.phases[i].name << ' ' << fixed(s.phases[i].seconds, 3) << " s";
+    out << '\n';
+  }
   if (!s.error.empty()) out << "error: " << s.error << '\n';
   text_table ops({"operator", "class", "on", "workers", "frames in", "frames out", "GB in", "GB out", "GB/s",
                   "busy s", "wait-in s", "blocked s"});
@@ -201,6 +207,8 @@ std::string format_stats_json(const run_stats& s) {
   if (!s.error.empty()) doc["error"] = s.error;
   doc["wall_seconds"] = s.wall_seconds;
   if (s.stream_seconds > 0) doc["stream_seconds"] = s.stream_seconds;
+  doc["phases"] = nlohmann::ordered_json::array();
+  for (const auto& ph : s.phases) doc["phases"].push_back({{"name", ph.name}, {"seconds", ph.seconds}});
   doc["operators"] = nlohmann::ordered_json::array();
   for (const auto& o : s.operators) {
     nlohmann::ordered_json j;

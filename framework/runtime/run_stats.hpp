@@ -104,6 +104,15 @@ struct run_stats {
   /// From the first frame a source published to the last a sink received: the stream itself, without
   /// setting up (topics, kernel launch, references) and tearing down. 0 when no frame reached a sink.
   double stream_seconds = 0;
+  /// Where the wall clock went, step by step in run order: setting up (the kernel executor and its GPU
+  /// context, the topics' frames, the operators, starting them and the kernel), the run itself (from the
+  /// kernel's start to the last worker's end: the stream and its drain), and finishing (the sinks'
+  /// accumulators and results). The launcher puts loading and planning the topology first.
+  struct phase {
+    std::string name;
+    double seconds = 0;
+  };
+  std::vector<phase> phases;
   std::vector<operator_stats> operators;
   std::vector<topic_stats> topics;
   std::optional<kernel_breakdown> kernel;

@@ -114,6 +114,12 @@ void query_op::describe(operator_schema<params>& s) {
           4294967295.0);
   s.param(&params::max_groups, "max_groups", "group_by: the most distinct values the result holds",
           params{}.max_groups, 1, 1u << 24);
+  s.parsed(&params::skip, "skip",
+           "what the query leaves unread, to measure each part of skip transfer: none (every page of the "
+           "frame crosses, as a row layout's would), columns (only the named columns' pages), zones (and of "
+           "those only pages whose min/max may match), blooms (and whose bloom filters may hold the "
+           "constants)",
+           "blooms", olap::store_skip);
 }
 
 void query_op::pages_read(const params& p, const std::byte* frame, std::vector<frame_range>& out) {
@@ -123,6 +129,10 @@ void query_op::pages_read(const params& p, const std::byte* frame, std::vector<f
   if (h.magic != columnar_magic || (h.flags & columnar_frame_header::index_valid) == 0 ||
       h.rows > g.rows_per_frame || h.column_count != g.column_count) {
     out.push_back({0, g.frame_bytes()});  // compute fails it (bad_frame) having read only the header
+    return;
+  }
+  if (q.skip == olap::page_skip::none) {
+    out.push_back({0, g.frame_bytes()});
     return;
   }
   const std::size_t first = out.size();

@@ -45,6 +45,7 @@ struct query_op {
     path_text result;
     std::uint32_t max_rows = 1u << 20;
     std::uint32_t max_groups = 1024;
+    olap::page_skip skip = olap::page_skip::blooms;
     olap::query_program program;  ///< compiled from the texts when the operator binds to its topic
   };
 
@@ -81,7 +82,9 @@ struct query_op {
     }
   }
   static std::optional<param_problem> bind(params& p, const topic_info& input) {
-    return olap::compile_query(p.where.str(), p.select.str(), p.group_by.str(), input, p.program);
+    auto problem = olap::compile_query(p.where.str(), p.select.str(), p.group_by.str(), input, p.program);
+    p.program.skip = p.skip;
+    return problem;
   }
 
   XF_HOST_DEVICE static bool projects(const params& p) {

@@ -65,6 +65,15 @@ struct node {
 
 enum class output_kind : std::uint8_t { count_rows, sum, min, max, column };
 
+/// What a query leaves unread, each level adding to the one before: the measure of what each part of skip
+/// transfer is worth (the default, blooms, is everything the index can rule out).
+enum class page_skip : std::uint8_t {
+  none,     ///< the copy engines carry every page of the frame (what a row layout moves)
+  columns,  ///< only the named columns' pages, all of them
+  zones,    ///< and of those, only pages whose min/max zones say a row may match
+  blooms,   ///< and of those, only pages whose bloom filters hold the constants of = and IN
+};
+
 struct output_item {
   output_kind kind;
   std::uint8_t slot;  ///< sum/min/max/column: the column
@@ -87,6 +96,7 @@ struct query_program {
   bool bound;
   /// Bound: the named column whose pages hold the fewest rows (the kernel walks the frame by its pages).
   std::uint8_t driving_slot;
+  page_skip skip;
 
   XF_HOST_DEVICE const column_geometry& column_of(std::uint32_t slot) const {
     return frame.columns[slots[slot].column];
@@ -184,7 +194,8 @@ XF_HOST_DEVICE truth atom_on_zone(const query_program& q, const node& n, const z
   const T lo = zone_value<T>(z.min_bits), hi = zone_value<T>(z.max_bits);
   const auto c = [&](std::uint32_t i) { return zone_value<T>(q.literals[n.first + i].bits); };
   const auto bloom_may = [&](T v) {
-    return l.bloom_bits == 0 || bloom_may_contain(bloom, l.bloom_bits, l.bloom_hashes, bloom_hash_of(v));
+    return bloom == nullptr || l.bloom_bits == 0 ||
+           bloom_may_contain(bloom, l.bloom_bits, l.bloom_hashes, bloom_hash_of(v));
   };
   const bool single = !(lo < hi) && !(hi < lo);
   switch (n.kind) {
@@ -236,7 +247,8 @@ XF_HOST_DEVICE inline truth chars_atom_on_zone(const query_program& q, const nod
   };
   const auto bloom_may = [&](std::uint32_t i) {
     const auto* v = reinterpret_cast<const std::byte*>(q.text_pool + q.literals[n.first + i].text_at);
-    return l.bloom_bits == 0 || bloom_may_contain(bloom, l.bloom_bits, l.bloom_hashes, bloom_hash(v, width));
+    return bloom == nullptr || l.bloom_bits == 0 ||
+           bloom_may_contain(bloom, l.bloom_bits, l.bloom_hashes, bloom_hash(v, width));
   };
   const std::uint64_t lo = z.min_bits, hi = z.max_bits;
   const bool single = lo == hi;
@@ -279,9 +291,11 @@ XF_HOST_DEVICE inline truth chars_atom_on_zone(const query_program& q, const nod
 
 XF_HOST_DEVICE inline truth atom_on_page(const query_program& q, const node& n, const std::byte* frame,
                                          std::uint32_t page) {
+  if (q.skip < page_skip::zones) return {true, false};
   const column_slot& s = q.slots[n.slot];
   const zone_entry& z = page_zone(q.frame, frame, s.column, page);
-  const std::uint64_t* bloom = page_bloom(q.frame, frame, s.column, page);
+  const std::uint64_t* bloom =
+      q.skip < page_skip::blooms ? nullptr : page_bloom(q.frame, frame, s.column, page);
   const column_layout& l = q.column_of(n.slot).layout;
   if (l.chars != 0) return chars_atom_on_zone(q, n, z, bloom, l);
   truth t{true, false};

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <limits>
 #include <string_view>
+#include <utility>
 
 #include "framework/model/suggest.hpp"
 
@@ -419,11 +420,24 @@ const char* store_select(const std::string& text, select_text& out) {
 const char* store_group_by(const std::string& text, column_text& out) {
   return store("group_by", text, out, group_syntax);
 }
+const char* store_skip(const std::string& text, page_skip& out) {
+  static constexpr std::pair<const char*, page_skip> levels[] = {{"none", page_skip::none},
+                                                                 {"columns", page_skip::columns},
+                                                                 {"zones", page_skip::zones},
+                                                                 {"blooms", page_skip::blooms}};
+  for (const auto& [name, level] : levels)
+    if (text == name) {
+      out = level;
+      return "";
+    }
+  return "parameter 'skip' is one of none, columns, zones, blooms";
+}
 
 std::optional<param_problem> compile_query(const std::string& where, const std::string& select,
                                            const std::string& group_by, const topic_info& input,
                                            query_program& q) {
   q = query_program{};
+  q.skip = page_skip::blooms;
   if (!input.columnar)
     return param_problem{"",
                          "reads columnar topics, but topic '" + input.name + "' holds rows (layout: row)"};

@@ -37,6 +37,8 @@ using column_text = fixed_text<name_bytes>;
 const char* store_where(const std::string& text, where_text& out);
 const char* store_select(const std::string& text, select_text& out);
 const char* store_group_by(const std::string& text, column_text& out);
+/// `skip`: none, columns, zones or blooms (page_skip).
+const char* store_skip(const std::string& text, page_skip& out);
 
 /// The syntax problem of each text ("" when none), with the character position.
 std::string where_syntax(const std::string& where);

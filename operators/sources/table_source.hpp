@@ -21,9 +21,11 @@ namespace xf {
 /// In place: the topic's heap hands offset o the heap frame o % capacity whenever it can, and nothing but
 /// its publisher writes a topic frame, so a heap frame keeps the bytes this source last read into it. The
 /// source remembers, per heap frame (frame_out::frame_index), which file frame it holds, and does not read
-/// a file frame into a heap frame that already holds it: with capacity ≥ F (a resident table, re-read by a
-/// query service's passes) only the first pass reads the file. The preconditions are dataset_source's: the
-/// source is its topic's only publisher, and frame_index is stable for the run; a frame without an index
+/// a file frame into a heap frame that already holds it: with a capacity that is a multiple of F (a resident
+/// table, re-read by a query service's passes) only the first pass reads the file; any other capacity
+/// puts a different file frame in each heap frame on every pass, and every publish reads. The preconditions
+/// are dataset_source's: the source is its topic's only publisher, and frame_index is stable for the run; a
+/// frame without an index
 /// (~0u: a replay, a test) is always read.
 ///
 /// Replay: the source is its own frame_reference (period F), so verify sinks replay it without touching the
@@ -48,8 +50,8 @@ class table_source final : public cpu_source, public frame_reference {
     s.param(&params::path, "path",
             "the table file (xeflow-table from-csv, or a program's write_columnar_table)", required);
     s.param(&params::passes, "passes",
-            "times the table is streamed (offset o is frame o % frames); with a topic capacity of at least "
-            "the table's frames, later passes read nothing",
+            "times the table is streamed (offset o is frame o % frames); with a topic capacity that is a "
+            "multiple of the table's frames, later passes read nothing",
             params{}.passes, 1);
   }
 

@@ -1,6 +1,7 @@
 // Set Query benchmark (apps/setquery): the generator's sequence and its independence of frames and threads,
 // the columns' ranges and uniformity, the query list, the reference against a plain row-by-row evaluation,
-// the committed topologies against their generator, and the tools' exit codes.
+// the in-memory engine against the reference with and without the index, the committed topologies against
+// their generator, and the tools' exit codes.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -10,6 +11,8 @@
 #include <fstream>
 #include <functional>
 #include <map>
+#include <nlohmann/json.hpp>
+#include <random>
 #include <set>
 #include <string>
 #include <vector>
@@ -161,6 +164,43 @@ std::map<std::string, std::string> answers_by_id(const std::vector<reference_ans
   std::map<std::string, std::string> m;
   for (const auto& a : answers) m[a.id] = a.csv;
   return m;
+}
+
+std::vector<const query_variant*> pointers_to(const std::vector<query_variant>& variants) {
+  std::vector<const query_variant*> out;
+  for (const auto& q : variants) out.push_back(&q);
+  return out;
+}
+
+/// Every variant, then Q3's scaled by `kseq_divisor` (their ids repeat: answers compare by position).
+std::vector<const query_variant*> every_variant_and(const std::vector<query_variant>& scaled) {
+  std::vector<const query_variant*> out = pointers_to(setquery_variants());
+  for (const auto& q : scaled) out.push_back(&q);
+  return out;
+}
+
+/// The engine's answers equal the reference's, variant by variant.
+void check_same_answers(const std::vector<reference_answer>& expected, const engine_pass& pass) {
+  REQUIRE(pass.answers.size() == expected.size());
+  REQUIRE(pass.blocks_skipped.size() == expected.size());
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    CAPTURE(expected[i].id);
+    CAPTURE(i);
+    CHECK(pass.answers[i].id == expected[i].id);
+    CHECK(pass.answers[i].csv == expected[i].csv);
+    CHECK(pass.answers[i].matched_rows == expected[i].matched_rows);
+  }
+}
+
+/// Blocks (one data page of each i32 column) of a table of `rows` rows in frames of `rows_per_frame`.
+std::uint64_t blocks_of(std::uint64_t rows, std::uint32_t rows_per_frame) {
+  const std::uint64_t page_rows = xf::columnar_page_bytes / sizeof(std::int32_t);
+  const std::uint64_t per_frame = (rows_per_frame + page_rows - 1) / page_rows;
+  return rows / rows_per_frame * per_frame + (rows % rows_per_frame + page_rows - 1) / page_rows;
+}
+
+std::size_t position_of(const std::vector<const query_variant*>& variants, const query_variant* q) {
+  return static_cast<std::size_t>(std::find(variants.begin(), variants.end(), q) - variants.begin());
 }
 
 std::string source_root() {
@@ -381,6 +421,114 @@ TEST_CASE("setquery.reference_rejects_columns_the_table_lacks") {
                        "Q1_K2: column K2 is not an i32 column of the table", std::invalid_argument);
 }
 
+TEST_CASE("setquery.engine_answers_as_the_reference_with_and_without_the_index") {
+  scratch_dir dir;
+  const std::uint64_t rows = 60000;
+  const std::uint32_t rows_per_frame = 4096;
+  write_setquery_table(dir.file("bench.xft"), rows, 2, default_seed, rows_per_frame);
+  const xf::columnar_table_file file(dir.file("bench.xft"));
+  const in_memory_table table(file, 2);
+  CHECK(table.rows() == rows);
+  CHECK(table.frames() == file.frames());
+  CHECK(reinterpret_cast<std::uintptr_t>(table.frame(1)) % 64 == 0);
+
+  const std::vector<query_variant> scaled = scaled_q3(10);
+  const std::vector<const query_variant*> variants = every_variant_and(scaled);
+  const std::vector<reference_answer> expected = evaluate_reference(file, variants, 2);
+  xf::apps::worker_team team(3);
+  const engine_pass off = evaluate_in_memory(table, variants, team, false);
+  const engine_pass on = evaluate_in_memory(table, variants, team, true);
+  check_same_answers(expected, off);
+  check_same_answers(expected, on);
+  CHECK(off.blocks == blocks_of(rows, rows_per_frame));
+  CHECK(on.blocks == off.blocks);
+  CHECK(std::all_of(off.blocks_skipped.begin(), off.blocks_skipped.end(), [](auto n) { return n == 0; }));
+
+  // Q3A with KSEQ BETWEEN 40000 AND 50000: KSEQ's zones rule out every block but the ten or so that meet
+  // the range, and the answer (equal to the reference's, not zero) shows none of them held a match.
+  const std::size_t q3a = setquery_variants().size() + 6;
+  REQUIRE(variants[q3a]->id == "Q3A_K4");
+  CHECK(expected[q3a].matched_rows > 0);
+  CHECK(on.blocks_skipped[q3a] >= on.blocks - 11);
+  // K500K = 2 is in a page with probability 0.2 %: its bloom filters rule out most pages.
+  const std::size_t q1 = position_of(variants, select_variants(std::vector<std::string>{"Q1_K500K"})[0]);
+  CHECK(on.blocks_skipped[q1] > on.blocks / 2);
+  // K2 = 2 holds in every page: nothing to skip for Q1_K2.
+  const std::size_t q1_k2 = position_of(variants, select_variants(std::vector<std::string>{"Q1_K2"})[0]);
+  CHECK(on.blocks_skipped[q1_k2] == 0);
+}
+
+TEST_CASE("setquery.engine_with_the_index_answers_as_the_reference_on_random_tables") {
+  // Tables of other seeds and sizes, frames of whole and partial pages, last frames short: single rows and
+  // short last pages (whose zones are narrow) are where a wrong index test would skip a match.
+  struct shape {
+    std::uint64_t rows;
+    std::uint32_t rows_per_frame;
+  };
+  std::mt19937_64 random(12345);
+  std::vector<shape> shapes{{1, 1024}, {1025, 1024}, {5000, 3000}, {9000, 4096}, {4096, 2048}};
+  for (int i = 0; i < 3; ++i)
+    shapes.push_back({1 + random() % 30000, static_cast<std::uint32_t>(512 + random() % 8000)});
+  xf::apps::worker_team team(2);
+  for (const shape& s : shapes) {
+    const auto seed = static_cast<std::uint32_t>(1 + random() % (park_miller_modulus - 2));
+    CAPTURE(s.rows);
+    CAPTURE(s.rows_per_frame);
+    CAPTURE(seed);
+    scratch_dir dir;
+    write_setquery_table(dir.file("t.xft"), s.rows, 2, seed, s.rows_per_frame);
+    const xf::columnar_table_file file(dir.file("t.xft"));
+    const in_memory_table table(file, 2);
+    // Q3's ranges scaled into the table's KSEQ range, so they select rows.
+    const std::vector<query_variant> scaled =
+        scaled_q3(static_cast<std::int64_t>((500000 + s.rows - 1) / s.rows));
+    const std::vector<const query_variant*> variants = every_variant_and(scaled);
+    const std::vector<reference_answer> expected = evaluate_reference(file, variants, 2);
+    const engine_pass on = evaluate_in_memory(table, variants, team, true);
+    check_same_answers(expected, on);
+    CHECK(on.blocks == blocks_of(s.rows, s.rows_per_frame));
+  }
+}
+
+TEST_CASE("setquery.index_skips_a_not_term_only_where_every_value_is_its_constant") {
+  // Three pages of K2 = 2 throughout and K4 all 3 (page 0), 3 and 1 alternating (page 1), all 1 (page 2).
+  scratch_dir dir;
+  xf::table_schema schema;
+  schema.rows_per_frame = 4096;
+  schema.columns.push_back({"K2", {xf::element_type::i32}});
+  schema.columns.push_back({"K4", {xf::element_type::i32}});
+  const std::uint32_t page_rows = xf::columnar_page_bytes / sizeof(std::int32_t);
+  xf::write_columnar_table(dir.file("t.xft"), schema, 3 * page_rows,
+                           [&](std::uint64_t first, std::uint32_t rows, const xf::columnar_writer& frame) {
+                             for (std::uint32_t r = 0; r < rows; ++r) {
+                               const std::uint64_t row = first + r, page = row / page_rows;
+                               frame.set<std::int32_t>(0, r, 2);
+                               frame.set<std::int32_t>(1, r,
+                                                       (page == 0 || (page == 1 && row % 2 == 0)) ? 3 : 1);
+                             }
+                           });
+  const xf::columnar_table_file file(dir.file("t.xft"));
+  const in_memory_table table(file, 1);
+  xf::apps::worker_team team(2);
+  // Q2B_K4: K2 = 2 AND NOT K4 = 3. Page 0 cannot match; page 1 can (its values differ); page 2 matches
+  // throughout.
+  const auto q2b = select_variants(std::vector<std::string>{"Q2B_K4", "Q2A_K4"});
+  REQUIRE(q2b.size() == 2);
+  REQUIRE(q2b[0]->id == "Q2A_K4");
+  const engine_pass on = evaluate_in_memory(table, q2b, team, true);
+  const engine_pass off = evaluate_in_memory(table, q2b, team, false);
+  const std::vector<reference_answer> expected = evaluate_reference(file, q2b, 1);
+  check_same_answers(expected, on);
+  check_same_answers(expected, off);
+  CHECK(on.blocks == 3);
+  CHECK(expected[1].csv == "COUNT(*)\n" + std::to_string(page_rows + page_rows / 2) + "\n");
+  CHECK(on.blocks_skipped[1] == 1);
+  // Q2A_K4: K2 = 2 AND K4 = 3. Page 2's zone (1 … 1) rules it out.
+  CHECK(expected[0].csv == "COUNT(*)\n" + std::to_string(page_rows + page_rows / 2) + "\n");
+  CHECK(on.blocks_skipped[0] == 1);
+  CHECK(off.blocks_skipped == std::vector<std::uint64_t>{0, 0});
+}
+
 TEST_CASE("setquery.topologies_equal_the_generated_text") {
   const xf::table_schema schema = bench_schema();
   xf::operator_registry no_operators;
@@ -451,6 +599,45 @@ TEST_CASE("setquery.tools_write_the_table_and_the_answers") {
   CHECK(xf::test::run_tool("XF_SETQUERY_REF", {dir.file("missing.xft")}).exit_code == 1);
   CHECK(xf::test::run_tool("XF_SETQUERY_GEN", {"--rows", "0", "--out", table}).exit_code == 2);
   CHECK(xf::test::run_tool("XF_SETQUERY_GEN", {"--out", table, "--seed", "0"}).exit_code == 2);
+}
+
+TEST_CASE("setquery.cpu_tool_times_every_family_and_checks_the_answers") {
+  if (std::getenv("XF_SETQUERY_CPU") == nullptr) {
+    MESSAGE("skipped: XF_SETQUERY_CPU (xeflow-setquery-cpu's path) is not set by tests/apps/meson.build");
+    return;
+  }
+  scratch_dir dir;
+  const std::string table = dir.file("bench.xft"), expected = dir.file("expected"),
+                    json = dir.file("cpu.json");
+  auto gen = xf::test::run_tool("XF_SETQUERY_GEN", {"--rows", "5k", "--out", table, "--threads", "2"});
+  REQUIRE_MESSAGE(gen.exit_code == 0, gen.err);
+  auto ref = xf::test::run_tool("XF_SETQUERY_REF", {table, "--out-dir", expected});
+  REQUIRE_MESSAGE(ref.exit_code == 0, ref.err);
+  auto cpu = xf::test::run_tool(
+      "XF_SETQUERY_CPU", {table, "--threads", "2", "--reps", "2", "--expected", expected, "--json", json});
+  REQUIRE_MESSAGE(cpu.exit_code == 0, cpu.err);
+  const nlohmann::json j = nlohmann::json::parse(read_file(json));
+  CHECK(j.at("benchmark") == "setquery-cpu");
+  CHECK(j.at("rows") == 5000);
+  CHECK(j.at("threads") == 2);
+  REQUIRE(j.at("families").size() == 2 * query_families.size());
+  for (const auto& f : j.at("families")) {
+    CAPTURE(f.dump());
+    CHECK(f.at("answers") == "equal to the reference");
+    CHECK(f.at("min_ms").get<double>() <= f.at("median_ms").get<double>());
+    CHECK(f.at("blocks_skipped").get<std::uint64_t>() <= f.at("blocks").get<std::uint64_t>());
+    if (f.at("index") == "off") CHECK(f.at("blocks_skipped") == 0);
+  }
+
+  // A wrong expected answer is named, and fails the run.
+  xf::test::write_file(expected + "/Q1_K10.csv", "COUNT(*)\n1\n");
+  auto wrong =
+      xf::test::run_tool("XF_SETQUERY_CPU", {table, "--query", "Q1", "--reps", "1", "--expected", expected});
+  CHECK(wrong.exit_code == 1);
+  CHECK(wrong.err.find("Q1_K10") != std::string::npos);
+  CHECK(xf::test::run_tool("XF_SETQUERY_CPU", {table, "--index", "maybe"}).exit_code == 2);
+  CHECK(xf::test::run_tool("XF_SETQUERY_CPU", {table, "--query", "Q9"}).exit_code == 2);
+  CHECK(xf::test::run_tool("XF_SETQUERY_CPU", {dir.file("missing.xft")}).exit_code == 1);
 }
 
 TEST_CASE("setquery.every_topology_answers_as_the_reference_on_the_host_executor") {

@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -50,6 +51,11 @@ void check_verified_on_device(const process_result& r, const short_run* run = nu
     run->check_results(doc);
   else
     check_verified(doc);
+}
+
+std::string read_text(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
 std::vector<std::string> device_run(const fs::path& topology, std::vector<std::string> extra = {}) {
@@ -539,6 +545,33 @@ TEST_CASE("gpu.sink_baselines_count_what_xeflow_and_the_cpu_reference_count" * d
     CHECK(doc["bytes_to_device"] == fs::file_size(text));
   }
   fs::remove(text);
+}
+
+TEST_CASE("gpu.setquery_ckc_baselines_answer_what_the_reference_answers" * doctest::skip(no_gpu())) {
+  // The copy-kernel-copy baselines of skip transfer (whole columns, whole table) run the query operator's
+  // compute over a table copied to the GPU: every Set Query variant's result file equals the reference's.
+  const fs::path dir = fs::temp_directory_path() / ("xeflow-setquery-ckc-" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  const fs::path table = dir / "bench.xft";
+  REQUIRE(run_process({gen_setquery(), "--rows", "600000", "--out", table.string()}).exit_code == 0);
+  REQUIRE(run_process({setquery_reference(), table.string(), "--out-dir", (dir / "expected").string()})
+              .exit_code == 0);
+  const auto r = run_process({setquery_ckc(), table.string(), "--reps", "2", "--out-dir",
+                              (dir / "ckc").string(), "--json", (dir / "ckc.json").string()},
+                             std::chrono::minutes(2));
+  INFO(r.out << r.err);
+  REQUIRE_FALSE(r.timed_out);
+  REQUIRE(r.exit_code == 0);
+  std::size_t compared = 0;
+  for (const char* layout : {"columns", "table"})
+    for (const auto& entry : fs::directory_iterator(dir / "expected")) {
+      CAPTURE(layout);
+      CAPTURE(entry.path().filename());
+      CHECK(read_text(dir / "ckc" / layout / entry.path().filename()) == read_text(entry.path()));
+      ++compared;
+    }
+  CHECK(compared == 2 * 62);
+  fs::remove_all(dir);
 }
 
 TEST_CASE("gpu.device_and_host_executors_agree_on_every_topology" * doctest::skip(no_gpu())) {

@@ -67,6 +67,10 @@ inline std::string gen_setquery() {
 inline std::string setquery_reference() {
   return env("XF_SETQUERY_REF");
 }
+/// xeflow-setquery-ckc, or "" in a build without CUDA (where it does not exist).
+inline std::string setquery_ckc() {
+  return env("XF_SETQUERY_CKC");
+}
 /// xeflow-sink-baseline, or "" in a build without CUDA (where it does not exist).
 inline std::string sink_baseline() {
   return env("XF_SINK_BASELINE");

@@ -1,0 +1,299 @@
+// xeflow-setquery-ckc: Set Query the conventional way, copy → kernel → copy (CKC), as the baselines that
+// xeflow's skip transfer is measured against. The table sits in pinned host memory, frames as the table file
+// holds them. A pass over a family copies to the GPU either
+//   columns  every page of each column the family's variants name, with the frames' index pages: what a
+//            GPU column store loads (one strided copy per column: a column's pages are adjacent in each
+//            frame, at the same offset in every frame), or
+//   table    the whole table, every column of every frame (what loading a row-format table moves),
+// then runs the `query` operator's own compute over every resident frame, one block per frame and variant
+// (the same filter and aggregate code xeflow's kernel runs, the index included), and copies each variant's
+// accumulator back. The copy and the kernel do not overlap: that is what CKC means.
+//
+// Timed with CUDA events, per pass: host→device, kernel, device→host, and the total, over --reps passes
+// (median and minimum). With --out-dir, each variant's result is written as the operator writes it
+// (DIR/ID.csv), so the answers compare byte for byte with xeflow-setquery-ref's.
+#include <cuda_runtime.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <iomanip>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "apps/setquery/setquery_queries.hpp"
+#include "framework/core/cuda_buffer.hpp"
+#include "framework/core/cuda_check.hpp"
+#include "operators/olap/query.hpp"
+#include "operators/sources/columnar_table.hpp"
+
+namespace {
+
+namespace sq = xf::apps::setquery;
+using xf::query_op;
+
+constexpr int exit_failed = 1, exit_no_gpu = 2, exit_usage = 3;
+constexpr unsigned block_threads = 256;
+
+/// One block per (frame, variant): blockIdx.y is the variant, blocks stride over the frames.
+__global__ void run_queries(const query_op::params* params, const std::byte* table, std::uint64_t frame_bytes,
+                            std::uint64_t frames, std::byte* const* states, std::uint64_t* failures) {
+  const query_op::params& p = params[blockIdx.y];
+  for (std::uint64_t k = blockIdx.x; k < frames; k += gridDim.x) {
+    xf::frame_task<std::uint8_t> task;
+    task.offset = k;
+    task.thread_id = threadIdx.x;
+    task.thread_count = blockDim.x;
+    task.failure = &failures[blockIdx.y];
+    task.state = states[blockIdx.y];
+    task.in = reinterpret_cast<const std::uint8_t*>(table + k * frame_bytes);
+    task.count = frame_bytes;
+    query_op::compute(p, task);
+  }
+}
+
+/// The topic a table_source of this file would feed: what the query binds to.
+xf::topic_info topic_of(const xf::columnar_table_file& table) {
+  xf::topic_info info;
+  info.name = "bench";
+  info.frame_bytes = table.frame_bytes();
+  info.element = xf::element_type::u8;
+  info.columnar = table.geometry();
+  for (const auto& c : table.schema().columns) info.column_names.push_back(c.name);
+  return info;
+}
+
+query_op::params bind_variant(const sq::query_variant& v, const xf::topic_info& topic) {
+  query_op::params p{};
+  const auto stored = [&](const char* problem) {
+    if (*problem != '\0') throw std::invalid_argument(v.id + ": " + problem);
+  };
+  stored(xf::olap::store_where(v.where_text(), p.where));
+  stored(xf::olap::store_select(v.select_text(), p.select));
+  stored(xf::olap::store_group_by("", p.group_by));
+  p.max_rows = 1u << 22;
+  if (auto problem = query_op::bind(p, topic)) throw std::invalid_argument(v.id + ": " + problem->message);
+  return p;
+}
+
+struct pass_times {
+  float h2d_ms, kernel_ms, d2h_ms, total_ms;
+};
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+}
+
+int run(int argc, char** argv) {
+  std::string path, out_dir, json_path, layouts = "columns,table";
+  std::vector<std::string> families;
+  unsigned reps = 5;
+  CLI::App app{
+      "xeflow-setquery-ckc: Set Query families copied to the GPU whole (their columns, or the whole table) "
+      "and "
+      "then run by the query operator's compute: the copy-kernel-copy baselines of skip transfer"};
+  app.option_defaults()->always_capture_default();
+  app.add_option("table", path, "the BENCH table file (xeflow-setquery-gen)")->required();
+  app.add_option("--query", families, "families (Q1 … Q4B) or variant ids; default: every family");
+  app.add_option("--layout", layouts, "what a pass copies: columns, table, or both comma-separated");
+  app.add_option("--reps", reps, "timed passes per family and layout")->check(CLI::Range(1u, 1000u));
+  app.add_option("--out-dir", out_dir, "write each variant's result as DIR/LAYOUT/ID.csv");
+  app.add_option("--json", json_path, "write the timings here");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : exit_usage;
+  }
+  int devices = 0;
+  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
+    (void)cudaGetLastError();
+    std::cerr << "xeflow-setquery-ckc: no CUDA device\n";
+    return exit_no_gpu;
+  }
+  std::vector<std::string> layout_list;
+  for (std::size_t at = 0; at <= layouts.size();) {
+    const std::size_t comma = std::min(layouts.find(',', at), layouts.size());
+    layout_list.push_back(layouts.substr(at, comma - at));
+    if (layout_list.back() != "columns" && layout_list.back() != "table") {
+      std::cerr << "xeflow-setquery-ckc: --layout: '" << layout_list.back() << "' is not columns or table\n";
+      return exit_usage;
+    }
+    at = comma + 1;
+  }
+
+  const xf::columnar_table_file table(path);
+  const xf::topic_info topic = topic_of(table);
+  const xf::columnar_geometry& g = table.geometry();
+  const std::uint64_t frames = table.frames(), frame_bytes = table.frame_bytes();
+  const std::uint64_t table_bytes = frames * frame_bytes;
+  std::size_t free_bytes = 0, total_bytes = 0;
+  XF_CUDA_TRY(cudaMemGetInfo(&free_bytes, &total_bytes));
+  if (table_bytes + (std::uint64_t{1} << 30) > free_bytes)
+    throw std::runtime_error("the table (" + std::to_string(table_bytes) + " bytes) does not fit the GPU's " +
+                             std::to_string(free_bytes) + " free bytes with room to run");
+
+  const auto load_start = std::chrono::steady_clock::now();
+  xf::pinned_buffer<std::byte> host(table_bytes);
+  for (std::uint64_t k = 0; k < frames; ++k) table.read_frame(k, host.get() + k * frame_bytes);
+  const double load_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - load_start).count();
+  xf::device_buffer<std::byte> device(table_bytes);
+  xf::cuda_stream stream;
+  xf::cuda_event start(true), copied(true), computed(true), done(true);
+  int sms = 0;
+  XF_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+
+  // Families in the benchmark's order, each run as one pass over its variants.
+  std::vector<std::vector<const sq::query_variant*>> groups;
+  for (const std::string_view family : sq::query_families) {
+    std::vector<const sq::query_variant*> chosen;
+    const std::vector<std::string> wanted =
+        families.empty() ? std::vector<std::string>{std::string(family)} : families;
+    for (const sq::query_variant* v : sq::select_variants(wanted))
+      if (v->family == family) chosen.push_back(v);
+    if (!chosen.empty()) groups.push_back(std::move(chosen));
+  }
+
+  nlohmann::json runs = nlohmann::json::array();
+  std::cout << std::left << std::setw(5) << "fam" << std::setw(9) << "layout" << std::right << std::setw(9)
+            << "variants" << std::setw(12) << "GB copied" << std::setw(10) << "h2d ms" << std::setw(11)
+            << "kernel ms" << std::setw(10) << "d2h ms" << std::setw(11) << "total ms" << std::setw(11)
+            << "min ms\n";
+  for (const auto& variants : groups) {
+    const std::uint32_t nv = static_cast<std::uint32_t>(variants.size());
+    std::vector<query_op::params> params;
+    std::set<std::uint32_t> columns;
+    for (const sq::query_variant* v : variants) {
+      params.push_back(bind_variant(*v, topic));
+      for (std::uint32_t s = 0; s < params.back().program.slot_count; ++s)
+        columns.insert(params.back().program.slots[s].column);
+    }
+    xf::device_buffer<query_op::params> device_params(nv);
+    XF_CUDA_TRY(cudaMemcpy(device_params.get(), params.data(), nv * sizeof(query_op::params),
+                           cudaMemcpyHostToDevice));
+    std::vector<std::uint64_t> state_bytes(nv);
+    std::uint64_t states_total = 0;
+    for (std::uint32_t i = 0; i < nv; ++i) states_total += state_bytes[i] = query_op::state_bytes(params[i]);
+    xf::device_buffer<std::byte> device_states(states_total);
+    xf::pinned_buffer<std::byte> host_states(states_total);
+    std::vector<std::byte*> state_at(nv);
+    for (std::uint64_t i = 0, at = 0; i < nv; at += state_bytes[i], ++i)
+      state_at[i] = device_states.get() + at;
+    xf::device_buffer<std::byte*> device_state_at(nv);
+    XF_CUDA_TRY(
+        cudaMemcpy(device_state_at.get(), state_at.data(), nv * sizeof(std::byte*), cudaMemcpyHostToDevice));
+    xf::device_buffer<std::uint64_t> failures(nv);
+
+    for (const std::string& layout : layout_list) {
+      // A column's pages are adjacent and at the same offset in every frame: one 2-D copy each (frames
+      // rows of its pages' bytes, pitch the frame), plus one for the header and index pages.
+      struct strip {
+        std::uint64_t offset, bytes;
+      };
+      std::vector<strip> strips;
+      if (layout == "table") {
+        strips.push_back({0, frame_bytes});
+      } else {
+        strips.push_back({0, std::uint64_t{g.index_pages} * xf::columnar_page_bytes});
+        for (const std::uint32_t c : columns)
+          strips.push_back(
+              {g.page_offset(c, 0), std::uint64_t{g.columns[c].pages} * xf::columnar_page_bytes});
+      }
+      std::uint64_t copied_bytes = 0;
+      for (const strip& s : strips) copied_bytes += s.bytes * frames;
+      const dim3 grid(static_cast<unsigned>(std::min<std::uint64_t>(frames, std::uint64_t(sms) * 8)), nv);
+
+      std::vector<double> totals;
+      pass_times sum{};
+      for (unsigned rep = 0; rep < reps; ++rep) {
+        XF_CUDA_TRY(cudaMemsetAsync(device.get(), 0, table_bytes, stream.get()));  // nothing left from before
+        XF_CUDA_TRY(cudaMemsetAsync(device_states.get(), 0, states_total, stream.get()));
+        XF_CUDA_TRY(cudaMemsetAsync(failures.get(), 0, nv * sizeof(std::uint64_t), stream.get()));
+        XF_CUDA_TRY(cudaEventRecord(start.get(), stream.get()));
+        for (const strip& s : strips)
+          XF_CUDA_TRY(cudaMemcpy2DAsync(device.get() + s.offset, frame_bytes, host.get() + s.offset,
+                                        frame_bytes, s.bytes, frames, cudaMemcpyHostToDevice, stream.get()));
+        XF_CUDA_TRY(cudaEventRecord(copied.get(), stream.get()));
+        run_queries<<<grid, block_threads, 0, stream.get()>>>(device_params.get(), device.get(), frame_bytes,
+                                                              frames, device_state_at.get(), failures.get());
+        XF_CUDA_TRY(cudaGetLastError());
+        XF_CUDA_TRY(cudaEventRecord(computed.get(), stream.get()));
+        XF_CUDA_TRY(cudaMemcpyAsync(host_states.get(), device_states.get(), states_total,
+                                    cudaMemcpyDeviceToHost, stream.get()));
+        XF_CUDA_TRY(cudaEventRecord(done.get(), stream.get()));
+        XF_CUDA_TRY(cudaStreamSynchronize(stream.get()));
+        pass_times t{};
+        XF_CUDA_TRY(cudaEventElapsedTime(&t.h2d_ms, start.get(), copied.get()));
+        XF_CUDA_TRY(cudaEventElapsedTime(&t.kernel_ms, copied.get(), computed.get()));
+        XF_CUDA_TRY(cudaEventElapsedTime(&t.d2h_ms, computed.get(), done.get()));
+        XF_CUDA_TRY(cudaEventElapsedTime(&t.total_ms, start.get(), done.get()));
+        totals.push_back(t.total_ms);
+        sum = {sum.h2d_ms + t.h2d_ms, sum.kernel_ms + t.kernel_ms, sum.d2h_ms + t.d2h_ms, 0};
+      }
+      std::vector<std::uint64_t> failure_words(nv);
+      XF_CUDA_TRY(cudaMemcpy(failure_words.data(), failures.get(), nv * sizeof(std::uint64_t),
+                             cudaMemcpyDeviceToHost));
+      for (std::uint32_t i = 0; i < nv; ++i) {
+        if (const std::uint32_t code = xf::failure_code(failure_words[i]); code != 0) {
+          const char* why = query_op::failure_reason(code);
+          throw std::runtime_error(variants[i]->id + ": the kernel failed: " + (why ? why : "unknown code"));
+        }
+        if (!out_dir.empty()) {
+          const auto dir = std::filesystem::path(out_dir) / layout;
+          std::filesystem::create_directories(dir);
+          query_op::params p = params[i];
+          if (const char* problem =
+                  xf::parse_path_text((dir / (variants[i]->id + ".csv")).string(), p.result);
+              *problem != '\0')
+            throw std::runtime_error(problem);
+          query_op::finish(p, {host_states.get() + (state_at[i] - device_states.get()), state_bytes[i]});
+        }
+      }
+      const double n = reps;
+      const double min_ms = *std::min_element(totals.begin(), totals.end());
+      std::cout << std::left << std::setw(5) << variants[0]->family << std::setw(9) << layout << std::right
+                << std::setw(9) << nv << std::setw(12) << std::fixed << std::setprecision(3)
+                << copied_bytes / 1e9 << std::setw(10) << std::setprecision(2) << sum.h2d_ms / n
+                << std::setw(11) << sum.kernel_ms / n << std::setw(10) << sum.d2h_ms / n << std::setw(11)
+                << median(totals) << std::setw(11) << min_ms << "\n";
+      runs.push_back({{"family", variants[0]->family},
+                      {"layout", layout},
+                      {"variants", nv},
+                      {"copied_bytes", copied_bytes},
+                      {"h2d_ms", sum.h2d_ms / n},
+                      {"kernel_ms", sum.kernel_ms / n},
+                      {"d2h_ms", sum.d2h_ms / n},
+                      {"median_ms", median(totals)},
+                      {"min_ms", min_ms}});
+    }
+  }
+  if (!json_path.empty()) {
+    cudaDeviceProp prop{};
+    XF_CUDA_TRY(cudaGetDeviceProperties(&prop, 0));
+    const nlohmann::json doc = {{"benchmark", "setquery-ckc"},  {"device", prop.name},
+                                {"rows", table.rows()},         {"frames", frames},
+                                {"table_bytes", table_bytes},   {"reps", reps},
+                                {"load_seconds", load_seconds}, {"runs", runs}};
+    std::ofstream(json_path) << doc.dump(1) << "\n";
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& e) {
+    std::cerr << "xeflow-setquery-ckc: " << e.what() << "\n";
+    return exit_failed;
+  }
+}
