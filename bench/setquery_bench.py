@@ -269,13 +269,16 @@ def main():
     p.add_argument("--build", default="build-rel")
     p.add_argument("--rows", default="10M")
     p.add_argument("--table", default="", help="an existing BENCH table instead of generating one")
-    p.add_argument("--passes", type=int, default=6)
+    p.add_argument("--passes", type=int, default=16,
+                   help="passes of the steady run: the first pass's noise (its file read) shrinks by passes - 1")
     p.add_argument("--reps", type=int, default=5, help="timed passes of the baselines")
     p.add_argument("--threads", type=int, default=16, help="CPU and Arrow threads")
     p.add_argument("--modes", default="mapped,dma")
     p.add_argument("--executor", default="device", help="xeflow's executor (host: a check without a GPU)")
     p.add_argument("--families", default=",".join(FAMILIES))
     p.add_argument("--contenders", default=",".join(CONTENDERS))
+    p.add_argument("--previous", default="",
+                   help="a setquery.json of the same table whose contenders this run keeps (those it does not run)")
     p.add_argument("--out", required=True)
     args = p.parse_args()
     families = args.families.split(",")
@@ -300,6 +303,13 @@ def main():
            "commit": commit(), "command": " ".join(sys.argv), "rows": args.rows, "frames": frames,
            "passes": args.passes, "reps": args.reps, "threads": args.threads, "reference_seconds": ref_seconds,
            "xeflow": [], "ablation": []}
+    if args.previous:
+        with open(args.previous) as f:
+            before = json.load(f)
+        for key in ("xeflow", "ablation", "ckc", "cpu", "arrow", "table_bytes"):
+            if key in before and key not in contenders:
+                doc[key] = before[key]
+        doc["previous"] = {"date": before["date"], "commit": before["commit"], "command": before["command"]}
     x = Xeflow(args, frames, expected, work)
     if "xeflow" in contenders:
         for family in families:

@@ -16,7 +16,7 @@ struct topology_options {
   std::string results_dir = "results";   ///< each query writes results_dir/ID.csv
   std::uint32_t rows_per_frame = default_rows_per_frame;
   std::uint32_t capacity = 32;  ///< frames in flight on `bench` (32 frames of 3.2 MiB: 103 MiB)
-  std::uint32_t source_threads = 4;
+  std::uint32_t source_threads = 8;
 };
 
 /// "setquery_q1.yaml" for "Q1".

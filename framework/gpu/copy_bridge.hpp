@@ -24,7 +24,8 @@
 //    releases are copied into the device's release words, which the kernel checks before it reuses a slot.
 // A columnar topic whose GPU subscribers say which pages they read (frame_selector) is carried by parts:
 // each frame's index pages and the data pages some subscriber may need, so what the index rules out never
-// crosses PCIe; the rest of the device replica keeps stale bytes that no subscriber touches.
+// crosses PCIe — but for gaps of at most part_gap_bytes between two such parts, which cross with them
+// (cheaper than another copy); the rest of the device replica keeps stale bytes no subscriber touches.
 // A run is every published offset in a row whose heap frames are consecutive (to the host: always, the
 // kernel's frame is its slot), up to max_run_bytes: the more the bridge falls behind, the larger its
 // copies, so per-copy costs never set the pace. The topic's slot protocol already guarantees that no
@@ -72,6 +73,9 @@ using frame_selector = std::function<void(const std::byte* frame, std::vector<fr
 
 class copy_bridge {
  public:
+  /// The largest gap between two parts a selecting route reads that is copied rather than left behind
+  /// (copy_bridge.cpp: a part costs the copy engines about as much as 15 KB).
+  static constexpr std::uint64_t part_gap_bytes = 16 * 1024;
   struct route {
     std::size_t topic;  ///< index into the topics given to the constructor
     bool to_device;     ///< CPU publishers → GPU subscribers; else GPU publishers → CPU subscribers

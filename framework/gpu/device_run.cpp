@@ -165,9 +165,15 @@ device_run::device_run(const plan& p, std::vector<topic>& topics,
     parts_done_.emplace_back(po.parts > 1 ? p.topics[po.inputs[0]].spec->capacity : 0);
     op.parts_done = parts_done_.back().get();
     accumulators_.emplace_back(accumulators[k].size());
-    if (!accumulators[k].empty())  // the host's prepared accumulator: the fold starts from it
-      XF_CUDA_TRY(cudaMemcpy(accumulators_.back().get(), accumulators[k].data(), accumulators[k].size(),
-                             cudaMemcpyHostToDevice));
+    // The fold starts from the host's prepared accumulator: its bytes up to the last non-zero one (the
+    // device buffer is zeroed, and a projection's room for rows is zero and large).
+    const std::span<const std::byte> prepared = accumulators[k];
+    const auto last =
+        std::find_if(prepared.rbegin(), prepared.rend(), [](std::byte b) { return b != std::byte{0}; });
+    const auto prepared_bytes = static_cast<std::size_t>(prepared.rend() - last);
+    if (prepared_bytes != 0)
+      XF_CUDA_TRY(
+          cudaMemcpy(accumulators_.back().get(), prepared.data(), prepared_bytes, cudaMemcpyHostToDevice));
     op.state = accumulators_.back().get();
   }
   XF_EXPECTS(first_warp <= p.warps_per_block, "the partition fits the block");
@@ -496,10 +502,14 @@ std::vector<kernel_op_counters> device_run::counters() const {
   return host;
 }
 
-void device_run::copy_accumulator(std::uint32_t k, std::span<std::byte> host) const {
+void device_run::copy_accumulator(std::uint32_t k, std::span<std::byte> host, std::uint64_t from,
+                                  std::uint64_t to) const {
   XF_EXPECTS(finished_ && !wedged_, "the kernel finished");
   XF_EXPECTS(k < accumulators_.size() && host.size() == accumulators_[k].size(), "the accumulator's size");
-  XF_CUDA_TRY(cudaMemcpy(host.data(), accumulators_[k].get(), host.size(), cudaMemcpyDeviceToHost));
+  XF_EXPECTS(from <= to && to <= host.size(), "a range of the accumulator");
+  if (to > from)
+    XF_CUDA_TRY(
+        cudaMemcpy(host.data() + from, accumulators_[k].get() + from, to - from, cudaMemcpyDeviceToHost));
 }
 
 fetch_counters device_run::fetch_totals() const {

@@ -78,9 +78,10 @@ class device_run {
 
   /// After `finished`: frames and bytes each kernel operator published, in kernel order.
   std::vector<kernel_op_counters> counters() const;
-  /// After `finished`: copies kernel operator k's accumulator (a GPU sink's) into `host`, whose size must
-  /// be the accumulator's.
-  void copy_accumulator(std::uint32_t k, std::span<std::byte> host) const;
+  /// After `finished`: copies bytes [from, to) of kernel operator k's accumulator (a GPU sink's) into the
+  /// same bytes of `host`, whose size must be the accumulator's.
+  void copy_accumulator(std::uint32_t k, std::span<std::byte> host, std::uint64_t from,
+                        std::uint64_t to) const;
   /// After `finished`: the phase clocks summed over blocks.
   block_timing timing() const;
   /// After `finished`: the file readers' fetch counters summed over blocks (zero without readers).

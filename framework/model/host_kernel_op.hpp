@@ -61,6 +61,13 @@ class host_kernel_op {
   /// maps. The device executor starts the kernel's accumulator from it and copies the kernel's back into it
   /// before finish().
   virtual std::span<std::byte> accumulator() { return {}; }
+  /// A GPU sink's accumulator bytes that hold its result, read from the first accumulator_head_bytes()
+  /// (operator.hpp: trimmed_sink); every byte unless the operator says otherwise.
+  virtual std::uint64_t accumulator_head_bytes() const { return 0; }
+  virtual std::uint64_t accumulator_bytes_used(std::span<const std::byte> /*head*/) const {
+    return accumulator_size();
+  }
+  virtual std::uint64_t accumulator_size() const { return 0; }
   /// A GPU sink's Op::finish over accumulator(); maps have nothing to finish.
   virtual operator_counters finish() const { return {}; }
 

@@ -254,6 +254,18 @@ concept gpu_sink = requires(const typename Op::params& p, std::span<const std::b
   { Op::finish(p, state) } -> std::convertible_to<operator_counters>;
 };
 
+/// A GPU sink whose accumulator is mostly room it may not fill (a projection's rows) declares
+///   static constexpr std::uint64_t state_head_bytes = H;
+///   static std::uint64_t state_bytes_used(const params&, std::span<const std::byte> head);
+/// the bytes of its accumulator that hold the result, from its first H bytes: the device executor then
+/// copies back the head and those bytes only (the rest stays as prepared), not the whole room.
+template <class Op>
+concept trimmed_sink = gpu_sink<Op> &&
+    requires(const typename Op::params& p, std::span<const std::byte> head) {
+  { Op::state_head_bytes } -> std::convertible_to<std::uint64_t>;
+  { Op::state_bytes_used(p, head) } -> std::convertible_to<std::uint64_t>;
+};
+
 /// An operator that reads columnar frames (a columnar topic's; topics/columnar_view.hpp addresses them)
 /// declares
 ///   static std::optional<param_problem> bind(params&, const topic_info& input);

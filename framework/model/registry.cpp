@@ -1,6 +1,10 @@
 // The operator registry.
 #include "framework/model/registry.hpp"
 
+#include <sys/mman.h>
+
+#include <new>
+
 #include "framework/core/errors.hpp"
 
 namespace xf {
@@ -27,6 +31,27 @@ std::vector<const operator_entry*> operator_registry::entries() const {
   std::vector<const operator_entry*> list;
   for (const auto& [name, entry] : entries_) list.push_back(entry.get());
   return list;
+}
+
+}  // namespace xf
+
+namespace xf {
+
+detail::host_accumulator::host_accumulator(std::uint64_t bytes) : bytes_(bytes) {
+  if (bytes >= mapped_from) {
+    void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) throw std::bad_alloc();
+    data_ = static_cast<std::byte*>(p);  // page-aligned, and zero
+  } else {
+    data_ = new (std::align_val_t{alignment}) std::byte[bytes]();
+  }
+}
+
+detail::host_accumulator::~host_accumulator() {
+  if (bytes_ >= mapped_from)
+    ::munmap(data_, bytes_);
+  else
+    ::operator delete[](data_, std::align_val_t{alignment});
 }
 
 }  // namespace xf

@@ -106,19 +106,21 @@ void prepare_accumulator(const typename Op::params& p, std::span<std::byte> stat
 }
 
 /// A GPU sink's accumulator in host memory: zeroed, aligned for any atomic the operator uses on it.
+/// Large ones are fresh anonymous pages, zero without being written: an accumulator that is mostly room
+/// (a projection's rows) costs only the pages its result touches.
 class host_accumulator {
  public:
-  explicit host_accumulator(std::uint64_t bytes)
-      : bytes_(bytes), data_(new (std::align_val_t{alignment}) std::byte[bytes]()) {}
-  std::span<std::byte> bytes() const noexcept { return {data_.get(), bytes_}; }
+  explicit host_accumulator(std::uint64_t bytes);
+  ~host_accumulator();
+  host_accumulator(const host_accumulator&) = delete;
+  host_accumulator& operator=(const host_accumulator&) = delete;
+  std::span<std::byte> bytes() const noexcept { return {data_, bytes_}; }
 
  private:
   static constexpr std::size_t alignment = 256;  // as cudaMalloc's, so layouts match on both sides
-  struct aligned_delete {
-    void operator()(std::byte* p) const noexcept { ::operator delete[](p, std::align_val_t{alignment}); }
-  };
+  static constexpr std::uint64_t mapped_from = 1u << 20;
   std::uint64_t bytes_;
-  std::unique_ptr<std::byte[], aligned_delete> data_;
+  std::byte* data_;
 };
 
 /// Op::state_bytes, checked: an accumulator of zero bytes is an operator bug, not a user's.
@@ -193,6 +195,16 @@ class gpu_sink_on_host final : public host_kernel_op {
     run_gpu_compute<Op>(params_, call, e, begin, end);
   }
   std::span<std::byte> accumulator() override { return state_.bytes(); }
+  std::uint64_t accumulator_size() const override { return state_.bytes().size(); }
+  std::uint64_t accumulator_head_bytes() const override {
+    if constexpr (trimmed_sink<Op>) return Op::state_head_bytes;
+    return 0;
+  }
+  std::uint64_t accumulator_bytes_used(std::span<const std::byte> head) const override {
+    if constexpr (trimmed_sink<Op>)
+      return std::min<std::uint64_t>(Op::state_bytes_used(params_, head), accumulator_size());
+    return accumulator_size();
+  }
   operator_counters finish() const override { return Op::finish(params_, state_.bytes()); }
   bool reads_pages() const override { return page_reader<Op>; }
   void pages_read(const std::byte* frame, std::vector<frame_range>& out) const override {

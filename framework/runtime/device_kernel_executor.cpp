@@ -40,8 +40,17 @@ class device_kernel_executor final : public kernel_executor {
   }
   void start(std::vector<std::thread>& threads) override;
   void watch() override;
-  void collect_accumulator(std::uint32_t k, std::span<std::byte> host) override {
-    if (device_) device_->copy_accumulator(k, host);
+  void collect_accumulator(std::uint32_t k, host_kernel_op& sink) override {
+    if (!device_) return;
+    const std::span<std::byte> host = sink.accumulator();
+    const std::uint64_t head = std::min<std::uint64_t>(sink.accumulator_head_bytes(), host.size());
+    if (head == 0) {
+      device_->copy_accumulator(k, host, 0, host.size());
+      return;
+    }
+    device_->copy_accumulator(k, host, 0, head);
+    const std::uint64_t used = std::max(head, sink.accumulator_bytes_used(host.first(head)));
+    device_->copy_accumulator(k, host, head, used);
   }
   std::vector<kernel_op_counters> op_counters() override {
     return device_ && !device_->wedged() ? device_->counters() : std::vector<kernel_op_counters>{};

@@ -61,7 +61,7 @@ std::vector<operator_counters> finish_kernel_sinks(run_context& run, kernel_exec
     host_kernel_op* kernel = i < run.instances().size() ? run.instances()[i].kernel.get() : nullptr;
     if (kernel == nullptr || !p.operators[i].outputs.empty()) continue;
     try {
-      executor.collect_accumulator(static_cast<std::uint32_t>(k), kernel->accumulator());
+      executor.collect_accumulator(static_cast<std::uint32_t>(k), *kernel);
       counters[i] = kernel->finish();
     } catch (const run_error& e) {
       run.control().fail(e);

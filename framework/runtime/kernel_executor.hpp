@@ -34,9 +34,9 @@ class kernel_executor {
   /// Watches the run on the calling thread until the kernel operators end or the run fails (the device's
   /// watchdog and partition tuner); the host executor's blocks watch themselves.
   virtual void watch() {}
-  /// A GPU sink's accumulator as the kernel left it, into `host` (the device copies it back; the host
-  /// executor folded into it directly).
-  virtual void collect_accumulator(std::uint32_t /*kernel_op*/, std::span<std::byte> /*host*/) {}
+  /// A GPU sink's accumulator as the kernel left it, into `sink`'s (the device copies back what its
+  /// result uses; the host executor folded into it directly).
+  virtual void collect_accumulator(std::uint32_t /*kernel_op*/, host_kernel_op& /*sink*/) {}
   /// Per kernel operator, frames and bytes the round counted (kernel_op order).
   virtual std::vector<kernel_op_counters> op_counters() = 0;
   /// Adds what only this executor knows to the stats (round breakdown, partition, copy engines, faults).

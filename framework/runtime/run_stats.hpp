@@ -107,7 +107,8 @@ struct run_stats {
   /// Where the wall clock went, step by step in run order: setting up (the kernel executor and its GPU
   /// context, the topics' frames, the operators, starting them and the kernel), the run itself (from the
   /// kernel's start to the last worker's end: the stream and its drain), and finishing (the sinks'
-  /// accumulators and results). The launcher puts loading and planning the topology first.
+  /// accumulators and results). The launcher puts loading the topology, and planning it (with the GPU's
+  /// set-up), first.
   struct phase {
     std::string name;
     double seconds = 0;

@@ -11,6 +11,7 @@
 // each member evaluates the index for the range it shares with its team (same addresses: one load).
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -105,6 +106,15 @@ struct query_op {
     if (p.program.has_group) return sizeof(header) + std::uint64_t{p.max_groups} * sizeof(group_slot);
     if (projects(p)) return sizeof(header) + std::uint64_t{p.max_rows} * record_bytes(p);
     return sizeof(header);
+  }
+  /// The accumulator's bytes that hold a result: the header, and a projection's rows taken (the room
+  /// for max_rows is mostly empty and stays on the device).
+  static constexpr std::uint64_t state_head_bytes = sizeof(header);
+  static std::uint64_t state_bytes_used(const params& p, std::span<const std::byte> head) {
+    if (!projects(p)) return state_bytes(p);
+    std::uint64_t taken;
+    std::memcpy(&taken, head.data() + offsetof(header, result_rows), sizeof taken);
+    return sizeof(header) + std::min<std::uint64_t>(taken, p.max_rows) * record_bytes(p);
   }
   static operator_counters finish(const params& p, std::span<const std::byte> state);
   /// The index pages, then each page of a named column that may hold a match (host code: the copy
