@@ -84,7 +84,7 @@ class Xeflow:
     def __init__(self, args, frames, expected, work):
         self.args, self.frames, self.expected, self.work = args, frames, expected, work
 
-    def xeflow_run(self, family, mode, passes, results, skip=None, resident=True):
+    def xeflow_run(self, family, mode, passes, results, skip=None, resident=True, max_rows=None):
         topology = os.path.join(ROOT, "topologies", f"setquery_{family.lower()}.yaml")
         cmd = [os.path.join(self.args.build, "tools", "xeflow-run"), topology, "-q", "--stats", "json",
                "--set", f"runtime.executor={self.args.executor}",
@@ -98,6 +98,8 @@ class Xeflow:
             cmd += ["--set", f"operators.{op}.params.result={os.path.join(results, op.upper() + '.csv')}"]
             if skip:
                 cmd += ["--set", f"operators.{op}.params.skip={skip}"]
+            if max_rows and max_rows.get(op):
+                cmd += ["--set", f"operators.{op}.params.max_rows={max_rows[op]}"]
         start = time.monotonic()
         r = run(cmd)
         return json.loads(r.stdout), time.monotonic() - start
@@ -111,7 +113,11 @@ class Xeflow:
         os.makedirs(os.path.join(results, "many"))
         one, wall_one = self.xeflow_run(family, mode, 1, results, skip)
         same_answers(results, self.expected, f"xeflow {tag}")
-        many, _ = self.xeflow_run(family, mode, self.args.passes, os.path.join(results, "many"), skip)
+        # A projection's rows add up over the passes: room for all of them.
+        room = {o["name"]: max(1 << 20, o["counters"].get("result_rows", 0) * self.args.passes + 1)
+                for o in one["operators"] if o.get("class") == "query"}
+        many, _ = self.xeflow_run(family, mode, self.args.passes, os.path.join(results, "many"), skip,
+                                  max_rows=room)
         source = next(o for o in many["operators"] if o["name"] == "source")["counters"]
         if source.get("frames_read") != self.frames:
             sys.exit(f"xeflow {tag}: the source read {source.get('frames_read')} frames over "
