@@ -1,6 +1,7 @@
 // Fork-join helpers of the BigKernel reference applications and baselines: the default thread count, an
 // even split of a range into parts, and running one part per thread with the first failure (by part)
-// rethrown — once (run_parallel) or many times over one team of threads (worker_team).
+// rethrown — once (run_parallel) or many times over one team of threads (worker_team, from the framework's
+// ground floor).
 #pragma once
 
 #include <algorithm>
@@ -13,7 +14,11 @@
 #include <utility>
 #include <vector>
 
+#include "framework/core/worker_team.hpp"
+
 namespace xf::apps {
+
+using xf::worker_team;
 
 /// std::thread::hardware_concurrency(), or 1 when the system does not say.
 inline unsigned default_threads() noexcept {
@@ -57,83 +62,5 @@ void run_parallel(unsigned threads, Body&& body) {
   for (const auto& f : failures)
     if (f) std::rethrow_exception(f);
 }
-
-/// run_parallel for loops that fork and join thousands of times (a baseline staging each chunk with all its
-/// threads): the threads are started once and wait between runs, so a run costs a wake-up, not a start.
-class worker_team {
- public:
-  explicit worker_team(unsigned threads) : failures_(std::max(1u, threads)) {
-    for (unsigned t = 1; t < failures_.size(); ++t) workers_.emplace_back([this, t] { serve(t); });
-  }
-  ~worker_team() {
-    {
-      std::lock_guard lock(mutex_);
-      stopping_ = true;
-    }
-    wake_.notify_all();
-  }  // jthreads join here
-  worker_team(const worker_team&) = delete;
-  worker_team& operator=(const worker_team&) = delete;
-
-  unsigned size() const noexcept { return static_cast<unsigned>(failures_.size()); }
-
-  /// Runs body(t) for t in [0, size()): t = 0 on the calling thread. Rethrows like run_parallel.
-  void run(const std::function<void(unsigned)>& body) {
-    {
-      std::lock_guard lock(mutex_);
-      body_ = &body;
-      pending_ = size() - 1;
-      ++generation_;
-    }
-    wake_.notify_all();
-    guarded(0, body);
-    {
-      std::unique_lock lock(mutex_);
-      done_.wait(lock, [&] { return pending_ == 0; });
-      body_ = nullptr;
-    }
-    std::exception_ptr first;
-    for (auto& f : failures_)
-      if (f && !first)
-        first = std::exchange(f, nullptr);
-      else
-        f = nullptr;
-    if (first) std::rethrow_exception(first);
-  }
-
- private:
-  void guarded(unsigned t, const std::function<void(unsigned)>& body) {
-    try {
-      body(t);
-    } catch (...) {
-      failures_[t] = std::current_exception();
-    }
-  }
-  void serve(unsigned t) {
-    std::uint64_t seen = 0;
-    for (;;) {
-      const std::function<void(unsigned)>* body = nullptr;
-      {
-        std::unique_lock lock(mutex_);
-        wake_.wait(lock, [&] { return stopping_ || generation_ != seen; });
-        if (stopping_) return;
-        seen = generation_;
-        body = body_;
-      }
-      guarded(t, *body);
-      std::lock_guard lock(mutex_);
-      if (--pending_ == 0) done_.notify_one();
-    }
-  }
-
-  std::vector<std::exception_ptr> failures_;
-  std::mutex mutex_;
-  std::condition_variable wake_, done_;
-  const std::function<void(unsigned)>* body_ = nullptr;
-  std::uint64_t generation_ = 0;
-  unsigned pending_ = 0;
-  bool stopping_ = false;
-  std::vector<std::jthread> workers_;  // last: joined before the rest is destroyed
-};
 
 }  // namespace xf::apps

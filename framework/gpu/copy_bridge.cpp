@@ -34,6 +34,8 @@ constexpr std::size_t streams_per_route = 8;
 constexpr std::size_t max_copies_in_flight = 64;
 /// The thread's wait when no route moved: it serves a stream running at tens of GB/s (a 64 KiB frame every
 /// ~2 µs), so it spins long before it sleeps, and never sleeps long.
+/// Threads (the bridge's own among them) that choose a selecting run's parts.
+constexpr unsigned choosing_threads = 4;
 constexpr backoff_policy idle_wait{.spins = 4096, .yields = 4096, .first_sleep_us = 10, .max_sleep_us = 10};
 
 /// When a batch that grows between looks goes — a run of frames to copy, a row of releases to mirror: at
@@ -184,9 +186,9 @@ struct copy_bridge::lane {
     std::size_t event;
   };
   std::deque<copy_in_flight> in_flight;
-  frame_selector select;            ///< to the device: the parts of a frame to copy (empty: all of it)
-  std::vector<frame_range> ranges;  ///< scratch for select
-  part_batch parts;                 ///< a selecting run's parts, copied together
+  frame_selector select;  ///< to the device: the parts of a frame to copy (empty: all of it)
+  std::vector<std::vector<frame_range>> frame_parts;  ///< a selecting run's parts, frame by frame
+  part_batch parts;                                   ///< a selecting run's parts, copied together
   std::size_t next_event = 0;
   std::uint64_t next = 0;       ///< the first offset not carried across yet
   std::uint64_t delivered = 0;  ///< to the host: offsets published in the host index
@@ -263,6 +265,8 @@ void copy_bridge::start() {
     finished_.store(true, std::memory_order_release);
     return;
   }
+  if (std::any_of(lanes_.begin(), lanes_.end(), [](const auto& l) { return static_cast<bool>(l->select); }))
+    choosers_ = std::make_unique<worker_team>(choosing_threads);
   thread_ = std::thread([this] { loop(); });
 }
 
@@ -390,14 +394,26 @@ bool copy_bridge::step_to_device(lane& l) {
   std::uint64_t copy_bytes = 0, copy_calls = 0;
   if (l.select && width != 0) {
     l.parts.clear();
+    if (l.frame_parts.size() < count) l.frame_parts.resize(count);
+    const auto choose = [&](std::uint64_t k) {
+      std::vector<frame_range>& parts = l.frame_parts[k];
+      parts.clear();
+      l.select(v.frames + (std::uint64_t{first_frame} + k) * v.frame_bytes, parts);
+      bridge_gaps(parts);
+    };
+    if (count > 1 && choosers_) {
+      const std::uint64_t team = choosers_->size();
+      choosers_->run([&](unsigned t) {
+        for (std::uint64_t k = t; k < count; k += team) choose(k);
+      });
+    } else {
+      for (std::uint64_t k = 0; k < count; ++k) choose(k);
+    }
     for (std::uint64_t k = 0; k < count; ++k) {
       const std::uint64_t base = (std::uint64_t{first_frame} + k) * v.frame_bytes;
       const std::uint64_t published = k + 1 == count ? last_width : width;
-      l.ranges.clear();
-      l.select(v.frames + base, l.ranges);
-      bridge_gaps(l.ranges);
       std::uint64_t frame_copied = 0;
-      for (const frame_range& part : l.ranges) {
+      for (const frame_range& part : l.frame_parts[k]) {
         if (part.offset >= published) continue;
         const std::uint64_t bytes = std::min(part.bytes, published - part.offset);
         l.parts.add(l.frames.get() + base + part.offset, v.frames + base + part.offset, bytes);

@@ -47,6 +47,7 @@
 #include "framework/core/cuda_buffer.hpp"
 #include "framework/core/errors.hpp"
 #include "framework/core/frame.hpp"
+#include "framework/core/worker_team.hpp"
 #include "topics/topic.hpp"
 
 namespace xf {
@@ -125,6 +126,9 @@ class copy_bridge {
   const std::vector<topic>& topics_;
   std::vector<route> routes_;
   std::vector<std::unique_ptr<lane>> lanes_;
+  /// Threads that choose the parts of a selecting run's frames beside the bridge's own (the index is
+  /// read frame by frame on the CPU, which one thread cannot do at the link's rate); null without one.
+  std::unique_ptr<worker_team> choosers_;
   std::thread thread_;
   std::atomic<bool> stop_{false};
   std::atomic<bool> finished_{false};

@@ -165,15 +165,13 @@ device_run::device_run(const plan& p, std::vector<topic>& topics,
     parts_done_.emplace_back(po.parts > 1 ? p.topics[po.inputs[0]].spec->capacity : 0);
     op.parts_done = parts_done_.back().get();
     accumulators_.emplace_back(accumulators[k].size());
-    // The fold starts from the host's prepared accumulator: its bytes up to the last non-zero one (the
-    // device buffer is zeroed, and a projection's room for rows is zero and large).
-    const std::span<const std::byte> prepared = accumulators[k];
-    const auto last =
-        std::find_if(prepared.rbegin(), prepared.rend(), [](std::byte b) { return b != std::byte{0}; });
-    const auto prepared_bytes = static_cast<std::size_t>(prepared.rend() - last);
-    if (prepared_bytes != 0)
-      XF_CUDA_TRY(
-          cudaMemcpy(accumulators_.back().get(), prepared.data(), prepared_bytes, cudaMemcpyHostToDevice));
+    // The fold starts from the host's prepared accumulator; one its operator did not prepare is zero, as
+    // the device buffer already is (a projection's room for rows is large).
+    const bool prepared =
+        k >= operators.size() || operators[k] == nullptr || operators[k]->accumulator_prepared();
+    if (!accumulators[k].empty() && prepared)
+      XF_CUDA_TRY(cudaMemcpy(accumulators_.back().get(), accumulators[k].data(), accumulators[k].size(),
+                             cudaMemcpyHostToDevice));
     op.state = accumulators_.back().get();
   }
   XF_EXPECTS(first_warp <= p.warps_per_block, "the partition fits the block");

@@ -68,6 +68,8 @@ class host_kernel_op {
     return accumulator_size();
   }
   virtual std::uint64_t accumulator_size() const { return 0; }
+  /// Whether the accumulator holds anything but zeros before the first frame (a sink's Op::prepare).
+  virtual bool accumulator_prepared() const { return true; }
   /// A GPU sink's Op::finish over accumulator(); maps have nothing to finish.
   virtual operator_counters finish() const { return {}; }
 

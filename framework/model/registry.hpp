@@ -196,6 +196,11 @@ class gpu_sink_on_host final : public host_kernel_op {
   }
   std::span<std::byte> accumulator() override { return state_.bytes(); }
   std::uint64_t accumulator_size() const override { return state_.bytes().size(); }
+  bool accumulator_prepared() const override {
+    return requires(const typename Op::params& p, std::span<std::byte> state) {
+      Op::prepare(p, state);
+    };
+  }
   std::uint64_t accumulator_head_bytes() const override {
     if constexpr (trimmed_sink<Op>) return Op::state_head_bytes;
     return 0;

@@ -137,14 +137,18 @@ void query_op::pages_read(const params& p, const std::byte* frame, std::vector<f
   }
   const std::size_t first = out.size();
   out.push_back({0, std::uint64_t{g.index_pages} * columnar_page_bytes});
-  for (std::uint32_t s = 0; s < q.slot_count; ++s) {
-    const std::uint32_t c = q.slots[s].column;
-    const std::uint32_t per_page = g.columns[c].rows_per_page;
-    const std::uint32_t pages = g.pages_for_rows(c, h.rows);
-    for (std::uint32_t page = 0; page < pages; ++page) {
-      const std::uint32_t r0 = page * per_page, r1 = h.rows - r0 < per_page ? h.rows : r0 + per_page;
-      if (olap::rows_may_match(q, frame, r0, r1))
-        out.push_back({g.page_offset(c, page), columnar_page_bytes});
+  // The row ranges compute walks (each inside one page of every named column), the index evaluated once
+  // a range as compute evaluates it: a page is read when a range in it may match.
+  std::uint32_t last_page[olap::max_slots];
+  for (std::uint32_t s = 0; s < q.slot_count; ++s) last_page[s] = ~0u;
+  for (std::uint32_t r = 0, next; r < h.rows; r = next) {
+    next = olap::next_boundary(q, r, h.rows);
+    if (!olap::rows_may_match(q, frame, r, next)) continue;
+    for (std::uint32_t s = 0; s < q.slot_count; ++s) {
+      const std::uint32_t c = q.slots[s].column, page = r / g.columns[c].rows_per_page;
+      if (page == last_page[s]) continue;
+      last_page[s] = page;
+      out.push_back({g.page_offset(c, page), columnar_page_bytes});
     }
   }
   std::sort(out.begin() + static_cast<std::ptrdiff_t>(first), out.end(),
@@ -199,8 +203,10 @@ operator_counters query_op::finish(const params& p, std::span<const std::byte> s
       return std::pair{offset, row};
     };
     std::sort(records.begin(), records.end(), [&](auto* a, auto* b) { return place(a) < place(b); });
+    rows.reserve(n);
     for (const std::byte* r : records) {
       std::vector<cell> row;
+      row.reserve(q.output_count);
       const std::byte* at = r + 16;
       for (std::uint32_t k = 0; k < q.output_count; ++k) {
         const column_layout& l = q.column_of(q.outputs[k].slot).layout;
@@ -248,9 +254,16 @@ operator_counters query_op::finish(const params& p, std::span<const std::byte> s
     } else {
       for (std::size_t i = 0; i < names.size(); ++i) text += (i ? "," : "") + names[i];
       text += "\n";
+      text.reserve(text.size() + rows.size() * (names.size() * 8 + 1));
       for (const auto& row : rows) {
-        for (std::size_t i = 0; i < row.size(); ++i) text += (i ? "," : "") + csv_field(row[i]);
-        text += "\n";
+        for (std::size_t i = 0; i < row.size(); ++i) {
+          if (i != 0) text += ',';
+          if (row[i].kind == cell::text)
+            text += csv_field(row[i]);
+          else
+            text += row[i].value;
+        }
+        text += '\n';
       }
     }
     write_result_file(p.result, text);
