@@ -191,6 +191,9 @@ int run(int argc, char** argv) {
     XF_CUDA_TRY(
         cudaMemcpy(device_state_at.get(), state_at.data(), nv * sizeof(std::byte*), cudaMemcpyHostToDevice));
     xf::device_buffer<std::uint64_t> failures(nv);
+    const auto host_at = [&](std::uint32_t i) {
+      return host_states.get() + (state_at[i] - device_states.get());
+    };
 
     for (const std::string& layout : layout_list) {
       // A column's pages are adjacent and at the same offset in every frame: one 2-D copy each (frames
@@ -226,8 +229,21 @@ int run(int argc, char** argv) {
                                                               frames, device_state_at.get(), failures.get());
         XF_CUDA_TRY(cudaGetLastError());
         XF_CUDA_TRY(cudaEventRecord(computed.get(), stream.get()));
-        XF_CUDA_TRY(cudaMemcpyAsync(host_states.get(), device_states.get(), states_total,
-                                    cudaMemcpyDeviceToHost, stream.get()));
+        // Back: each accumulator's header, then what its result uses (a projection's rows taken, not its
+        // room for max_rows), as xeflow's device executor copies it.
+        for (std::uint32_t i = 0; i < nv; ++i)
+          XF_CUDA_TRY(cudaMemcpyAsync(host_at(i), state_at[i], query_op::state_head_bytes,
+                                      cudaMemcpyDeviceToHost, stream.get()));
+        XF_CUDA_TRY(cudaStreamSynchronize(stream.get()));
+        for (std::uint32_t i = 0; i < nv; ++i) {
+          const std::uint64_t used = std::min<std::uint64_t>(
+              state_bytes[i],
+              query_op::state_bytes_used(params[i], {host_at(i), query_op::state_head_bytes}));
+          if (used > query_op::state_head_bytes)
+            XF_CUDA_TRY(cudaMemcpyAsync(
+                host_at(i) + query_op::state_head_bytes, state_at[i] + query_op::state_head_bytes,
+                used - query_op::state_head_bytes, cudaMemcpyDeviceToHost, stream.get()));
+        }
         XF_CUDA_TRY(cudaEventRecord(done.get(), stream.get()));
         XF_CUDA_TRY(cudaStreamSynchronize(stream.get()));
         pass_times t{};
@@ -254,7 +270,7 @@ int run(int argc, char** argv) {
                   xf::parse_path_text((dir / (variants[i]->id + ".csv")).string(), p.result);
               *problem != '\0')
             throw std::runtime_error(problem);
-          query_op::finish(p, {host_states.get() + (state_at[i] - device_states.get()), state_bytes[i]});
+          query_op::finish(p, {host_at(i), state_bytes[i]});
         }
       }
       const double n = reps;

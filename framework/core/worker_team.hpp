@@ -33,8 +33,8 @@ class worker_team {
 
   unsigned size() const noexcept { return static_cast<unsigned>(failures_.size()); }
 
-  /// Runs body(t) for t in [0, size()): t = 0 on the calling thread. When bodies throw, the exception of the lowest t is
-  /// rethrown.
+  /// Runs body(t) for t in [0, size()): t = 0 on the calling thread. When bodies throw, the exception of the
+  /// lowest t is rethrown.
   void run(const std::function<void(unsigned)>& body) {
     {
       std::lock_guard lock(mutex_);

@@ -181,9 +181,21 @@ TEST_CASE("host_executor.stats_json_is_valid") {
   CHECK(doc["status"] == "completed");
   CHECK(doc["operators"].size() == 2);
   CHECK(doc["topics"][0]["frames"] == 16);
+  // Where the wall clock went: every step of the run in order, none longer than the run.
+  std::vector<std::string> phases;
+  double phase_seconds = 0;
+  for (const auto& ph : doc["phases"]) {
+    phases.push_back(ph["name"].get<std::string>());
+    CHECK(ph["seconds"].get<double>() >= 0);
+    phase_seconds += ph["seconds"].get<double>();
+  }
+  CHECK(phases ==
+        std::vector<std::string>{"executor", "topics", "operators", "kernel start", "run", "finish"});
+  CHECK(phase_seconds <= doc["wall_seconds"].get<double>() + 1e-6);
   const std::string table = format_stats_table(out.stats);
   CHECK(table.find("source") != std::string::npos);
   CHECK(table.find("blocked s") != std::string::npos);
+  CHECK(table.find("phases: executor") != std::string::npos);
 }
 
 TEST_CASE("executor.stats_show_the_partition_and_its_tunings") {
