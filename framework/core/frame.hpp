@@ -1,9 +1,11 @@
 // Frames as operators see them: a byte range of a topic frame, with typed views.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <vector>
 
 #include "framework/core/element_type.hpp"
 
@@ -14,6 +16,24 @@ struct frame_range {
   std::uint64_t offset = 0;
   std::uint64_t bytes = 0;
 };
+
+/// Sorts ranges[first, end) by offset and joins every two that overlap, touch, or lie at most `gap` bytes
+/// apart (the gap then belongs to the joined range): the parts of a frame to copy, fewest for that gap.
+inline void join_ranges(std::vector<frame_range>& ranges, std::size_t first, std::uint64_t gap) {
+  if (ranges.size() <= first) return;
+  std::sort(ranges.begin() + static_cast<std::ptrdiff_t>(first), ranges.end(),
+            [](const frame_range& a, const frame_range& b) { return a.offset < b.offset; });
+  std::size_t kept = first;
+  for (std::size_t i = first + 1; i < ranges.size(); ++i) {
+    frame_range& last = ranges[kept];
+    const std::uint64_t end = last.offset + last.bytes;
+    if (ranges[i].offset <= end + gap)
+      last.bytes = std::max(end, ranges[i].offset + ranges[i].bytes) - last.offset;
+    else
+      ranges[++kept] = ranges[i];
+  }
+  ranges.resize(kept + 1);
+}
 
 /// A published frame handed to a subscriber: read-only, `bytes` valid bytes.
 struct frame_in {

@@ -61,24 +61,6 @@ struct batch_gate {
   }
 };
 
-/// Joins parts (in frame order) whose gap is at most part_gap_bytes: the copy engines then carry the gap's
-/// bytes too, which costs less than another part. On the H200, 4 KiB pages picked by bloom filters (79 000
-/// parts, 323 MB a pass) crossed at 12 GB/s where whole columns (64 KiB runs) crossed at 55 GB/s: about
-/// 0.27 µs a part, the time of 15 KB at the link's rate.
-void bridge_gaps(std::vector<frame_range>& parts) {
-  if (parts.empty()) return;
-  std::size_t kept = 0;
-  for (std::size_t i = 1; i < parts.size(); ++i) {
-    frame_range& last = parts[kept];
-    const std::uint64_t end = last.offset + last.bytes;
-    if (parts[i].offset <= end + copy_bridge::part_gap_bytes)
-      last.bytes = std::max(end, parts[i].offset + parts[i].bytes) - last.offset;
-    else
-      parts[++kept] = parts[i];
-  }
-  parts.resize(kept + 1);
-}
-
 /// A selecting run's parts (every kept page range of every frame of the run), host to device: issued as
 /// one cudaMemcpyBatchAsync a chunk, since a part is often a single 4 KiB page and a call a part would
 /// cost more in calls than in bytes. Where the driver lacks batches, a call a part.
@@ -399,7 +381,7 @@ bool copy_bridge::step_to_device(lane& l) {
       std::vector<frame_range>& parts = l.frame_parts[k];
       parts.clear();
       l.select(v.frames + (std::uint64_t{first_frame} + k) * v.frame_bytes, parts);
-      bridge_gaps(parts);
+      join_ranges(parts, 0, copy_bridge::part_gap_bytes);
     };
     if (count > 1 && choosers_) {
       const std::uint64_t team = choosers_->size();

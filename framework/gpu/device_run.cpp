@@ -65,17 +65,7 @@ frame_selector pages_read_by(const plan& p, std::size_t t,
   return [readers](const std::byte* frame, std::vector<frame_range>& out) {
     const std::size_t first = out.size();
     for (const host_kernel_op* reader : readers) reader->pages_read(frame, out);
-    std::sort(out.begin() + static_cast<std::ptrdiff_t>(first), out.end(),
-              [](const frame_range& a, const frame_range& b) { return a.offset < b.offset; });
-    std::size_t kept = first;
-    for (std::size_t i = first + 1; i < out.size(); ++i) {
-      frame_range& last = out[kept];
-      if (out[i].offset <= last.offset + last.bytes)
-        last.bytes = std::max(last.bytes, out[i].offset + out[i].bytes - last.offset);
-      else
-        out[++kept] = out[i];
-    }
-    if (out.size() > first) out.resize(kept + 1);
+    join_ranges(out, first, 0);
   };
 }
 

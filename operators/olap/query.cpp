@@ -151,16 +151,7 @@ void query_op::pages_read(const params& p, const std::byte* frame, std::vector<f
       out.push_back({g.page_offset(c, page), columnar_page_bytes});
     }
   }
-  std::sort(out.begin() + static_cast<std::ptrdiff_t>(first), out.end(),
-            [](const frame_range& a, const frame_range& b) { return a.offset < b.offset; });
-  std::size_t kept = first;
-  for (std::size_t i = first + 1; i < out.size(); ++i) {
-    if (out[kept].offset + out[kept].bytes == out[i].offset)
-      out[kept].bytes += out[i].bytes;
-    else
-      out[++kept] = out[i];
-  }
-  out.resize(kept + 1);
+  join_ranges(out, first, 0);
 }
 
 operator_counters query_op::finish(const params& p, std::span<const std::byte> state) {

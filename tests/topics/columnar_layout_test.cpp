@@ -10,6 +10,7 @@
 #include <random>
 #include <vector>
 
+#include "framework/core/frame.hpp"
 #include "topics/columnar_index.hpp"
 #include "topics/columnar_layout.hpp"
 
@@ -329,4 +330,33 @@ TEST_CASE("columnar.point_predicates_skip_with_the_bloom_and_keep_every_match") 
     }
   }
   CHECK(skipped > 2000 * 16 / 2);  // most pages lack most values
+}
+
+TEST_CASE("columnar.parts_join_when_they_overlap_touch_or_lie_within_the_gap") {
+  using parts = std::vector<xf::frame_range>;
+  const auto joined = [](parts in, std::size_t first, std::uint64_t gap) {
+    xf::join_ranges(in, first, gap);
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> out;
+    for (const xf::frame_range& r : in) out.emplace_back(r.offset, r.bytes);
+    return out;
+  };
+  using pairs = std::vector<std::pair<std::uint64_t, std::uint64_t>>;
+  // Unsorted input: a touch, a contained range, gaps of 4096 bytes (twice) and one of 4097.
+  const parts in = {{20480, 4096}, {0, 4096}, {4096, 4096}, {6000, 100}, {12288, 4096}, {28673, 10}};
+  CHECK(joined(in, 0, 0) == pairs{{0, 8192}, {12288, 4096}, {20480, 4096}, {28673, 10}});
+  CHECK(joined(in, 0, 4095) == joined(in, 0, 0));
+  CHECK(joined(in, 0, 4096) == pairs{{0, 24576}, {28673, 10}});
+  CHECK(joined(in, 0, 4097) == pairs{{0, 28683}});
+  // Ranges before `first` are left as they are.
+  parts with_head = {{100, 1}, {50, 1}};
+  with_head.insert(with_head.end(), in.begin(), in.end());
+  xf::join_ranges(with_head, 2, 0);
+  REQUIRE(with_head.size() == 6);
+  CHECK(with_head[0].offset == 100);
+  CHECK(with_head[1].offset == 50);
+  CHECK(with_head[2].offset == 0);
+  CHECK(with_head[2].bytes == 8192);
+  parts none;
+  xf::join_ranges(none, 0, 0);
+  CHECK(none.empty());
 }
