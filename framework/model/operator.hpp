@@ -278,7 +278,8 @@ concept trimmed_sink = gpu_sink<Op> &&
 /// the byte ranges of an indexed frame (host memory) its compute may touch, in frame order: the index
 /// pages, then the data pages that may hold a match. On a `dma` topic the copy engines then carry only
 /// the ranges some GPU subscriber reads; compute must touch nothing else (the rest of the device copy is
-/// stale).
+/// stale). A columnar reader's counters `pages.<column>` and `pages_skipped.<column>` (data pages its
+/// index walk met, and those the index ruled out) are summed per topic and column in the run's stats.
 template <class Op>
 concept columnar_reader = requires(typename Op::params& p, const topic_info& input) {
   { Op::bind(p, input) } -> std::same_as<std::optional<param_problem>>;

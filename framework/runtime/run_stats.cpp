@@ -99,6 +99,16 @@ std::string format_stats_table(const run_stats& s) {
                     std::to_string(t.copy_cuda_calls), fixed(seconds(t.copy_busy_ns), 3)});
     out << "\ncopy engines:\n" << copied.str();
   }
+  bool any_columns = false;
+  for (const auto& t : s.topics) any_columns = any_columns || !t.columns.empty();
+  if (any_columns) {
+    text_table pages({"topic", "column", "pages read", "pages skipped", "GB skipped"});
+    for (const auto& t : s.topics)
+      for (const auto& c : t.columns)
+        pages.add({t.name, c.column, std::to_string(c.pages - c.pages_skipped),
+                   std::to_string(c.pages_skipped), fixed(gb(c.bytes_skipped), 3)});
+    out << "\ncolumnar pages (the readers' index walks):\n" << pages.str();
+  }
   bool any_um = false;
   for (const auto& t : s.topics) any_um = any_um || t.um_known;
   if (any_um) {
@@ -250,6 +260,14 @@ std::string format_stats_json(const run_stats& s) {
                            {"bytes_skipped", t.skipped_bytes},
                            {"cuda_calls", t.copy_cuda_calls},
                            {"bridge_busy_seconds", seconds(t.copy_busy_ns)}};
+    if (!t.columns.empty()) {
+      j["columns"] = nlohmann::ordered_json::array();
+      for (const auto& c : t.columns)
+        j["columns"].push_back({{"column", c.column},
+                                {"pages", c.pages},
+                                {"pages_skipped", c.pages_skipped},
+                                {"bytes_skipped", c.bytes_skipped}});
+    }
     if (t.um_known)
       j["unified_memory"] = {{"gpu_page_faults", t.gpu_page_faults},
                              {"cpu_page_faults", t.cpu_page_faults},

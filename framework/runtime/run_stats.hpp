@@ -87,6 +87,14 @@ struct topic_stats {
   std::uint64_t skipped_bytes = 0;  ///< frame bytes the copy engines left behind (pages no subscriber reads)
   std::uint64_t copy_cuda_calls = 0;  ///< every CUDA call the copy bridge made for the topic
   std::uint64_t copy_busy_ns = 0;     ///< the bridge thread's time on looks at the topic that moved something
+  /// A columnar topic's page readers' index walks, per column (their `pages.<column>` and
+  /// `pages_skipped.<column>` counters summed): data pages met, and those the index ruled out (never read
+  /// by the kernel; with dma, never copied unless a neighbouring part's gap carried them).
+  struct column_pages {
+    std::string column;
+    std::uint64_t pages = 0, pages_skipped = 0, bytes_skipped = 0;
+  };
+  std::vector<column_pages> columns;
 };
 
 /// How a run ended: every stream to its end, drained early by an interrupt, or failed.

@@ -1,6 +1,10 @@
 // The run's stats from its counters.
 #include "framework/runtime/stats_builder.hpp"
 
+#include <algorithm>
+
+#include "topics/columnar_layout.hpp"
+
 namespace xf {
 namespace {
 
@@ -24,6 +28,27 @@ void add_kernel_counters(run_stats& stats, const plan& p, const std::vector<kern
     out.frames += counters[k].frames;
     out.bytes += bytes_out;
   }
+}
+
+/// Each columnar topic's pages per column, summed over its page readers' counters (operator.hpp:
+/// page_reader).
+void add_column_pages(run_stats& stats, const plan& p) {
+  for (std::size_t i = 0; i < p.operators.size() && i < stats.operators.size(); ++i) {
+    const planned_operator& po = p.operators[i];
+    if (!po.entry->info.reads_columnar || po.inputs.empty()) continue;
+    std::vector<topic_stats::column_pages>& columns = stats.topics[po.inputs[0]].columns;
+    for (const auto& [key, value] : stats.operators[i].counters) {
+      const bool skipped = key.rfind("pages_skipped.", 0) == 0;
+      if (!skipped && key.rfind("pages.", 0) != 0) continue;
+      const std::string column = key.substr(key.find('.') + 1);
+      auto it =
+          std::find_if(columns.begin(), columns.end(), [&](const auto& c) { return c.column == column; });
+      if (it == columns.end()) it = columns.insert(columns.end(), {column, 0, 0, 0});
+      (skipped ? it->pages_skipped : it->pages) += value;
+    }
+  }
+  for (topic_stats& t : stats.topics)
+    for (auto& c : t.columns) c.bytes_skipped = c.pages_skipped * columnar_page_bytes;
 }
 
 void add_file_cache(run_stats& stats, file_cache& cache, const fetch_counters& totals) {
@@ -102,6 +127,7 @@ run_stats build_stats(run_context& run, kernel_executor* executor,
     ts.end_offset = end == no_offset ? 0 : end;
     stats.topics.push_back(std::move(ts));
   }
+  add_column_pages(stats, p);
   if (executor != nullptr && !executor->wedged()) {
     try {
       add_kernel_counters(stats, p, executor->op_counters());

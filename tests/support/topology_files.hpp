@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
@@ -130,6 +131,7 @@ class short_run {
   void check_results(const nlohmann::json& doc) const {
     if (!queries_.empty()) {
       check_queries();
+      check_column_pages(doc);
       return;
     }
     if (!affinity_.empty()) {
@@ -207,6 +209,29 @@ class short_run {
     }
     std::error_code ignored;
     std::filesystem::remove_all(expected, ignored);
+  }
+
+  /// The table topic's pages per column are its queries' page counters summed, and every column a query
+  /// named is there.
+  static void check_column_pages(const nlohmann::json& doc) {
+    std::map<std::string, std::pair<std::uint64_t, std::uint64_t>> expected;  // column → (pages, skipped)
+    for (const auto& op : doc["operators"]) {
+      if (op["class"] != "query") continue;
+      for (const auto& [key, value] : op["counters"].items()) {
+        if (key.rfind("pages.", 0) == 0) expected[key.substr(6)].first += value.get<std::uint64_t>();
+        if (key.rfind("pages_skipped.", 0) == 0)
+          expected[key.substr(14)].second += value.get<std::uint64_t>();
+      }
+    }
+    REQUIRE_FALSE(expected.empty());
+    std::map<std::string, std::pair<std::uint64_t, std::uint64_t>> reported;
+    for (const auto& t : doc["topics"])
+      if (t.contains("columns"))
+        for (const auto& c : t["columns"]) {
+          reported[c["column"]] = {c["pages"], c["pages_skipped"]};
+          CHECK(c["bytes_skipped"] == c["pages_skipped"].get<std::uint64_t>() * 4096);
+        }
+    CHECK(reported == expected);
   }
 
   /// Every affinity sink's counters equal the CPU reference's on the generated dataset.
