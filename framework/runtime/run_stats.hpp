@@ -116,7 +116,7 @@ struct run_stats {
   /// context, the topics' frames, the operators, starting them and the kernel), the run itself (from the
   /// kernel's start to the last worker's end: the stream and its drain), and finishing (the sinks'
   /// accumulators and results). The launcher puts loading the topology, and planning it (with the GPU's
-  /// set-up), first.
+  /// set-up), first, and the teardown (freeing the run's memory) last.
   struct phase {
     std::string name;
     double seconds = 0;
