@@ -149,7 +149,9 @@ struct query_op {
           const std::uint32_t end = rows - r < per_page ? rows : r + per_page;
           while (r < end && !f.failed) {
             const std::uint32_t next = olap::next_boundary(q, r, end);
-            if (olap::rows_may_match(q, frame, r, next))
+            const bool may = olap::rows_may_match(q, frame, r, next);
+            if (q.uniform_pages && lane == 0) count_page(q, may, head);
+            if (may)
               for (std::uint32_t row = r + lane; row < next && !f.failed; row += team_size)
                 if (olap::row_matches(q, frame, row)) f.take(frame, row);
             r = next;
@@ -158,7 +160,9 @@ struct query_op {
       }
       f.flush();
     }
-    count_pages(q, frame, rows, task.thread_id, task.thread_count, head);
+    // With uniform pages the walk above counted them (a range is a page of each column); else every page
+    // of every named column is judged on its own.
+    if (!q.uniform_pages) count_pages(q, frame, rows, task.thread_id, task.thread_count, head);
     if (task.thread_id == 0) {
       accumulator_atomic_ref<std::uint64_t>(head.frames).fetch_add(1, mo::memory_order_relaxed);
       accumulator_atomic_ref<std::uint64_t>(head.rows_scanned).fetch_add(rows, mo::memory_order_relaxed);
@@ -185,6 +189,16 @@ struct query_op {
     accumulator_atomic_ref<std::uint64_t> ref(word);
     std::uint64_t seen = ref.load(mo::memory_order_relaxed);
     while (seen < value && !ref.compare_exchange_weak(seen, value, mo::memory_order_relaxed)) {
+    }
+  }
+
+  /// A page of each named column (uniform pages: one row range of the walk), counted, and skipped unless
+  /// it may match.
+  XF_HOST_DEVICE static void count_page(const olap::query_program& q, bool may, header& head) {
+    for (std::uint32_t s = 0; s < q.slot_count; ++s) {
+      accumulator_atomic_ref<std::uint64_t>(head.pages_total[s]).fetch_add(1, mo::memory_order_relaxed);
+      if (!may)
+        accumulator_atomic_ref<std::uint64_t>(head.pages_skipped[s]).fetch_add(1, mo::memory_order_relaxed);
     }
   }
 

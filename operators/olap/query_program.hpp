@@ -96,6 +96,9 @@ struct query_program {
   bool bound;
   /// Bound: the named column whose pages hold the fewest rows (the kernel walks the frame by its pages).
   std::uint8_t driving_slot;
+  /// Bound: every named column holds as many rows a page as the driving one, so each row range the kernel
+  /// walks is one page of each of them.
+  bool uniform_pages;
   page_skip skip;
 
   XF_HOST_DEVICE const column_geometry& column_of(std::uint32_t slot) const {

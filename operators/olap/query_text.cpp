@@ -574,6 +574,10 @@ std::optional<param_problem> compile_query(const std::string& where, const std::
   for (std::uint32_t s = 0; s < q.slot_count; ++s)
     if (q.column_of(s).rows_per_page < q.column_of(q.driving_slot).rows_per_page)
       q.driving_slot = static_cast<std::uint8_t>(s);
+  q.uniform_pages = true;
+  for (std::uint32_t s = 0; s < q.slot_count; ++s)
+    q.uniform_pages =
+        q.uniform_pages && q.column_of(s).rows_per_page == q.column_of(q.driving_slot).rows_per_page;
   q.bound = true;
   return std::nullopt;
 }

@@ -408,6 +408,22 @@ TEST_CASE("query.skips_pages_the_index_rules_out") {
   // b = 2 is in nearly every page: none skipped, the answer from every page.
   const query_run common = run_query(t, topic, {{"where", param_value{std::string("b = 2")}}}, 32);
   CHECK(common.counters.at("pages_skipped.b") == 0);
+  // Columns with as many rows a page (a, b) are counted by the walk, a range a page of each; with c's
+  // 512 rows a page, each column's pages are judged on their own. Either way the same for any threads.
+  const std::string where = "a BETWEEN " + std::to_string(lo) + " AND " + std::to_string(hi) + " AND b <> 9";
+  for (const std::uint32_t threads : {1u, 32u, 96u}) {
+    CAPTURE(threads);
+    const query_run uniform = run_query(t, topic, {{"where", param_value{where}}}, threads);
+    CHECK(uniform.counters.at("pages.a") == 24);
+    CHECK(uniform.counters.at("pages.b") == 24);
+    CHECK(uniform.counters.at("pages_skipped.a") == range.counters.at("pages_skipped.a"));
+    CHECK(uniform.counters.at("pages_skipped.b") == range.counters.at("pages_skipped.a"));
+    const query_run mixed = run_query(t, topic, {{"where", param_value{where + " AND c > -1000"}}}, threads);
+    CHECK(mixed.counters.at("pages.a") == 24);
+    CHECK(mixed.counters.at("pages.c") == 48);
+    CHECK(mixed.counters.at("pages_skipped.a") == range.counters.at("pages_skipped.a"));
+    CHECK(mixed.counters.at("pages_skipped.c") >= 2 * range.counters.at("pages_skipped.a") - 2);
+  }
 }
 
 }  // namespace xf
