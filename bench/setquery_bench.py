@@ -135,6 +135,20 @@ class Xeflow:
         ops = [o for o in one["operators"] if o.get("class") == "query"]
         topic = next(t for t in one["topics"] if t["name"] == "bench")
         copy = topic.get("copy_engines", {})
+        # What the steady run's time went to: the bridge's busy share, the kernel's cycles by round step,
+        # its busy rounds, and how long the source waited for a free frame.
+        steady_topic = next(t for t in many["topics"] if t["name"] == "bench")
+        kernel = many.get("kernel") or {}
+        cycles = {k: kernel.get(f"{k}_cycles", 0) for k in ("subscribe", "schedule", "compute", "publish", "idle")}
+        total_cycles = sum(cycles.values()) or 1
+        diagnosis = {
+            "stream_s": many["stream_seconds"],
+            "bridge_busy_s": steady_topic.get("copy_engines", {}).get("bridge_busy_seconds"),
+            "copies": steady_topic.get("copy_engines", {}).get("copies"),
+            "source_blocked_s": steady_topic.get("blocked_seconds"),
+            "kernel_cycle_shares": {k: v / total_cycles for k, v in cycles.items()},
+            "blocks": kernel.get("blocks"), "warps_per_block": kernel.get("warps_per_block"),
+            "busy_round_us": (many.get("partition") or {}).get("busy_round_us")}
         return {"family": family, "mode": mode, "skip": skip or "blooms", "queries": len(ops),
                 "steady_pass_s": steady, "one_pass_stream_s": one["stream_seconds"], "resident_wall_s": wall_one,
                 "one_shot_wall_s": wall_shot, "one_shot_stream_s": shot.get("stream_seconds"),
@@ -142,7 +156,7 @@ class Xeflow:
                 "pages": sum(o["counters"].get("pages", 0) for o in ops),
                 "pages_skipped": sum(o["counters"].get("pages_skipped", 0) for o in ops),
                 "copied_bytes": copy.get("bytes"), "skipped_bytes": copy.get("bytes_skipped"),
-                "table_bytes": topic["bytes"], "answers": "equal to the reference"}
+                "table_bytes": topic["bytes"], "steady_run": diagnosis, "answers": "equal to the reference"}
 
 
 def table_page_map(info):
