@@ -92,6 +92,8 @@ class Xeflow:
                "--set", f"topics.bench.transfer={mode}"]
         if resident:
             cmd += ["--set", f"topics.bench.capacity={self.frames}"]
+        for extra in self.args.set:
+            cmd += ["--set", extra]
         cmd += [
                "--set", f"operators.source.params.path={self.args.table}",
                "--set", f"operators.source.params.passes={passes}"]
@@ -334,6 +336,8 @@ def main():
     p.add_argument("--threads", type=int, default=16, help="CPU and Arrow threads")
     p.add_argument("--modes", default="mapped,dma")
     p.add_argument("--executor", default="device", help="xeflow's executor (host: a check without a GPU)")
+    p.add_argument("--set", action="append", default=[], metavar="PATH=VALUE",
+                   help="an override for every xeflow run (e.g. runtime.warps_per_block=32), repeatable")
     p.add_argument("--families", default=",".join(FAMILIES))
     p.add_argument("--contenders", default=",".join(CONTENDERS))
     p.add_argument("--previous", default="",
