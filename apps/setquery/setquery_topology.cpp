@@ -72,17 +72,18 @@ std::string topology_yaml(std::string_view family, const topology_options& optio
   y += "operators:\n";
   y += "  source: {class: table_source, threads: " + std::to_string(options.source_threads) +
        ", outputs: [bench], params: {path: " + options.table_path + "}}\n";
-  std::size_t queries = 0;
   for (const query_variant& q : setquery_variants()) {
     if (q.family != family) continue;
-    ++queries;
     y += "  " + lower(q.id) + ": {class: query, on: gpu, inputs: [bench], params: {where: \"" +
          q.where_text() + "\", select: \"" + q.select_text() + "\", result: " + options.results_dir + "/" +
          q.id + ".csv}}\n";
   }
-  // Every GPU operator takes at least one warp of each block: more queries than the default 8 warps a
-  // block take a full block of 32.
-  y += queries > 8 ? "runtime: {executor: auto, warps_per_block: 32}\n" : "runtime: {executor: auto}\n";
+  // A full block of 32 warps, whatever the family's size: each query's walk is bound by its warps' loads
+  // (one dependent load a predicate term a row), and the default 8 warps left a family of 6-8 queries one
+  // warp each, in 264 blocks whose polling of the mapped topic's host words crowded its reads out. H200,
+  // steady pass: Q3B mapped 31-134 ms with 8 warps (264 blocks), 4.9 ms with 8 warps in 132 blocks,
+  // 0.8-1.6 ms with 32 (132 blocks); Q4B mapped 45-48 ms, 29 ms, 31-33 ms.
+  y += "runtime: {executor: auto, warps_per_block: 32}\n";
   return y;
 }
 

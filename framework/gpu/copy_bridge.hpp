@@ -27,7 +27,8 @@
 // crosses PCIe — but for gaps of at most part_gap_bytes between two such parts, which cross with them
 // (cheaper than another copy); the rest of the device replica keeps stale bytes no subscriber touches.
 // A run is every published offset in a row whose heap frames are consecutive (to the host: always, the
-// kernel's frame is its slot), up to max_run_bytes: the more the bridge falls behind, the larger its
+// kernel's frame is its slot), up to max_run_bytes (a selecting route: of the bytes it expects to copy,
+// from the share of its frames the last run kept): the more the bridge falls behind, the larger its
 // copies, so per-copy costs never set the pace. The topic's slot protocol already guarantees that no
 // replica is overwritten while anyone still reads it: a slot is reused only after every group released
 // its previous frame, and a group can only release what the bridge delivered.

@@ -8,7 +8,8 @@
 //
 // Work split: virtual threads form teams of up to 32 consecutive ids (a warp on the GPU); a team takes
 // whole pages of the walking column and its members take consecutive rows, so their loads coalesce, and
-// each member evaluates the index for the range it shares with its team (same addresses: one load).
+// each member evaluates the index for the range it shares with its team (same addresses: one load). A
+// member judges row_batch of its rows at once, a team's width apart, so that its loads overlap.
 #pragma once
 
 #include <algorithm>
@@ -34,6 +35,9 @@ struct query_op {
   static constexpr char class_name[] = "query";
   /// A columnar topic's frames are bytes (u8) to the dispatch: compiled once.
   static constexpr element_set elements{element_type::u8};
+
+  /// Rows a member of a team judges at once (rows_match): four loads in flight a predicate term.
+  static constexpr std::uint32_t row_batch = 4;
 
   static constexpr std::uint32_t bad_frame = 1;
   static constexpr std::uint32_t result_full = 2;
@@ -152,8 +156,11 @@ struct query_op {
             const bool may = olap::rows_may_match(q, frame, r, next);
             if (q.uniform_pages && lane == 0) count_page(q, may, head);
             if (may)
-              for (std::uint32_t row = r + lane; row < next && !f.failed; row += team_size)
-                if (olap::row_matches(q, frame, row)) f.take(frame, row);
+              for (std::uint32_t row = r + lane; row < next && !f.failed; row += team_size * row_batch) {
+                const std::uint32_t hits = olap::rows_match<row_batch>(q, frame, row, team_size, next);
+                for (std::uint32_t k = 0; k < row_batch && !f.failed; ++k)
+                  if ((hits >> k) & 1u) f.take(frame, row + k * team_size);
+              }
             r = next;
           }
         }

@@ -308,46 +308,69 @@ XF_HOST_DEVICE inline truth atom_on_page(const query_program& q, const node& n, 
 
 }  // namespace detail
 
-/// Whether row r of `frame` satisfies the predicate.
-XF_HOST_DEVICE inline bool row_matches(const query_program& q, const std::byte* frame, std::uint32_t r) {
-  std::uint64_t stack = 0;  // bit i: the truth of the i-th value on the stack
+/// Whether rows r + k·stride of `frame` (k < U, those below `end`) satisfy the predicate: bit k of the
+/// result. The program is interpreted once for the U rows, so each atom's U loads are in flight together:
+/// a lane's walk is bound by its loads (one a term a row, each waiting on the last, over PCIe where the
+/// frame is mapped), not by the arithmetic. Rows at or past `end` are not read.
+template <std::uint32_t U>
+XF_HOST_DEVICE inline std::uint32_t rows_match(const query_program& q, const std::byte* frame, std::uint32_t r,
+                                               std::uint32_t stride, std::uint32_t end) {
+  static_assert(U >= 1 && U <= 32);
+  std::uint32_t valid = 0;
+  while (valid < U && r + valid * stride < end) ++valid;
+  std::uint64_t stack[U];  // bit i of stack[k]: the truth of the i-th value on row k's stack
+  for (std::uint32_t k = 0; k < U; ++k) stack[k] = 0;
   std::uint32_t depth = 0;
   for (std::uint32_t i = 0; i < q.node_count; ++i) {
     const node& n = q.nodes[i];
-    bool value;
+    bool value[U];
     switch (n.kind) {
       case node_kind::op_and:
-      case node_kind::op_or: {
-        const bool b = (stack >> (depth - 1)) & 1u, a = (stack >> (depth - 2)) & 1u;
+      case node_kind::op_or:
+        for (std::uint32_t k = 0; k < U; ++k) {
+          const bool b = (stack[k] >> (depth - 1)) & 1u, a = (stack[k] >> (depth - 2)) & 1u;
+          value[k] = n.kind == node_kind::op_and ? a && b : a || b;
+        }
         depth -= 2;
-        value = n.kind == node_kind::op_and ? a && b : a || b;
         break;
-      }
       case node_kind::op_not:
         depth -= 1;
-        value = !((stack >> depth) & 1u);
+        for (std::uint32_t k = 0; k < U; ++k) value[k] = !((stack[k] >> depth) & 1u);
         break;
       default: {
-        const column_slot& s = q.slots[n.slot];
-        const std::byte* at = frame + q.frame.value_offset(s.column, r);
+        const std::uint32_t column = q.slots[n.slot].column;
         const column_layout& l = q.column_of(n.slot).layout;
         if (l.chars != 0) {
-          value = detail::chars_atom_holds(q, n, at, l.chars);
+          for (std::uint32_t k = 0; k < U; ++k)
+            value[k] = k < valid &&
+                       detail::chars_atom_holds(q, n, frame + q.frame.value_offset(column, r + k * stride),
+                                                l.chars);
         } else {
-          value = false;
           visit_element(l.element, [&](auto zero) {
             using T = decltype(zero);
-            T v;
-            std::memcpy(&v, at, sizeof(T));
-            value = detail::atom_holds<T>(q, n, v);
+            T v[U];
+            for (std::uint32_t k = 0; k < U; ++k) {  // the loads first, all of them
+              v[k] = T{};
+              if (k < valid) std::memcpy(&v[k], frame + q.frame.value_offset(column, r + k * stride), sizeof(T));
+            }
+            for (std::uint32_t k = 0; k < U; ++k) value[k] = k < valid && detail::atom_holds<T>(q, n, v[k]);
           });
         }
       }
     }
-    stack = (stack & ~(std::uint64_t{1} << depth)) | (std::uint64_t{value} << depth);
+    for (std::uint32_t k = 0; k < U; ++k)
+      stack[k] = (stack[k] & ~(std::uint64_t{1} << depth)) | (std::uint64_t{value[k]} << depth);
     ++depth;
   }
-  return q.node_count == 0 || (stack & 1u) != 0;
+  std::uint32_t hits = 0;
+  for (std::uint32_t k = 0; k < valid; ++k)
+    if (q.node_count == 0 || (stack[k] & 1u) != 0) hits |= 1u << k;
+  return hits;
+}
+
+/// Whether row r of `frame` satisfies the predicate.
+XF_HOST_DEVICE inline bool row_matches(const query_program& q, const std::byte* frame, std::uint32_t r) {
+  return rows_match<1>(q, frame, r, 1, r + 1) != 0;
 }
 
 /// Whether some row in [first, last) of an indexed frame may satisfy the predicate, from its index pages
