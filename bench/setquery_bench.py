@@ -296,7 +296,7 @@ def plot(out, doc, summary, families):
         print("(matplotlib not installed: no plot)")
         return
     f = summary["families"]
-    fig, axes = plt.subplots(1, 3, figsize=(17, 4.8))
+    fig, axes = plt.subplots(1, 3, figsize=(17, 6.2))
     # The columns level moves what CKC columns moves (the index pages and every page of the family's
     # columns); bloom is xeflow's default, its dma run.
     series = [("whole table (skip: none)", "ckc_table_bytes"), ("columns (CKC; skip: columns)", "ckc_columns_bytes"),
@@ -315,6 +315,10 @@ def plot(out, doc, summary, families):
     for k, (label, key) in enumerate(times):
         axes[1].bar([i + (k - len(times) / 2 + 0.5) * width for i in range(len(families))],
                     [f[x].get(key) or 0 for x in families], width, label=label)
+    floors = [(i, f[x]["link_floor_ms"]) for i, x in enumerate(families) if f[x].get("link_floor_ms")]
+    if floors:
+        axes[1].scatter([i for i, _ in floors], [v for _, v in floors], marker="_", s=900, color="black",
+                        zorder=3, label="link floor (xeflow's bytes at CKC's copy rate)")
     axes[1].set_yscale("log")
     axes[1].set_ylabel("ms a pass (table in host memory → answer)")
     axes[1].set_title("(b) time")
@@ -330,7 +334,7 @@ def plot(out, doc, summary, families):
     axes[2].set_title("(c) speedup over each contender")
     for ax in axes:
         ax.set_xticks(range(len(families)), families)
-        ax.legend(fontsize=7)
+        ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.07), ncol=2)
     fig.suptitle(f"Set Query, {doc['rows']} rows — {doc['device']}, {doc['date'][:10]}, {doc['commit']}",
                  fontsize=10)
     fig.tight_layout()

@@ -357,9 +357,9 @@ bool copy_bridge::step_to_device(lane& l) {
       r.width = std::max(r.width, r.last_width);
     }
     ++r.count;
-    r.closed = v.slot_of(o + 1) == 0 ||
-               (!is_void && (l.expected_bytes(r.count + 1, v.frame_bytes) > max_run_bytes ||
-                             (l.select && r.count == max_selecting_run_frames)));
+    r.closed =
+        v.slot_of(o + 1) == 0 || (!is_void && (l.expected_bytes(r.count + 1, v.frame_bytes) > max_run_bytes ||
+                                               (l.select && r.count == max_selecting_run_frames)));
   }
   const std::uint64_t count = r.count, width = r.width, last_width = r.last_width;
   const std::uint32_t first_frame = r.first_frame;

@@ -313,8 +313,8 @@ XF_HOST_DEVICE inline truth atom_on_page(const query_program& q, const node& n, 
 /// a lane's walk is bound by its loads (one a term a row, each waiting on the last, over PCIe where the
 /// frame is mapped), not by the arithmetic. Rows at or past `end` are not read.
 template <std::uint32_t U>
-XF_HOST_DEVICE inline std::uint32_t rows_match(const query_program& q, const std::byte* frame, std::uint32_t r,
-                                               std::uint32_t stride, std::uint32_t end) {
+XF_HOST_DEVICE inline std::uint32_t rows_match(const query_program& q, const std::byte* frame,
+                                               std::uint32_t r, std::uint32_t stride, std::uint32_t end) {
   static_assert(U >= 1 && U <= 32);
   std::uint32_t valid = 0;
   while (valid < U && r + valid * stride < end) ++valid;
@@ -342,16 +342,16 @@ XF_HOST_DEVICE inline std::uint32_t rows_match(const query_program& q, const std
         const column_layout& l = q.column_of(n.slot).layout;
         if (l.chars != 0) {
           for (std::uint32_t k = 0; k < U; ++k)
-            value[k] = k < valid &&
-                       detail::chars_atom_holds(q, n, frame + q.frame.value_offset(column, r + k * stride),
-                                                l.chars);
+            value[k] = k < valid && detail::chars_atom_holds(
+                                        q, n, frame + q.frame.value_offset(column, r + k * stride), l.chars);
         } else {
           visit_element(l.element, [&](auto zero) {
             using T = decltype(zero);
             T v[U];
             for (std::uint32_t k = 0; k < U; ++k) {  // the loads first, all of them
               v[k] = T{};
-              if (k < valid) std::memcpy(&v[k], frame + q.frame.value_offset(column, r + k * stride), sizeof(T));
+              if (k < valid)
+                std::memcpy(&v[k], frame + q.frame.value_offset(column, r + k * stride), sizeof(T));
             }
             for (std::uint32_t k = 0; k < U; ++k) value[k] = k < valid && detail::atom_holds<T>(q, n, v[k]);
           });

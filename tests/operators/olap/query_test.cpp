@@ -334,6 +334,37 @@ TEST_CASE("query.answers_equal_a_row_by_row_reference_on_random_tables") {
   }
 }
 
+TEST_CASE("query.rows_judged_together_are_judged_as_one_by_one") {
+  std::mt19937_64 rng(404);
+  const topic_info topic = table_topic(2000);
+  const table t = random_table(2000, rng);
+  const auto frames = frames_of(t, *topic.columnar);
+  REQUIRE(frames.size() == 1);
+  const std::byte* frame = frames[0].data();
+  for (int k = 0; k < 40; ++k) {
+    const predicate pred = random_predicate(rng, t, 3);
+    CAPTURE(pred.text);
+    olap::query_program q{};
+    REQUIRE_FALSE(olap::compile_query(pred.text, "COUNT(*)", "", topic, q).has_value());
+    // Strides of a lone thread, an odd team and a warp; ends that cut a batch short, or leave it empty.
+    for (const std::uint32_t stride : {1u, 7u, 32u}) {
+      const std::uint32_t end = 1 + static_cast<std::uint32_t>(rng() % t.rows());
+      for (std::uint32_t r = static_cast<std::uint32_t>(rng() % 50); r < end; r += 97) {
+        const std::uint32_t four = olap::rows_match<4>(q, frame, r, stride, end);
+        const std::uint32_t three = olap::rows_match<3>(q, frame, r, stride, end);
+        for (std::uint32_t b = 0; b < 4; ++b) {
+          const std::uint32_t row = r + b * stride;
+          const bool expected = row < end && pred.holds(t, row);
+          CHECK(((four >> b) & 1u) == expected);
+          if (b < 3) CHECK(((three >> b) & 1u) == expected);
+          if (row < end) CHECK(olap::row_matches(q, frame, row) == expected);
+        }
+        CHECK((three >> 3) == 0);
+      }
+    }
+  }
+}
+
 TEST_CASE("query.each_skip_level_reads_less_and_answers_the_same") {
   std::mt19937_64 rng(11);
   const topic_info topic = table_topic(4096);
