@@ -361,6 +361,8 @@ def main():
     p.add_argument("--contenders", default=",".join(CONTENDERS))
     p.add_argument("--previous", default="",
                    help="a setquery.json of the same table whose contenders this run keeps (those it does not run)")
+    p.add_argument("--commit", default="",
+                   help="the tree's commit, where the checkout's git does not know it (a copied working tree)")
     p.add_argument("--out", required=True)
     args = p.parse_args()
     families = args.families.split(",")
@@ -383,7 +385,7 @@ def main():
     page_map = table_page_map(info)
     doc = {"benchmark": "setquery", "device": device_name(),
            "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-           "commit": commit(), "command": " ".join(sys.argv), "rows": args.rows, "frames": frames,
+           "commit": args.commit or commit(), "command": " ".join(sys.argv), "rows": args.rows, "frames": frames,
            "passes": args.passes, "reps": args.reps, "threads": args.threads, "reference_seconds": ref_seconds,
            "xeflow": [], "ablation": []}
     if args.previous:
