@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <vector>
 
@@ -35,6 +36,11 @@ inline void join_ranges(std::vector<frame_range>& ranges, std::size_t first, std
   ranges.resize(kept + 1);
 }
 
+/// The parts of a frame (published and indexed, or at least its index pages in place) that its readers
+/// may touch, appended in frame order: a columnar topic's index pages and the data pages some subscriber
+/// may need (operator.hpp: page_reader).
+using frame_selector = std::function<void(const std::byte* frame, std::vector<frame_range>& out)>;
+
 /// A published frame handed to a subscriber: read-only, `bytes` valid bytes.
 struct frame_in {
   const std::byte* data = nullptr;
@@ -57,6 +63,10 @@ struct frame_out {
   /// Which frame of the topic's heap this is (stable for the run): a source that publishes in place
   /// recognises a frame it filled before and leaves its bytes as they are. ~0 outside a topic (a replay).
   std::uint32_t frame_index = ~std::uint32_t{0};
+  /// Set when every subscriber of a columnar topic says which pages it reads: a source may fill only
+  /// these parts (the frame's index pages first, then what the selector picks from them) and leave the
+  /// rest of the frame as it was, which no reader touches. Null: readers take the whole frame.
+  const frame_selector* parts = nullptr;
 
   template <class T>
   std::span<T> as() const {

@@ -68,11 +68,6 @@ struct bridge_counters {
   std::uint64_t bytes_skipped = 0;
 };
 
-/// The parts of a frame (host replica, published and indexed) that the GPU subscribers read, appended in
-/// frame order: a columnar topic's index pages and the data pages that may match (operator.hpp:
-/// page_reader). Called on the bridge's thread.
-using frame_selector = std::function<void(const std::byte* frame, std::vector<frame_range>& out)>;
-
 class copy_bridge {
  public:
   /// The largest gap between two parts a selecting route reads that is copied rather than left behind:
@@ -83,7 +78,8 @@ class copy_bridge {
   struct route {
     std::size_t topic;  ///< index into the topics given to the constructor
     bool to_device;     ///< CPU publishers → GPU subscribers; else GPU publishers → CPU subscribers
-    /// To the device: copy only these parts of each frame (empty: whole frames, as published).
+    /// To the device: copy only these parts of each frame (empty: whole frames, as published); called on
+    /// the bridge's threads.
     frame_selector select = {};
   };
 

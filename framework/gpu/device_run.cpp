@@ -48,8 +48,8 @@ std::string_view phase_name(std::uint32_t phase) {
 
 /// What the kernel's subscribers of topic t read of each frame, when every one of them says (a columnar
 /// topic's page readers): the union of their parts. Empty when one reads whole frames.
-frame_selector pages_read_by(const plan& p, std::size_t t,
-                             const std::vector<const host_kernel_op*>& operators) {
+frame_selector gpu_pages_read(const plan& p, std::size_t t,
+                              const std::vector<const host_kernel_op*>& operators) {
   std::vector<const host_kernel_op*> readers;
   for (std::size_t k = 0; k < p.kernel_operators.size(); ++k) {
     const planned_operator& po = p.operators[p.kernel_operators[k]];
@@ -57,16 +57,7 @@ frame_selector pages_read_by(const plan& p, std::size_t t,
     if (k >= operators.size() || operators[k] == nullptr || !operators[k]->reads_pages()) return {};
     readers.push_back(operators[k]);
   }
-  if (readers.empty()) return {};
-  if (readers.size() == 1)
-    return [reader = readers.front()](const std::byte* frame, std::vector<frame_range>& out) {
-      reader->pages_read(frame, out);
-    };
-  return [readers](const std::byte* frame, std::vector<frame_range>& out) {
-    const std::size_t first = out.size();
-    for (const host_kernel_op* reader : readers) reader->pages_read(frame, out);
-    join_ranges(out, first, 0);
-  };
+  return pages_read_by(std::move(readers));
 }
 
 template <class T>
@@ -116,7 +107,7 @@ device_run::device_run(const plan& p, std::vector<topic>& topics,
   for (std::size_t t = 0; t < p.topics.size(); ++t)
     if (p.topics[t].dma)
       routes.push_back({t, p.topics[t].dma_to_device,
-                        p.topics[t].dma_to_device ? pages_read_by(p, t, operators) : frame_selector{}});
+                        p.topics[t].dma_to_device ? gpu_pages_read(p, t, operators) : frame_selector{}});
   bridge_ = std::make_unique<copy_bridge>(topics, std::move(routes));
   auto* views = static_cast<topic_view*>(catalog(sizeof(topic_view) * topics.size()));
   for (std::size_t t = 0; t < topics.size(); ++t)

@@ -93,4 +93,19 @@ class host_kernel_op {
   }
 };
 
+/// The parts of a frame that page readers read together: the union of their pages_read, joined. Every
+/// reader must be one (reads_pages) and outlive the selector; empty for no readers.
+inline frame_selector pages_read_by(std::vector<const host_kernel_op*> readers) {
+  if (readers.empty()) return {};
+  if (readers.size() == 1)
+    return [reader = readers.front()](const std::byte* frame, std::vector<frame_range>& out) {
+      reader->pages_read(frame, out);
+    };
+  return [readers = std::move(readers)](const std::byte* frame, std::vector<frame_range>& out) {
+    const std::size_t first = out.size();
+    for (const host_kernel_op* reader : readers) reader->pages_read(frame, out);
+    join_ranges(out, first, 0);
+  };
+}
+
 }  // namespace xf

@@ -54,7 +54,7 @@ void source_worker(run_context& run, std::size_t op) {
     std::uint64_t blocked = 0;
     const publish_ticket t = reserve_claimed(v, topic_name, control.abort_flag(), &blocked);
     run.count_blocked(op, out, blocked);
-    frame_out f{t.data, v.frame_bytes, 0, element, t.frame};
+    frame_out f{t.data, v.frame_bytes, 0, element, t.frame, run.parts_read(out)};
     open_columnar(columnar, f);
     const bool more = run.call_hook(op, out, t.offset, [&] { return source->produce(t.offset, f); });
     end = t.offset + 1;

@@ -30,6 +30,18 @@ void run_context::make_operators() {
       throw run_error(fault_site{po.spec->name, {}, {}}, std::string("cannot create: ") + e.what());
     }
   }
+  parts_read_.assign(plan_.topics.size(), frame_selector{});
+  for (std::size_t t = 0; t < plan_.topics.size(); ++t) {
+    std::vector<const host_kernel_op*> readers;
+    const auto& subscribers = plan_.topics[t].subscribers;
+    const bool all_read_pages =
+        !subscribers.empty() && std::all_of(subscribers.begin(), subscribers.end(), [&](std::size_t op) {
+          return plan_.operators[op].in_kernel && instances_[op].kernel->reads_pages();
+        });
+    if (!all_read_pages) continue;
+    for (std::size_t op : subscribers) readers.push_back(instances_[op].kernel.get());
+    parts_read_[t] = pages_read_by(std::move(readers));
+  }
 }
 
 void run_context::make_file_cache(std::unique_ptr<cache_memory> memory, std::uint32_t blocks) {

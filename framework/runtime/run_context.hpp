@@ -73,6 +73,12 @@ class run_context {
   /// Creates every operator: kernel operators get their host compute (the reference chain replays
   /// through it, and the host executor runs it), the others their CPU instance.
   void make_operators();
+  /// What every subscriber of topic t reads of a frame, when each is a GPU operator that says (a columnar
+  /// topic's page readers: operator.hpp); null when one reads whole frames. Its sources may fill only
+  /// that (frame_out::parts). Valid after make_operators.
+  const frame_selector* parts_read(std::size_t t) const {
+    return t < parts_read_.size() && parts_read_[t] ? &parts_read_[t] : nullptr;
+  }
   /// What operator `op` is told of its input topics (its factories bind columnar readers to them).
   std::vector<topic_info> input_infos(std::size_t op) const;
   /// Opens every kernel file reader's files into one file cache over `memory` (device or host memory)
@@ -132,6 +138,7 @@ class run_context {
   std::unique_ptr<topic_memory> memory_;
   std::vector<topic> topics_;
   std::vector<operator_instance> instances_;
+  std::vector<frame_selector> parts_read_;  ///< by topic
   std::vector<live_counters> counters_;
   std::unique_ptr<reference_chain> references_;
   std::vector<bool> started_;

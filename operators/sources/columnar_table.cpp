@@ -345,18 +345,52 @@ std::uint32_t columnar_table_file::rows_in_frame(std::uint64_t k) const {
 }
 
 void columnar_table_file::read_frame(std::uint64_t k, std::byte* frame) const {
+  read_span(k, frame, {0, frame_bytes()});
+  check_frame(k, frame);
+}
+
+std::uint64_t columnar_table_file::read_frame_parts(std::uint64_t k, std::byte* frame,
+                                                    const frame_selector& select,
+                                                    std::vector<frame_range>& parts) const {
+  const std::uint64_t index_bytes = std::uint64_t{geometry_.index_pages} * columnar_page_bytes;
+  read_span(k, frame, {0, index_bytes});
+  check_frame(k, frame);
+  parts.clear();
+  select(frame, parts);
+  join_ranges(parts, 0, part_read_gap_bytes);
+  std::uint64_t bytes = index_bytes;
+  for (frame_range part : parts) {
+    // The index pages are in place: read what follows them.
+    if (part.offset < index_bytes) {
+      const std::uint64_t end = part.offset + part.bytes;
+      if (end <= index_bytes) continue;
+      part = {index_bytes, end - index_bytes};
+    }
+    if (part.offset >= frame_bytes()) continue;
+    part.bytes = std::min(part.bytes, frame_bytes() - part.offset);
+    read_span(k, frame, part);
+    bytes += part.bytes;
+  }
+  return bytes;
+}
+
+void columnar_table_file::read_span(std::uint64_t k, std::byte* frame, frame_range span) const {
   const std::string which = "frame " + std::to_string(k);
   if (fd_ < 0) throw table_file_error(path_, "reading " + which + " of a table file that was moved from");
   if (k >= frames_)
     throw table_file_error(path_,
                            "reading " + which + " of a table of " + std::to_string(frames_) + " frames");
-  const std::uint64_t at = table_header_bytes + k * frame_bytes();
-  const std::uint64_t got = pread_some(fd_, frame, frame_bytes(), at, path_, which);
-  if (got != frame_bytes())
+  const std::uint64_t at = table_header_bytes + k * frame_bytes() + span.offset;
+  const std::uint64_t got = pread_some(fd_, frame + span.offset, span.bytes, at, path_, which);
+  if (got != span.bytes)
     throw table_file_error(path_, which + " ends at byte " + std::to_string(at + got) + " of the file, " +
-                                      std::to_string(frame_bytes() - got) +
+                                      std::to_string(span.bytes - got) +
                                       " bytes early (the file shrank after it was opened)");
-  const columnar_frame_header& h = columnar_header(static_cast<const std::byte*>(frame));
+}
+
+void columnar_table_file::check_frame(std::uint64_t k, const std::byte* frame) const {
+  const std::string which = "frame " + std::to_string(k);
+  const columnar_frame_header& h = columnar_header(frame);
   if (h.magic != columnar_magic)
     throw table_file_error(path_, which + " is not a columnar frame (bad magic)");
   if (h.column_count != geometry_.column_count)

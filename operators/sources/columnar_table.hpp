@@ -33,6 +33,7 @@
 #include <string>
 #include <vector>
 
+#include "framework/core/frame.hpp"
 #include "topics/columnar_layout.hpp"
 #include "topics/columnar_view.hpp"
 
@@ -110,8 +111,19 @@ class columnar_table_file {
   /// header (magic, column count, rows, index_valid). Throws run_error naming the path and the frame when
   /// the read fails, comes up short (the file shrank since it was opened) or the header is wrong.
   void read_frame(std::uint64_t k, std::byte* frame) const;
+  /// Reads frame k's index pages, checks its header as read_frame does, then reads only the parts
+  /// `select` picks from them (frame_out::parts), joined across gaps of at most part_read_gap_bytes;
+  /// the rest of `frame` is left as it was. `parts` is scratch. Returns the bytes read.
+  std::uint64_t read_frame_parts(std::uint64_t k, std::byte* frame, const frame_selector& select,
+                                 std::vector<frame_range>& parts) const;
+  /// Two parts closer than this are read as one: a read costs about as much as copying that many bytes
+  /// more from the page cache.
+  static constexpr std::uint64_t part_read_gap_bytes = 64 * 1024;
 
  private:
+  void read_span(std::uint64_t k, std::byte* frame, frame_range span) const;
+  void check_frame(std::uint64_t k, const std::byte* frame) const;
+
   std::string path_;
   int fd_ = -1;
   table_schema schema_;

@@ -75,16 +75,23 @@ void table_source::on_start(const operator_setup& setup) {
   for (std::uint64_t i = 0; i < held_count_; ++i) held_[i].store(holds_nothing, std::memory_order_relaxed);
 }
 
-void table_source::read_into(std::uint64_t offset, std::uint64_t k, frame_out& out) const {
+std::uint64_t table_source::read_into(std::uint64_t offset, std::uint64_t k, frame_out& out) const {
   XF_EXPECTS(file_.has_value(), "table_source reads between on_start and on_stop");
   XF_EXPECTS(out.capacity >= file_->frame_bytes(),
              "a source's output frame must hold the topic's frame size");
+  std::uint64_t bytes = file_->frame_bytes();
   try {
-    file_->read_frame(k, out.data);
+    if (out.parts != nullptr && *out.parts) {
+      thread_local std::vector<frame_range> parts;
+      bytes = file_->read_frame_parts(k, out.data, *out.parts, parts);
+    } else {
+      file_->read_frame(k, out.data);
+    }
   } catch (const run_error& e) {
     throw run_error({name_, topic_, offset}, e.reason());
   }
   out.bytes = file_->frame_bytes();
+  return bytes;
 }
 
 bool table_source::produce(std::uint64_t offset, frame_out& out) {
@@ -92,7 +99,7 @@ bool table_source::produce(std::uint64_t offset, frame_out& out) {
   const std::uint64_t k = offset % file_->frames();
   publish_counts& counts = counts_.local();
   if (out.frame_index >= held_count_) {
-    read_into(offset, k, out);
+    add_single_writer(counts.bytes_read, read_into(offset, k, out));
     add_single_writer(counts.read, 1);
     return true;
   }
@@ -112,7 +119,7 @@ bool table_source::produce(std::uint64_t offset, frame_out& out) {
   }
   // Forget the old content first: should the read fail, the frame holds nothing we would trust.
   held.store(holds_nothing, std::memory_order_relaxed);
-  read_into(offset, k, out);
+  add_single_writer(counts.bytes_read, read_into(offset, k, out));
   held.store(k, std::memory_order_relaxed);
   add_single_writer(counts.read, 1);
   return true;
@@ -126,11 +133,13 @@ bool table_source::expected(std::uint64_t offset, frame_out& out) const {
 }
 
 operator_counters table_source::counters() const {
-  operator_counters c{{"frames_read", 0}, {"frames_in_place", 0}};
+  operator_counters c{{"frames_read", 0}, {"frames_in_place", 0}, {"bytes_read", 0}, {"bytes_left", 0}};
   counts_.for_each([&](const publish_counts& s) {
     c["frames_read"] += s.read.load(std::memory_order_relaxed);
     c["frames_in_place"] += s.in_place.load(std::memory_order_relaxed);
+    c["bytes_read"] += s.bytes_read.load(std::memory_order_relaxed);
   });
+  if (file_) c["bytes_left"] = c["frames_read"] * file_->frame_bytes() - c["bytes_read"];
   return c;
 }
 

@@ -1,5 +1,6 @@
 // table_source: streams a table file (columnar_table.hpp) into a columnar topic, frame by frame as the file
-// holds them (their index pages included), `passes` times over; a resident table is not read again.
+// holds them (their index pages included), `passes` times over; a resident table is not read again, and
+// only the pages the topic's readers may touch are read when they all say which.
 #pragma once
 
 #include <atomic>
@@ -27,6 +28,14 @@ namespace xf {
 /// are dataset_source's: the source is its topic's only publisher, and frame_index is stable for the run; a
 /// frame without an index
 /// (~0u: a replay, a test) is always read.
+///
+/// Only what the readers read: when every subscriber of the topic says which pages it reads
+/// (frame_out::parts), a read takes the frame's index pages and then only the pages some subscriber may
+/// touch; the others keep whatever the heap frame held, which no subscriber reads. The pages a frame needs
+/// follow from its index alone, the same on every pass, so a heap frame that holds "file frame k" holds
+/// what this run's readers need of it, and the in-place rule above stands. The copy engines and a mapped
+/// kernel then move no more than the file reads: a query that skips 98 % of the pages skips them in the
+/// page cache too.
 ///
 /// Replay: the source is its own frame_reference (period F), so verify sinks replay it without touching the
 /// in-place state or the counters.
@@ -61,7 +70,8 @@ class table_source final : public cpu_source, public frame_reference {
   /// (for a schema mismatch) the column and both sides, or the file's problem.
   void on_start(const operator_setup& setup) override;
   bool produce(std::uint64_t offset, frame_out& out) override;
-  /// {frames_read, frames_in_place}: publishes that read the file, and those whose heap frame held it.
+  /// {frames_read, frames_in_place, bytes_read, bytes_left}: publishes that read the file, those whose
+  /// heap frame held it, the bytes read, and the bytes of the frames read that no reader needed.
   operator_counters counters() const override;
 
   /// The replay: always reads frame `offset % F` into out; no side effects.
@@ -78,11 +88,13 @@ class table_source final : public cpu_source, public frame_reference {
     // Written by the owning thread only, read by counters().
     std::atomic<std::uint64_t> read{0};
     std::atomic<std::uint64_t> in_place{0};
+    std::atomic<std::uint64_t> bytes_read{0};
   };
   static constexpr std::uint64_t holds_nothing = ~std::uint64_t{0};
 
-  /// Reads file frame k into out; a failure names the operator, topic and offset.
-  void read_into(std::uint64_t offset, std::uint64_t k, frame_out& out) const;
+  /// Reads file frame k into out (its parts, when out says which); a failure names the operator, topic and
+  /// offset. Returns the bytes read.
+  std::uint64_t read_into(std::uint64_t offset, std::uint64_t k, frame_out& out) const;
 
   std::string path_;
   std::uint32_t passes_;

@@ -232,6 +232,18 @@ class short_run {
           CHECK(c["bytes_skipped"] == c["pages_skipped"].get<std::uint64_t>() * 4096);
         }
     CHECK(reported == expected);
+    // The table's source read only what the queries may touch: never a query reads every column.
+    for (const auto& op : doc["operators"]) {
+      if (op["class"] != "table_source") continue;
+      const auto& c = op["counters"];
+      const auto& topic = doc["topics"][0];
+      REQUIRE(topic["frames"].get<std::uint64_t>() > 0);
+      const std::uint64_t frame_bytes =
+          topic["bytes"].get<std::uint64_t>() / topic["frames"].get<std::uint64_t>();
+      CHECK(c["bytes_read"].get<std::uint64_t>() + c["bytes_left"].get<std::uint64_t>() ==
+            c["frames_read"].get<std::uint64_t>() * frame_bytes);
+      CHECK(c["bytes_left"].get<std::uint64_t>() > 0);
+    }
   }
 
   /// Every affinity sink's counters equal the CPU reference's on the generated dataset.

@@ -94,7 +94,10 @@ TEST_CASE("table_source.streams_the_files_frames_for_every_pass") {
   frame_out past = buffer.out();
   CHECK_FALSE(source.produce(12, past));
   CHECK_FALSE(source.produce(1000, past));
-  CHECK(source.counters() == operator_counters{{"frames_read", 12}, {"frames_in_place", 0}});
+  CHECK(source.counters() == operator_counters{{"frames_read", 12},
+                                               {"frames_in_place", 0},
+                                               {"bytes_read", 12 * frame_bytes},
+                                               {"bytes_left", 0}});
 
   // The replay reads the same frames and counts nothing.
   frame_out replay = buffer.out();
@@ -136,7 +139,10 @@ TEST_CASE("table_source.skips_reads_of_a_resident_table") {
       CHECK(f.data()[0] == std::byte{0x5a});
       CHECK(f.data()[frame_bytes - 1] == std::byte{0xa5});
     }
-    CHECK(source.counters() == operator_counters{{"frames_read", 3}, {"frames_in_place", 9}});
+    CHECK(source.counters() == operator_counters{{"frames_read", 3},
+                                                 {"frames_in_place", 9},
+                                                 {"bytes_read", 3 * frame_bytes},
+                                                 {"bytes_left", 0}});
     frame_out end = heap[0].out(0);
     CHECK_FALSE(source.produce(12, end));
   }
@@ -152,7 +158,10 @@ TEST_CASE("table_source.skips_reads_of_a_resident_table") {
       CHECK(std::memcmp(heap[o % 2].data(), file.data() + table_header_bytes + (o % 3) * frame_bytes,
                         frame_bytes) == 0);
     }
-    CHECK(source.counters() == operator_counters{{"frames_read", 6}, {"frames_in_place", 0}});
+    CHECK(source.counters() == operator_counters{{"frames_read", 6},
+                                                 {"frames_in_place", 0},
+                                                 {"bytes_read", 6 * frame_bytes},
+                                                 {"bytes_left", 0}});
   }
   SUBCASE("frames outside the heap are always read") {
     table_source source(table_source::params{path.str(), 2});
@@ -164,6 +173,74 @@ TEST_CASE("table_source.skips_reads_of_a_resident_table") {
     }
     CHECK(source.counters().at("frames_read") == 6);
   }
+}
+
+TEST_CASE("table_source.reads_only_the_parts_its_readers_name") {
+  // Frames of 40 000 rows: each column's pages are wider than the gap reads join across.
+  table_schema schema = small_schema();
+  schema.rows_per_frame = 40000;
+  temp_path path;
+  write_sample_table(path.str(), schema, 2 * 40000 + 1);  // 3 frames, the last of one row
+  const std::vector<std::byte> file = read_file(path.str());
+  const columnar_geometry g = geometry_of(schema);
+  const std::uint64_t frame_bytes = g.frame_bytes(), index_bytes = std::uint64_t{g.index_pages} * 4096;
+  // Readers that name the index pages, K2's first page, and S1's pages on frames whose K2 page is in place
+  // (the selector sees the index and, for what it named before, nothing else: it reads only the index).
+  std::uint64_t calls = 0;
+  const frame_selector select = [&](const std::byte* frame, std::vector<frame_range>& out) {
+    ++calls;
+    CHECK(columnar_header(frame).magic == columnar_magic);
+    out.push_back({0, index_bytes});
+    out.push_back({g.page_offset(1, 0), 4096});
+    if (columnar_header(frame).rows > 1)
+      for (std::uint32_t p = 0; p < g.columns[2].pages; ++p) out.push_back({g.page_offset(2, p), 4096});
+  };
+  table_source source(table_source::params{path.str(), 2});
+  source.on_start(table_setup(schema, 3));
+  std::vector<page_frame> heap;
+  for (int i = 0; i < 3; ++i) heap.emplace_back(frame_bytes);
+  std::uint64_t expected_bytes = 0;
+  for (std::uint64_t o = 0; o < 6; ++o) {
+    page_frame& f = heap[o % 3];
+    if (o < 3) std::memset(f.data(), 0x77, frame_bytes);
+    frame_out out = f.out(static_cast<std::uint32_t>(o % 3));
+    out.parts = &select;
+    REQUIRE(source.produce(o, out));
+    CHECK(out.bytes == frame_bytes);
+    if (o >= 3) continue;  // the table is resident: the second pass reads nothing
+    const std::byte* in_file = file.data() + table_header_bytes + o * frame_bytes;
+    std::vector<frame_range> parts;
+    select(in_file, parts);
+    calls -= 1;
+    join_ranges(parts, 0, columnar_table_file::part_read_gap_bytes);
+    std::vector<bool> read(frame_bytes / 4096, false);
+    for (const frame_range& r : parts)
+      for (std::uint64_t p = r.offset / 4096; p < (r.offset + r.bytes) / 4096 && p < read.size(); ++p)
+        read[p] = true;
+    std::uint64_t pages = 0;
+    for (std::uint64_t p = 0; p < read.size(); ++p) {
+      CAPTURE(o);
+      CAPTURE(p);
+      if (read[p]) {
+        ++pages;
+        CHECK(std::memcmp(f.data() + p * 4096, in_file + p * 4096, 4096) == 0);
+      } else {
+        CHECK(f.data()[p * 4096] == std::byte{0x77});  // left as it was
+      }
+    }
+    expected_bytes += pages * 4096;
+    CHECK(pages < frame_bytes / 4096);
+  }
+  CHECK(calls == 3);
+  CHECK(source.counters() == operator_counters{{"frames_read", 3},
+                                               {"frames_in_place", 3},
+                                               {"bytes_read", expected_bytes},
+                                               {"bytes_left", 3 * frame_bytes - expected_bytes}});
+  // The replay still reads whole frames.
+  page_frame whole(frame_bytes);
+  frame_out replay = whole.out();
+  REQUIRE(source.expected(1, replay));
+  CHECK(std::memcmp(whole.data(), file.data() + table_header_bytes + frame_bytes, frame_bytes) == 0);
 }
 
 TEST_CASE("table_source.refuses_a_topic_unlike_the_file") {
