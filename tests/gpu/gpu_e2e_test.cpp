@@ -556,21 +556,28 @@ TEST_CASE("gpu.setquery_ckc_baselines_answer_what_the_reference_answers" * docte
   REQUIRE(run_process({gen_setquery(), "--rows", "600000", "--out", table.string()}).exit_code == 0);
   REQUIRE(run_process({setquery_reference(), table.string(), "--out-dir", (dir / "expected").string()})
               .exit_code == 0);
-  const auto r = run_process({setquery_ckc(), table.string(), "--reps", "2", "--out-dir",
-                              (dir / "ckc").string(), "--json", (dir / "ckc.json").string()},
-                             std::chrono::minutes(2));
-  INFO(r.out << r.err);
-  REQUIRE_FALSE(r.timed_out);
-  REQUIRE(r.exit_code == 0);
-  std::size_t compared = 0;
-  for (const char* layout : {"columns", "table"})
-    for (const auto& entry : fs::directory_iterator(dir / "expected")) {
-      CAPTURE(layout);
-      CAPTURE(entry.path().filename());
-      CHECK(read_text(dir / "ckc" / layout / entry.path().filename()) == read_text(entry.path()));
-      ++compared;
-    }
-  CHECK(compared == 2 * 62);
+  // The table in one chunk, then in chunks of 7 of its 37 frames (a table larger than the GPU's memory).
+  for (const char* chunk : {"0", "7"}) {
+    CAPTURE(chunk);
+    const fs::path out = dir / ("ckc-" + std::string(chunk));
+    const auto r = run_process({setquery_ckc(), table.string(), "--reps", "2", "--chunk-frames", chunk,
+                                "--out-dir", out.string(), "--json", (out / "ckc.json").string()},
+                               std::chrono::minutes(2));
+    INFO(r.out << r.err);
+    REQUIRE_FALSE(r.timed_out);
+    REQUIRE(r.exit_code == 0);
+    CHECK(nlohmann::json::parse(read_text(out / "ckc.json"))["chunks"] ==
+          (std::string(chunk) == "7" ? 6 : 1));
+    std::size_t compared = 0;
+    for (const char* layout : {"columns", "table"})
+      for (const auto& entry : fs::directory_iterator(dir / "expected")) {
+        CAPTURE(layout);
+        CAPTURE(entry.path().filename());
+        CHECK(read_text(out / layout / entry.path().filename()) == read_text(entry.path()));
+        ++compared;
+      }
+    CHECK(compared == 2 * 62);
+  }
   fs::remove_all(dir);
 }
 
