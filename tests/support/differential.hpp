@@ -87,12 +87,13 @@ inline std::vector<std::string> stats_ledger(const nlohmann::json& stats, bool w
     line << "operator " << o["name"].get<std::string>() << " in " << o["frames_in"] << "/" << o["bytes_in"]
          << " out " << o["frames_out"] << "/" << o["bytes_out"];
     if (o.contains("counters")) {
-      // What a source reads of a frame depends on its readers' placement, not on the results: page
+      // What a table source reads of a frame depends on its readers' placement, not on the results: page
       // readers in the kernel name their pages (frame_out::parts), the same operators on CPU threads
       // take whole frames.
       nlohmann::json counters = o["counters"];
-      for (const char* placement_dependent : {"bytes_read", "bytes_left"})
-        counters.erase(placement_dependent);
+      if (o.value("class", "") == "table_source")
+        for (const char* placement_dependent : {"bytes_read", "bytes_left"})
+          counters.erase(placement_dependent);
       line << " counters " << counters.dump();
     }
     out.push_back(line.str());
