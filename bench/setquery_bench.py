@@ -275,8 +275,10 @@ def summarize(doc, families):
         g = geomean([f[x].get(f"link_bound_speedup_vs_{other}") for x in f])
         if g:
             summary["targets"][f"geomean_link_bound_vs_{other}"] = g
-        slower = [x for x in f if f[x].get(f"speedup_best_vs_{other}", 1) < 1]
-        summary["targets"][f"families_slower_than_{other}"] = slower
+        measured = [x for x in f if f"speedup_best_vs_{other}" in f[x]]
+        if measured:
+            summary["targets"][f"families_slower_than_{other}"] = [
+                x for x in measured if f[x][f"speedup_best_vs_{other}"] < 1]
     per_variant = [f[x].get("variant_columns_left_behind_min") for x in ("Q1", "Q2A", "Q2B", "Q3A", "Q3B") if x in f]
     if per_variant and None not in per_variant:
         summary["targets"]["variant_columns_left_behind_min_q1_q3b"] = min(per_variant)
