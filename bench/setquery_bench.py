@@ -40,6 +40,8 @@ ROOT = os.path.dirname(HERE)
 FAMILIES = ["Q1", "Q2A", "Q2B", "Q3A", "Q3B", "Q4A", "Q4B"]
 CONTENDERS = ["xeflow", "ablation", "ckc", "cpu", "arrow"]
 SKIP_LEVELS = ["none", "columns", "zones", "blooms"]
+DEFAULT_MAX_ROWS = 1 << 20  # the query operator's max_rows
+CKC_DEFAULT_MAX_ROWS = 1 << 22
 
 
 def run(cmd, **kw):
@@ -69,6 +71,12 @@ def query_ops(topology):
     """The query operators' names in a Set Query topology (one per line: `  name: {class: query, ...}`)."""
     with open(topology) as f:
         return [line.split(":")[0].strip() for line in f if "class: query" in line]
+
+
+def expected_rows(expected, op):
+    """Rows of a variant's answer in the reference's CSV (less its header)."""
+    with open(os.path.join(expected, op.upper() + ".csv")) as f:
+        return sum(1 for _ in f) - 1
 
 
 def same_answers(results, expected, label):
@@ -107,6 +115,13 @@ class Xeflow:
         r = run(cmd)
         return json.loads(r.stdout), time.monotonic() - start
 
+    def room(self, family, passes):
+        """Each projection's max_rows where the default would not hold its answer: a projection's rows add
+        up over the passes (the reference's answer gives one pass's)."""
+        topology = os.path.join(ROOT, "topologies", f"setquery_{family.lower()}.yaml")
+        return {op: expected_rows(self.expected, op) * passes + 1 for op in query_ops(topology)
+                if expected_rows(self.expected, op) * passes + 1 > DEFAULT_MAX_ROWS}
+
     def measure(self, family, mode, skip=None, one_shot=False):
         """One pass (answers) and --passes passes (steady pass time), the table resident; with one_shot, also
         xeflow-run as a user runs it once (the topology's own capacity): wall clock and its phases."""
@@ -114,13 +129,10 @@ class Xeflow:
         results = os.path.join(self.work, f"xeflow-{tag}")
         shutil.rmtree(results, ignore_errors=True)
         os.makedirs(os.path.join(results, "many"))
-        one, wall_one = self.xeflow_run(family, mode, 1, results, skip)
+        one, wall_one = self.xeflow_run(family, mode, 1, results, skip, max_rows=self.room(family, 1))
         same_answers(results, self.expected, f"xeflow {tag}")
-        # A projection's rows add up over the passes: room for all of them.
-        room = {o["name"]: max(1 << 20, o["counters"].get("result_rows", 0) * self.args.passes + 1)
-                for o in one["operators"] if o.get("class") == "query"}
         many, _ = self.xeflow_run(family, mode, self.args.passes, os.path.join(results, "many"), skip,
-                                  max_rows=room)
+                                  max_rows=self.room(family, self.args.passes))
         source = next(o for o in many["operators"] if o["name"] == "source")["counters"]
         if not self.args.capacity and source.get("frames_read") != self.frames:
             sys.exit(f"xeflow {tag}: the source read {source.get('frames_read')} frames over "
@@ -132,7 +144,8 @@ class Xeflow:
         shot, wall_shot = {}, None
         if one_shot:
             os.makedirs(os.path.join(results, "shot"))
-            shot, wall_shot = self.xeflow_run(family, mode, 1, os.path.join(results, "shot"), skip, False)
+            shot, wall_shot = self.xeflow_run(family, mode, 1, os.path.join(results, "shot"), skip, False,
+                                              max_rows=self.room(family, 1))
             same_answers(os.path.join(results, "shot"), self.expected, f"xeflow {tag}, one shot")
         ops = [o for o in one["operators"] if o.get("class") == "query"]
         topic = next(t for t in one["topics"] if t["name"] == "bench")
@@ -428,11 +441,15 @@ def main():
                 print(f"ablation {family:4} skip {skip:7}  steady pass {r['steady_pass_s'] * 1e3:8.2f} ms  "
                       f"copied {(r['copied_bytes'] or 0) / 1e9:.3f} GB", flush=True)
     fam_args = [a for f in families for a in ("--query", f)]
+    # The largest answer a projection of these families gives (its result room on the GPU).
+    most_rows = max(expected_rows(expected, op) for f in families
+                    for op in query_ops(os.path.join(ROOT, "topologies", f"setquery_{f.lower()}.yaml")))
     if "ckc" in contenders:
         out = os.path.join(work, "ckc")
         shutil.rmtree(out, ignore_errors=True)
         doc["ckc"] = tool_json([os.path.join(args.build, "apps/setquery/xeflow-setquery-ckc"), args.table,
-                                *fam_args, "--reps", str(args.reps), "--layout", args.ckc_layouts, "--out-dir", out,
+                                *fam_args, "--reps", str(args.reps), "--layout", args.ckc_layouts,
+                                "--max-rows", str(max(CKC_DEFAULT_MAX_ROWS, most_rows + 1)), "--out-dir", out,
                                 "--json", os.path.join(work, "ckc.json")], os.path.join(work, "ckc.json"))
         for layout in args.ckc_layouts.split(","):
             same_answers(os.path.join(out, layout), expected, f"ckc {layout}")

@@ -76,7 +76,8 @@ xf::topic_info topic_of(const xf::columnar_table_file& table) {
   return info;
 }
 
-query_op::params bind_variant(const sq::query_variant& v, const xf::topic_info& topic) {
+query_op::params bind_variant(const sq::query_variant& v, const xf::topic_info& topic,
+                              std::uint32_t max_rows) {
   query_op::params p{};
   const auto stored = [&](const char* problem) {
     if (*problem != '\0') throw std::invalid_argument(v.id + ": " + problem);
@@ -84,7 +85,7 @@ query_op::params bind_variant(const sq::query_variant& v, const xf::topic_info& 
   stored(xf::olap::store_where(v.where_text(), p.where));
   stored(xf::olap::store_select(v.select_text(), p.select));
   stored(xf::olap::store_group_by("", p.group_by));
-  p.max_rows = 1u << 22;
+  p.max_rows = max_rows;
   if (auto problem = query_op::bind(p, topic)) throw std::invalid_argument(v.id + ": " + problem->message);
   return p;
 }
@@ -103,6 +104,7 @@ int run(int argc, char** argv) {
   std::vector<std::string> families;
   unsigned reps = 5;
   std::uint64_t max_chunk_frames = 0;
+  std::uint32_t max_rows = 1u << 22;
   CLI::App app{
       "xeflow-setquery-ckc: Set Query families copied to the GPU whole (their columns, or the whole table) "
       "and "
@@ -114,6 +116,9 @@ int run(int argc, char** argv) {
   app.add_option("--reps", reps, "timed passes per family and layout")->check(CLI::Range(1u, 1000u));
   app.add_option("--chunk-frames", max_chunk_frames,
                  "frames a chunk holds at most (0: as many as the GPU's free memory holds)");
+  app.add_option("--max-rows", max_rows,
+                 "rows a projection may return (its result room in device memory); a run with more fails")
+      ->check(CLI::Range(1u, 1u << 30));
   app.add_option("--out-dir", out_dir, "write each variant's result as DIR/LAYOUT/ID.csv");
   app.add_option("--json", json_path, "write the timings here");
   try {
@@ -194,7 +199,7 @@ int run(int argc, char** argv) {
     std::vector<query_op::params> params;
     std::set<std::uint32_t> columns;
     for (const sq::query_variant* v : variants) {
-      params.push_back(bind_variant(*v, topic));
+      params.push_back(bind_variant(*v, topic, max_rows));
       for (std::uint32_t s = 0; s < params.back().program.slot_count; ++s)
         columns.insert(params.back().program.slots[s].column);
     }
@@ -295,7 +300,10 @@ int run(int argc, char** argv) {
       for (std::uint32_t i = 0; i < nv; ++i) {
         if (const std::uint32_t code = xf::failure_code(failure_words[i]); code != 0) {
           const char* why = query_op::failure_reason(code);
-          throw std::runtime_error(variants[i]->id + ": the kernel failed: " + (why ? why : "unknown code"));
+          throw std::runtime_error(variants[i]->id + ": the kernel failed: " + (why ? why : "unknown code") +
+                                   (code == query_op::result_full
+                                        ? " (--max-rows is " + std::to_string(max_rows) + ")"
+                                        : std::string{}));
         }
         if (!out_dir.empty()) {
           const auto dir = std::filesystem::path(out_dir) / layout;
