@@ -46,8 +46,10 @@ struct kernel_op {
   std::uint32_t item_warps;
   std::uint32_t first_item;
   /// A frame is split into `parts` work items (parts > 1 for large frames, so several blocks share one
-  /// frame); part p is the frame's bytes [p·part_bytes, (p+1)·part_bytes).
+  /// frame); part p is the frame's bytes [p·part_bytes, (p+1)·part_bytes) — or, with `shares`, the whole
+  /// frame, of which the operator does share p (item_context::part).
   std::uint32_t parts;
+  std::uint32_t shares;
   std::uint64_t part_bytes;
   /// 1: the block first copies its part of the input frame into its scratch with wide loads, all in
   /// flight at once, so the operator's element loop reads local memory instead of waiting on PCIe.

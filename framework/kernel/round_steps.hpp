@@ -189,7 +189,7 @@ XF_HOST_DEVICE inline void subscribe_lane(const kernel_args& a, lane_state& l, s
   }
   l.item_bytes = 0;
   if (!l.is_void) {
-    l.first = (l.item % op.parts) * op.part_bytes;
+    l.first = op.shares ? 0 : (l.item % op.parts) * op.part_bytes;
     l.item_bytes =
         l.bytes > l.first ? (l.bytes - l.first < op.part_bytes ? l.bytes - l.first : op.part_bytes) : 0;
     l.src = vi.frame_data(slot.frame) + l.first;
@@ -228,6 +228,8 @@ XF_HOST_DEVICE inline frame_call item_call(const kernel_args& a, const lane_stat
   c.bytes = l.item_bytes;
   c.first_byte = l.first;
   c.offset = l.item / op.parts;
+  c.part = static_cast<std::uint32_t>(l.item % op.parts);
+  c.parts = op.parts;
   c.state = op.state;
   if (r != nullptr) {
     c.files = files;

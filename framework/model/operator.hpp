@@ -130,6 +130,11 @@ struct item_context {
   std::uint64_t offset = 0;
   std::uint32_t thread_id = 0;
   std::uint32_t thread_count = 1;
+  /// This item is part `part` of the `parts` its frame makes: a byte part (first, below), or for an
+  /// operator that shares frames (operator_schema::shares_frames) its share of the whole frame, which
+  /// compute covers alone — another item, maybe on another block, does each other share.
+  std::uint32_t part = 0;
+  std::uint32_t parts = 1;
   /// Where fail() records a failure; set by the executor.
   std::uint64_t* failure = nullptr;
   /// A GPU sink's accumulator (see gpu_sink below): Op::state_bytes(params) bytes, zero before the first

@@ -77,6 +77,10 @@ struct operator_info {
   /// GPU operators: computes over the whole frame (its layout spans it: field-by-field records), so the
   /// GPU executor never splits its frames into parts run by several blocks.
   bool whole_frames = false;
+  /// GPU operators over whole frames that can split one frame's work: the kernel may give a frame to
+  /// several items at once, each seeing the whole frame and doing its share (item_context::part of
+  /// parts), so that every block has work while the topic holds fewer frames than the kernel has blocks.
+  bool shares_frames = false;
   /// Reads files through the file cache (runtime.file_cache applies to it).
   bool reads_files = false;
   /// GPU maps: the output frame's bytes are the input's · numerator / denominator (operator.hpp).
@@ -136,6 +140,12 @@ class operator_schema {
   /// See operator_info::whole_frames.
   operator_schema& whole_frames() {
     info_->whole_frames = true;
+    return *this;
+  }
+  /// See operator_info::shares_frames (implies whole_frames).
+  operator_schema& shares_frames() {
+    info_->whole_frames = true;
+    info_->shares_frames = true;
     return *this;
   }
   /// See operator_info::reads_files.

@@ -25,6 +25,16 @@ bool runs_whole_frames(const planned_operator& po) {
   return po.entry->info.whole_frames || po.entry->info.reads_files;
 }
 
+/// The work items a frame of the operator's input makes: parts of kernel_part_bytes for an operator that
+/// computes over any part; for one that shares whole frames, enough shares that `blocks` blocks all have
+/// an item while the topic holds only `capacity` frames (at most max_frame_shares); else 1.
+std::uint32_t frame_items(const planned_operator& po, const topic_spec& in, std::uint32_t blocks) {
+  if (po.entry->info.shares_frames)
+    return std::clamp<std::uint32_t>((blocks + in.capacity - 1) / in.capacity, 1, max_frame_shares);
+  if (runs_whole_frames(po)) return 1;
+  return static_cast<std::uint32_t>((in.frame_bytes + kernel_part_bytes - 1) / kernel_part_bytes);
+}
+
 }  // namespace
 
 plan make_plan(const topology_spec& spec, const operator_registry& registry, const plan_options& options) {
@@ -127,21 +137,24 @@ plan make_plan(const topology_spec& spec, const operator_registry& registry, con
                              "); every block of the persistent kernel must run at the same time");
     // By default no more blocks than there are work items in flight: a block beyond that only holds
     // offsets that cannot be published yet and polls for them, which costs PCIe reads and no progress.
+    const std::uint32_t full =
+        spec.runtime.blocks ? spec.runtime.blocks : dev.sm_count * std::min(per_sm, default_blocks_per_sm);
     std::uint64_t items_in_flight = 1;
-    for (std::size_t i = 0; i < p.operators.size(); ++i) {
-      if (!p.operators[i].in_kernel) continue;
-      const topic_spec& in = *p.topics[frame_topic(p.operators[i])].spec;
-      const std::uint64_t parts = runs_whole_frames(p.operators[i])
-                                      ? 1
-                                      : (in.frame_bytes + kernel_part_bytes - 1) / kernel_part_bytes;
-      items_in_flight = std::max<std::uint64_t>(items_in_flight, std::uint64_t{in.capacity} * parts);
+    for (planned_operator& po : p.operators) {
+      if (!po.in_kernel) continue;
+      const topic_spec& in = *p.topics[frame_topic(po)].spec;
+      po.parts = frame_items(po, in, full);
+      items_in_flight = std::max<std::uint64_t>(items_in_flight, std::uint64_t{in.capacity} * po.parts);
     }
-    const std::uint32_t full = dev.sm_count * std::min(per_sm, default_blocks_per_sm);
     p.blocks = spec.runtime.blocks
                    ? spec.runtime.blocks
                    : static_cast<std::uint32_t>(std::min<std::uint64_t>(full, items_in_flight));
   } else {
+    // The host's blocks copy nothing over PCIe: only shared frames are split (so that every block has work).
     p.blocks = spec.runtime.blocks ? spec.runtime.blocks : cores;
+    for (planned_operator& po : p.operators)
+      if (po.in_kernel && po.entry->info.shares_frames)
+        po.parts = frame_items(po, *p.topics[frame_topic(po)].spec, p.blocks);
   }
 
   // The file cache: each block reuses a share of it of its own (LRA), so each needs at least one page.
@@ -223,8 +236,8 @@ plan make_plan(const topology_spec& spec, const operator_registry& registry, con
   XF_EXPECTS(p.start_order.size() == p.operators.size(),
              "the operator graph has a cycle (validate the spec first)");
 
-  // Device work items: large frames in parts; inputs read and outputs written over PCIe staged in block
-  // scratch.
+  // Device work items (their parts set with the blocks above): inputs read and outputs written over PCIe
+  // staged in block scratch.
   if (p.executor == resolved_executor::device) {
     auto on_gpu = [&](std::size_t op) { return p.operators[op].in_kernel; };
     // `transfer: auto` keeps frames below 1 MiB mapped when a CPU operator relays frames between GPU
@@ -264,10 +277,6 @@ plan make_plan(const topology_spec& spec, const operator_registry& registry, con
     for (std::size_t k : p.kernel_operators) {
       planned_operator& po = p.operators[k];
       const planned_topic& in = p.topics[frame_topic(po)];
-      const std::uint64_t frame = in.spec->frame_bytes;
-      po.parts = runs_whole_frames(po)
-                     ? 1
-                     : static_cast<std::uint32_t>((frame + kernel_part_bytes - 1) / kernel_part_bytes);
       // Where the kernel finds the frames: device memory for GPU-only topics and the copy engines' replica.
       auto in_device_memory = [&](const planned_topic& t) {
         return t.dma || (std::all_of(t.publishers.begin(), t.publishers.end(), on_gpu) &&
@@ -323,7 +332,9 @@ std::string plan::describe() const {
     out << "\n  " << po.spec->name << " (" << po.spec->class_name << ", " << name_of(po.spec->on) << "): ";
     if (po.in_kernel) {
       out << po.warps << " warps in each of " << po.workers << " blocks";
-      if (executor == resolved_executor::device && po.parts > 1)
+      if (po.parts > 1 && po.entry->info.shares_frames)
+        out << ", each frame shared by " << po.parts << " items";
+      else if (executor == resolved_executor::device && po.parts > 1)
         out << ", frames in " << po.parts << " parts";
       if (executor == resolved_executor::device && po.items > 1)
         out << ", " << po.items << " frames per round";

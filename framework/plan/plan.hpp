@@ -40,7 +40,8 @@ struct planned_operator {
   std::uint32_t workers = 0;                ///< CPU threads, or kernel blocks for in_kernel operators
   std::uint32_t warps = 0;                  ///< in_kernel: warps per block this operator gets each round
   std::uint32_t kernel_index = 0;           ///< in_kernel: position among the kernel's operators
-  /// in_kernel on the device: work items per frame (blocks that share one large frame; see kernel_op).
+  /// in_kernel: work items per frame (on the device, blocks that share one large frame; on either
+  /// executor, the shares of an operator that shares frames; see kernel_op).
   std::uint32_t parts = 1;
   /// in_kernel on the device: stage the input (the frame, or the block's part of it) into the block's
   /// scratch before computing (it is read over PCIe).
@@ -72,6 +73,9 @@ struct plan {
 /// Frames larger than this are split into parts that several blocks work on at once (measured on the
 /// H100: one block per 1–4 MiB frame left the link under-used; 128–512 KiB chunks reached its ceiling).
 inline constexpr std::uint64_t kernel_part_bytes = 256 * 1024;
+/// At most this many items share one frame of an operator that shares whole frames (operator_info::
+/// shares_frames): beyond it a share holds too little of a frame to pay for its subscribe and release.
+inline constexpr std::uint32_t max_frame_shares = 16;
 /// Bytes a block aims to move per operator and round: frames smaller than this are taken several per
 /// round (at most one per warp, and no more in all blocks than the input topic has in flight).
 inline constexpr std::uint64_t kernel_round_bytes = 64 * 1024;

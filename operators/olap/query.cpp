@@ -95,7 +95,7 @@ void query_op::describe(operator_schema<params>& s) {
        "(columns); "
        "reads only the pages the index pages say may match; writes the result as CSV (JSON for a .json path) "
        "once, at the end")
-      .whole_frames();
+      .shares_frames();
   s.parsed(&params::where, "where",
            "the rows to take: conditions on columns (= <> < <= > >=, BETWEEN, IN) joined by AND, OR, NOT; '' "
            "takes every row",

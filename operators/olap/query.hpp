@@ -6,10 +6,12 @@
 // aggregates (COUNT(*), SUM, MIN, MAX, optionally per group) or the projected rows; it comes back once,
 // at the end, where finish() writes the result as CSV (or JSON for a .json path).
 //
-// Work split: virtual threads form teams of up to 32 consecutive ids (a warp on the GPU); a team takes
-// whole pages of the walking column and its members take consecutive rows, so their loads coalesce, and
-// each member evaluates the index for the range it shares with its team (same addresses: one load). A
-// member judges row_batch of its rows at once, a team's width apart, so that its loads overlap.
+// Work split: a frame may be shared by several items (the kernel's blocks, when the topic holds fewer
+// frames than it has blocks), each walking a contiguous share of its pages. Within an item, virtual
+// threads form teams of up to 32 consecutive ids (a warp on the GPU); a team takes whole pages of the
+// walking column and its members take consecutive rows, so their loads coalesce, and each member
+// evaluates the index for the range it shares with its team (same addresses: one load). A member judges
+// row_batch of its rows at once, a team's width apart, so that its loads overlap.
 #pragma once
 
 #include <algorithm>
@@ -144,11 +146,16 @@ struct query_op {
     if (team < teams) {
       folder f(p, task, head);
       if (q.slot_count == 0) {
-        if (task.thread_id == 0) f.count = rows;
+        if (task.thread_id == 0 && task.part == 0) f.count = rows;
       } else {
         const std::uint32_t per_page = q.column_of(q.driving_slot).rows_per_page;
         const std::uint32_t pages = (rows + per_page - 1) / per_page;
-        for (std::uint32_t page = team; page < pages && !f.failed; page += teams) {
+        // This item's share of the frame's pages (the frame may be shared by task.parts items).
+        const auto share_edge = [&](std::uint32_t part) {
+          return static_cast<std::uint32_t>(std::uint64_t{pages} * part / task.parts);
+        };
+        const std::uint32_t end_page = share_edge(task.part + 1);
+        for (std::uint32_t page = share_edge(task.part) + team; page < end_page && !f.failed; page += teams) {
           std::uint32_t r = page * per_page;
           const std::uint32_t end = rows - r < per_page ? rows : r + per_page;
           while (r < end && !f.failed) {
@@ -169,8 +176,10 @@ struct query_op {
     }
     // With uniform pages the walk above counted them (a range is a page of each column); else every page
     // of every named column is judged on its own.
-    if (!q.uniform_pages) count_pages(q, frame, rows, task.thread_id, task.thread_count, head);
-    if (task.thread_id == 0) {
+    if (!q.uniform_pages)
+      count_pages(q, frame, rows, task.part * task.thread_count + task.thread_id,
+                  task.parts * task.thread_count, head);
+    if (task.thread_id == 0 && task.part == 0) {
       accumulator_atomic_ref<std::uint64_t>(head.frames).fetch_add(1, mo::memory_order_relaxed);
       accumulator_atomic_ref<std::uint64_t>(head.rows_scanned).fetch_add(rows, mo::memory_order_relaxed);
     }
@@ -210,7 +219,8 @@ struct query_op {
   }
 
   /// Whether each page of each named column may hold a match, from the index: pages that may not are
-  /// counted skipped (what the kernel reads by rows is a subset of what these pages hold).
+  /// counted skipped (what the kernel reads by rows is a subset of what these pages hold). `thread` of
+  /// `threads` over every share of the frame.
   XF_HOST_DEVICE static void count_pages(const olap::query_program& q, const std::byte* frame,
                                          std::uint32_t rows, std::uint32_t thread, std::uint32_t threads,
                                          header& head) {

@@ -674,3 +674,44 @@ TEST_CASE("setquery.every_topology_answers_as_the_reference_on_the_host_executor
   }
   CHECK(compared == 62);
 }
+
+TEST_CASE("setquery.frames_shared_by_several_blocks_answer_as_the_reference") {
+  // 7 blocks and a topic of 2 frames: each frame is shared by 4 items, each walking a share of its pages
+  // (on the device, this keeps every block busy when the topic holds fewer frames than there are blocks).
+  scratch_dir dir;
+  const std::string table = dir.file("bench.xft"), expected = dir.file("expected"),
+                    results = dir.file("results");
+  auto gen = xf::test::run_tool("XF_SETQUERY_GEN", {"--rows", "40000", "--out", table, "--threads", "2"});
+  REQUIRE_MESSAGE(gen.exit_code == 0, gen.err);
+  auto ref = xf::test::run_tool("XF_SETQUERY_REF", {table, "--out-dir", expected});
+  REQUIRE_MESSAGE(ref.exit_code == 0, ref.err);
+  std::filesystem::create_directories(results);
+  topology_options options;
+  options.table_path = table;
+  options.results_dir = results;
+  options.source_threads = 2;
+  const std::vector<std::string> shared = {"--set", "runtime.executor=host",  "--set", "runtime.blocks=7",
+                                           "--set", "topics.bench.capacity=2"};
+  for (const std::string_view family : query_families) {
+    CAPTURE(family);
+    const std::string topology = dir.file(topology_file_name(family));
+    {
+      std::ofstream out(topology);
+      out << topology_yaml(family, options);
+    }
+    std::vector<std::string> plan_args = {topology, "--plan"};
+    plan_args.insert(plan_args.end(), shared.begin(), shared.end());
+    auto plan = xf::test::run_tool("XF_RUN", plan_args);
+    REQUIRE_MESSAGE(plan.exit_code == 0, plan.err);
+    CHECK_MESSAGE(plan.out.find("each frame shared by 4 items") != std::string::npos, plan.out);
+    std::vector<std::string> run_args = {topology, "-q"};
+    run_args.insert(run_args.end(), shared.begin(), shared.end());
+    auto run = xf::test::run_tool("XF_RUN", run_args);
+    CHECK_MESSAGE(run.exit_code == 0, run.err);
+    for (const query_variant& q : setquery_variants()) {
+      if (q.family != family) continue;
+      CAPTURE(q.id);
+      CHECK(read_file(results + "/" + q.id + ".csv") == read_file(expected + "/" + q.id + ".csv"));
+    }
+  }
+}

@@ -3,6 +3,7 @@
 
 #include "framework/model/spec_validation.hpp"
 #include "framework/model/topology_builder.hpp"
+#include "framework/model/yaml_loader.hpp"
 #include "framework/plan/plan.hpp"
 #include "operators/builtin.hpp"
 #include "operators/transforms/fma.hpp"
@@ -151,6 +152,39 @@ TEST_CASE("plan.device_executor_splits_large_frames_into_parts") {
   REQUIRE(g1.spec->name == "g1");
   CHECK(g1.parts == 16);
   CHECK(g1.stage);  // each block stages its 256 KiB part (t0 is in host memory)
+}
+
+TEST_CASE("plan.frames_are_shared_until_every_block_has_an_item") {
+  // A query reads whole columnar frames; with fewer frames in flight than blocks, each frame is shared
+  // by as many items as it takes to give every block one (at most max_frame_shares).
+  const std::string yaml = R"yaml(name: shares
+topics:
+  t:
+    layout: columnar
+    rows_per_frame: 4096
+    capacity: 3
+    columns:
+      - {name: a, type: i32}
+operators:
+  source: {class: table_source, outputs: [t], params: {path: t.xft}}
+  q: {class: query, on: gpu, inputs: [t], params: {select: "COUNT(*)", result: q.csv}}
+)yaml";
+  plan_options options;
+  options.device = fake_gpu();
+  auto shares = [&](std::vector<std::string> overrides) {
+    const plan p =
+        make_plan(load_topology_text(yaml, "shares.yaml", registry(), overrides), registry(), options);
+    const planned_operator& q = p.operators[p.kernel_operators.at(0)];
+    return std::pair{p.blocks, q.parts};
+  };
+  CHECK(shares({}) == std::pair{8u, 3u});  // 8 blocks (4 SMs x 2), 3 frames: 9 items
+  CHECK(shares({"topics.t.capacity=8"}) == std::pair{8u, 1u});
+  CHECK(shares({"topics.t.capacity=1"}) == std::pair{8u, 8u});
+  options.device.sm_count = 20;
+  CHECK(shares({"topics.t.capacity=1"}) == std::pair{max_frame_shares, max_frame_shares});  // 40 could run
+  options.force_host = true;  // the host's blocks (runtime.blocks, else its cores) share frames alike
+  CHECK(shares({"runtime.blocks=7"}) == std::pair{7u, 3u});
+  CHECK(shares({"runtime.blocks=2"}) == std::pair{2u, 1u});
 }
 
 TEST_CASE("plan.copy_engines_carry_large_frames_across_pcie") {
