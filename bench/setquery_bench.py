@@ -163,6 +163,8 @@ class Xeflow:
             "source_blocked_s": steady_topic.get("blocked_seconds"),
             "kernel_cycle_shares": {k: v / total_cycles for k, v in cycles.items()},
             "blocks": kernel.get("blocks"), "warps_per_block": kernel.get("warps_per_block"),
+            "items_per_frame": max((o.get("items_per_frame", 1) for o in
+                                    (many.get("partition") or {}).get("operators", [])), default=None),
             "busy_round_us": (many.get("partition") or {}).get("busy_round_us")}
         return {"family": family, "mode": mode, "skip": skip or "blooms", "queries": len(ops),
                 "steady_pass_s": steady, "one_pass_stream_s": one["stream_seconds"], "resident_wall_s": wall_one,

@@ -251,6 +251,7 @@ void device_kernel_executor::collect(run_stats& stats) {
     ps.operators.push_back(po.spec->name);
     ps.warps.push_back(device_->partition()[n]);
     ps.items_per_round.push_back(po.items);
+    ps.items_per_frame.push_back(po.parts);
     ps.items.push_back(costs.ops[n].items);
     ps.item_us.push_back(costs.ops[n].items ? static_cast<double>(costs.ops[n].cycles) /
                                                   static_cast<double>(costs.ops[n].items) / cycles_per_us

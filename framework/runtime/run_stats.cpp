@@ -171,10 +171,11 @@ std::string format_stats_table(const run_stats& s) {
   }
   if (s.partition) {
     const partition_stats& p = *s.partition;
-    text_table ops({"GPU operator", "warps", "items/round", "items", "us per item", "% of busy round"});
+    text_table ops(
+        {"GPU operator", "warps", "items/round", "items/frame", "items", "us per item", "% of busy round"});
     for (std::size_t k = 0; k < p.operators.size(); ++k)
       ops.add({p.operators[k], std::to_string(p.warps[k]), std::to_string(p.items_per_round[k]),
-               std::to_string(p.items[k]), fixed(p.item_us[k], 2),
+               std::to_string(p.items_per_frame[k]), std::to_string(p.items[k]), fixed(p.item_us[k], 2),
                fixed(p.busy_round_us > 0 ? 100.0 * p.item_us[k] / p.busy_round_us : 0, 1)});
     out << "\npartition: " << p.policy << ", busy round " << fixed(p.busy_round_us, 2) << " us";
     if (!p.tunings.empty())
@@ -366,6 +367,7 @@ std::string format_stats_json(const run_stats& s) {
           {{"name", p.operators[k]},
            {"warps", p.warps[k]},
            {"items_per_round", p.items_per_round[k]},
+           {"items_per_frame", p.items_per_frame[k]},
            {"items", p.items[k]},
            {"item_us", p.item_us[k]},
            {"busy_round_share", p.busy_round_us > 0 ? p.item_us[k] / p.busy_round_us : 0}});

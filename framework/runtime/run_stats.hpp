@@ -45,6 +45,7 @@ struct partition_stats {
   std::vector<std::string> operators;
   std::vector<std::uint32_t> warps;            ///< per block, at the end of the run
   std::vector<std::uint32_t> items_per_round;  ///< work items per block and round (the fewest warps)
+  std::vector<std::uint32_t> items_per_frame;  ///< work items a frame makes (parts, or shares of it)
   std::vector<std::uint64_t> items;            ///< work items measured over the run
   std::vector<double> item_us;                 ///< mean time per work item (its warps' own work)
   double busy_round_us = 0;                    ///< mean time of a block's round that had work

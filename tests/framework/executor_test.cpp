@@ -208,6 +208,7 @@ TEST_CASE("executor.stats_show_the_partition_and_its_tunings") {
   p.operators = {"light", "heavy"};
   p.warps = {10, 22};
   p.items_per_round = {1, 1};
+  p.items_per_frame = {1, 4};
   p.items = {1000, 1000};
   p.item_us = {2.0, 4.0};
   p.busy_round_us = 5.0;
@@ -230,6 +231,7 @@ TEST_CASE("executor.stats_show_the_partition_and_its_tunings") {
   REQUIRE(doc.contains("partition"));
   CHECK(doc["partition"]["policy"] == "auto");
   CHECK(doc["partition"]["operators"][1]["warps"] == 22);
+  CHECK(doc["partition"]["operators"][1]["items_per_frame"] == 4);
   CHECK(doc["partition"]["operators"][1]["busy_round_share"].get<double>() == doctest::Approx(0.8));
   const auto& tuning = doc["partition"]["tunings"][0];
   CHECK(tuning["result"] == nlohmann::json({10, 22}));
