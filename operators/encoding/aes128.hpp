@@ -118,65 +118,44 @@ XF_HOST_DEVICE XF_FORCE_INLINE void store_be32(std::uint8_t* p, std::uint32_t w)
   p[3] = byte_of(w, 3);
 }
 
-/// Encrypts the state s[0..3] (big-endian columns) in place with the T-tables.
-XF_HOST_DEVICE XF_FORCE_INLINE void encrypt_words(const round_keys& keys, const tables& t,
-                                                  std::uint32_t s[4]) {
-  const std::uint32_t* rk = keys.w;
-  std::uint32_t s0 = s[0] ^ rk[0], s1 = s[1] ^ rk[1], s2 = s[2] ^ rk[2], s3 = s[3] ^ rk[3];
+/// The T-table rounds over the state s[0..3] (big-endian columns), in place: encryption with te and the
+/// S-box, or decryption by the equivalent inverse cipher with td and the inverse S-box — the same rounds
+/// with the rows shifted the other way: byte j of column c comes from column c + j, or c − j.
+template <bool Decrypt>
+XF_HOST_DEVICE XF_FORCE_INLINE void cipher_words(const std::uint32_t* rk, const std::uint32_t (&tt)[4][256],
+                                                 const std::uint8_t* last_box, std::uint32_t s[4]) {
+  constexpr unsigned shift = Decrypt ? 3 : 1;  // column c + j·shift (mod 4) feeds byte j of column c
+  std::uint32_t x[4], y[4];
+  XF_UNROLL
+  for (unsigned c = 0; c < 4; ++c) x[c] = s[c] ^ rk[c];
   // Rounds 1..9: SubBytes, ShiftRows (the rotated operand order) and MixColumns in the tables.
   XF_UNROLL
   for (unsigned r = 1; r < rounds; ++r) {
     rk += 4;
-    const std::uint32_t t0 = t.te[0][s0 >> 24] ^ t.te[1][(s1 >> 16) & 0xff] ^ t.te[2][(s2 >> 8) & 0xff] ^
-                             t.te[3][s3 & 0xff] ^ rk[0];
-    const std::uint32_t t1 = t.te[0][s1 >> 24] ^ t.te[1][(s2 >> 16) & 0xff] ^ t.te[2][(s3 >> 8) & 0xff] ^
-                             t.te[3][s0 & 0xff] ^ rk[1];
-    const std::uint32_t t2 = t.te[0][s2 >> 24] ^ t.te[1][(s3 >> 16) & 0xff] ^ t.te[2][(s0 >> 8) & 0xff] ^
-                             t.te[3][s1 & 0xff] ^ rk[2];
-    const std::uint32_t t3 = t.te[0][s3 >> 24] ^ t.te[1][(s0 >> 16) & 0xff] ^ t.te[2][(s1 >> 8) & 0xff] ^
-                             t.te[3][s2 & 0xff] ^ rk[3];
-    s0 = t0;
-    s1 = t1;
-    s2 = t2;
-    s3 = t3;
+    XF_UNROLL
+    for (unsigned c = 0; c < 4; ++c)
+      y[c] = tt[0][x[c] >> 24] ^ tt[1][(x[(c + shift) % 4] >> 16) & 0xff] ^
+             tt[2][(x[(c + 2 * shift) % 4] >> 8) & 0xff] ^ tt[3][x[(c + 3 * shift) % 4] & 0xff] ^ rk[c];
+    XF_UNROLL
+    for (unsigned c = 0; c < 4; ++c) x[c] = y[c];
   }
   // The last round has no MixColumns: the plain S-box.
   rk += 4;
-  const std::uint8_t* sb = t.sbox;
-  s[0] = pack(sb[s0 >> 24], sb[(s1 >> 16) & 0xff], sb[(s2 >> 8) & 0xff], sb[s3 & 0xff]) ^ rk[0];
-  s[1] = pack(sb[s1 >> 24], sb[(s2 >> 16) & 0xff], sb[(s3 >> 8) & 0xff], sb[s0 & 0xff]) ^ rk[1];
-  s[2] = pack(sb[s2 >> 24], sb[(s3 >> 16) & 0xff], sb[(s0 >> 8) & 0xff], sb[s1 & 0xff]) ^ rk[2];
-  s[3] = pack(sb[s3 >> 24], sb[(s0 >> 16) & 0xff], sb[(s1 >> 8) & 0xff], sb[s2 & 0xff]) ^ rk[3];
+  XF_UNROLL
+  for (unsigned c = 0; c < 4; ++c)
+    s[c] = pack(last_box[x[c] >> 24], last_box[(x[(c + shift) % 4] >> 16) & 0xff],
+                last_box[(x[(c + 2 * shift) % 4] >> 8) & 0xff], last_box[x[(c + 3 * shift) % 4] & 0xff]) ^
+           rk[c];
 }
 
-/// Decrypts the state s[0..3] in place with the equivalent inverse cipher.
+XF_HOST_DEVICE XF_FORCE_INLINE void encrypt_words(const round_keys& keys, const tables& t,
+                                                  std::uint32_t s[4]) {
+  cipher_words<false>(keys.w, t.te, t.sbox, s);
+}
+
 XF_HOST_DEVICE XF_FORCE_INLINE void decrypt_words(const decrypt_round_keys& keys, const tables& t,
                                                   std::uint32_t s[4]) {
-  const std::uint32_t* rk = keys.w;
-  std::uint32_t s0 = s[0] ^ rk[0], s1 = s[1] ^ rk[1], s2 = s[2] ^ rk[2], s3 = s[3] ^ rk[3];
-  // InvShiftRows rotates the other way: operands come from columns c, c-1, c-2, c-3.
-  XF_UNROLL
-  for (unsigned r = 1; r < rounds; ++r) {
-    rk += 4;
-    const std::uint32_t t0 = t.td[0][s0 >> 24] ^ t.td[1][(s3 >> 16) & 0xff] ^ t.td[2][(s2 >> 8) & 0xff] ^
-                             t.td[3][s1 & 0xff] ^ rk[0];
-    const std::uint32_t t1 = t.td[0][s1 >> 24] ^ t.td[1][(s0 >> 16) & 0xff] ^ t.td[2][(s3 >> 8) & 0xff] ^
-                             t.td[3][s2 & 0xff] ^ rk[1];
-    const std::uint32_t t2 = t.td[0][s2 >> 24] ^ t.td[1][(s1 >> 16) & 0xff] ^ t.td[2][(s0 >> 8) & 0xff] ^
-                             t.td[3][s3 & 0xff] ^ rk[2];
-    const std::uint32_t t3 = t.td[0][s3 >> 24] ^ t.td[1][(s2 >> 16) & 0xff] ^ t.td[2][(s1 >> 8) & 0xff] ^
-                             t.td[3][s0 & 0xff] ^ rk[3];
-    s0 = t0;
-    s1 = t1;
-    s2 = t2;
-    s3 = t3;
-  }
-  rk += 4;
-  const std::uint8_t* si = t.inv_sbox;
-  s[0] = pack(si[s0 >> 24], si[(s3 >> 16) & 0xff], si[(s2 >> 8) & 0xff], si[s1 & 0xff]) ^ rk[0];
-  s[1] = pack(si[s1 >> 24], si[(s0 >> 16) & 0xff], si[(s3 >> 8) & 0xff], si[s2 & 0xff]) ^ rk[1];
-  s[2] = pack(si[s2 >> 24], si[(s1 >> 16) & 0xff], si[(s0 >> 8) & 0xff], si[s3 & 0xff]) ^ rk[2];
-  s[3] = pack(si[s3 >> 24], si[(s2 >> 16) & 0xff], si[(s1 >> 8) & 0xff], si[s0 & 0xff]) ^ rk[3];
+  cipher_words<true>(keys.w, t.td, t.inv_sbox, s);
 }
 
 }  // namespace detail
