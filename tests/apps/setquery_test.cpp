@@ -640,78 +640,77 @@ TEST_CASE("setquery.cpu_tool_times_every_family_and_checks_the_answers") {
   CHECK(xf::test::run_tool("XF_SETQUERY_CPU", {dir.file("missing.xft")}).exit_code == 1);
 }
 
-TEST_CASE("setquery.every_topology_answers_as_the_reference_on_the_host_executor") {
-  // The committed topologies as written (but for the table's and results' paths), on a table of three
-  // frames, the last one short, through xeflow-run's host executor: every variant's result file equals
-  // the reference's.
+/// A table of three frames, the last one short, its reference answers, and each family's committed
+/// topology (but for the table's and results' paths) in a scratch directory.
+struct host_run_fixture {
   scratch_dir dir;
-  const std::string table = dir.file("bench.xft"), expected = dir.file("expected"),
-                    results = dir.file("results");
-  auto gen = xf::test::run_tool("XF_SETQUERY_GEN", {"--rows", "40000", "--out", table, "--threads", "2"});
-  REQUIRE_MESSAGE(gen.exit_code == 0, gen.err);
-  auto ref = xf::test::run_tool("XF_SETQUERY_REF", {table, "--out-dir", expected});
-  REQUIRE_MESSAGE(ref.exit_code == 0, ref.err);
-  std::filesystem::create_directories(results);
+  std::string table = dir.file("bench.xft"), expected = dir.file("expected"), results = dir.file("results");
   topology_options options;
-  options.table_path = table;
-  options.results_dir = results;
-  options.source_threads = 2;
+
+  host_run_fixture() {
+    auto gen = xf::test::run_tool("XF_SETQUERY_GEN", {"--rows", "40000", "--out", table, "--threads", "2"});
+    REQUIRE_MESSAGE(gen.exit_code == 0, gen.err);
+    auto ref = xf::test::run_tool("XF_SETQUERY_REF", {table, "--out-dir", expected});
+    REQUIRE_MESSAGE(ref.exit_code == 0, ref.err);
+    std::filesystem::create_directories(results);
+    options.table_path = table;
+    options.results_dir = results;
+    options.source_threads = 2;
+  }
+  /// The family's topology file.
+  std::string topology(std::string_view family) {
+    const std::string path = dir.file(topology_file_name(family));
+    std::ofstream out(path);
+    out << topology_yaml(family, options);
+    return path;
+  }
+  /// xeflow-run of the family's topology with `args` after it.
+  xf::test::process_result run(std::string_view family, std::vector<std::string> args) {
+    args.insert(args.begin(), topology(family));
+    return xf::test::run_tool("XF_RUN", args);
+  }
+  /// Compares the family's (every family's: "") result files with the reference's; how many.
+  std::size_t compare(std::string_view family = "") const {
+    std::size_t compared = 0;
+    for (const query_variant& q : setquery_variants()) {
+      if (!family.empty() && q.family != family) continue;
+      CAPTURE(q.id);
+      CHECK(read_file(results + "/" + q.id + ".csv") == read_file(expected + "/" + q.id + ".csv"));
+      ++compared;
+    }
+    return compared;
+  }
+};
+
+TEST_CASE("setquery.every_topology_answers_as_the_reference_on_the_host_executor") {
+  // The committed topologies through xeflow-run's host executor: every variant's result equals the
+  // reference's.
+  host_run_fixture f;
   for (const std::string_view family : query_families) {
     CAPTURE(family);
-    const std::string topology = dir.file(topology_file_name(family));
-    {
-      std::ofstream out(topology);
-      out << topology_yaml(family, options);
-    }
-    auto run = xf::test::run_tool("XF_RUN", {topology, "--set", "runtime.executor=host", "-q"});
+    auto run = f.run(family, {"--set", "runtime.executor=host", "-q"});
     CHECK_MESSAGE(run.exit_code == 0, run.err);
   }
-  std::size_t compared = 0;
-  for (const query_variant& q : setquery_variants()) {
-    CAPTURE(q.id);
-    CHECK(read_file(results + "/" + q.id + ".csv") == read_file(expected + "/" + q.id + ".csv"));
-    ++compared;
-  }
-  CHECK(compared == 62);
+  CHECK(f.compare() == 62);
 }
 
 TEST_CASE("setquery.frames_shared_by_several_blocks_answer_as_the_reference") {
   // 7 blocks and a topic of 2 frames: each frame is shared by 4 items, each walking a share of its pages
   // (on the device, this keeps every block busy when the topic holds fewer frames than there are blocks).
-  scratch_dir dir;
-  const std::string table = dir.file("bench.xft"), expected = dir.file("expected"),
-                    results = dir.file("results");
-  auto gen = xf::test::run_tool("XF_SETQUERY_GEN", {"--rows", "40000", "--out", table, "--threads", "2"});
-  REQUIRE_MESSAGE(gen.exit_code == 0, gen.err);
-  auto ref = xf::test::run_tool("XF_SETQUERY_REF", {table, "--out-dir", expected});
-  REQUIRE_MESSAGE(ref.exit_code == 0, ref.err);
-  std::filesystem::create_directories(results);
-  topology_options options;
-  options.table_path = table;
-  options.results_dir = results;
-  options.source_threads = 2;
+  host_run_fixture f;
   const std::vector<std::string> shared = {"--set", "runtime.executor=host",  "--set", "runtime.blocks=7",
                                            "--set", "topics.bench.capacity=2"};
   for (const std::string_view family : query_families) {
     CAPTURE(family);
-    const std::string topology = dir.file(topology_file_name(family));
-    {
-      std::ofstream out(topology);
-      out << topology_yaml(family, options);
-    }
-    std::vector<std::string> plan_args = {topology, "--plan"};
-    plan_args.insert(plan_args.end(), shared.begin(), shared.end());
-    auto plan = xf::test::run_tool("XF_RUN", plan_args);
+    std::vector<std::string> plan_args = shared;
+    plan_args.push_back("--plan");
+    auto plan = f.run(family, plan_args);
     REQUIRE_MESSAGE(plan.exit_code == 0, plan.err);
     CHECK_MESSAGE(plan.out.find("each frame shared by 4 items") != std::string::npos, plan.out);
-    std::vector<std::string> run_args = {topology, "-q"};
-    run_args.insert(run_args.end(), shared.begin(), shared.end());
-    auto run = xf::test::run_tool("XF_RUN", run_args);
+    std::vector<std::string> run_args = shared;
+    run_args.push_back("-q");
+    auto run = f.run(family, run_args);
     CHECK_MESSAGE(run.exit_code == 0, run.err);
-    for (const query_variant& q : setquery_variants()) {
-      if (q.family != family) continue;
-      CAPTURE(q.id);
-      CHECK(read_file(results + "/" + q.id + ".csv") == read_file(expected + "/" + q.id + ".csv"));
-    }
+    CHECK(f.compare(family) > 0);
   }
 }

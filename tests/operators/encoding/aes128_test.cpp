@@ -105,20 +105,21 @@ TEST_CASE("aes128.tables_from_gf_arithmetic") {
   CHECK(t.td[0][0xff] == 0xd0b85742u);
 }
 
-TEST_CASE("aes128.fips197_appendix_b_vector") {
-  const bytes key = from_hex("2b7e151628aed2a6abf7158809cf4f3c");
-  const bytes pt = from_hex("3243f6a8885a308d313198a2e0370734");
-  const bytes ct = from_hex("3925841d02dc09fbdc118597196a0b32");
-  CHECK(encrypt_one(key, pt) == ct);
-  CHECK(decrypt_one(key, ct) == pt);
-}
-
-TEST_CASE("aes128.fips197_appendix_c1_vector") {
+TEST_CASE("aes128.fips197_appendix_b_and_c1_vectors") {
+  struct vector {
+    const char *key, *pt, *ct;
+  };
+  for (const vector& v : {vector{"2b7e151628aed2a6abf7158809cf4f3c", "3243f6a8885a308d313198a2e0370734",
+                                 "3925841d02dc09fbdc118597196a0b32"},  // Appendix B
+                          vector{"000102030405060708090a0b0c0d0e0f", "00112233445566778899aabbccddeeff",
+                                 "69c4e0d86a7b0430d8cdb78070b4c55a"}}) {  // Appendix C.1
+    CAPTURE(v.key);
+    CHECK(encrypt_one(from_hex(v.key), from_hex(v.pt)) == from_hex(v.ct));
+    CHECK(decrypt_one(from_hex(v.key), from_hex(v.ct)) == from_hex(v.pt));
+  }
   const bytes key = from_hex("000102030405060708090a0b0c0d0e0f");
   const bytes pt = from_hex("00112233445566778899aabbccddeeff");
   const bytes ct = from_hex("69c4e0d86a7b0430d8cdb78070b4c55a");
-  CHECK(encrypt_one(key, pt) == ct);
-  CHECK(decrypt_one(key, ct) == pt);
 
   // The compact path gives the same answers from the S-boxes alone.
   const aes::round_keys keys = aes::expand_key(key.data());
@@ -138,13 +139,16 @@ TEST_CASE("aes128.in_place_blocks") {
   CHECK(buf == from_hex("00112233445566778899aabbccddeeff"));
 }
 
+/// The plaintext of SP 800-38A's AES-128 examples (F.1.1, F.5.1), four blocks.
+constexpr const char* sp800_38a_plaintext =
+    "6bc1bee22e409f96e93d7e117393172a"
+    "ae2d8a571e03ac9c9eb76fac45af8e51"
+    "30c81c46a35ce411e5fbc1191a0a52ef"
+    "f69f2445df4f9b17ad2b417be66c3710";
+
 TEST_CASE("aes128.sp800_38a_f11_ecb_vector") {
   const bytes key = from_hex("2b7e151628aed2a6abf7158809cf4f3c");
-  const bytes pt = from_hex(
-      "6bc1bee22e409f96e93d7e117393172a"
-      "ae2d8a571e03ac9c9eb76fac45af8e51"
-      "30c81c46a35ce411e5fbc1191a0a52ef"
-      "f69f2445df4f9b17ad2b417be66c3710");
+  const bytes pt = from_hex(sp800_38a_plaintext);
   const bytes ct = from_hex(
       "3ad77bb40d7a3660a89ecaf32466ef97"
       "f5d3d58503b9699de785895a96fdbaaf"
@@ -160,11 +164,7 @@ TEST_CASE("aes128.sp800_38a_f11_ecb_vector") {
 TEST_CASE("aes128.sp800_38a_f51_ctr_vector") {
   const bytes key = from_hex("2b7e151628aed2a6abf7158809cf4f3c");
   const bytes iv = from_hex("f0f1f2f3f4f5f6f7f8f9fafbfcfdfeff");
-  const bytes pt = from_hex(
-      "6bc1bee22e409f96e93d7e117393172a"
-      "ae2d8a571e03ac9c9eb76fac45af8e51"
-      "30c81c46a35ce411e5fbc1191a0a52ef"
-      "f69f2445df4f9b17ad2b417be66c3710");
+  const bytes pt = from_hex(sp800_38a_plaintext);
   const bytes ct = from_hex(
       "874d6191b620e3261bef6864990db6ce"
       "9806f66b7970fdff8617187bb9fffdff"
