@@ -32,8 +32,8 @@ kernel_op planned_kernel_op(const plan& p, std::uint32_t k, const kernel_files* 
   op.part_bytes = po.parts > 1 && !op.shares ? kernel_part_bytes : frame_bytes;
   op.stage = po.stage ? 1 : 0;
   op.stage_output = po.stage_output ? 1 : 0;
-  op.output_numerator = po.entry->info.output_numerator;
-  op.output_denominator = po.entry->info.output_denominator;
+  op.output_numerator = po.output.numerator;
+  op.output_denominator = po.output.denominator;
   XF_EXPECTS(op.output_numerator == op.output_denominator || po.parts == 1,
              "a map with a shorter output computes whole frames");
   op.stage_stride = (op.part_bytes + 255) / 256 * 256;
@@ -66,7 +66,8 @@ run_error fault_error(const kernel_failure& f, const plan& p, const kernel_files
       return run_error(site, frame_failed_reason(code, po.entry->info.failure_meaning(code)));
     case fault_bad_bytes:
       return run_error(site, "the input slot announces " + std::to_string(f.detail) +
-                                 " bytes, more than the output topic's frame holds");
+                                 " bytes, whose output (" + std::to_string(po.output.of(f.detail)) +
+                                 " bytes) is more than the output topic's frame holds");
     case fault_read_range: {
       XF_EXPECTS(files != nullptr && files->cache != nullptr, "a file reader's fault names its files");
       read_list list;

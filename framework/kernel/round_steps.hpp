@@ -183,7 +183,8 @@ XF_HOST_DEVICE inline void subscribe_lane(const kernel_args& a, lane_state& l, s
   l.tag = slot.tag;
   l.born_ns = slot.born_ns;
   l.failure = 0;
-  if (!l.is_void && vo != nullptr && l.bytes > vo->frame_bytes) {
+  if (!l.is_void && vo != nullptr &&
+      l.bytes * op.output_numerator / op.output_denominator > vo->frame_bytes) {
     fail_item(a, fault_bad_bytes, l.op, offset, l.bytes);
     return;
   }

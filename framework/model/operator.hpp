@@ -295,11 +295,24 @@ concept page_reader = columnar_reader<Op> &&
   Op::pages_read(p, frame, out);
 };
 
-/// A GPU map's output frame is as long as its input unless the type declares
+/// The share of an input frame's bytes a GPU map's output frame holds: numerator / denominator, at most 1.
+struct output_fraction {
+  std::uint32_t numerator = 1;
+  std::uint32_t denominator = 1;
+  XF_HOST_DEVICE constexpr std::uint64_t of(std::uint64_t input_bytes) const {
+    return input_bytes * numerator / denominator;
+  }
+  constexpr bool whole() const { return numerator == denominator; }
+  constexpr bool operator==(const output_fraction&) const = default;
+};
+
+/// A GPU map's output frame is as long as its input unless the type declares a share of it, fixed:
 ///   static constexpr std::uint32_t output_numerator = N, output_denominator = D;
-/// then it is N/D of the input's bytes (kmeans_assign: a 4-byte id per 12-byte particle, 1/3), so only
-/// what the consumer reads is published — and crosses PCIe. Such an operator computes whole frames (the
-/// executors never split them into parts) and writes only that prefix of its output.
+/// (kmeans_assign: a 4-byte id per 12-byte particle, 1/3), or set by its parameters:
+///   static output_fraction output_share(const params&);
+/// (RAID-6's P and Q: 2 of a stripe's k blocks). Only what the consumer reads is published — and crosses
+/// PCIe. Such an operator computes whole frames (the executors never split them into parts) and writes
+/// only that prefix of its output.
 template <class Op>
 constexpr std::uint32_t output_numerator() {
   if constexpr (requires { Op::output_numerator; }) return Op::output_numerator;
@@ -309,6 +322,23 @@ template <class Op>
 constexpr std::uint32_t output_denominator() {
   if constexpr (requires { Op::output_denominator; }) return Op::output_denominator;
   return 1;
+}
+template <class Op>
+concept output_set_by_params = requires(const typename Op::params& p) {
+  { Op::output_share(p) } -> std::same_as<output_fraction>;
+};
+/// Whether Op's output frames may be shorter than its input's.
+template <class Op>
+constexpr bool may_shorten_output() {
+  return output_set_by_params<Op> || output_numerator<Op>() != output_denominator<Op>();
+}
+/// The share of its input an Op with parameters p outputs.
+template <class Op>
+output_fraction output_share_of(const typename Op::params& p) {
+  if constexpr (output_set_by_params<Op>)
+    return Op::output_share(p);
+  else
+    return {output_numerator<Op>(), output_denominator<Op>()};
 }
 
 /// The element types an operator accepts on its topics: all of them unless the type declares

@@ -83,11 +83,11 @@ struct operator_info {
   bool shares_frames = false;
   /// Reads files through the file cache (runtime.file_cache applies to it).
   bool reads_files = false;
-  /// GPU maps: the output frame's bytes are the input's · numerator / denominator (operator.hpp).
-  std::uint32_t output_numerator = 1;
-  std::uint32_t output_denominator = 1;
-  std::uint64_t output_bytes(std::uint64_t input_bytes) const {
-    return input_bytes * output_numerator / output_denominator;
+  /// GPU maps: the share of the input frame's bytes an output frame gets for the given (normalized)
+  /// parameters (operator.hpp: output_share); empty: all of them.
+  std::function<output_fraction(const std::map<std::string, param_value>&)> output_share;
+  output_fraction output_share_for(const std::map<std::string, param_value>& values) const {
+    return output_share ? output_share(values) : output_fraction{};
   }
   std::vector<param_decl> params;
   /// A check of the parameters together (a field list against the record size), run by normalize_params

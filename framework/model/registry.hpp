@@ -175,7 +175,7 @@ class gpu_op_on_host final : public host_kernel_op {
     if constexpr (page_reader<Op>) Op::pages_read(params_, frame, out);
   }
   std::uint64_t output_bytes(std::uint64_t input_bytes) const override {
-    return input_bytes * output_numerator<Op>() / output_denominator<Op>();
+    return output_share_of<Op>(params_).of(input_bytes);
   }
 
  private:
@@ -239,7 +239,7 @@ class gpu_op_on_cpu final : public cpu_map {
  public:
   explicit gpu_op_on_cpu(typename Op::params p) : params_(p) {}
   void on_frame(std::uint64_t offset, const frame_in& in, frame_out& out) override {
-    out.bytes = in.bytes * output_numerator<Op>() / output_denominator<Op>();
+    out.bytes = output_share_of<Op>(params_).of(in.bytes);
     run_frame_on_cpu<Op>(params_, in, &out, nullptr, offset);
   }
   map_phases phases() const override { return phases_of<Op>(params_); }
@@ -429,9 +429,15 @@ class operator_registry {
       static_assert(output_numerator<Op>() >= 1 && output_denominator<Op>() >= 1 &&
                         output_numerator<Op>() <= output_denominator<Op>(),
                     "a GPU map's output is a fraction (at most all) of its input frame");
-      entry->info.output_numerator = output_numerator<Op>();
-      entry->info.output_denominator = output_denominator<Op>();
-      if (output_numerator<Op>() != output_denominator<Op>() && !entry->info.whole_frames)
+      if constexpr (may_shorten_output<Op>())
+        entry->info.output_share = [schema](const param_map& values) {
+          const output_fraction share = output_share_of<Op>(schema.make(values));
+          XF_EXPECTS(
+              share.numerator >= 1 && share.numerator <= share.denominator,
+              "a GPU map's output is a fraction (at most all) of its input frame (check its parameters)");
+          return share;
+        };
+      if (may_shorten_output<Op>() && !entry->info.whole_frames)
         throw std::logic_error(
             "operator class '" + class_name +
             "': a map with a shorter output must compute whole frames (describe: whole_frames())");

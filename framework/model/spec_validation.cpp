@@ -447,7 +447,8 @@ class validator {
     problem(at(op_path(op) + ".outputs[" + std::to_string(written) + "]"), text);
   }
 
-  /// A 1:1 map writes each input frame's result into one output frame of the same offset.
+  /// A 1:1 map writes each input frame's result — all of it, or the share its parameters give it — into one
+  /// output frame of the same offset.
   void check_maps() {
     for (std::size_t o = 0; o < spec_.operators.size(); ++o) {
       const operator_entry* entry = entries_[o];
@@ -459,11 +460,19 @@ class validator {
       const source_pos where = at(op_path(op) + ".outputs[0]");
       const bool sizes_valid =
           frame_size_problem(in.frame_bytes).empty() && frame_size_problem(out.frame_bytes).empty();
-      if (sizes_valid && out.frame_bytes < in.frame_bytes)
+      const output_fraction share =
+          params_valid_[o] ? entry->info.output_share_for(op.params) : output_fraction{};
+      if (sizes_valid && share.whole() && out.frame_bytes < in.frame_bytes)
         problem(where, "operator '" + op.name + "': output topic '" + out.name + "' has smaller frames (" +
                            format_bytes(out.frame_bytes) + ") than input topic '" + in.name + "' (" +
                            format_bytes(in.frame_bytes) +
                            "); a 1:1 map's output frame must hold its input frame");
+      if (sizes_valid && !share.whole() && out.frame_bytes < share.of(in.frame_bytes))
+        problem(where, "operator '" + op.name + "': output topic '" + out.name + "' has frames of " +
+                           format_bytes(out.frame_bytes) + ", but its output of a frame of input topic '" +
+                           in.name + "' (" + format_bytes(in.frame_bytes) + ") is " +
+                           std::to_string(share.numerator) + "/" + std::to_string(share.denominator) +
+                           " of it: " + format_bytes(share.of(in.frame_bytes)));
       // (Columnar topics are checked whole: check_columnar_uses.)
       if (op.on == placement::gpu && out.element != in.element && in.layout == frame_layout::row &&
           out.layout == frame_layout::row)

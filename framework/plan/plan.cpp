@@ -57,6 +57,7 @@ plan make_plan(const topology_spec& spec, const operator_registry& registry, con
     po.entry = registry.find(o.class_name);
     XF_EXPECTS(po.entry != nullptr, "operator class '" + o.class_name + "' (validate the spec first)");
     po.in_kernel = o.on == placement::gpu;
+    po.output = po.entry->info.output_share_for(o.params);
     for (const auto& name : o.inputs) {
       auto it = topic_index.find(name);
       XF_EXPECTS(it != topic_index.end(), "topic '" + name + "' (validate the spec first)");

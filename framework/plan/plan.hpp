@@ -40,6 +40,7 @@ struct planned_operator {
   std::uint32_t workers = 0;                ///< CPU threads, or kernel blocks for in_kernel operators
   std::uint32_t warps = 0;                  ///< in_kernel: warps per block this operator gets each round
   std::uint32_t kernel_index = 0;           ///< in_kernel: position among the kernel's operators
+  output_fraction output;                   ///< GPU maps: the share of an input frame they output
   /// in_kernel: work items per frame (on the device, blocks that share one large frame; on either
   /// executor, the shares of an operator that shares frames; see kernel_op).
   std::uint32_t parts = 1;

@@ -21,12 +21,30 @@ namespace {
 
 using namespace xf;
 
+/// Keeps the first 1/keep of each frame: a map whose output share its parameter sets.
+struct keep_share_op {
+  static constexpr char class_name[] = "keep_share";
+  struct params {
+    std::uint32_t keep = 2;
+  };
+  static void describe(operator_schema<params>& s) {
+    s.describe("keeps the first 1/keep of each frame").whole_frames();
+    s.param(&params::keep, "keep", "the share kept: 1/keep of the frame", params{}.keep, 1u, 64u);
+  }
+  static output_fraction output_share(const params& p) { return {1, p.keep}; }
+  template <class T>
+  XF_HOST_DEVICE static void compute(const params& p, const frame_task<T>& task) {
+    const std::uint64_t n = task.count / p.keep;
+    for (std::uint64_t i = task.thread_id; i < n; i += task.thread_count) task.out[i] = task.in[i];
+  }
+};
+
 const operator_registry& registry() {
   static const operator_registry r = [] {
     operator_registry reg;
     register_builtin_operators(reg);
     reg.add<test::throw_at_op>("throw_at");
-    reg.add_gpu_operators<gpu_operator_list<test::corrupt_at_op>>();
+    reg.add_gpu_operators<gpu_operator_list<test::corrupt_at_op, keep_share_op>>();
     return reg;
   }();
   return r;
@@ -101,6 +119,36 @@ TEST_CASE("host_executor.kernel_chain_and_cpu_stages") {
   CHECK(out.stats.status == xf::run_status::completed);
   check_clean(stats_of(out.stats, "verify"), 385);
   CHECK(stats_of(out.stats, "verify").bytes_in == 3 * MiB + 400);
+}
+
+TEST_CASE("host_executor.a_map_outputs_the_share_its_parameters_set") {
+  auto topology = [](std::int64_t keep) {
+    topology_builder b("share");
+    b.topic("in").frame_bytes(16 * KiB).capacity(4);
+    b.topic("out").frame_bytes(4 * KiB).capacity(4);
+    b.link({}, op("source", "sequence_source").param("total_bytes", std::int64_t{10 * 16 * KiB + 4 * KiB}),
+           {"in"});
+    b.link({"in"}, op("k", "keep_share").on(placement::gpu).param("keep", keep), {"out"});
+    b.link({"out"}, op("sink", "null_sink"), {});
+    b.runtime().blocks(3);
+    return b.build();
+  };
+  const auto out = run(topology(4));
+  CHECK(out.stats.status == xf::run_status::completed);
+  CHECK(stats_of(out.stats, "k").bytes_out == 10 * 4 * KiB + KiB);  // a quarter of each frame
+  CHECK(stats_of(out.stats, "sink").bytes_in == 10 * 4 * KiB + KiB);
+  CHECK(stats_of(out.stats, "sink").frames_in == 11);
+  // Half of a 16 KiB frame does not fit the output topic's 4 KiB frames.
+  try {
+    topology_spec too_small = topology(2);
+    validate_topology(too_small, registry());
+    FAIL("expected a config_error");
+  } catch (const config_error& e) {
+    CHECK_MESSAGE(
+        std::string(e.what()).find("its output of a frame of input topic 'in' (16 KiB) is 1/2 of it: 8 "
+                                   "KiB") != std::string::npos,
+        e.what());
+  }
 }
 
 TEST_CASE("host_executor.fan_out_every_group_sees_every_frame") {

@@ -212,7 +212,7 @@ TEST_CASE("operators.kmeans_assign_picks_the_nearest_centre") {
   operator_registry registry;
   register_builtin_operators(registry);
   const operator_entry& entry = *registry.find("kmeans_assign");
-  CHECK(entry.info.output_bytes(48) == 16);
+  CHECK(entry.info.output_share_for({{"centres", std::string("0 0 0")}}).of(48) == 16);
   CHECK(entry.make_host_kernel({{"centres", std::string("0 0 0")}}, {})->output_bytes(48) == 16);
   auto on_cpu = entry.make_cpu({{"centres", std::string("0 0 0")}}, {});
   std::vector<float> frame(12, 1.0f), ids(12, -1.0f);
