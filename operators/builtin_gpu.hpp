@@ -3,6 +3,7 @@
 #pragma once
 
 #include "framework/model/gpu_operator_list.hpp"
+#include "operators/encoding/raid6_encode.hpp"
 #include "operators/olap/query.hpp"
 #include "operators/sinks/affinity.hpp"
 #include "operators/sinks/word_count.hpp"
@@ -20,6 +21,6 @@ namespace xf {
 using builtin_gpu_operators =
     gpu_operator_list<scale_op, fma_op, pass_through_op, kmeans_assign_op, record_addresses_op,
                       byte_addresses_op, indexed_addresses_op, word_count_op, affinity_cards_op,
-                      affinity_shared_op, readahead_file_source, query_op>;
+                      affinity_shared_op, readahead_file_source, query_op, raid6_encode_op>;
 
 }  // namespace xf

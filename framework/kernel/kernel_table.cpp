@@ -34,7 +34,7 @@ kernel_op planned_kernel_op(const plan& p, std::uint32_t k, const kernel_files* 
   op.stage_output = po.stage_output ? 1 : 0;
   op.output_numerator = po.output.numerator;
   op.output_denominator = po.output.denominator;
-  XF_EXPECTS(op.output_numerator == op.output_denominator || po.parts == 1,
+  XF_EXPECTS(op.output_numerator == op.output_denominator || po.parts == 1 || op.shares,
              "a map with a shorter output computes whole frames");
   op.stage_stride = (op.part_bytes + 255) / 256 * 256;
   if (po.entry->info.reads_files) {

@@ -285,6 +285,15 @@ concept trimmed_sink = gpu_sink<Op> &&
 /// the ranges some GPU subscriber reads; compute must touch nothing else (the rest of the device copy is
 /// stale). A columnar reader's counters `pages.<column>` and `pages_skipped.<column>` (data pages its
 /// index walk met, and those the index ruled out) are summed per topic and column in the run's stats.
+/// An operator whose parameters must agree with its input topic (RAID-6: a frame is k blocks of
+/// block_size) declares
+///   static std::optional<param_problem> check_input(const params&, const topic_info& input);
+/// validation reports what it finds at the parameter it names (file:line:column).
+template <class Op>
+concept input_checker = requires(const typename Op::params& p, const topic_info& input) {
+  { Op::check_input(p, input) } -> std::same_as<std::optional<param_problem>>;
+};
+
 template <class Op>
 concept columnar_reader = requires(typename Op::params& p, const topic_info& input) {
   { Op::bind(p, input) } -> std::same_as<std::optional<param_problem>>;

@@ -387,6 +387,10 @@ class operator_registry {
         return Op::bind(p, input);
       };
     }
+    if constexpr (input_checker<Op>)
+      entry->info.input_check = [schema](const param_map& values, const topic_info& input) {
+        return Op::check_input(schema.make(values), input);
+      };
     if constexpr (std::is_base_of_v<cpu_operator, Op>) {
       entry->info.role = std::is_base_of_v<cpu_source, Op> ? operator_role::source
                          : std::is_base_of_v<cpu_sink, Op> ? operator_role::sink

@@ -54,6 +54,7 @@ class validator {
     check_publishers();
     check_cycles();
     check_maps();
+    check_inputs();
     check_elements();
     check_columnar_uses();
     check_references_for_verification();
@@ -447,6 +448,26 @@ class validator {
     problem(at(op_path(op) + ".outputs[" + std::to_string(written) + "]"), text);
   }
 
+  /// A problem an operator's parameters have with its input topic, at the parameter it names.
+  void param_problem_at(const operator_spec& op, const param_problem& bad) {
+    const std::string path = op_path(op);
+    problem(bad.key.empty() ? at_field(path, "params") : at_field(path + ".params", bad.key),
+            "operator '" + op.name + "': " + (bad.key.empty() ? "" : "parameter '" + bad.key + "': ") +
+                bad.message);
+  }
+
+  /// Operators whose parameters must agree with their input topic (input_checker, operator.hpp).
+  void check_inputs() {
+    for (std::size_t o = 0; o < spec_.operators.size(); ++o) {
+      const operator_entry* entry = entries_[o];
+      if (!entry || !entry->info.input_check || !params_valid_[o] || inputs_[o].size() != 1) continue;
+      const topic_spec& in = spec_.topics[inputs_[o][0]];
+      if (!frame_size_problem(in.frame_bytes).empty()) continue;  // reported at the topic
+      if (auto bad = entry->info.input_check(spec_.operators[o].params, topic_info_of(in)))
+        param_problem_at(spec_.operators[o], *bad);
+    }
+  }
+
   /// A 1:1 map writes each input frame's result — all of it, or the share its parameters give it — into one
   /// output frame of the same offset.
   void check_maps() {
@@ -529,11 +550,7 @@ class validator {
                                            "' is columnar (a columnar reader such as query reads it)");
         } else if (entry->info.reads_columnar && columnar && params_valid_[use.op] &&
                    inputs_[use.op].size() == 1 && entry->info.bind_check) {
-          if (auto bad = entry->info.bind_check(op.params, topic_info_of(topic))) {
-            const std::string path = op_path(op);
-            problem(bad->key.empty() ? at_field(path, "params") : at_field(path + ".params", bad->key),
-                    context + (bad->key.empty() ? "" : "parameter '" + bad->key + "': ") + bad->message);
-          }
+          if (auto bad = entry->info.bind_check(op.params, topic_info_of(topic))) param_problem_at(op, *bad);
         }
       }
       if (!columnar) continue;

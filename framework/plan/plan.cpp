@@ -288,8 +288,12 @@ plan make_plan(const topology_spec& spec, const operator_registry& registry, con
       const bool reader = po.entry->info.reads_files;
       // A columnar reader reads its frames in place too: it touches only the index and the pages the
       // index keeps, and what it never touches never crosses PCIe (staging would copy the whole frame).
-      po.stage = !reader && !po.entry->info.reads_columnar && !po.inputs.empty() && !in_device_memory(in);
-      po.stage_output = !reader && !po.outputs.empty() && !in_device_memory(p.topics[po.outputs[0]]);
+      // An item sharing a frame does its share of it: staging would copy the whole frame in (or out, over
+      // the other shares' results).
+      const bool whole_views = reader || (po.entry->info.shares_frames && po.parts > 1);
+      po.stage =
+          !whole_views && !po.entry->info.reads_columnar && !po.inputs.empty() && !in_device_memory(in);
+      po.stage_output = !whole_views && !po.outputs.empty() && !in_device_memory(p.topics[po.outputs[0]]);
     }
     // Items per round: enough whole frames for kernel_round_bytes, a divisor of the operator's warps (so
     // every item gets the same warps), and over all blocks at most a quarter of what the input topic
