@@ -4,6 +4,7 @@
 
 #include "framework/model/gpu_operator_list.hpp"
 #include "operators/encoding/raid6_encode.hpp"
+#include "operators/encoding/raid6_recover.hpp"
 #include "operators/olap/query.hpp"
 #include "operators/sinks/affinity.hpp"
 #include "operators/sinks/word_count.hpp"
@@ -21,6 +22,6 @@ namespace xf {
 using builtin_gpu_operators =
     gpu_operator_list<scale_op, fma_op, pass_through_op, kmeans_assign_op, record_addresses_op,
                       byte_addresses_op, indexed_addresses_op, word_count_op, affinity_cards_op,
-                      affinity_shared_op, readahead_file_source, query_op, raid6_encode_op>;
+                      affinity_shared_op, readahead_file_source, query_op, raid6_encode_op, raid6_recover_op>;
 
 }  // namespace xf

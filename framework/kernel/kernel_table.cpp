@@ -1,6 +1,8 @@
 // The operator table from the plan, and the one wording of the round's faults.
 #include "framework/kernel/kernel_table.hpp"
 
+#include <algorithm>
+
 #include "framework/core/units.hpp"
 
 namespace xf {
@@ -35,8 +37,9 @@ kernel_op planned_kernel_op(const plan& p, std::uint32_t k, const kernel_files* 
   op.output_numerator = po.output.numerator;
   op.output_denominator = po.output.denominator;
   XF_EXPECTS(op.output_numerator == op.output_denominator || po.parts == 1 || op.shares,
-             "a map with a shorter output computes whole frames");
-  op.stage_stride = (op.part_bytes + 255) / 256 * 256;
+             "a map whose output is not as long as its input computes whole frames");
+  // A staging area holds the item's input, or its output where that is longer.
+  op.stage_stride = (std::max(op.part_bytes, po.output.of(op.part_bytes)) + 255) / 256 * 256;
   if (po.entry->info.reads_files) {
     XF_EXPECTS(files != nullptr && files->cache != nullptr, "a file cache for the GPU file readers");
     XF_EXPECTS(po.parts == 1 && !po.stage && !po.stage_output && po.items == 1,

@@ -285,13 +285,15 @@ concept trimmed_sink = gpu_sink<Op> &&
 /// the ranges some GPU subscriber reads; compute must touch nothing else (the rest of the device copy is
 /// stale). A columnar reader's counters `pages.<column>` and `pages_skipped.<column>` (data pages its
 /// index walk met, and those the index ruled out) are summed per topic and column in the run's stats.
-/// An operator whose parameters must agree with its input topic (RAID-6: a frame is k blocks of
-/// block_size) declares
-///   static std::optional<param_problem> check_input(const params&, const topic_info& input);
-/// validation reports what it finds at the parameter it names (file:line:column).
+/// An operator whose parameters must agree with its (row) input topic (RAID-6: a frame is k blocks of
+/// block_size), or that derives values from both once rather than per frame (raid6_recover's
+/// coefficients), declares
+///   static std::optional<param_problem> bind_input(params&, const topic_info& input);
+/// validation reports what it finds at the parameter it names (file:line:column); every factory binds
+/// before the operator runs.
 template <class Op>
-concept input_checker = requires(const typename Op::params& p, const topic_info& input) {
-  { Op::check_input(p, input) } -> std::same_as<std::optional<param_problem>>;
+concept input_binder = requires(typename Op::params& p, const topic_info& input) {
+  { Op::bind_input(p, input) } -> std::same_as<std::optional<param_problem>>;
 };
 
 template <class Op>
@@ -304,7 +306,8 @@ concept page_reader = columnar_reader<Op> &&
   Op::pages_read(p, frame, out);
 };
 
-/// The share of an input frame's bytes a GPU map's output frame holds: numerator / denominator, at most 1.
+/// The share of an input frame's bytes a GPU map's output frame holds: numerator / denominator (below 1:
+/// it keeps part of it; above: it adds to it).
 struct output_fraction {
   std::uint32_t numerator = 1;
   std::uint32_t denominator = 1;
@@ -315,13 +318,14 @@ struct output_fraction {
   constexpr bool operator==(const output_fraction&) const = default;
 };
 
-/// A GPU map's output frame is as long as its input unless the type declares a share of it, fixed:
+/// A GPU map's output frame is as long as its input unless the type declares its length as a share of the
+/// input's, fixed:
 ///   static constexpr std::uint32_t output_numerator = N, output_denominator = D;
 /// (kmeans_assign: a 4-byte id per 12-byte particle, 1/3), or set by its parameters:
 ///   static output_fraction output_share(const params&);
-/// (RAID-6's P and Q: 2 of a stripe's k blocks). Only what the consumer reads is published — and crosses
-/// PCIe. Such an operator computes whole frames (the executors never split them into parts) and writes
-/// only that prefix of its output.
+/// (raid6_encode: P and Q, 2 of a stripe's k blocks; or the stripe with them, (k + 2) / k). Only what the
+/// consumer reads is published — and crosses PCIe. Such an operator computes whole frames (the executors
+/// never split them into byte parts) and writes exactly that many bytes of its output.
 template <class Op>
 constexpr std::uint32_t output_numerator() {
   if constexpr (requires { Op::output_numerator; }) return Op::output_numerator;
@@ -336,9 +340,9 @@ template <class Op>
 concept output_set_by_params = requires(const typename Op::params& p) {
   { Op::output_share(p) } -> std::same_as<output_fraction>;
 };
-/// Whether Op's output frames may be shorter than its input's.
+/// Whether Op's output frames may differ in length from its input's.
 template <class Op>
-constexpr bool may_shorten_output() {
+constexpr bool sized_output() {
   return output_set_by_params<Op> || output_numerator<Op>() != output_denominator<Op>();
 }
 /// The share of its input an Op with parameters p outputs.

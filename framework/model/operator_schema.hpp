@@ -98,7 +98,7 @@ struct operator_info {
   bool reads_columnar = false;
   std::function<std::optional<param_problem>(const std::map<std::string, param_value>&, const topic_info&)>
       bind_check;
-  /// Operators whose parameters must agree with their one input topic (input_checker, operator.hpp).
+  /// Operators whose parameters must agree with their one input topic (input_binder, operator.hpp).
   std::function<std::optional<param_problem>(const std::map<std::string, param_value>&, const topic_info&)>
       input_check;
   /// GPU operators that declare `static const char* failure_reason(std::uint32_t code)`: what a code they

@@ -65,12 +65,18 @@ template <class Op, class Schema>
 typename Op::params bound_params(const Schema& schema, const param_map& values,
                                  const std::vector<topic_info>& inputs) {
   typename Op::params p = schema.make(values);
+  std::optional<param_problem> problem;
   if constexpr (columnar_reader<Op>) {
     if (inputs.size() != 1) throw std::invalid_argument("reads one columnar topic");
-    if (auto problem = Op::bind(p, inputs.front()))
-      throw std::invalid_argument(
-          problem->key.empty() ? problem->message : "parameter '" + problem->key + "': " + problem->message);
+    problem = Op::bind(p, inputs.front());
   }
+  if constexpr (input_binder<Op>) {
+    if (inputs.size() != 1) throw std::invalid_argument("reads one topic");
+    problem = Op::bind_input(p, inputs.front());
+  }
+  if (problem)
+    throw std::invalid_argument(
+        problem->key.empty() ? problem->message : "parameter '" + problem->key + "': " + problem->message);
   return p;
 }
 
@@ -387,9 +393,10 @@ class operator_registry {
         return Op::bind(p, input);
       };
     }
-    if constexpr (input_checker<Op>)
+    if constexpr (input_binder<Op>)
       entry->info.input_check = [schema](const param_map& values, const topic_info& input) {
-        return Op::check_input(schema.make(values), input);
+        typename Op::params p = schema.make(values);
+        return Op::bind_input(p, input);
       };
     if constexpr (std::is_base_of_v<cpu_operator, Op>) {
       entry->info.role = std::is_base_of_v<cpu_source, Op> ? operator_role::source
@@ -430,21 +437,21 @@ class operator_registry {
     } else {
       entry->info.role = operator_role::map;
       entry->info.gpu = true;
-      static_assert(output_numerator<Op>() >= 1 && output_denominator<Op>() >= 1 &&
-                        output_numerator<Op>() <= output_denominator<Op>(),
-                    "a GPU map's output is a fraction (at most all) of its input frame");
-      if constexpr (may_shorten_output<Op>())
+      static_assert(output_numerator<Op>() >= 1 && output_denominator<Op>() >= 1,
+                    "a GPU map's output share is a positive fraction of its input frame");
+      if constexpr (sized_output<Op>())
         entry->info.output_share = [schema](const param_map& values) {
           const output_fraction share = output_share_of<Op>(schema.make(values));
           XF_EXPECTS(
-              share.numerator >= 1 && share.numerator <= share.denominator,
-              "a GPU map's output is a fraction (at most all) of its input frame (check its parameters)");
+              share.numerator >= 1 && share.denominator >= 1,
+              "a GPU map's output share is a positive fraction of its input frame (check its parameters)");
           return share;
         };
-      if (may_shorten_output<Op>() && !entry->info.whole_frames)
+      if (sized_output<Op>() && !entry->info.whole_frames)
         throw std::logic_error(
             "operator class '" + class_name +
-            "': a map with a shorter output must compute whole frames (describe: whole_frames())");
+            "': a map whose output is not as long as its input must compute whole frames (describe: "
+            "whole_frames())");
       // Readers placed on: cpu read directly; on the host executor's blocks through the file cache.
       if constexpr (gpu_file_reader<Op>) {
         entry->info.reads_files = true;

@@ -456,7 +456,7 @@ class validator {
                 bad.message);
   }
 
-  /// Operators whose parameters must agree with their input topic (input_checker, operator.hpp).
+  /// Operators whose parameters must agree with their input topic (input_binder, operator.hpp).
   void check_inputs() {
     for (std::size_t o = 0; o < spec_.operators.size(); ++o) {
       const operator_entry* entry = entries_[o];

@@ -19,7 +19,7 @@ void add_kernel_counters(run_stats& stats, const plan& p, const std::vector<kern
       o.bytes_in = counters[k].bytes;
     }
     if (p.operators[i].outputs.empty()) continue;  // a GPU sink publishes nothing
-    // The round counts input bytes; a map with a shorter output (operator.hpp) published that share of
+    // The round counts input bytes; a map with an output share (operator.hpp) published that share of
     // them (exact: such maps take frames of whole records).
     const std::uint64_t bytes_out = p.operators[i].output.of(counters[k].bytes);
     o.frames_out = counters[k].frames;

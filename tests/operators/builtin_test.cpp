@@ -30,6 +30,8 @@ TEST_CASE("operators.builtin_registers_every_operator") {
                                                            "prefetch_varlen_source",
                                                            "prefetch_writeback",
                                                            "query",
+                                                           "raid6_encode",
+                                                           "raid6_recover",
                                                            "random_source",
                                                            "readahead_file_source",
                                                            "scale",

@@ -1,12 +1,13 @@
-// raid6_encode: its output against ISA-L's pq_gen (the operator's compute on the host, and a file through
-// the host executor with frames shared by several blocks), and its parameters checked against the topic.
+// raid6_encode and raid6_recover: P and Q against ISA-L's pq_gen (the operators' compute on the host, and a
+// file through the host executor with frames shared by several blocks), every lost block or pair rebuilt,
+// and their parameters checked against the topic.
 #include <doctest/doctest.h>
 
 #include <isa-l/raid.h>
 #include <unistd.h>
 
-#include <cstdint>
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -35,7 +36,8 @@ const operator_registry& registry() {
 }
 
 /// P then Q of each stripe of `data` (k blocks of block_bytes a stripe), by ISA-L.
-std::vector<std::uint8_t> isa_l_pq(const std::vector<std::uint8_t>& data, unsigned k, std::size_t block_bytes) {
+std::vector<std::uint8_t> isa_l_pq(const std::vector<std::uint8_t>& data, unsigned k,
+                                   std::size_t block_bytes) {
   const std::size_t stripe = k * block_bytes, stripes = data.size() / stripe;
   std::vector<std::uint8_t> pq(2 * block_bytes * stripes);
   for (std::size_t s = 0; s < stripes; ++s) {
@@ -73,8 +75,9 @@ TEST_CASE("raid6_encode.compute_equals_isa_l_pq_gen") {
     auto kernel = entry.make_host_kernel(values, {in});
     CHECK(kernel->output_bytes(k * block) == 2 * block);
     frame_out fo{reinterpret_cast<std::byte*>(out.data()), out.size(), 0, element_type::u8};
-    kernel->run_frame(frame_in{reinterpret_cast<const std::byte*>(data.data()), data.size(), element_type::u8},
-                      &fo, 0, nullptr, 7);
+    kernel->run_frame(
+        frame_in{reinterpret_cast<const std::byte*>(data.data()), data.size(), element_type::u8}, &fo, 0,
+        nullptr, 7);
     out.resize(2 * block);
     CHECK(out == isa_l_pq(data, k, block));
   }
@@ -161,11 +164,122 @@ TEST_CASE("raid6_encode.bad_parameters_fail_validation_at_their_line") {
   };
   CHECK(problems(4, 1024, 4096).empty());
   CHECK_MESSAGE(problems(4, 1000, 4096).find("encode.yaml:7:") != std::string::npos, problems(4, 1000, 4096));
-  CHECK(problems(4, 1000, 4096).find("block_size': must be a multiple of 64 bytes, not 1000") != std::string::npos);
-  CHECK(problems(4, 2048, 4096).find("input topic 'stripes' has frames of 4 KiB, but a stripe of k = 4 blocks of "
-                                     "2 KiB is 8 KiB") != std::string::npos);
+  CHECK(problems(4, 1000, 4096).find("block_size': must be a multiple of 64 bytes, not 1000") !=
+        std::string::npos);
+  CHECK(problems(4, 2048, 4096)
+            .find("input topic 'stripes' has frames of 4 KiB, but a stripe of k = 4 blocks of "
+                  "2 KiB is 8 KiB") != std::string::npos);
   CHECK(problems(1, 1024, 4096).find("encode.yaml:7:") != std::string::npos);
   CHECK(problems(256, 1024, 4096).find("encode.yaml:7:") != std::string::npos);
+}
+
+/// The stripes of `data` with P and Q after each (the encoder's `output: stripe`), by ISA-L.
+std::vector<std::uint8_t> isa_l_stripes(const std::vector<std::uint8_t>& data, unsigned k,
+                                        std::size_t block) {
+  const std::vector<std::uint8_t> pq = isa_l_pq(data, k, block);
+  std::vector<std::uint8_t> out;
+  for (std::size_t s = 0; s < data.size() / (k * block); ++s) {
+    out.insert(out.end(), data.begin() + static_cast<std::ptrdiff_t>(s * k * block),
+               data.begin() + static_cast<std::ptrdiff_t>((s + 1) * k * block));
+    out.insert(out.end(), pq.begin() + static_cast<std::ptrdiff_t>(s * 2 * block),
+               pq.begin() + static_cast<std::ptrdiff_t>((s + 1) * 2 * block));
+  }
+  return out;
+}
+
+TEST_CASE("raid6_recover.every_lost_block_and_pair_comes_back") {
+  const unsigned k = 4;
+  const std::size_t block = 1024, stripe = (k + 2) * block;
+  const std::vector<std::uint8_t> whole = isa_l_stripes(random_bytes(k * block, 5), k, block);
+  const topic_info in{"stripes", stripe, 4, element_type::u8, std::nullopt, {}};
+  const operator_entry& entry = *registry().find("raid6_recover");
+  std::mt19937_64 rng(8);
+  for (const char* lost : {"0", "3", "P", "Q", "0, 1", "1,3", "2, P", "2, Q", "P, Q", "Q, 0"}) {
+    CAPTURE(lost);
+    auto kernel = entry.make_host_kernel(
+        {{"k", std::int64_t{k}}, {"block_size", std::int64_t{block}}, {"lost", std::string(lost)}}, {in});
+    // The lost blocks hold garbage: they must not be read.
+    std::vector<std::uint8_t> damaged = whole;
+    for (const char* c = lost; *c; ++c) {
+      const std::size_t b = *c == 'P'                  ? k
+                            : *c == 'Q'                ? k + 1
+                            : (*c >= '0' && *c <= '9') ? std::size_t(*c - '0')
+                                                       : 99;
+      if (b == 99) continue;
+      for (std::size_t i = 0; i < block; ++i) damaged[b * block + i] = static_cast<std::uint8_t>(rng());
+    }
+    std::vector<std::uint8_t> out(stripe, 0);
+    frame_out fo{reinterpret_cast<std::byte*>(out.data()), out.size(), 0, element_type::u8};
+    kernel->run_frame(frame_in{reinterpret_cast<const std::byte*>(damaged.data()), stripe, element_type::u8},
+                      &fo, 0, nullptr, 5);
+    CHECK(out == whole);
+  }
+}
+
+TEST_CASE("raid6_recover.encode_then_recover_through_the_host_executor") {
+  // file → raid6_encode (the whole stripe) → raid6_recover (data block 1 and Q rebuilt) → file: the stripes
+  // with ISA-L's P and Q.
+  scratch s;
+  const unsigned k = 6;
+  const std::size_t block = 2048;
+  const std::vector<std::uint8_t> data = random_bytes(5 * k * block, 3);
+  {
+    std::ofstream f(s.file("data"), std::ios::binary);
+    f.write(reinterpret_cast<const char*>(data.data()), static_cast<std::streamsize>(data.size()));
+  }
+  const std::string yaml =
+      "name: recover\n"
+      "topics:\n"
+      "  data: {frame_size: 12KiB, capacity: 2, element: u8}\n"
+      "  stripes: {frame_size: 16KiB, capacity: 2, element: u8}\n"
+      "  rebuilt: {frame_size: 16KiB, capacity: 2, element: u8}\n"
+      "operators:\n"
+      "  source: {class: file_source, outputs: [data], params: {path: " +
+      s.file("data") +
+      "}}\n"
+      "  encode: {class: raid6_encode, on: gpu, inputs: [data], outputs: [stripes],\n"
+      "           params: {k: 6, block_size: 2KiB, output: stripe}}\n"
+      "  recover: {class: raid6_recover, on: gpu, inputs: [stripes], outputs: [rebuilt],\n"
+      "            params: {k: 6, block_size: 2KiB, lost: \"1, Q\"}}\n"
+      "  sink: {class: file_sink, inputs: [rebuilt], params: {path: " +
+      s.file("out") + "}}\n";
+  REQUIRE_FALSE(run_on_host(yaml));
+  std::ifstream f(s.file("out"), std::ios::binary);
+  const std::vector<std::uint8_t> out((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  CHECK(out == isa_l_stripes(data, k, block));
+}
+
+TEST_CASE("raid6_recover.bad_lost_blocks_fail_validation_at_their_line") {
+  auto problems = [](const std::string& lost) {
+    const std::string yaml =
+        "name: r\n"
+        "topics:\n"
+        "  stripes: {frame_size: 24KiB, element: u8}\n"
+        "  out: {frame_size: 24KiB, element: u8}\n"
+        "operators:\n"
+        "  source: {class: file_source, outputs: [stripes], params: {path: x}}\n"
+        "  recover: {class: raid6_recover, on: gpu, inputs: [stripes], outputs: [out], params: {k: 4, "
+        "block_size: 4KiB, lost: \"" +
+        lost +
+        "\"}}\n"
+        "  sink: {class: null_sink, inputs: [out]}\n";
+    try {
+      load_topology_text(yaml, "r.yaml", registry());
+    } catch (const config_error& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  CHECK(problems("1, P").empty());
+  for (const char* bad : {"", "1, 2, 3", "x", "1;2", "300"}) {
+    CAPTURE(bad);
+    CHECK(problems(bad).find("r.yaml:7:") != std::string::npos);
+    CHECK(problems(bad).find("names one or two lost blocks") != std::string::npos);
+  }
+  CHECK(problems("4").find(
+            "parameter 'lost': data block 4: a stripe of k = 4 has data blocks 0 … 3 (P and Q by "
+            "name)") != std::string::npos);
+  CHECK(problems("Q, Q").find("the same block is lost twice") != std::string::npos);
 }
 
 }  // namespace
