@@ -3,6 +3,7 @@
 #pragma once
 
 #include "framework/model/gpu_operator_list.hpp"
+#include "operators/encoding/aes128_ops.hpp"
 #include "operators/encoding/raid6_encode.hpp"
 #include "operators/encoding/raid6_recover.hpp"
 #include "operators/olap/query.hpp"
@@ -22,6 +23,7 @@ namespace xf {
 using builtin_gpu_operators =
     gpu_operator_list<scale_op, fma_op, pass_through_op, kmeans_assign_op, record_addresses_op,
                       byte_addresses_op, indexed_addresses_op, word_count_op, affinity_cards_op,
-                      affinity_shared_op, readahead_file_source, query_op, raid6_encode_op, raid6_recover_op>;
+                      affinity_shared_op, readahead_file_source, query_op, raid6_encode_op, raid6_recover_op,
+                      aes128_encrypt_op, aes128_decrypt_op>;
 
 }  // namespace xf

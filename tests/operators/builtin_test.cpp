@@ -12,7 +12,9 @@ using namespace xf::testing;
 TEST_CASE("operators.builtin_registers_every_operator") {
   operator_registry registry;
   register_builtin_operators(registry);
-  CHECK(registry.class_names() == std::vector<std::string>{"affinity_cards",
+  CHECK(registry.class_names() == std::vector<std::string>{"aes128_decrypt",
+                                                           "aes128_encrypt",
+                                                           "affinity_cards",
                                                            "affinity_shared",
                                                            "dataset_source",
                                                            "file_sink",
