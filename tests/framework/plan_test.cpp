@@ -7,6 +7,7 @@
 #include "framework/plan/plan.hpp"
 #include "operators/builtin.hpp"
 #include "operators/transforms/fma.hpp"
+#include "tests/support/builtin_topology.hpp"
 
 #include <optional>
 #include <typeindex>
@@ -15,12 +16,7 @@ using namespace xf;
 
 namespace {
 const operator_registry& registry() {
-  static const operator_registry r = [] {
-    operator_registry reg;
-    register_builtin_operators(reg);
-    return reg;
-  }();
-  return r;
+  return test::builtin_registry();
 }
 
 topology_spec three_gpu_ops(std::uint32_t warps_per_block) {

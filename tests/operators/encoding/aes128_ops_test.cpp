@@ -4,10 +4,8 @@
 #include <doctest/doctest.h>
 
 #include <openssl/evp.h>
-#include <unistd.h>
 
 #include <cstdint>
-#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <random>
@@ -15,24 +13,13 @@
 #include <vector>
 
 #include "framework/core/errors.hpp"
-#include "framework/model/registry.hpp"
-#include "framework/model/yaml_loader.hpp"
-#include "framework/plan/plan.hpp"
-#include "framework/runtime/executor.hpp"
-#include "framework/runtime/run_control.hpp"
-#include "operators/builtin.hpp"
+#include "tests/support/builtin_topology.hpp"
+#include "tests/support/scratch_dir.hpp"
 
 namespace xf {
 namespace {
 
-const operator_registry& registry() {
-  static const operator_registry r = [] {
-    operator_registry reg;
-    register_builtin_operators(reg);
-    return reg;
-  }();
-  return r;
-}
+using test::builtin_registry;
 
 using bytes = std::vector<std::uint8_t>;
 
@@ -59,12 +46,8 @@ bytes openssl(const bytes& in, bool ctr, bool decrypt) {
   return out;
 }
 
-struct scratch {
-  std::filesystem::path dir =
-      std::filesystem::temp_directory_path() / ("xf_aes_" + std::to_string(::getpid()));
-  scratch() { std::filesystem::create_directories(dir); }
-  ~scratch() { std::filesystem::remove_all(dir); }
-  std::string file(const std::string& name) const { return (dir / name).string(); }
+/// A scratch directory with byte files in it.
+struct scratch : test::scratch_dir {
   void write(const std::string& name, const bytes& b) const {
     std::ofstream f(file(name), std::ios::binary);
     f.write(reinterpret_cast<const char*>(b.data()), static_cast<std::streamsize>(b.size()));
@@ -93,13 +76,7 @@ std::optional<run_error> run_cipher(const scratch& s, const std::string& cls, co
       "}}\n"
       "  sink: {class: file_sink, inputs: [cipher], params: {path: " +
       s.file(out) + "}}\n";
-  topology_spec spec = load_topology_text(yaml, "aes.yaml", registry(), {"runtime.blocks=3"});
-  plan_options options;
-  options.force_host = true;
-  const plan p = make_plan(spec, registry(), options);
-  run_control control;
-  run_topology(p, spec, control);
-  return control.failure();
+  return test::run_yaml_on_host(yaml, {"runtime.blocks=3"});
 }
 
 bytes random_bytes(std::size_t n) {
@@ -151,7 +128,7 @@ TEST_CASE("aes128_ops.bad_keys_fail_validation_at_their_line") {
         "}}\n"
         "  sink: {class: null_sink, inputs: [cipher]}\n";
     try {
-      load_topology_text(yaml, "aes.yaml", registry());
+      load_topology_text(yaml, "aes.yaml", builtin_registry());
     } catch (const config_error& e) {
       return std::string(e.what());
     }

@@ -4,36 +4,23 @@
 #include <doctest/doctest.h>
 
 #include <isa-l/raid.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
-#include <filesystem>
 #include <fstream>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "framework/core/errors.hpp"
-#include "framework/model/registry.hpp"
-#include "framework/model/yaml_loader.hpp"
-#include "framework/plan/plan.hpp"
-#include "framework/runtime/executor.hpp"
-#include "framework/runtime/run_control.hpp"
-#include "operators/builtin.hpp"
+#include "tests/support/builtin_topology.hpp"
+#include "tests/support/scratch_dir.hpp"
 
 namespace xf {
 namespace {
 
-const operator_registry& registry() {
-  static const operator_registry r = [] {
-    operator_registry reg;
-    register_builtin_operators(reg);
-    return reg;
-  }();
-  return r;
-}
+using test::builtin_registry;
 
 /// P then Q of each stripe of `data` (k blocks of block_bytes a stripe), by ISA-L.
 std::vector<std::uint8_t> isa_l_pq(const std::vector<std::uint8_t>& data, unsigned k,
@@ -63,7 +50,7 @@ std::vector<std::uint8_t> random_bytes(std::size_t n, std::uint64_t seed) {
 }
 
 TEST_CASE("raid6_encode.compute_equals_isa_l_pq_gen") {
-  const operator_entry& entry = *registry().find("raid6_encode");
+  const operator_entry& entry = *builtin_registry().find("raid6_encode");
   for (unsigned k : {2u, 5u, 16u}) {
     CAPTURE(k);
     const std::size_t block = 4096;
@@ -83,14 +70,7 @@ TEST_CASE("raid6_encode.compute_equals_isa_l_pq_gen") {
   }
 }
 
-/// A scratch directory, removed at the end.
-struct scratch {
-  std::filesystem::path dir =
-      std::filesystem::temp_directory_path() / ("xf_raid6_" + std::to_string(::getpid()));
-  scratch() { std::filesystem::create_directories(dir); }
-  ~scratch() { std::filesystem::remove_all(dir); }
-  std::string file(const std::string& name) const { return (dir / name).string(); }
-};
+using scratch = test::scratch_dir;
 
 std::string encode_topology(const std::string& in, const std::string& out, unsigned k, std::size_t block) {
   return "name: encode\n"
@@ -112,14 +92,9 @@ std::string encode_topology(const std::string& in, const std::string& out, unsig
 
 /// Runs `yaml` on the host executor with 7 blocks (2-frame topics: each frame shared by 4 items).
 std::optional<run_error> run_on_host(const std::string& yaml) {
-  topology_spec spec = load_topology_text(yaml, "encode.yaml", registry(), {"runtime.blocks=7"});
-  plan_options options;
-  options.force_host = true;
-  const plan p = make_plan(spec, registry(), options);
-  REQUIRE(p.operators[p.kernel_operators.at(0)].parts == 4);
-  run_control control;
-  run_topology(p, spec, control);
-  return control.failure();
+  return test::run_yaml_on_host(yaml, {"runtime.blocks=7"}, [](const plan& p) {
+    REQUIRE(p.operators[p.kernel_operators.at(0)].parts == 4);
+  });
 }
 
 TEST_CASE("raid6_encode.a_file_through_the_host_executor_equals_isa_l") {
@@ -156,7 +131,7 @@ TEST_CASE("raid6_encode.bad_parameters_fail_validation_at_their_line") {
     yaml.replace(yaml.find("block_size: 1024"), 16, "block_size: " + std::to_string(block));
     yaml.replace(yaml.find("frame_size: 4096"), 16, "frame_size: " + std::to_string(frame));
     try {
-      load_topology_text(yaml, "encode.yaml", registry());
+      load_topology_text(yaml, "encode.yaml", builtin_registry());
     } catch (const config_error& e) {
       return std::string(e.what());
     }
@@ -192,7 +167,7 @@ TEST_CASE("raid6_recover.every_lost_block_and_pair_comes_back") {
   const std::size_t block = 1024, stripe = (k + 2) * block;
   const std::vector<std::uint8_t> whole = isa_l_stripes(random_bytes(k * block, 5), k, block);
   const topic_info in{"stripes", stripe, 4, element_type::u8, std::nullopt, {}};
-  const operator_entry& entry = *registry().find("raid6_recover");
+  const operator_entry& entry = *builtin_registry().find("raid6_recover");
   std::mt19937_64 rng(8);
   for (const char* lost : {"0", "3", "P", "Q", "0, 1", "1,3", "2, P", "2, Q", "P, Q", "Q, 0"}) {
     CAPTURE(lost);
@@ -264,7 +239,7 @@ TEST_CASE("raid6_recover.bad_lost_blocks_fail_validation_at_their_line") {
         "\"}}\n"
         "  sink: {class: null_sink, inputs: [out]}\n";
     try {
-      load_topology_text(yaml, "r.yaml", registry());
+      load_topology_text(yaml, "r.yaml", builtin_registry());
     } catch (const config_error& e) {
       return std::string(e.what());
     }
