@@ -60,7 +60,7 @@ struct raid6_recover_op {
     // This item's share of the blocks' words (the frame may be shared by task.parts items).
     const std::uint64_t first = words * task.part / task.parts, end = words * (task.part + 1) / task.parts;
     for (std::uint64_t w = first + task.thread_id; w < end; w += task.thread_count) {
-      std::uint64_t rebuilt[2];
+      std::uint64_t rebuilt[2] = {0, 0};
       raid6::recover_word(r, stripe, words, w, rebuilt);
       for (unsigned i = 0; i < blocks; ++i) {
         const bool first_lost = i == r.lost[0], second_lost = r.lost_count == 2 && i == r.lost[1];
