@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -294,6 +295,15 @@ concept trimmed_sink = gpu_sink<Op> &&
 template <class Op>
 concept input_binder = requires(typename Op::params& p, const topic_info& input) {
   { Op::bind_input(p, input) } -> std::same_as<std::optional<param_problem>>;
+};
+
+/// A GPU map with a CPU implementation of its own, a library's (ISA-L's RAID-6, OpenSSL's AES), declares
+///   static std::unique_ptr<cpu_map> cpu_version(const params&);
+/// placed `on: cpu` it runs that instead of its compute on the CPU threads; a null result (the library is
+/// not in this build) falls back on the compute. It must write what compute writes, byte for byte.
+template <class Op>
+concept cpu_versioned = requires(const typename Op::params& p) {
+  { Op::cpu_version(p) } -> std::same_as<std::unique_ptr<cpu_map>>;
 };
 
 template <class Op>

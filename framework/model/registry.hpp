@@ -463,8 +463,10 @@ class operator_registry {
       } else {
         entry->make_cpu = [schema](const param_map& values,
                                    const std::vector<topic_info>& inputs) -> std::unique_ptr<cpu_operator> {
-          return std::make_unique<detail::gpu_op_on_cpu<Op>>(
-              detail::bound_params<Op>(schema, values, inputs));
+          const typename Op::params p = detail::bound_params<Op>(schema, values, inputs);
+          if constexpr (cpu_versioned<Op>)
+            if (std::unique_ptr<cpu_map> own = Op::cpu_version(p)) return own;
+          return std::make_unique<detail::gpu_op_on_cpu<Op>>(p);
         };
       }
       entry->make_host_kernel =

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -73,6 +74,9 @@ struct aes128_cipher {
     p.frame_blocks = input.frame_bytes / aes::block_bytes;
     return std::nullopt;
   }
+
+  /// Placed `on: cpu`: OpenSSL's EVP (cpu_versions.cpp), or null where the build has no OpenSSL.
+  static std::unique_ptr<cpu_map> cpu_version(const params& p);
 
   static const char* failure_reason(std::uint32_t code) {
     return code == partial_block

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -71,6 +72,9 @@ struct raid6_encode_op {
   static output_fraction output_share(const params& p) {
     return {p.out == output::parity ? 2 : p.k + 2, p.k};
   }
+
+  /// Placed `on: cpu`: ISA-L's pq_gen (cpu_versions.cpp), or null where the build has no ISA-L.
+  static std::unique_ptr<cpu_map> cpu_version(const params& p);
 
   static const char* failure_reason(std::uint32_t code) {
     return code == short_stripe

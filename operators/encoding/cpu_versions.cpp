@@ -1,0 +1,140 @@
+// The encoding operators placed `on: cpu`: RAID-6 P+Q by ISA-L's pq_gen and AES-128 by OpenSSL's EVP
+// (cpu_codecs.hpp), what a user would run on the CPU, so that one topology moves its encoding between the
+// GPU and the CPU by one line. A build without ISA-L or OpenSSL returns null here, and the operators' own
+// compute runs on the CPU threads instead (registry.hpp).
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "framework/model/registry.hpp"
+#include "operators/encoding/aes128_ops.hpp"
+#include "operators/encoding/raid6_encode.hpp"
+
+#if XF_HAVE_CPU_CODECS
+#include "operators/encoding/cpu_codecs.hpp"
+#endif
+
+namespace xf {
+
+#if XF_HAVE_CPU_CODECS
+namespace {
+
+bool isal_aligned(const void* p) {
+  return reinterpret_cast<std::uintptr_t>(p) % cpu_codecs::isal_alignment == 0;
+}
+
+class raid6_encode_on_cpu final : public cpu_map {
+ public:
+  explicit raid6_encode_on_cpu(const raid6_encode_op::params& p) : p_(p) {}
+
+  void on_frame(std::uint64_t offset, const frame_in& in, frame_out& out) override {
+    out.bytes = raid6_encode_op::output_share(p_).of(in.bytes);
+    const std::uint64_t stripe = std::uint64_t{p_.k} * p_.block_bytes;
+    // Topic frames are page-aligned; a replay's scratch buffer may not be, and ISA-L's vector code needs
+    // 32-byte alignment: there the operator's own compute gives the same bytes.
+    if (in.bytes != stripe || !isal_aligned(in.data) || !isal_aligned(out.data)) {
+      detail::run_frame_on_cpu<raid6_encode_op>(p_, in, &out, nullptr, offset);
+      return;
+    }
+    const auto* data = reinterpret_cast<const std::uint8_t*>(in.data);
+    auto* pq = reinterpret_cast<std::uint8_t*>(out.data);
+    if (p_.out == raid6_encode_op::output::stripe) {
+      std::memcpy(pq, data, stripe);
+      pq += stripe;
+    }
+    cpu_codecs::isal_pq(data, p_.k, p_.block_bytes, pq, pq + p_.block_bytes);
+  }
+
+  /// Verify sinks replay the operator's own compute: ISA-L's bytes are checked against xeflow's code.
+  void replay(std::uint64_t offset, const frame_in& in, frame_out& out) override {
+    out.bytes = raid6_encode_op::output_share(p_).of(in.bytes);
+    detail::run_frame_on_cpu<raid6_encode_op>(p_, in, &out, nullptr, offset);
+  }
+
+ private:
+  raid6_encode_op::params p_;
+};
+
+/// One EVP context per thread at work: contexts are not thread-safe, and a map's on_frame runs on all of
+/// its threads at once. Idle contexts wait in a list (a lock per frame, far below a frame's cipher time).
+template <bool Decrypt>
+class aes128_on_cpu final : public cpu_map {
+  using op = aes128_cipher<Decrypt>;
+
+ public:
+  explicit aes128_on_cpu(const typename op::params& p) : p_(p) {}
+
+  void on_frame(std::uint64_t offset, const frame_in& in, frame_out& out) override {
+    out.bytes = in.bytes;
+    if (p_.mode == aes_params::mode::ecb && in.bytes % aes::block_bytes != 0)
+      throw frame_failed{op::partial_block};
+    std::uint8_t counter[aes::block_bytes] = {};
+    if (p_.mode == aes_params::mode::ctr)
+      cpu_codecs::ctr_counter(p_.iv.bytes, offset * p_.frame_blocks, counter);
+    std::unique_ptr<cpu_codecs::evp_aes128> cipher = take();
+    cipher->run(reinterpret_cast<const std::uint8_t*>(in.data), reinterpret_cast<std::uint8_t*>(out.data),
+                in.bytes, counter);
+    give_back(std::move(cipher));
+  }
+
+  /// Verify sinks replay the operator's own compute: OpenSSL's bytes are checked against xeflow's code.
+  void replay(std::uint64_t offset, const frame_in& in, frame_out& out) override {
+    out.bytes = in.bytes;
+    detail::run_frame_on_cpu<op>(p_, in, &out, nullptr, offset);
+  }
+
+ private:
+  std::unique_ptr<cpu_codecs::evp_aes128> take() {
+    {
+      std::lock_guard lock(mutex_);
+      if (!idle_.empty()) {
+        auto cipher = std::move(idle_.back());
+        idle_.pop_back();
+        return cipher;
+      }
+    }
+    const std::uint8_t* key = p_.key.given ? p_.key.bytes : p_.key_file.bytes;
+    return std::make_unique<cpu_codecs::evp_aes128>(
+        key, p_.mode,
+        Decrypt ? cpu_codecs::cipher_direction::decrypt : cpu_codecs::cipher_direction::encrypt);
+  }
+  void give_back(std::unique_ptr<cpu_codecs::evp_aes128> cipher) {
+    std::lock_guard lock(mutex_);
+    idle_.push_back(std::move(cipher));
+  }
+
+  typename op::params p_;
+  std::mutex mutex_;
+  std::vector<std::unique_ptr<cpu_codecs::evp_aes128>> idle_;
+};
+
+}  // namespace
+
+std::unique_ptr<cpu_map> raid6_encode_op::cpu_version(const params& p) {
+  return std::make_unique<raid6_encode_on_cpu>(p);
+}
+
+template <bool Decrypt>
+std::unique_ptr<cpu_map> aes128_cipher<Decrypt>::cpu_version(const params& p) {
+  return std::make_unique<aes128_on_cpu<Decrypt>>(p);
+}
+
+#else
+
+std::unique_ptr<cpu_map> raid6_encode_op::cpu_version(const params&) {
+  return nullptr;
+}
+
+template <bool Decrypt>
+std::unique_ptr<cpu_map> aes128_cipher<Decrypt>::cpu_version(const params&) {
+  return nullptr;
+}
+
+#endif
+
+template std::unique_ptr<cpu_map> aes128_cipher<false>::cpu_version(const params&);
+template std::unique_ptr<cpu_map> aes128_cipher<true>::cpu_version(const params&);
+
+}  // namespace xf
