@@ -40,6 +40,7 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -214,10 +215,12 @@ struct device_drain {
 // ---- the operator kernel --------------------------------------------------------------------------------
 
 /// One GPU stage: the project's operator compute over the batch, every CUDA thread one virtual thread of
-/// the grid-stride loop (thread_id = global index, thread_count = threads in the grid). The operators are
-/// pure functions of the element, so the frame offset is left 0 on the GPU and on the host alike.
+/// the grid-stride loop (thread_id = global index, thread_count = threads in the grid). The maps are pure
+/// functions of the element, and the encoding operators are given frame offset 0 on every batch (the CTR
+/// counter's value does not change the work), on the GPU and on the host alike.
 template <class Op, class T>
-__global__ void map_kernel(const typename Op::params p, const T* in, T* out, std::uint64_t count) {
+__device__ __forceinline__ void run_map(const typename Op::params& p, const T* in, T* out,
+                                        std::uint64_t count) {
   frame_task<T> task;
   task.in = in;
   task.out = out;
@@ -228,6 +231,20 @@ __global__ void map_kernel(const typename Op::params p, const T* in, T* out, std
   Op::template compute<T>(p, task);
 }
 
+/// Small parameters (scale, fma) travel by value, in the kernel's constant bank.
+template <class Op, class T>
+__global__ void map_kernel(const typename Op::params p, const T* in, T* out, std::uint64_t count) {
+  run_map<Op, T>(p, in, out, count);
+}
+
+/// The encoding operators' parameters (AES's 8.5 KiB of tables) are read from device memory, as xeflow's
+/// kernel reads them from its parameter arena.
+template <class Op, class T>
+__global__ void map_kernel_params_in_memory(const typename Op::params* p, const T* in, T* out,
+                                            std::uint64_t count) {
+  run_map<Op, T>(*p, in, out, count);
+}
+
 struct launch_shape {
   unsigned grid = 1;
   unsigned block = 1;
@@ -235,10 +252,10 @@ struct launch_shape {
 
 /// Block size from the occupancy calculator for this kernel on this device; grid = enough blocks to fill
 /// every SM once at that occupancy (the grid-stride loop covers the rest), fewer for small batches.
-template <class Op, class T>
-launch_shape plan_launch(std::uint64_t count) {
+template <class Kernel>
+launch_shape plan_launch(Kernel kernel, std::uint64_t count) {
   int full_grid = 0, block = 0;
-  XFB_CUDA(cudaOccupancyMaxPotentialBlockSize(&full_grid, &block, map_kernel<Op, T>, 0, 0));
+  XFB_CUDA(cudaOccupancyMaxPotentialBlockSize(&full_grid, &block, kernel, 0, 0));
   const std::uint64_t ublock = static_cast<std::uint64_t>(block);
   const std::uint64_t needed = (count + ublock - 1) / ublock;
   launch_shape s;
@@ -247,19 +264,45 @@ launch_shape plan_launch(std::uint64_t count) {
   return s;
 }
 
-/// One stage's operator as a launchable GPU stage over one batch.
+/// One stage's operator as a launchable GPU stage over one batch: the maps on u32 elements, the encoding
+/// operators on bytes (validate pairs them so; each pipeline compiles only its own kernels).
 template <class T>
 class gpu_stage {
+  static constexpr bool bytes = std::is_same_v<T, std::uint8_t>;
+
  public:
   gpu_stage(const op_config& op, std::uint64_t count) : op_(op), count_(count) {
-    shape_ = op.kind == op_kind::scale ? plan_launch<scale_op, T>(count) : plan_launch<fma_op, T>(count);
+    if (is_encoding(op.kind) != bytes)
+      throw std::logic_error("an operator on elements it does not take (validate refuses that)");
+    if constexpr (bytes) {
+      if (op.kind == op_kind::raid6) {
+        shape_ = plan_launch(map_kernel_params_in_memory<raid6_encode_op, T>, count);
+        params_in_memory(op.raid6);
+      } else {
+        shape_ = plan_launch(map_kernel_params_in_memory<aes128_encrypt_op, T>, count);
+        params_in_memory(op.aes);
+      }
+    } else {
+      shape_ = op.kind == op_kind::scale ? plan_launch(map_kernel<scale_op, T>, count)
+                                         : plan_launch(map_kernel<fma_op, T>, count);
+    }
   }
 
   /// The operator and parameters this stage runs (gc's CPU stage after it runs the same).
   const op_config& op() const { return op_; }
 
   void launch(const T* in, T* out, cudaStream_t stream) const {
-    if (op_.kind == op_kind::scale) {
+    if constexpr (bytes) {
+      if (op_.kind == op_kind::raid6) {
+        map_kernel_params_in_memory<raid6_encode_op, T><<<shape_.grid, shape_.block, 0, stream>>>(
+            params_->as<raid6_encode_op::params>(), in, out, count_);
+        XFB_CHECK_LAUNCH("map_kernel_params_in_memory<raid6_encode_op>");
+      } else {
+        map_kernel_params_in_memory<aes128_encrypt_op, T><<<shape_.grid, shape_.block, 0, stream>>>(
+            params_->as<aes128_encrypt_op::params>(), in, out, count_);
+        XFB_CHECK_LAUNCH("map_kernel_params_in_memory<aes128_encrypt_op>");
+      }
+    } else if (op_.kind == op_kind::scale) {
       map_kernel<scale_op, T><<<shape_.grid, shape_.block, 0, stream>>>(op_.scale, in, out, count_);
       XFB_CHECK_LAUNCH("map_kernel<scale_op>");
     } else {
@@ -269,9 +312,16 @@ class gpu_stage {
   }
 
  private:
+  template <class P>
+  void params_in_memory(const P& p) {
+    params_ = std::make_shared<buffer>(memory::device, sizeof(P));
+    XFB_CUDA(cudaMemcpy(params_->data(), &p, sizeof(P), cudaMemcpyHostToDevice));
+  }
+
   op_config op_;
   std::uint64_t count_;
   launch_shape shape_;
+  std::shared_ptr<buffer> params_;  ///< the encoding operators' parameters in device memory
 };
 
 // ---- host workers -----------------------------------------------------------------------------------
@@ -367,6 +417,7 @@ class pipeline {
       : cfg_(cfg),
         count_(batch_elements(cfg)),
         bytes_(cfg.batch_bytes),
+        out_bytes_(output_bytes(cfg.op, cfg.batch_bytes)),
         frames_(frames),
         steps_(gpu_steps(cfg)),
         kernels_per_step_(cfg.shape == shape::g ? cfg.stages : 1) {
@@ -398,8 +449,8 @@ class pipeline {
       koum_map_on_device(dataset_, cfg.device);
       for (auto& sl : slots_) koum_map_on_device(sl->host_out, cfg.device);
     }
-    checker_ =
-        std::make_unique<batch_checker>(cfg.mode, expected_checksums(cfg, dataset_.data(), frames), bytes_);
+    checker_ = std::make_unique<batch_checker>(cfg.mode, expected_checksums(cfg, dataset_.data(), frames),
+                                               out_bytes_);
     if (cfg.mode == mode::graph) capture_graphs();
     verify_pool_ = std::make_unique<host_pool>(cfg.verify_threads);
     cpu_pool_ = std::make_unique<host_pool>(cfg.cpu_stage_threads);
@@ -536,7 +587,7 @@ class pipeline {
       previous = stream;
     }
     order_after(sl, kernels_per_step_, previous, copy);
-    XFB_CUDA(cudaMemcpyAsync(sl.host_out.data(), ping, bytes_, cudaMemcpyDeviceToHost, copy));
+    XFB_CUDA(cudaMemcpyAsync(sl.host_out.data(), ping, out_bytes_, cudaMemcpyDeviceToHost, copy));
   }
 
   /// Kernel(s) of GPU step `step` straight on managed memory: `src` (dataset frame or host_out) → … →
@@ -699,6 +750,7 @@ class pipeline {
   config cfg_;
   std::uint64_t count_;
   std::uint64_t bytes_;
+  std::uint64_t out_bytes_;  ///< of a batch's output (the encoding operators' may be smaller)
   std::uint32_t frames_;
   std::uint32_t steps_;
   std::uint32_t kernels_per_step_;
@@ -782,6 +834,8 @@ result run_baseline(const config& requested) {
   switch (cfg.element) {
     case element_type::u32:
       return run_typed<std::uint32_t>(cfg);
+    case element_type::u8:
+      return run_typed<std::uint8_t>(cfg);
     default:
       throw std::invalid_argument("element type " + std::string(name_of(cfg.element)) + " is not supported");
   }

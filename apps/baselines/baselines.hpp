@@ -9,6 +9,8 @@
 #include <vector>
 
 #include "framework/core/element_type.hpp"
+#include "operators/encoding/aes128_ops.hpp"
+#include "operators/encoding/raid6_encode.hpp"
 #include "operators/transforms/fma.hpp"
 #include "operators/transforms/scale.hpp"
 
@@ -19,7 +21,9 @@ enum class mode : std::uint8_t { ckc_pageable, ckc_pinned, ckc_hq, koum, graph, 
 /// g = C(G)nC: one H2D, n kernels, one D2H. gc = C(GC)n: n × (H2D, kernel, D2H, CPU stage), the last
 /// CPU stage being the verification sink.
 enum class shape : std::uint8_t { g, gc };
-enum class op_kind : std::uint8_t { scale, fma };
+/// scale and fma map u32 elements in place; the encoding operators (raid6: P and Q of a stripe of k blocks,
+/// aes-ecb and aes-ctr: AES-128 encryption) take bytes and run as one GPU stage of C(G)1C.
+enum class op_kind : std::uint8_t { scale, fma, raid6, aes_ecb, aes_ctr };
 enum class verify_kind : std::uint8_t { checksum, none };
 
 std::string_view name_of(mode m);
@@ -33,7 +37,16 @@ struct op_config {
   op_kind kind = op_kind::scale;
   scale_op::params scale{};
   fma_op::params fma{};
+  /// raid6: k is the option; the block size (batch / k) and output (P then Q) are bound by resolve().
+  raid6_encode_op::params raid6{};
+  /// aes-ecb / aes-ctr: the FIPS-197 key, IV zero; key schedule and tables bound by resolve().
+  aes128_encrypt_op::params aes{};
 };
+
+/// raid6, aes-ecb and aes-ctr: bytes in, an output of their own size, one GPU stage.
+bool is_encoding(op_kind o);
+/// Bytes of a batch's output: the batch's for the maps and AES, P and Q (2 blocks of batch / k) for raid6.
+std::uint64_t output_bytes(const op_config& op, std::uint64_t batch_bytes);
 
 inline constexpr std::uint32_t max_stages = 4;
 inline constexpr std::uint32_t max_streams = 64;
@@ -50,7 +63,7 @@ struct config {
   /// one value: that value everywhere; else exactly `stages` values. resolve() expands it to `stages`
   /// values for fma (and leaves it empty for scale).
   std::vector<std::uint32_t> fma_iterations;
-  element_type element = element_type::u32;  ///< only u32 for now
+  element_type element = element_type::u32;  ///< u32 for scale and fma, u8 for the encoding operators
   std::uint64_t batch_bytes = 64 * 1024;
   std::uint64_t total_bytes = std::uint64_t{4} << 30;  ///< streamed: total_bytes / batch_bytes batches
   std::uint32_t dataset_frames = 64;                   ///< P distinct batches; batch b is dataset batch b % P

@@ -70,7 +70,11 @@ command_line parse_command_line(int argc, const char* const* argv, std::ostream&
                                              {"graph", mode::graph},
                                              {"concurrent", mode::concurrent}};
   const std::map<std::string, shape> shapes = {{"g", shape::g}, {"gc", shape::gc}};
-  const std::map<std::string, op_kind> ops = {{"scale", op_kind::scale}, {"fma", op_kind::fma}};
+  const std::map<std::string, op_kind> ops = {{"scale", op_kind::scale},
+                                              {"fma", op_kind::fma},
+                                              {"raid6", op_kind::raid6},
+                                              {"aes-ecb", op_kind::aes_ecb},
+                                              {"aes-ctr", op_kind::aes_ctr}};
   const std::map<std::string, verify_kind> verifies = {{"checksum", verify_kind::checksum},
                                                        {"none", verify_kind::none}};
 
@@ -94,7 +98,11 @@ command_line parse_command_line(int argc, const char* const* argv, std::ostream&
       ->check(CLI::IsMember(shapes));
   app.add_option("--stages", cfg.stages, "n, GPU stages per batch")->check(CLI::Range(1u, max_stages));
   CLI::Option* op_option =
-      app.add_option("--op", op_name, "operator of every stage: scale or fma")->check(CLI::IsMember(ops));
+      app.add_option(
+             "--op", op_name,
+             "operator of every stage: scale or fma (u32 elements); raid6 (P and Q of a stripe of --k "
+             "blocks), aes-ecb or aes-ctr (AES-128, the FIPS-197 example key): bytes, one stage")
+          ->check(CLI::IsMember(ops));
   app.add_option("--factor", cfg.op.scale.factor, "scale: multiplier (truncated to an integer for u32)");
   CLI::Option* iterations_option =
       app.add_option("--iterations", cfg.op.fma.iterations, "fma: multiply-adds per element, every stage")
@@ -105,6 +113,7 @@ command_line parse_command_line(int argc, const char* const* argv, std::ostream&
                      std::to_string(fma_op::min_iterations) + ".." + std::to_string(fma_op::max_iterations) +
                      " each. Implies --op fma; in gc the CPU stage after GPU stage k runs stage k's count")
       ->excludes(iterations_option);
+  app.add_option("--k", cfg.op.raid6.k, "raid6: data blocks a batch (one stripe) holds, 2..255");
   app.add_option("--a", cfg.op.fma.a, "fma: multiplier of each step (truncated to an integer for u32)");
   app.add_option("--b", cfg.op.fma.b, "fma: addend of each step (truncated to an integer for u32)");
   app.add_option("--batch-bytes", batch_text, "bytes per batch (units: KiB, MiB, GiB, ...)");
@@ -143,6 +152,7 @@ command_line parse_command_line(int argc, const char* const* argv, std::ostream&
     cfg.mode = parse_choice(modes, mode_name);
     cfg.shape = parse_choice(shapes, shape_name);
     cfg.op.kind = parse_choice(ops, op_name);
+    if (is_encoding(cfg.op.kind)) cfg.element = element_type::u8;
     cfg.verify = parse_choice(verifies, verify_name);
     cfg.batch_bytes = parse_byte_option("--batch-bytes", batch_text);
     cfg.total_bytes = parse_byte_option("--total-bytes", total_text);

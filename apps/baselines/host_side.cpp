@@ -39,7 +39,19 @@ std::string_view name_of(shape s) {
   return s == shape::g ? "g" : "gc";
 }
 std::string_view name_of(op_kind o) {
-  return o == op_kind::scale ? "scale" : "fma";
+  switch (o) {
+    case op_kind::scale:
+      return "scale";
+    case op_kind::fma:
+      return "fma";
+    case op_kind::raid6:
+      return "raid6";
+    case op_kind::aes_ecb:
+      return "aes-ecb";
+    case op_kind::aes_ctr:
+      return "aes-ctr";
+  }
+  return "?";
 }
 std::string_view name_of(verify_kind v) {
   return v == verify_kind::checksum ? "checksum" : "none";
@@ -55,6 +67,15 @@ std::uint32_t default_streams(mode m) {
     default:
       return 1;
   }
+}
+
+bool is_encoding(op_kind o) {
+  return o == op_kind::raid6 || o == op_kind::aes_ecb || o == op_kind::aes_ctr;
+}
+
+std::uint64_t output_bytes(const op_config& op, std::uint64_t batch_bytes) {
+  if (op.kind != op_kind::raid6) return batch_bytes;
+  return raid6_encode_op::output_share(op.raid6).of(batch_bytes);
 }
 
 op_config stage_op(const config& cfg, std::uint32_t stage) {
@@ -73,11 +94,12 @@ constexpr std::uint32_t max_host_threads = 256;
 constexpr std::uint64_t max_timed_batches = std::uint64_t{1} << 26;
 
 /// Calls fn(T{}) for the element types the baselines implement. Everything below is written for any T;
-/// only the dispatch limits it (the element type of xeflow's benchmark topologies is u32).
+/// only the dispatch limits it (xeflow's benchmark topologies are u32 for the maps, u8 for encoding).
 template <class Fn>
 decltype(auto) with_element(element_type e, Fn&& fn) {
   if (e == element_type::u32) return fn(std::uint32_t{});
-  throw std::invalid_argument("element type " + std::string(name_of(e)) + " is not supported (only u32)");
+  if (e == element_type::u8) return fn(std::uint8_t{});
+  throw std::invalid_argument("element type " + std::string(name_of(e)) + " is not supported (u32, u8)");
 }
 
 /// fn(i) for i in [0, n) over the host's cores; for set-up work done before timing.
@@ -107,6 +129,30 @@ void host_compute(const typename Op::params& p, T* data, std::uint64_t count) {
   task.thread_count = 1;
   Op::template compute<T>(p, task);
 }
+
+/// An encoding operator over one batch as one virtual thread: `in` (batch_bytes) → `out`
+/// (output_bytes). Frame offset 0 for every batch, as on the GPU (the CTR counter's value does not change
+/// the work).
+void encode_on_host(const op_config& op, const std::byte* in, std::byte* out, std::uint64_t batch_bytes) {
+  frame_task<std::uint8_t> task;
+  task.in = reinterpret_cast<const std::uint8_t*>(in);
+  task.out = reinterpret_cast<std::uint8_t*>(out);
+  task.count = batch_bytes;
+  task.offset = 0;
+  task.thread_id = 0;
+  task.thread_count = 1;
+  std::uint64_t failure = 0;
+  task.failure = &failure;
+  if (op.kind == op_kind::raid6)
+    raid6_encode_op::compute<std::uint8_t>(op.raid6, task);
+  else
+    aes128_encrypt_op::compute<std::uint8_t>(op.aes, task);
+  if (failure != 0) throw std::logic_error("the encoding operator refused a batch that validate admitted");
+}
+
+/// The FIPS-197 example key (appendix C.1): the encoding baselines' key.
+constexpr std::uint8_t baseline_key[16] = {0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07,
+                                           0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f};
 
 std::string hex(std::uint64_t v) {
   char text[24];
@@ -165,6 +211,25 @@ void validate(const config& cfg) {
   if (cfg.verify_threads > max_host_threads || cfg.cpu_stage_threads > max_host_threads)
     fail("--verify-threads and --cpu-stage-threads must be at most " + std::to_string(max_host_threads));
   if (cfg.warmup_batches < -1) fail("--warmup-batches must be >= 0");
+  if (!is_encoding(cfg.op.kind)) {
+    if (cfg.element != element_type::u32) fail("--op scale and fma stream u32 elements");
+    return;
+  }
+  const std::string op_name(name_of(cfg.op.kind));
+  if (cfg.element != element_type::u8) fail("--op " + op_name + " streams bytes (u8)");
+  if (cfg.shape != shape::g || cfg.stages != 1)
+    fail("--op " + op_name + " runs as one GPU stage: --shape g --stages 1");
+  if (cfg.op.kind == op_kind::raid6) {
+    const std::uint32_t k = cfg.op.raid6.k;
+    if (k < 2 || k > raid6::max_data_blocks)
+      fail("--k must be 2.." + std::to_string(raid6::max_data_blocks) + ", got " + std::to_string(k));
+    if (cfg.batch_bytes % (std::uint64_t{k} * raid6::block_bytes_multiple) != 0)
+      fail("--batch-bytes " + std::to_string(cfg.batch_bytes) +
+           " is not a stripe of k = " + std::to_string(k) + " blocks of a multiple of " +
+           std::to_string(raid6::block_bytes_multiple) + " bytes");
+  } else if (cfg.batch_bytes % aes::block_bytes != 0) {
+    fail("--batch-bytes must be a multiple of AES's 16-byte block for --op " + op_name);
+  }
 }
 
 config resolve(const config& cfg) {
@@ -186,6 +251,23 @@ config resolve(const config& cfg) {
     r.fma_iterations = std::move(per_stage);
   } else {
     r.fma_iterations.clear();
+  }
+  // The encoding operators bound to a batch as xeflow binds them to a topic's frame.
+  topic_info batch_topic;
+  batch_topic.name = "batch";
+  batch_topic.frame_bytes = r.batch_bytes;
+  if (r.op.kind == op_kind::raid6) {
+    r.op.raid6.block_bytes = r.batch_bytes / r.op.raid6.k;
+    r.op.raid6.out = raid6_encode_op::output::parity;
+    if (const auto problem = raid6_encode_op::bind_input(r.op.raid6, batch_topic))
+      throw std::invalid_argument("--op raid6: " + problem->message);
+  } else if (is_encoding(r.op.kind)) {
+    r.op.aes.mode = r.op.kind == op_kind::aes_ecb ? aes_params::mode::ecb : aes_params::mode::ctr;
+    std::copy(std::begin(baseline_key), std::end(baseline_key), r.op.aes.key.bytes);
+    r.op.aes.key.given = true;
+    r.op.aes.key_file.given = false;
+    if (const auto problem = aes128_encrypt_op::bind_input(r.op.aes, batch_topic))
+      throw std::invalid_argument("--op " + std::string(name_of(r.op.kind)) + ": " + problem->message);
   }
   return r;
 }
@@ -241,6 +323,15 @@ std::vector<op_config> host_chain(const config& cfg) {
 std::vector<std::uint64_t> expected_checksums(const config& cfg, const void* dataset, std::uint32_t frames) {
   std::vector<std::uint64_t> sums(frames);
   const std::uint64_t bytes = cfg.batch_bytes;
+  if (is_encoding(cfg.op.kind)) {
+    const std::uint64_t out_bytes = output_bytes(cfg.op, bytes);
+    parallel_for(frames, [&](std::uint64_t p) {
+      std::vector<std::byte> out(out_bytes);
+      encode_on_host(cfg.op, static_cast<const std::byte*>(dataset) + p * bytes, out.data(), bytes);
+      sums[p] = frame_checksum(out.data(), out_bytes);
+    });
+    return sums;
+  }
   const std::vector<op_config> chain = host_chain(cfg);
   parallel_for(frames, [&](std::uint64_t p) {
     const auto* src = static_cast<const std::byte*>(dataset) + p * bytes;
@@ -419,6 +510,90 @@ void check_case(self_check_state& st, const config& cfg) {
             what + ": mismatch not counted or reported as expected");
 }
 
+/// GF(2^8) multiplication by 2 modulo 0x11d, bit by bit: Q's generator step as the RAID-6 papers define it.
+std::uint8_t plain_times_two(std::uint8_t v) {
+  return static_cast<std::uint8_t>((v << 1) ^ ((v & 0x80) != 0 ? 0x1d : 0));
+}
+
+/// raid6: P and Q of each dataset batch recomputed byte by byte (Horner's rule over the blocks from the
+/// last), against expected_checksums; the checker's verdicts on the outputs.
+void check_raid6_case(self_check_state& st, std::uint32_t k, std::uint64_t block) {
+  config cfg;
+  cfg.element = element_type::u8;
+  cfg.op.kind = op_kind::raid6;
+  cfg.op.raid6.k = k;
+  cfg.batch_bytes = k * block;
+  cfg.total_bytes = 5 * cfg.batch_bytes;
+  cfg.dataset_frames = 3;
+  validate(cfg);
+  cfg = resolve(cfg);
+  const std::string what = "raid6 k " + std::to_string(k) + " block " + std::to_string(block);
+  const std::uint32_t frames = dataset_frames(cfg);
+  std::vector<std::uint8_t> dataset(frames * cfg.batch_bytes);
+  fill_dataset(cfg, dataset.data(), frames);
+  const auto expected = expected_checksums(cfg, dataset.data(), frames);
+  st.expect(output_bytes(cfg.op, cfg.batch_bytes) == 2 * block, what + ": the output is P and Q");
+  batch_checker checker(cfg.mode, expected, 2 * block);
+  for (std::uint32_t f = 0; f < frames; ++f) {
+    const std::uint8_t* stripe = dataset.data() + f * cfg.batch_bytes;
+    std::vector<std::uint8_t> pq(2 * block, 0);
+    for (std::uint64_t i = 0; i < block; ++i) {
+      std::uint8_t p = 0, q = 0;
+      for (std::uint32_t b = k; b-- > 0;) {
+        p ^= stripe[b * block + i];
+        q = static_cast<std::uint8_t>(plain_times_two(q) ^ stripe[b * block + i]);
+      }
+      pq[i] = p;
+      pq[block + i] = q;
+    }
+    st.expect(expected[f] == frame_checksum(pq.data(), pq.size()),
+              what + ": expected checksum of dataset batch " + std::to_string(f) + " differs");
+    st.expect(checker.check(f, pq.data(), "self-check"), what + ": checker rejected a correct batch");
+    pq[block + 3] ^= 0x10;
+    st.expect(!checker.check(f, pq.data(), "self-check"), what + ": checker accepted a wrong Q");
+  }
+}
+
+/// aes-ecb: the FIPS-197 appendix C.1 example through the baselines' encoding; aes-ctr: each output block
+/// is the input XOR the ECB encryption of its counter (IV zero, frame offset 0), on the dataset.
+void check_aes_cases(self_check_state& st) {
+  config cfg;
+  cfg.element = element_type::u8;
+  cfg.op.kind = op_kind::aes_ecb;
+  cfg.batch_bytes = 4096;
+  cfg.total_bytes = 4 * cfg.batch_bytes;
+  cfg.dataset_frames = 2;
+  validate(cfg);
+  const config ecb = resolve(cfg);
+  const std::uint8_t plain[16] = {0x00, 0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77,
+                                  0x88, 0x99, 0xaa, 0xbb, 0xcc, 0xdd, 0xee, 0xff};
+  const std::uint8_t cipher[16] = {0x69, 0xc4, 0xe0, 0xd8, 0x6a, 0x7b, 0x04, 0x30,
+                                   0xd8, 0xcd, 0xb7, 0x80, 0x70, 0xb4, 0xc5, 0x5a};
+  std::vector<std::byte> in(ecb.batch_bytes), out(ecb.batch_bytes);
+  std::memcpy(in.data(), plain, sizeof plain);
+  encode_on_host(ecb.op, in.data(), out.data(), ecb.batch_bytes);
+  st.expect(std::memcmp(out.data(), cipher, sizeof cipher) == 0, "aes-ecb: the FIPS-197 C.1 example");
+
+  cfg.op.kind = op_kind::aes_ctr;
+  const config ctr = resolve(cfg);
+  const std::uint32_t frames = dataset_frames(ctr);
+  std::vector<std::uint8_t> dataset(frames * ctr.batch_bytes);
+  fill_dataset(ctr, dataset.data(), frames);
+  const auto expected = expected_checksums(ctr, dataset.data(), frames);
+  for (std::uint32_t f = 0; f < frames; ++f) {
+    std::vector<std::uint8_t> want(ctr.batch_bytes);
+    for (std::uint64_t b = 0; b < ctr.batch_bytes / 16; ++b) {
+      std::byte counter[16] = {}, pad[16];
+      for (int i = 0; i < 8; ++i) counter[15 - i] = static_cast<std::byte>(b >> (8 * i));
+      encode_on_host(ecb.op, counter, pad, 16);
+      for (int i = 0; i < 16; ++i)
+        want[b * 16 + i] = dataset[f * ctr.batch_bytes + b * 16 + i] ^ static_cast<std::uint8_t>(pad[i]);
+    }
+    st.expect(expected[f] == frame_checksum(want.data(), want.size()),
+              "aes-ctr: expected checksum of dataset batch " + std::to_string(f) + " differs");
+  }
+}
+
 }  // namespace
 
 int run_self_check(std::ostream& out) {
@@ -470,6 +645,10 @@ int run_self_check(std::ostream& out) {
     }
   }
 
+  for (std::uint32_t k : {2u, 4u, 16u, 255u}) check_raid6_case(st, k, 64);
+  check_raid6_case(st, 4, 4096);
+  check_aes_cases(st);
+
   // Geometry and configuration rules.
   {
     config cfg;
@@ -500,6 +679,32 @@ int run_self_check(std::ostream& out) {
     bad = cfg;
     bad.element = element_type::f32;
     st.expect(rejects(bad), "element types other than u32 rejected");
+    config enc = cfg;
+    enc.stages = 1;
+    enc.element = element_type::u8;
+    enc.op.kind = op_kind::raid6;
+    st.expect(!rejects(enc), "raid6 on a 4 KiB batch, k = 4, admitted");
+    bad = enc;
+    bad.op.raid6.k = 0;
+    st.expect(rejects(bad), "raid6 with k = 0 rejected");
+    bad.op.raid6.k = 256;
+    st.expect(rejects(bad), "raid6 with k = 256 rejected");
+    bad = enc;
+    bad.op.raid6.k = 3;
+    st.expect(rejects(bad), "raid6 whose blocks would not be multiples of 64 bytes rejected");
+    bad = enc;
+    bad.stages = 2;
+    st.expect(rejects(bad), "raid6 in two stages rejected");
+    bad = enc;
+    bad.element = element_type::u32;
+    st.expect(rejects(bad), "raid6 on u32 elements rejected");
+    bad = enc;
+    bad.op.kind = op_kind::aes_ecb;
+    bad.batch_bytes = 4112;
+    bad.total_bytes = 4 * bad.batch_bytes;
+    st.expect(!rejects(bad), "aes-ecb on a batch of whole 16-byte blocks admitted");
+    bad.batch_bytes = 4100;
+    st.expect(rejects(bad), "aes-ecb on a batch of a partial block rejected");
     bad = cfg;
     bad.mode = mode::ckc_pinned;
     bad.streams = 4;

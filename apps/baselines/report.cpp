@@ -13,6 +13,8 @@ namespace {
 
 nlohmann::json params_json(const op_config& op) {
   if (op.kind == op_kind::scale) return {{"factor", op.scale.factor}};
+  if (op.kind == op_kind::raid6) return {{"k", op.raid6.k}, {"block_bytes", op.raid6.block_bytes}};
+  if (is_encoding(op.kind)) return nlohmann::json::object();
   return {{"iterations", op.fma.iterations}, {"a", op.fma.a}, {"b", op.fma.b}};
 }
 
@@ -36,6 +38,7 @@ nlohmann::json to_json(const result& r) {
       {"stage_params", stage_params},
       {"element", std::string(xf::name_of(c.element))},
       {"batch_bytes", c.batch_bytes},
+      {"output_bytes", output_bytes(c.op, c.batch_bytes)},
       {"total_bytes", r.streamed_bytes},
       {"requested_total_bytes", c.total_bytes},
       {"dataset_frames", r.dataset_frames},
