@@ -138,7 +138,9 @@ def topology_yaml(args: argparse.Namespace, op: str, size: int, total: int, late
         f"name: {name}",
         "topics:",
         f"  data: {{frame_size: {size}, capacity: {capacity}, element: u8}}",
-        f"  encoded: {{frame_size: {output_bytes(op, size)}, capacity: {capacity}, element: u8}}",
+        # Topic frames are whole pages; RAID-6's P and Q of a small stripe fill part of one.
+        f"  encoded: {{frame_size: {-(-output_bytes(op, size) // 4096) * 4096}, capacity: {capacity}, "
+        "element: u8}",
         "operators:",
         f"  source: {{class: dataset_source, on: cpu, threads: {source_threads}, outputs: [data], "
         f"params: {{total_bytes: {total}, seed: {sb.SEED}, dataset_frames: {p}}}}}",

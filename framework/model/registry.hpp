@@ -42,6 +42,10 @@ struct operator_entry {
   /// finds its device code, and its params struct as bytes, for the kernel's parameter arena.
   std::optional<std::type_index> gpu_type;
   std::function<std::vector<std::byte>(const param_map&, const std::vector<topic_info>&)> make_gpu_params;
+  /// GPU maps with a library implementation (cpu_versioned): that implementation, or null where this
+  /// build lacks the library. make_cpu runs it when the map is placed on: cpu; verify sinks replay the
+  /// map with whichever of it and the compute did not run (reference_chain).
+  std::function<std::unique_ptr<cpu_map>(const param_map&, const std::vector<topic_info>&)> make_cpu_version;
 };
 
 namespace detail {
@@ -465,9 +469,13 @@ class operator_registry {
                                    const std::vector<topic_info>& inputs) -> std::unique_ptr<cpu_operator> {
           const typename Op::params p = detail::bound_params<Op>(schema, values, inputs);
           if constexpr (cpu_versioned<Op>)
-            if (std::unique_ptr<cpu_map> own = Op::cpu_version(p)) return own;
+            if (std::unique_ptr<cpu_map> library = Op::cpu_version(p)) return library;
           return std::make_unique<detail::gpu_op_on_cpu<Op>>(p);
         };
+        if constexpr (cpu_versioned<Op>)
+          entry->make_cpu_version = [schema](const param_map& values, const std::vector<topic_info>& inputs) {
+            return Op::cpu_version(detail::bound_params<Op>(schema, values, inputs));
+          };
       }
       entry->make_host_kernel =
           [schema](const param_map& values,

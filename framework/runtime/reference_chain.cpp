@@ -3,16 +3,18 @@
 
 #include <unordered_map>
 
+#include "framework/core/page_buffer.hpp"
+#include "framework/model/columnar_checks.hpp"
 #include "framework/model/direct_reader.hpp"
 
 namespace xf {
 namespace {
 
 /// A per-thread scratch frame for each reference object: replays run concurrently on sink threads.
-std::vector<std::byte>& scratch_for(const void* owner, std::uint64_t bytes) {
-  thread_local std::unordered_map<const void*, std::vector<std::byte>> scratch;
+page_buffer& scratch_for(const void* owner, std::uint64_t bytes) {
+  thread_local std::unordered_map<const void*, page_buffer> scratch;
   auto& buffer = scratch[owner];
-  if (buffer.size() < bytes) buffer.resize(bytes);
+  buffer.reserve(bytes);
   return buffer;
 }
 
@@ -149,9 +151,25 @@ reference_chain::reference_chain(const plan& p, const std::vector<operator_insta
       if (!upstream) continue;
       const topic_spec& in = *p.topics[po.inputs[0]].spec;
       auto* map = dynamic_cast<cpu_map*>(inst.cpu.get());
-      if (!map && !inst.kernel) continue;
-      owned_.push_back(std::make_unique<map_reference>(upstream, in.frame_bytes, in.element, map,
-                                                       inst.kernel.get(),
+      const host_kernel_op* kernel = inst.kernel.get();
+      if (!map && !kernel) continue;
+      // Two implementations: the library checks the compute that ran on the GPU (or the host executor's
+      // blocks), and the compute checks the library that ran on CPU threads (make_cpu chose it there).
+      if (po.entry->make_cpu_version) {
+        const std::vector<topic_info> inputs{topic_info_of(in)};
+        if (std::unique_ptr<cpu_map> library = po.entry->make_cpu_version(po.spec->params, inputs)) {
+          if (kernel != nullptr) {
+            replay_maps_.push_back(std::move(library));
+            map = replay_maps_.back().get();
+            kernel = nullptr;
+          } else {
+            replay_kernels_.push_back(po.entry->make_host_kernel(po.spec->params, inputs));
+            kernel = replay_kernels_.back().get();
+            map = nullptr;
+          }
+        }
+      }
+      owned_.push_back(std::make_unique<map_reference>(upstream, in.frame_bytes, in.element, map, kernel,
                                                        fault_site{po.spec->name, in.name, std::nullopt}));
     } else {
       continue;

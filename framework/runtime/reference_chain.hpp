@@ -6,6 +6,7 @@
 #include <memory>
 #include <vector>
 
+#include "framework/model/host_kernel_op.hpp"
 #include "framework/model/operator.hpp"
 #include "framework/plan/plan.hpp"
 
@@ -24,7 +25,9 @@ struct operator_instance {
 class reference_chain {
  public:
   /// `instances` is indexed like plan.operators and must outlive this object. Sources must have been
-  /// started (their produce is what replays them).
+  /// started (their produce is what replays them). A map with two implementations (its compute and a
+  /// library's: operator_entry::make_cpu_version) is replayed by the one that did not run, so that a
+  /// verify sink checks each against the other.
   reference_chain(const plan& p, const std::vector<operator_instance>& instances);
   ~reference_chain();
   reference_chain(const reference_chain&) = delete;
@@ -34,6 +37,9 @@ class reference_chain {
   const frame_reference* for_topic(std::size_t topic_index) const { return by_topic_[topic_index]; }
 
  private:
+  // The implementations made to replay a map with (declared before the references that point to them).
+  std::vector<std::unique_ptr<cpu_map>> replay_maps_;
+  std::vector<std::unique_ptr<host_kernel_op>> replay_kernels_;
   std::vector<std::unique_ptr<frame_reference>> owned_;
   std::vector<const frame_reference*> by_topic_;
 };

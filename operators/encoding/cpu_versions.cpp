@@ -1,7 +1,9 @@
 // The encoding operators placed `on: cpu`: RAID-6 P+Q by ISA-L's pq_gen and AES-128 by OpenSSL's EVP
 // (cpu_codecs.hpp), what a user would run on the CPU, so that one topology moves its encoding between the
 // GPU and the CPU by one line. A build without ISA-L or OpenSSL returns null here, and the operators' own
-// compute runs on the CPU threads instead (registry.hpp).
+// compute runs on the CPU threads instead (registry.hpp). Verify sinks replay these operators with the
+// implementation that did not run (reference_chain.cpp): the library checks the GPU's compute, and the
+// compute checks the library.
 #include <cstdint>
 #include <cstring>
 #include <memory>
@@ -47,12 +49,6 @@ class raid6_encode_on_cpu final : public cpu_map {
     cpu_codecs::isal_pq(data, p_.k, p_.block_bytes, pq, pq + p_.block_bytes);
   }
 
-  /// Verify sinks replay the operator's own compute: ISA-L's bytes are checked against xeflow's code.
-  void replay(std::uint64_t offset, const frame_in& in, frame_out& out) override {
-    out.bytes = raid6_encode_op::output_share(p_).of(in.bytes);
-    detail::run_frame_on_cpu<raid6_encode_op>(p_, in, &out, nullptr, offset);
-  }
-
  private:
   raid6_encode_op::params p_;
 };
@@ -77,12 +73,6 @@ class aes128_on_cpu final : public cpu_map {
     cipher->run(reinterpret_cast<const std::uint8_t*>(in.data), reinterpret_cast<std::uint8_t*>(out.data),
                 in.bytes, counter);
     give_back(std::move(cipher));
-  }
-
-  /// Verify sinks replay the operator's own compute: OpenSSL's bytes are checked against xeflow's code.
-  void replay(std::uint64_t offset, const frame_in& in, frame_out& out) override {
-    out.bytes = in.bytes;
-    detail::run_frame_on_cpu<op>(p_, in, &out, nullptr, offset);
   }
 
  private:

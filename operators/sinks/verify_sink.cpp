@@ -77,7 +77,7 @@ void verify_sink::setup_checksum_cache(std::uint32_t threads) {
   // These replays (two for the check, one for the stream's last frame) run at once: each is a whole
   // chain's compute.
   auto checksum_at = [this](std::uint64_t offset) {
-    std::vector<std::byte> buffer(frame_bytes_);
+    page_buffer buffer(frame_bytes_);
     frame_out out{buffer.data(), frame_bytes_, 0, element_};
     if (!reference_->expected(offset, out)) return std::optional<std::uint64_t>{};
     return std::optional<std::uint64_t>{frame_checksum(out.data, out.bytes)};
@@ -134,7 +134,7 @@ void verify_sink::setup_checksum_cache(std::uint32_t threads) {
 
 std::optional<std::uint64_t> verify_sink::find_reference_end() const {
   if (const std::optional<std::uint64_t> count = reference_->frame_count()) return count;
-  std::vector<std::byte> buffer(frame_bytes_);
+  page_buffer buffer(frame_bytes_);
   auto has_frame = [&](std::uint64_t offset) {
     frame_out out{buffer.data(), frame_bytes_, 0, element_};
     return reference_->expected(offset, out);
@@ -185,7 +185,7 @@ void verify_sink::check_content(thread_state& state, std::uint64_t offset, const
     check_checksum(state, offset, in);
     return;
   }
-  if (state.expected.size() < frame_bytes_) state.expected.resize(frame_bytes_);
+  state.expected.reserve(frame_bytes_);
   frame_out want{state.expected.data(), frame_bytes_, 0, element_};
   if (!reference_->expected(offset, want)) {
     add_single_writer(state.corrupt, 1);
@@ -256,7 +256,7 @@ std::optional<verify_sink::expected_sum> verify_sink::expected_checksum(thread_s
 
 std::optional<verify_sink::expected_sum> verify_sink::replay_checksum(thread_state& state,
                                                                       std::uint64_t offset) {
-  if (state.expected.size() < frame_bytes_) state.expected.resize(frame_bytes_);
+  state.expected.reserve(frame_bytes_);
   frame_out want{state.expected.data(), frame_bytes_, 0, element_};
   if (!reference_->expected(offset, want)) return std::nullopt;
   return expected_sum{frame_checksum(want.data, want.bytes), want.bytes};

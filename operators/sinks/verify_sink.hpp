@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "framework/core/page_buffer.hpp"
 #include "framework/model/operator.hpp"
 #include "framework/model/operator_schema.hpp"
 #include "operators/sinks/seen_offsets.hpp"
@@ -111,7 +112,7 @@ class verify_sink final : public cpu_sink {
     std::atomic<std::uint64_t> delivered_end{0};  ///< highest offset this thread saw + 1
     // Owning thread only.
     std::optional<std::uint64_t> previous_offset;
-    std::vector<std::byte> expected;  ///< the reference frame, reused across frames
+    page_buffer expected;  ///< the reference frame, reused across frames
   };
 
   /// One dataset frame's expected checksum. `state` goes empty → filling (by the one thread whose

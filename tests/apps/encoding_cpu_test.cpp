@@ -65,7 +65,10 @@ TEST_CASE("encoding_cpu.bad_options_exit_2_naming_the_option") {
       {{"--dataset-frames", "0"}, "--dataset-frames"},
       {{"--threads", "0"}, "--threads"},
   };
-  for (const auto& [args, named] : cases) {
+  for (const auto& c : cases) {
+    // Plain references: clang's lambdas (CAPTURE's) cannot capture structured bindings.
+    const std::vector<std::string>& args = c.first;
+    const std::string& named = c.second;
     CAPTURE(args.front());
     CAPTURE(named);
     const process_result r = run_tool("XF_ENCODING_CPU", args);
