@@ -427,10 +427,11 @@ def report(out: str) -> None:
     summary = {"meta": meta, "rows": summary_rows, "targets": result,
                "ceilings": {k: sb.ceiling_gbps(ceilings, k) for k in ceilings}}
     sb.write_json_atomic(os.path.join(out, "summary.json"), summary)
-    plot(out, points, ops, sizes, contenders, meta)
+    plot(out, points, ops, sizes, contenders, meta, ceilings)
 
 
-def plot(out: str, points: dict, ops: list[str], sizes: list[int], contenders: list[str], meta: dict) -> None:
+def plot(out: str, points: dict, ops: list[str], sizes: list[int], contenders: list[str], meta: dict,
+         ceilings: dict) -> None:
     try:
         import matplotlib
         matplotlib.use("Agg")
@@ -450,6 +451,10 @@ def plot(out: str, points: dict, ops: list[str], sizes: list[int], contenders: l
                     lat.append((s, p["latency_p50_us"]))
             if lat and c not in CPU_CONTENDERS:
                 axes[1][i].plot([s / KiB for s, _ in lat], [v for _, v in lat], marker="o", label=LABELS[c])
+        zero_copy, copy_engines = ceilings_for(op, ceilings)
+        for value, label, style in ((zero_copy, "zero-copy ceiling", ":"), (copy_engines, "copy-engine ceiling", "--")):
+            if value is not None:
+                axes[0][i].axhline(value, color="gray", linestyle=style, linewidth=1, label=label)
         axes[0][i].set_title(op)
         for ax in (axes[0][i], axes[1][i]):
             ax.set_xscale("log", base=2)
@@ -459,7 +464,8 @@ def plot(out: str, points: dict, ops: list[str], sizes: list[int], contenders: l
         axes[1][i].set_ylabel("p50 latency per frame (us)")
     axes[0][0].legend(fontsize=7)
     axes[1][0].legend(fontsize=7)
-    fig.suptitle(f"Data encoding on the stream: {meta.get('device')}, {meta.get('date')}, {meta.get('commit', '')[:10]}")
+    fig.suptitle(f"Data encoding on the stream: {meta.get('device')}, {meta.get('date')}, "
+                 f"commit {str(meta.get('commit') or '')[:10]}")
     fig.tight_layout()
     fig.savefig(os.path.join(out, "encoding.png"), dpi=110)
 

@@ -15,10 +15,12 @@
 #include <iterator>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <random>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "framework/core/units.hpp"
 #include "tests/support/run_checks.hpp"
 #include "tests/support/sanitizer.hpp"
 #include "tests/support/subprocess.hpp"
@@ -42,7 +44,9 @@ inline std::vector<std::filesystem::path> every_topology() {
 /// generated affinity dataset of 300 000 records, a word_count or affinity_cards a result file, and an
 /// affinity_shared the cards of pass 1 (affinity_cards.yaml run on the host over the same dataset), a
 /// table_source a generated Set Query table (a row for every 200 bytes, 20 000 to 1 000 000) and each query a
-/// result file — all made on construction, removed on destruction — instead of the paths they name.
+/// result file, a file_source a file of random bytes (whole frames), a file_sink a result file and an
+/// operator with a key_file a random key — all made on construction, removed on destruction — instead of
+/// the paths they name.
 class short_run {
  public:
   /// `length` of stream ("24MiB"), a quarter of it under a sanitizer (sanitized_bytes).
@@ -104,8 +108,25 @@ class short_run {
           REQUIRE(gen.exit_code == 0);
         }
         sets_.insert(sets_.end(), {"--set", "operators." + name + ".params.path=" + dataset_.string()});
+      } else if (cls == "file_source") {
+        // Random bytes, whole frames of the source's topic (RAID-6 encodes whole stripes only).
+        const std::string topic = op.second["outputs"][0].as<std::string>();
+        const std::uint64_t frame = *parse_bytes(doc["topics"][topic]["frame_size"].as<std::string>());
+        const std::uint64_t total = std::max(frame, bytes_of(bytes) / frame * frame);
+        inputs_.push_back(std::filesystem::temp_directory_path() / ("xeflow-input-" + stem + "-" + name));
+        write_random(inputs_.back(), total);
+        sets_.insert(sets_.end(), {"--set", "operators." + name + ".params.path=" + inputs_.back().string()});
+      } else if (cls == "file_sink") {
+        const std::filesystem::path result = temp_result(stem, name);
+        sets_.insert(sets_.end(), {"--set", "operators." + name + ".params.path=" + result.string()});
       } else if (name == "source") {
         sets_.insert(sets_.end(), {"--set", "operators.source.params.total_bytes=" + bytes});
+      }
+      if (op.second["params"] && op.second["params"]["key_file"]) {  // AES: a random key of its own
+        inputs_.push_back(std::filesystem::temp_directory_path() / ("xeflow-key-" + stem + "-" + name));
+        write_random(inputs_.back(), 16);
+        sets_.insert(sets_.end(),
+                     {"--set", "operators." + name + ".params.key_file=" + inputs_.back().string()});
       }
     }
     if (!pass_two_.empty()) make_pass_one_cards(topology, stem);
@@ -118,6 +139,7 @@ class short_run {
     if (!cards_.empty()) std::filesystem::remove(cards_, ignored);
     if (!table_.empty()) std::filesystem::remove(table_, ignored);
     for (const auto& r : results_) std::filesystem::remove(r, ignored);
+    for (const auto& f : inputs_) std::filesystem::remove(f, ignored);
   }
   short_run(const short_run&) = delete;
   short_run& operator=(const short_run&) = delete;
@@ -274,6 +296,14 @@ class short_run {
   static std::string text_bytes(const std::string& bytes) {
     return std::to_string(std::min<std::uint64_t>(bytes_of(bytes), std::uint64_t{256} << 20));
   }
+  static void write_random(const std::filesystem::path& path, std::uint64_t bytes) {
+    std::mt19937_64 rng(bytes);
+    std::vector<std::uint64_t> words((bytes + 7) / 8);
+    for (auto& w : words) w = rng();
+    std::ofstream out(path, std::ios::binary);
+    out.write(reinterpret_cast<const char*>(words.data()), static_cast<std::streamsize>(bytes));
+    REQUIRE(out.good());
+  }
   /// Particles in the generated K-means file: `bytes` of them (64 each), at least 200 000.
   static std::string particles(const std::string& bytes) {
     return std::to_string(std::max<std::uint64_t>(bytes_of(bytes) / 64, 200'000));
@@ -290,6 +320,7 @@ class short_run {
   std::string pass_two_;
   std::vector<std::string> word_counts_;
   std::vector<std::filesystem::path> results_;
+  std::vector<std::filesystem::path> inputs_;  ///< generated input files and keys
   std::vector<std::string> sets_;
 };
 
