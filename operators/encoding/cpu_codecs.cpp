@@ -2,6 +2,7 @@
 // callers checked here, and every return value read.
 #include "operators/encoding/cpu_codecs.hpp"
 
+#include <isa-l/erasure_code.h>
 #include <isa-l/raid.h>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
@@ -50,6 +51,52 @@ void isal_pq(const std::uint8_t* stripe, unsigned k, std::size_t block_bytes, st
   if (::pq_gen(static_cast<int>(k + 2), static_cast<int>(block_bytes), blocks) != 0)
     throw std::runtime_error("ISA-L's pq_gen failed on a stripe of " + std::to_string(k) + " blocks of " +
                              std::to_string(block_bytes) + " bytes");
+}
+
+isal_raid6_recovery::isal_raid6_recovery(unsigned k, unsigned lost_count, const unsigned lost[2])
+    : k_(k), lost_count_(lost_count) {
+  if (k < 2 || k > raid6::max_data_blocks)
+    throw std::invalid_argument("isal_raid6_recovery: k = " + std::to_string(k) + ", not 2 to 255");
+  if (lost_count < 1 || lost_count > 2 || lost[0] > k + 1 ||
+      (lost_count == 2 && (lost[1] > k + 1 || lost[0] == lost[1])))
+    throw std::invalid_argument("isal_raid6_recovery: one or two distinct lost blocks of 0 … k + 1");
+  auto is_lost = [&](unsigned b) { return b == lost[0] || (lost_count == 2 && b == lost[1]); };
+  // Row b of the generator: what block b is as a combination of the k data blocks.
+  auto generator_row = [&](unsigned b, unsigned char* row) {
+    unsigned char power = 1;  // 2^i
+    for (unsigned i = 0; i < k; ++i) {
+      row[i] = b < k ? static_cast<unsigned char>(b == i) : b == k ? 1 : power;
+      power = ::gf_mul(power, 2);
+    }
+  };
+  for (unsigned b = 0; b < k + 2 && survivors_.size() < k; ++b)
+    if (!is_lost(b)) survivors_.push_back(b);
+  std::vector<unsigned char> survivors_rows(std::size_t{k} * k), inverse(std::size_t{k} * k);
+  for (unsigned r = 0; r < k; ++r) generator_row(survivors_[r], &survivors_rows[std::size_t{r} * k]);
+  if (::gf_invert_matrix(survivors_rows.data(), inverse.data(), static_cast<int>(k)) != 0)
+    throw std::logic_error("isal_raid6_recovery: k survivors of a RAID-6 stripe always determine it");
+  // Lost block j = generator_row(j) · data = generator_row(j) · inverse · survivors.
+  std::vector<unsigned char> coefficients(std::size_t{lost_count} * k, 0), row(k);
+  for (unsigned j = 0; j < lost_count; ++j) {
+    generator_row(lost[j], row.data());
+    for (unsigned i = 0; i < k; ++i)
+      for (unsigned s = 0; s < k; ++s)
+        coefficients[std::size_t{j} * k + s] ^= ::gf_mul(row[i], inverse[std::size_t{i} * k + s]);
+  }
+  tables_.resize(std::size_t{32} * k * lost_count);
+  ::ec_init_tables(static_cast<int>(k), static_cast<int>(lost_count), coefficients.data(), tables_.data());
+}
+
+void isal_raid6_recovery::run(const std::uint8_t* stripe, std::size_t block_bytes,
+                              std::uint8_t* const rebuilt[2]) const {
+  if (block_bytes == 0 || block_bytes > INT_MAX)
+    throw std::invalid_argument("isal_raid6_recovery: block_bytes must be 1 to INT_MAX");
+  unsigned char* sources[raid6::max_data_blocks];
+  for (unsigned s = 0; s < k_; ++s)
+    sources[s] = const_cast<unsigned char*>(stripe + std::size_t{survivors_[s]} * block_bytes);
+  unsigned char* outputs[2] = {rebuilt[0], lost_count_ == 2 ? rebuilt[1] : nullptr};
+  ::ec_encode_data(static_cast<int>(block_bytes), static_cast<int>(k_), static_cast<int>(lost_count_),
+                   const_cast<unsigned char*>(tables_.data()), sources, outputs);
 }
 
 void ctr_counter(const std::uint8_t iv[16], std::uint64_t block_index, std::uint8_t out[16]) {

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "operators/encoding/aes128_ops.hpp"
 
@@ -27,6 +28,25 @@ inline constexpr std::size_t isal_alignment = 32;
 /// Thread-safe: no state besides the arguments.
 void isal_pq(const std::uint8_t* stripe, unsigned k, std::size_t block_bytes, std::uint8_t* p,
              std::uint8_t* q);
+
+/// RAID-6 recovery by ISA-L's erasure-code routines: the P+Q generator (the identity for the data blocks, a
+/// row of ones for P, 2^i in GF(2^8) modulo 0x11d for Q) restricted to k surviving blocks is inverted
+/// (gf_invert_matrix), and the lost blocks' rows of the result are applied to the survivors by
+/// ec_encode_data. Made once for a set of lost blocks; run() is thread-safe. Bit-identical to
+/// raid6::recover_word.
+class isal_raid6_recovery {
+ public:
+  /// `lost`: one or two distinct block indices in 0 … k + 1 (k is P, k + 1 is Q). Throws
+  /// std::invalid_argument on a bad k or lost set.
+  isal_raid6_recovery(unsigned k, unsigned lost_count, const unsigned lost[2]);
+  /// `stripe`: k + 2 blocks of block_bytes (the lost ones are not read); rebuilt[j] receives lost block j.
+  void run(const std::uint8_t* stripe, std::size_t block_bytes, std::uint8_t* const rebuilt[2]) const;
+
+ private:
+  unsigned k_ = 0, lost_count_ = 0;
+  std::vector<unsigned> survivors_;    ///< the k blocks the lost ones are rebuilt from
+  std::vector<unsigned char> tables_;  ///< ec_init_tables' expansion of the lost rows
+};
 
 /// The CTR counter block of 16-byte block `block_index` of the stream of `iv`: IV + block_index as a
 /// 128-bit big-endian integer, wrapping modulo 2^128 — the counter aes::xor_ctr and OpenSSL's aes-128-ctr

@@ -1,9 +1,10 @@
-// The encoding operators placed `on: cpu`: RAID-6 P+Q by ISA-L's pq_gen and AES-128 by OpenSSL's EVP
-// (cpu_codecs.hpp), what a user would run on the CPU, so that one topology moves its encoding between the
-// GPU and the CPU by one line. A build without ISA-L or OpenSSL returns null here, and the operators' own
-// compute runs on the CPU threads instead (registry.hpp). Verify sinks replay these operators with the
-// implementation that did not run (reference_chain.cpp): the library checks the GPU's compute, and the
-// compute checks the library.
+// The encoding operators placed `on: cpu`: RAID-6 P+Q by ISA-L's pq_gen, RAID-6 recovery by ISA-L's
+// erasure-code routines and AES-128 by OpenSSL's EVP (cpu_codecs.hpp), what a user would run on the CPU, so
+// that one topology moves its encoding between the GPU and the CPU by one line. A build without ISA-L or
+// OpenSSL returns null here, and the operators' own compute runs on the CPU threads instead (registry.hpp).
+// Verify sinks replay these operators with the implementation that did not run (reference_chain.cpp): the
+// library checks the GPU's compute, and the compute checks the library.
+#include <array>
 #include <cstdint>
 #include <cstring>
 #include <memory>
@@ -13,6 +14,7 @@
 #include "framework/model/registry.hpp"
 #include "operators/encoding/aes128_ops.hpp"
 #include "operators/encoding/raid6_encode.hpp"
+#include "operators/encoding/raid6_recover.hpp"
 
 #if XF_HAVE_CPU_CODECS
 #include "operators/encoding/cpu_codecs.hpp"
@@ -51,6 +53,32 @@ class raid6_encode_on_cpu final : public cpu_map {
 
  private:
   raid6_encode_op::params p_;
+};
+
+class raid6_recover_on_cpu final : public cpu_map {
+ public:
+  explicit raid6_recover_on_cpu(const raid6_recover_op::params& p)
+      : p_(p),
+        recovery_(p.k, p.recovery.lost_count,
+                  std::array<unsigned, 2>{p.recovery.lost[0], p.recovery.lost[1]}.data()) {}
+
+  void on_frame(std::uint64_t offset, const frame_in& in, frame_out& out) override {
+    out.bytes = in.bytes;
+    const std::uint64_t stripe = std::uint64_t{p_.k + 2} * p_.block_bytes;
+    if (in.bytes != stripe) {  // the compute fails the frame, naming why
+      detail::run_frame_on_cpu<raid6_recover_op>(p_, in, &out, nullptr, offset);
+      return;
+    }
+    std::memcpy(out.data, in.data, stripe);  // the survivors; the lost blocks are overwritten below
+    auto* blocks = reinterpret_cast<std::uint8_t*>(out.data);
+    std::uint8_t* const rebuilt[2] = {blocks + p_.recovery.lost[0] * p_.block_bytes,
+                                      blocks + p_.recovery.lost[1] * p_.block_bytes};
+    recovery_.run(reinterpret_cast<const std::uint8_t*>(in.data), p_.block_bytes, rebuilt);
+  }
+
+ private:
+  raid6_recover_op::params p_;
+  cpu_codecs::isal_raid6_recovery recovery_;
 };
 
 /// One EVP context per thread at work: contexts are not thread-safe, and a map's on_frame runs on all of
@@ -106,6 +134,10 @@ std::unique_ptr<cpu_map> raid6_encode_op::cpu_version(const params& p) {
   return std::make_unique<raid6_encode_on_cpu>(p);
 }
 
+std::unique_ptr<cpu_map> raid6_recover_op::cpu_version(const params& p) {
+  return std::make_unique<raid6_recover_on_cpu>(p);
+}
+
 template <bool Decrypt>
 std::unique_ptr<cpu_map> aes128_cipher<Decrypt>::cpu_version(const params& p) {
   return std::make_unique<aes128_on_cpu<Decrypt>>(p);
@@ -114,6 +146,10 @@ std::unique_ptr<cpu_map> aes128_cipher<Decrypt>::cpu_version(const params& p) {
 #else
 
 std::unique_ptr<cpu_map> raid6_encode_op::cpu_version(const params&) {
+  return nullptr;
+}
+
+std::unique_ptr<cpu_map> raid6_recover_op::cpu_version(const params&) {
   return nullptr;
 }
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -40,6 +41,10 @@ struct raid6_recover_op {
   /// A frame is exactly one stripe of k + 2 blocks, its blocks a multiple of 64 bytes; the lost blocks lie in
   /// it. Makes the recovery's coefficients.
   static std::optional<param_problem> bind_input(params& p, const topic_info& input);
+
+  /// Placed `on: cpu`: ISA-L's erasure-code routines (cpu_versions.cpp), or null where the build has no
+  /// ISA-L.
+  static std::unique_ptr<cpu_map> cpu_version(const params& p);
 
   static const char* failure_reason(std::uint32_t code) {
     return code == short_stripe ? "the frame holds less than a whole stripe ((k + 2) times block_size bytes)"

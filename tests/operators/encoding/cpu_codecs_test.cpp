@@ -21,9 +21,10 @@ namespace {
 
 using aligned_bytes = std::unique_ptr<std::uint8_t[], decltype(&std::free)>;
 
-/// `bytes` (a multiple of 64) of 64-byte aligned memory, random.
+/// `bytes` of 64-byte aligned memory, random (aligned_alloc takes whole multiples of the alignment).
 aligned_bytes random_aligned(std::mt19937_64& rng, std::size_t bytes) {
-  aligned_bytes buffer(static_cast<std::uint8_t*>(std::aligned_alloc(64, bytes)), &std::free);
+  aligned_bytes buffer(static_cast<std::uint8_t*>(std::aligned_alloc(64, (bytes + 63) / 64 * 64)),
+                       &std::free);
   REQUIRE(buffer != nullptr);
   for (std::size_t i = 0; i < bytes; ++i) buffer[i] = static_cast<std::uint8_t>(rng());
   return buffer;

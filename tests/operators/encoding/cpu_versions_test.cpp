@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <random>
 #include <string>
@@ -13,6 +14,7 @@
 
 #include "operators/encoding/aes128_ops.hpp"
 #include "operators/encoding/raid6_encode.hpp"
+#include "operators/encoding/raid6_recover.hpp"
 #include "tests/support/builtin_topology.hpp"
 
 namespace xf {
@@ -74,6 +76,47 @@ TEST_CASE("cpu_versions.placed_on_cpu_the_libraries_write_what_compute_writes") 
   }
 }
 
+TEST_CASE("cpu_versions.raid6_recover_by_isa_l_rebuilds_every_lost_block_and_pair") {
+  // Whole stripes from raid6_encode's compute; the lost blocks then hold garbage, which must not be read.
+  const unsigned k = 5;
+  const std::uint64_t block = 4096, stripe = (k + 2) * block;
+  const topic_info data_topic{"data", k * block, 4, element_type::u8, std::nullopt, {}};
+  const auto encode = builtin_registry()
+                          .find("raid6_encode")
+                          ->make_host_kernel({{"k", std::int64_t{k}},
+                                              {"block_size", std::int64_t{block}},
+                                              {"output", std::string("stripe")}},
+                                             {data_topic});
+  std::mt19937_64 rng(17);
+  aligned_bytes data = aligned(k * block), whole = aligned(stripe), damaged = aligned(stripe),
+                rebuilt = aligned(stripe);
+  for (std::uint64_t i = 0; i < k * block; ++i) data[i] = static_cast<std::byte>(rng());
+  frame_out encoded{whole.get(), stripe, stripe, element_type::u8};
+  encode->run_frame(frame_in{data.get(), k * block, element_type::u8}, &encoded, 0);
+
+  const topic_info stripes{"stripes", stripe, 4, element_type::u8, std::nullopt, {}};
+  const operator_entry& entry = *builtin_registry().find("raid6_recover");
+  for (const char* lost : {"0", "4", "P", "Q", "0, 1", "1, 4", "2, P", "3, Q", "P, Q", "Q, 0"}) {
+    CAPTURE(std::string(lost));
+    const param_map params{
+        {"k", std::int64_t{k}}, {"block_size", std::int64_t{block}}, {"lost", std::string(lost)}};
+    std::unique_ptr<cpu_operator> made = entry.make_cpu(params, {stripes});
+    auto* library = dynamic_cast<cpu_map*>(made.get());
+    REQUIRE(library != nullptr);
+    CHECK(typeid(*library) != typeid(detail::gpu_op_on_cpu<raid6_recover_op>));
+    std::memcpy(damaged.get(), whole.get(), stripe);
+    for (const char* c = lost; *c != '\0'; ++c) {
+      const std::uint64_t b = *c == 'P' ? k : *c == 'Q' ? k + 1 : *c >= '0' && *c <= '9' ? *c - '0' : 99;
+      if (b == 99) continue;
+      for (std::uint64_t i = 0; i < block; ++i) damaged[b * block + i] = static_cast<std::byte>(rng());
+    }
+    frame_out out{rebuilt.get(), stripe, stripe, element_type::u8};
+    library->on_frame(9, frame_in{damaged.get(), stripe, element_type::u8}, out);
+    CHECK(out.bytes == stripe);
+    CHECK(std::equal(rebuilt.get(), rebuilt.get() + stripe, whole.get()));
+  }
+}
+
 TEST_CASE("cpu_versions.topologies_with_the_encoding_on_cpu_threads_verify") {
   // RAID-6: ISA-L's stripes, block 1 and Q rebuilt on the CPU, every frame checked against the replayed
   // compute; AES: OpenSSL encrypts and decrypts on CPU threads (CTR across frames, frames in any order).
@@ -91,6 +134,7 @@ TEST_CASE("cpu_versions.topologies_with_the_encoding_on_cpu_threads_verify") {
       "            params: {k: 4, block_size: 8KiB, lost: \"1, Q\"}}\n"
       "  verify: {class: verify_sink, threads: 2, inputs: [rebuilt]}\n";
   CHECK_FALSE(test::run_yaml_on_host(raid6).has_value());
+  CHECK_FALSE(test::run_yaml_on_host(raid6, {"operators.recover.params.lost=0, 3"}).has_value());
   const std::string aes =
       "name: aes_cpu\n"
       "topics:\n"
