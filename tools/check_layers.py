@@ -5,6 +5,7 @@ The layers, from the ground floor up (docs/architecture.md draws them):
   framework/core      execution spaces, atomics, errors, backoff, units, element types, CUDA checks
   topics              the shared topic (includes only the ground floor)
   framework/files     the GPU file cache (includes only the ground floor)
+  framework/shared    shared objects, ADSM/GMAC (includes only the ground floor)
   framework/model     topology spec, builder, YAML, operator contract, registry
   framework/plan      the plan, warp partition, cost model, tuner
   framework/kernel    the virtualised kernel's round as host/device steps
@@ -22,6 +23,7 @@ ALLOWED = {
     "framework/core": {"framework/core"},
     "topics": {"framework/core", "topics"},
     "framework/files": {"framework/core", "framework/files"},
+    "framework/shared": {"framework/core", "framework/shared"},
     "framework/model": {"framework/core", "topics", "framework/files", "framework/model"},
     "framework/plan": {"framework/core", "topics", "framework/files", "framework/model", "framework/plan"},
     "framework/kernel": {"framework/core", "topics", "framework/files", "framework/model", "framework/plan",

@@ -1,0 +1,287 @@
+// The shared objects' life: two views of one memfd per object, the protocols' transitions at call, sync and
+// fault (coherence.hpp's table), and rolling update's ring of dirty blocks. The fault path (serve,
+// make_dirty_rolling) runs in signal context: atomics, spin flags, mprotect and the accelerator's
+// signal-safe transfers only — no allocation, no mutex.
+#include "framework/shared/object_space.hpp"
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <stdexcept>
+#include <string>
+#include <system_error>
+
+namespace xf::shared {
+
+struct object_space::object {
+  object_space* space = nullptr;
+  protocol proto = protocol::lazy;
+  std::size_t bytes = 0;         ///< as asked
+  std::size_t mapped_bytes = 0;  ///< whole pages
+  std::size_t range_bytes = 0;   ///< the whole object, or rolling update's block
+  std::uint32_t ranges = 0;
+  int memfd = -1;
+  std::byte* user = nullptr;     ///< the address handed out; its protection follows the ranges' states
+  std::byte* library = nullptr;  ///< the same pages, always read-write: every transfer's host side
+  std::byte* copy = nullptr;     ///< the accelerator's copy
+  std::unique_ptr<std::atomic<range_state>[]> state;
+  /// Held while a range changes state (a fault, an eviction, a call): faulting threads wait on it.
+  std::unique_ptr<std::atomic_flag[]> busy;
+  range_ticket ticket;
+  bool watched = false;  ///< registered with the fault handler (lazy and rolling update)
+
+  std::size_t offset(std::uint32_t r) const { return std::size_t{r} * range_bytes; }
+  std::size_t length(std::uint32_t r) const { return std::min(range_bytes, mapped_bytes - offset(r)); }
+  void lock(std::uint32_t r) {
+    while (busy[r].test_and_set(std::memory_order_acquire)) {
+    }
+  }
+  void unlock(std::uint32_t r) { busy[r].clear(std::memory_order_release); }
+};
+
+namespace {
+
+[[noreturn]] void throw_errno(const std::string& what) {
+  throw std::system_error(errno, std::generic_category(), "shared objects: " + what);
+}
+
+int protection_of(host_access a) {
+  switch (a) {
+    case host_access::none:
+      return PROT_NONE;
+    case host_access::read:
+      return PROT_READ;
+    case host_access::read_write:
+      return PROT_READ | PROT_WRITE;
+  }
+  return PROT_NONE;
+}
+
+}  // namespace
+
+object_space::object_space(accelerator& device, object_space_options options)
+    : device_(device), options_(options), page_bytes_(static_cast<std::size_t>(::sysconf(_SC_PAGESIZE))) {
+  if (options_.block_bytes == 0 || options_.block_bytes % page_bytes_ != 0)
+    throw std::invalid_argument("shared objects: block_bytes must be a positive multiple of the page size (" +
+                                std::to_string(page_bytes_) + " bytes)");
+  dirty_.resize(std::size_t{options_.max_rolling_size} + 1);
+}
+
+object_space::~object_space() {
+  while (!objects_.empty()) release(reinterpret_cast<void*>(objects_.begin()->first));
+}
+
+void* object_space::allocate(std::size_t bytes) {
+  return allocate(bytes, options_.default_protocol);
+}
+
+void* object_space::allocate(std::size_t bytes, protocol p) {
+  if (bytes == 0) throw std::invalid_argument("shared objects: an object of 0 bytes");
+  if (p != protocol::batch && !device_.transfers_signal_safe())
+    throw std::invalid_argument(
+        "shared objects: lazy and rolling update move bytes in the fault handler, and this accelerator's "
+        "transfers are not async-signal-safe");
+  auto o = std::make_unique<object>();
+  o->space = this;
+  o->proto = p;
+  o->bytes = bytes;
+  o->mapped_bytes = (bytes + page_bytes_ - 1) / page_bytes_ * page_bytes_;
+  o->range_bytes = p == protocol::rolling ? options_.block_bytes : o->mapped_bytes;
+  o->ranges = static_cast<std::uint32_t>((o->mapped_bytes + o->range_bytes - 1) / o->range_bytes);
+  o->memfd = ::memfd_create("xeflow-shared-object", MFD_CLOEXEC);
+  if (o->memfd < 0) throw_errno("memfd_create");
+  auto fail = [&](const std::string& what) {
+    const int saved = errno;
+    if (o->user != nullptr) ::munmap(o->user, o->mapped_bytes);
+    if (o->library != nullptr) ::munmap(o->library, o->mapped_bytes);
+    ::close(o->memfd);
+    errno = saved;
+    throw_errno(what);
+  };
+  if (::ftruncate(o->memfd, static_cast<off_t>(o->mapped_bytes)) != 0) fail("ftruncate");
+  for (std::byte** view : {&o->user, &o->library}) {
+    void* m = ::mmap(nullptr, o->mapped_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, o->memfd, 0);
+    if (m == MAP_FAILED) fail("mmap");
+    *view = static_cast<std::byte*>(m);
+  }
+  o->copy = static_cast<std::byte*>(device_.allocate(o->mapped_bytes));
+  // Both copies start as zero: equal, as read_only says (the memfd's pages are zero already).
+  device_.to_accelerator(o->copy, o->library, o->mapped_bytes);
+  device_.finish_to_accelerator();
+  o->state = std::make_unique<std::atomic<range_state>[]>(o->ranges);
+  o->busy = std::make_unique<std::atomic_flag[]>(o->ranges);
+  for (std::uint32_t r = 0; r < o->ranges; ++r) {
+    o->state[r].store(initial_state(p));
+    set_access(*o, r, access_of(p, initial_state(p)));
+  }
+  if (p != protocol::batch) {
+    o->ticket =
+        fault_handler::instance().register_range(o->user, o->mapped_bytes, &object_space::on_fault, o.get());
+    o->watched = true;
+  }
+  if (p == protocol::rolling)
+    rolling_size_.store(std::min(options_.max_rolling_size, rolling_size_.load() + options_.rolling_step));
+  std::byte* address = o->user;
+  std::lock_guard lock(objects_mutex_);
+  objects_.emplace(reinterpret_cast<std::uintptr_t>(address), std::move(o));
+  return address;
+}
+
+void object_space::release(void* address) {
+  std::unique_ptr<object> o;
+  {
+    std::lock_guard lock(objects_mutex_);
+    const auto it = objects_.find(reinterpret_cast<std::uintptr_t>(address));
+    if (it == objects_.end())
+      throw std::invalid_argument("shared objects: release of an address allocate did not return");
+    o = std::move(it->second);
+    objects_.erase(it);
+  }
+  if (o->watched) fault_handler::instance().unregister_range(o->ticket);
+  forget_dirty(*o);
+  ::munmap(o->user, o->mapped_bytes);
+  ::munmap(o->library, o->mapped_bytes);
+  ::close(o->memfd);
+  device_.release(o->copy);
+}
+
+void* object_space::accelerator_address(const void* host) const {
+  const auto at = reinterpret_cast<std::uintptr_t>(host);
+  std::lock_guard lock(objects_mutex_);
+  auto it = objects_.upper_bound(at);
+  if (it != objects_.begin()) {
+    --it;
+    const object& o = *it->second;
+    if (at < it->first + o.bytes) return o.copy + (at - it->first);
+  }
+  throw std::invalid_argument("shared objects: an address outside every shared object");
+}
+
+void object_space::release_to_accelerator() {
+  std::lock_guard lock(objects_mutex_);
+  for (auto& [address, o] : objects_) {
+    for (std::uint32_t r = 0; r < o->ranges; ++r) {
+      o->lock(r);
+      const transition t = next_state(o->proto, o->state[r].load(), coherence_event::call);
+      // Protected before it moves: a write racing the copy would otherwise be lost with the range marked
+      // as sent (no thread should write now; a buggy one faults instead).
+      set_access(*o, r, access_of(o->proto, t.next));
+      if (t.move == transfer::to_accelerator) flush_range(*o, r, t.move);
+      o->state[r].store(t.next);
+      o->unlock(r);
+    }
+  }
+  while (dirty_lock_.test_and_set(std::memory_order_acquire)) {
+  }
+  dirty_count_ = 0;  // every dirty block went with the call
+  dirty_lock_.clear(std::memory_order_release);
+  device_.finish_to_accelerator();
+}
+
+void object_space::sync() {
+  std::lock_guard lock(objects_mutex_);
+  for (auto& [address, o] : objects_) {
+    for (std::uint32_t r = 0; r < o->ranges; ++r) {
+      o->lock(r);
+      const transition t = next_state(o->proto, o->state[r].load(), coherence_event::sync);
+      if (t.move == transfer::to_host) flush_range(*o, r, t.move);
+      o->state[r].store(t.next);
+      set_access(*o, r, access_of(o->proto, t.next));
+      o->unlock(r);
+    }
+  }
+}
+
+object_space_counters object_space::counters() const {
+  return {bytes_to_accelerator_.load(), bytes_to_host_.load(), faults_.load(), evictions_.load()};
+}
+
+bool object_space::on_fault(void* context, const fault_access& access) {
+  auto& o = *static_cast<object*>(context);
+  const auto offset = static_cast<std::size_t>(static_cast<std::byte*>(access.address) - o.user);
+  const auto range = static_cast<std::uint32_t>(offset / o.range_bytes);
+  // Without the access's kind (not x86-64), a fault on a readable range can only be a write.
+  const bool write = access.write_known ? access.write : o.state[range].load() == range_state::read_only;
+  return o.space->serve(o, range, write);
+}
+
+bool object_space::serve(object& o, std::uint32_t range, bool write) {
+  o.lock(range);
+  const range_state now = o.state[range].load();
+  const transition t =
+      next_state(o.proto, now, write ? coherence_event::cpu_write : coherence_event::cpu_read);
+  if (!t.valid) {
+    // Another thread served this range meanwhile (its pages allow the access now), or the fault is not
+    // the protocol's.
+    const host_access allowed = access_of(o.proto, now);
+    o.unlock(range);
+    return write ? allowed == host_access::read_write : allowed != host_access::none;
+  }
+  if (t.move == transfer::to_host) flush_range(o, range, t.move);
+  // An early flush of this block may still be reading its host bytes: let it finish before they change.
+  if (o.proto == protocol::rolling && now == range_state::read_only) device_.finish_to_accelerator();
+  o.state[range].store(t.next);
+  set_access(o, range, access_of(o.proto, t.next));
+  o.unlock(range);
+  faults_.fetch_add(1, std::memory_order_relaxed);
+  if (o.proto == protocol::rolling && t.next == range_state::dirty) make_dirty_rolling(o, range);
+  return true;
+}
+
+void object_space::make_dirty_rolling(object& o, std::uint32_t range) {
+  dirty_entry victim{nullptr, 0};
+  while (dirty_lock_.test_and_set(std::memory_order_acquire)) {
+  }
+  dirty_[(dirty_head_ + dirty_count_) % dirty_.size()] = {&o, range};
+  ++dirty_count_;
+  if (dirty_count_ > rolling_size_.load(std::memory_order_relaxed)) {
+    victim = dirty_[dirty_head_];
+    dirty_head_ = (dirty_head_ + 1) % dirty_.size();
+    --dirty_count_;
+  }
+  dirty_lock_.clear(std::memory_order_release);
+  if (victim.owner == nullptr) return;
+  object& v = *victim.owner;
+  v.lock(victim.range);
+  const transition t = next_state(v.proto, v.state[victim.range].load(), coherence_event::evict);
+  if (t.valid) {                                              // still dirty (a call may have sent it since)
+    set_access(v, victim.range, access_of(v.proto, t.next));  // read-only first: no write races the copy
+    flush_range(v, victim.range, t.move);
+    v.state[victim.range].store(t.next);
+    evictions_.fetch_add(1, std::memory_order_relaxed);
+  }
+  v.unlock(victim.range);
+}
+
+void object_space::flush_range(object& o, std::uint32_t range, transfer move) {
+  const std::size_t at = o.offset(range), bytes = o.length(range);
+  if (move == transfer::to_accelerator) {
+    device_.to_accelerator(o.copy + at, o.library + at, bytes);
+    bytes_to_accelerator_.fetch_add(bytes, std::memory_order_relaxed);
+  } else if (move == transfer::to_host) {
+    device_.to_host(o.library + at, o.copy + at, bytes);
+    bytes_to_host_.fetch_add(bytes, std::memory_order_relaxed);
+  }
+}
+
+void object_space::set_access(object& o, std::uint32_t range, host_access a) {
+  if (o.proto == protocol::batch) return;  // never protected
+  if (::mprotect(o.user + o.offset(range), o.length(range), protection_of(a)) != 0) ::abort();
+}
+
+void object_space::forget_dirty(const object& o) {
+  while (dirty_lock_.test_and_set(std::memory_order_acquire)) {
+  }
+  std::size_t kept = 0;
+  for (std::size_t i = 0; i < dirty_count_; ++i) {
+    const dirty_entry e = dirty_[(dirty_head_ + i) % dirty_.size()];
+    if (e.owner != &o) dirty_[(dirty_head_ + kept++) % dirty_.size()] = e;
+  }
+  dirty_count_ = kept;
+  dirty_lock_.clear(std::memory_order_release);
+}
+
+}  // namespace xf::shared

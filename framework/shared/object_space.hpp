@@ -1,0 +1,106 @@
+// object_space: the ADSM/GMAC paper's shared objects over one accelerator. allocate() hands out one host
+// address per object; call() is the release point (what the CPU wrote reaches the accelerator's copy, then
+// the kernel is launched), sync() the acquire point (the CPU then sees what the kernel wrote), each object
+// kept coherent by its protocol (coherence.hpp): batch, lazy or rolling update.
+//
+// Host memory: each object is a memfd mapped twice — the view handed out, whose protection follows its
+// ranges' states (so the CPU's first read of an invalid range, or first write of a read-only one, faults
+// into fault_handler), and a view of the library's own that is always writable: transfers go through it,
+// so a range is filled completely before its view lets any thread see it.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "framework/shared/accelerator.hpp"
+#include "framework/shared/coherence.hpp"
+#include "framework/shared/fault_handler.hpp"
+
+namespace xf::shared {
+
+struct object_space_options {
+  protocol default_protocol = protocol::rolling;
+  /// Rolling update's block: the unit that faults, moves and is evicted (a multiple of the page size).
+  std::size_t block_bytes = std::size_t{256} << 10;
+  /// Rolling update's dirty blocks allowed before the oldest is flushed early: grows by rolling_step with
+  /// every allocation (the paper's adaptive rolling size), up to max_rolling_size.
+  std::uint32_t rolling_step = 2;
+  std::uint32_t max_rolling_size = 4096;
+};
+
+/// Bytes moved and faults served, since the space was made.
+struct object_space_counters {
+  std::uint64_t bytes_to_accelerator = 0;
+  std::uint64_t bytes_to_host = 0;
+  std::uint64_t faults = 0;
+  std::uint64_t evictions = 0;  ///< rolling update's early flushes
+};
+
+class object_space {
+ public:
+  /// `device` must outlive the space. Objects still allocated when it is destroyed are released.
+  explicit object_space(accelerator& device, object_space_options options = {});
+  ~object_space();
+  object_space(const object_space&) = delete;
+  object_space& operator=(const object_space&) = delete;
+
+  /// A shared object of `bytes` (> 0) under `p` (the space's default without it): its host address,
+  /// page-aligned. Its contents start as zero on both sides.
+  void* allocate(std::size_t bytes);
+  void* allocate(std::size_t bytes, protocol p);
+  /// Frees an object by the address allocate returned. Throws std::invalid_argument for another address.
+  void release(void* object);
+
+  /// The accelerator copy's address of the byte at `host` inside an object (the paper's adsmSafe): what
+  /// a kernel that cannot take the shared address gets. Throws std::invalid_argument outside every object.
+  void* accelerator_address(const void* host) const;
+
+  /// The release point, then `launch()` (which starts the kernel). No thread may touch the objects from
+  /// here until sync() returns.
+  template <class Launch>
+  void call(Launch&& launch) {
+    release_to_accelerator();
+    launch();
+  }
+  /// The transfers of call() without the launch.
+  void release_to_accelerator();
+  /// The acquire point, once the kernel has finished.
+  void sync();
+
+  object_space_counters counters() const;
+  std::uint32_t rolling_size() const { return rolling_size_.load(std::memory_order_relaxed); }
+
+ private:
+  struct object;
+  struct dirty_entry {
+    object* owner;
+    std::uint32_t range;
+  };
+
+  static bool on_fault(void* context, const fault_access& access);
+  bool serve(object& o, std::uint32_t range, bool write);
+  void make_dirty_rolling(object& o, std::uint32_t range);
+  void flush_range(object& o, std::uint32_t range, transfer move);
+  void set_access(object& o, std::uint32_t range, host_access a);
+  void forget_dirty(const object& o);
+
+  accelerator& device_;
+  object_space_options options_;
+  std::size_t page_bytes_;
+  mutable std::mutex objects_mutex_;  ///< allocate, release, call, sync (never in signal context)
+  std::map<std::uintptr_t, std::unique_ptr<object>> objects_;
+  std::atomic<std::uint32_t> rolling_size_{0};
+  // Rolling update's dirty blocks in the order they became dirty: a ring of fixed capacity (no allocation
+  // in a fault), guarded by a spin flag that only fault paths and call() take, none while touching a view.
+  std::vector<dirty_entry> dirty_;
+  std::size_t dirty_head_ = 0, dirty_count_ = 0;
+  std::atomic_flag dirty_lock_ = ATOMIC_FLAG_INIT;
+  std::atomic<std::uint64_t> bytes_to_accelerator_{0}, bytes_to_host_{0}, faults_{0}, evictions_{0};
+};
+
+}  // namespace xf::shared
