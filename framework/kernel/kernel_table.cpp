@@ -31,7 +31,7 @@ kernel_op planned_kernel_op(const plan& p, std::uint32_t k, const kernel_files* 
   op.parts = po.parts;
   op.shares = po.entry->info.shares_frames ? 1 : 0;
   const std::uint64_t frame_bytes = p.topics[frame_topic].spec->frame_bytes;
-  op.part_bytes = po.parts > 1 && !op.shares ? kernel_part_bytes : frame_bytes;
+  op.part_bytes = po.parts > 1 && !op.shares ? po.part_bytes : frame_bytes;
   op.stage = po.stage ? 1 : 0;
   op.stage_output = po.stage_output ? 1 : 0;
   op.output_numerator = po.output.numerator;

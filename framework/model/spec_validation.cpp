@@ -106,6 +106,15 @@ class validator {
             count_problem("warps_per_block", spec_.runtime.warps_per_block, warps_per_block_limits);
         !why.empty())
       problem(at("runtime.warps_per_block"), "runtime: " + why);
+    if (std::string why =
+            count_problem("timer_slack_us", spec_.runtime.timer_slack_us, timer_slack_us_limits);
+        !why.empty())
+      problem(at("runtime.timer_slack_us"), "runtime: " + why);
+    // Parts start on page boundaries, where every element type and the kernel's vector loads align.
+    if (spec_.runtime.part_bytes % part_size_multiple != 0)
+      problem(at("runtime.part_size"),
+              "runtime: part_size must be a multiple of 4KiB (0: the plan's choice), not " +
+                  exact_bytes(spec_.runtime.part_bytes));
     const tuning_spec& t = spec_.runtime.tuning;
     if (!is_tuned(spec_.runtime.partition) && t != tuning_spec{}) {
       problem(at("runtime.tuning"),

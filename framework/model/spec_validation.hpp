@@ -51,6 +51,10 @@ inline constexpr count_limits retune_spread_percent_limits{1, 1000};
 inline constexpr count_limits retune_hold_ms_limits{1, 3'600'000};
 /// A watchdog shorter than a few scheduling quanta would fire on a merely busy machine.
 inline constexpr count_limits watchdog_ms_limits{100, 24 * 3600 * 1000};
+/// A slack past a millisecond would make the waits' longest sleep (50 µs) meaningless.
+inline constexpr count_limits timer_slack_us_limits{0, 1000};
+/// runtime.part_size is a multiple of this.
+inline constexpr std::uint64_t part_size_multiple = 4096;
 inline constexpr count_limits io_threads_limits{0, 64};          ///< 0: derived from the machine
 inline constexpr count_limits io_slots_per_block_limits{1, 32};  ///< a block's free-slot bitmap is one word
 

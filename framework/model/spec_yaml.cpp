@@ -116,6 +116,9 @@ std::string to_yaml(const topology_spec& spec) {
   out << YAML::Key << "frames" << YAML::Value << std::string(name_of(spec.runtime.coherence.frames));
   out << YAML::EndMap;
   out << YAML::Key << "watchdog_ms" << YAML::Value << spec.runtime.watchdog_ms;
+  out << YAML::Key << "timer_slack_us" << YAML::Value << spec.runtime.timer_slack_us;
+  if (spec.runtime.part_bytes != 0)
+    out << YAML::Key << "part_size" << YAML::Value << exact_bytes(spec.runtime.part_bytes);
   if (const auto& c = spec.runtime.file_cache) {
     out << YAML::Key << "file_cache" << YAML::Value << YAML::Flow << YAML::BeginMap;
     out << YAML::Key << "size" << YAML::Value << exact_bytes(c->size);

@@ -108,6 +108,14 @@ runtime_builder& runtime_builder::watchdog_ms(std::uint32_t ms) {
   spec_->watchdog_ms = ms;
   return *this;
 }
+runtime_builder& runtime_builder::timer_slack_us(std::uint32_t us) {
+  spec_->timer_slack_us = us;
+  return *this;
+}
+runtime_builder& runtime_builder::part_bytes(std::uint64_t bytes) {
+  spec_->part_bytes = bytes;
+  return *this;
+}
 
 topology_builder::topology_builder(std::string name) {
   spec_.name = std::move(name);

@@ -67,6 +67,8 @@ class runtime_builder {
   runtime_builder& tuning(tuning_spec t);
   runtime_builder& coherence(coherence_spec c);
   runtime_builder& watchdog_ms(std::uint32_t ms);
+  runtime_builder& timer_slack_us(std::uint32_t us);
+  runtime_builder& part_bytes(std::uint64_t bytes);
 
  private:
   runtime_spec* spec_;

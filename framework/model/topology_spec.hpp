@@ -131,6 +131,12 @@ struct runtime_spec {
   coherence_spec coherence;
   /// GPU executor: a kernel block whose heartbeat stalls this long ends the run with a state dump.
   std::uint32_t watchdog_ms = 10000;
+  /// The run's threads' timer slack in microseconds (framework/core/timer_slack.hpp): how late a sleeping
+  /// wait may wake. 0 leaves the process's own (Linux: 50 µs).
+  std::uint32_t timer_slack_us = 1;
+  /// GPU executor: bytes of each part a frame is split into for operators that compute over any part of
+  /// a frame; 0 lets the plan choose (plan.hpp: kernel_part_bytes, smaller where few frames are in flight).
+  std::uint64_t part_bytes = 0;
   /// runtime.file_cache: given only for topologies whose operators read files through the cache.
   std::optional<file_cache_spec> file_cache;
   friend bool operator==(const runtime_spec&, const runtime_spec&) = default;

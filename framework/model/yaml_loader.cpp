@@ -32,8 +32,9 @@ const std::vector<std::string> topic_keys{"frame_size", "capacity",       "devic
 const std::vector<std::string> column_keys{"name", "type", "bloom_bits", "bloom_hashes"};
 const std::vector<std::string> operator_keys{"class",   "on",    "inputs", "outputs",
                                              "threads", "warps", "params"};
-const std::vector<std::string> runtime_keys{"executor", "blocks",    "warps_per_block", "partition",
-                                            "tuning",   "coherence", "watchdog_ms",     "file_cache"};
+const std::vector<std::string> runtime_keys{"executor",       "blocks",    "warps_per_block", "partition",
+                                            "tuning",         "coherence", "watchdog_ms",     "file_cache",
+                                            "timer_slack_us", "part_size"};
 const std::vector<std::string> tuning_keys{"samples", "retune_spread_percent", "retune_hold_ms"};
 const std::vector<std::string> coherence_keys{"catalog", "index", "frames"};
 const std::vector<std::string> file_cache_keys{
@@ -350,6 +351,11 @@ class spec_reader : yaml_field_reader {
         read_coherence(*field, rt.coherence);
       } else if (key == "watchdog_ms") {
         if (auto n = count(*field, context, key, watchdog_ms_limits)) rt.watchdog_ms = *n;
+      } else if (key == "timer_slack_us") {
+        if (auto n = count(*field, context, key, timer_slack_us_limits)) rt.timer_slack_us = *n;
+      } else if (key == "part_size") {
+        // Checked against its limits by validation, which also sees specs built in C++.
+        if (auto b = byte_count(*field, context, key, "64KiB")) rt.part_bytes = *b;
       } else if (key == "file_cache") {
         read_file_cache(*field, rt.file_cache.emplace());
       }

@@ -9,6 +9,7 @@
 #include "framework/core/errors.hpp"
 #include "framework/core/units.hpp"
 #include "framework/files/page_moves.hpp"
+#include "framework/model/spec_validation.hpp"
 #include "framework/plan/kernel_limits.hpp"
 
 namespace xf {
@@ -25,14 +26,32 @@ bool runs_whole_frames(const planned_operator& po) {
   return po.entry->info.whole_frames || po.entry->info.reads_files;
 }
 
-/// The work items a frame of the operator's input makes: parts of kernel_part_bytes for an operator that
-/// computes over any part; for one that shares whole frames, enough shares that `blocks` blocks all have
-/// an item while the topic holds only `capacity` frames (at most max_frame_shares); else 1.
-std::uint32_t frame_items(const planned_operator& po, const topic_spec& in, std::uint32_t blocks) {
-  if (po.entry->info.shares_frames)
-    return std::clamp<std::uint32_t>((blocks + in.capacity - 1) / in.capacity, 1, max_frame_shares);
-  if (runs_whole_frames(po)) return 1;
-  return static_cast<std::uint32_t>((in.frame_bytes + kernel_part_bytes - 1) / kernel_part_bytes);
+/// How a frame of the operator's input splits into work items: for one that shares whole frames, enough
+/// shares that `blocks` blocks all have an item while the topic holds only `capacity` frames (at most
+/// max_frame_shares); for one that computes over any part, parts of `part_size` bytes, or by default of
+/// kernel_part_bytes, smaller (down to kernel_min_part_bytes) while the frames in flight leave blocks
+/// without one; else the whole frame.
+void split_frames(planned_operator& po, const topic_spec& in, std::uint32_t blocks, std::uint64_t part_size) {
+  po.parts = 1;
+  po.part_bytes = 0;
+  if (po.entry->info.shares_frames) {
+    po.parts = std::clamp<std::uint32_t>((blocks + in.capacity - 1) / in.capacity, 1, max_frame_shares);
+    return;
+  }
+  if (runs_whole_frames(po)) return;
+  const std::uint64_t frame = in.frame_bytes;
+  std::uint64_t part = part_size;
+  if (part == 0) {
+    const std::uint64_t by_size = (frame + kernel_part_bytes - 1) / kernel_part_bytes;
+    const std::uint64_t to_fill = (std::uint64_t{blocks} + in.capacity - 1) / in.capacity;
+    const std::uint64_t most = std::max<std::uint64_t>(1, frame / kernel_min_part_bytes);
+    const std::uint64_t wanted = std::max(by_size, std::min(to_fill, most));
+    part = ((frame + wanted - 1) / wanted + part_size_multiple - 1) / part_size_multiple * part_size_multiple;
+  }
+  const std::uint64_t parts = (frame + part - 1) / part;
+  if (parts <= 1) return;
+  po.parts = static_cast<std::uint32_t>(parts);
+  po.part_bytes = part;
 }
 
 }  // namespace
@@ -144,7 +163,7 @@ plan make_plan(const topology_spec& spec, const operator_registry& registry, con
     for (planned_operator& po : p.operators) {
       if (!po.in_kernel) continue;
       const topic_spec& in = *p.topics[frame_topic(po)].spec;
-      po.parts = frame_items(po, in, full);
+      split_frames(po, in, full, spec.runtime.part_bytes);
       items_in_flight = std::max<std::uint64_t>(items_in_flight, std::uint64_t{in.capacity} * po.parts);
     }
     p.blocks = spec.runtime.blocks
@@ -155,7 +174,7 @@ plan make_plan(const topology_spec& spec, const operator_registry& registry, con
     p.blocks = spec.runtime.blocks ? spec.runtime.blocks : cores;
     for (planned_operator& po : p.operators)
       if (po.in_kernel && po.entry->info.shares_frames)
-        po.parts = frame_items(po, *p.topics[frame_topic(po)].spec, p.blocks);
+        split_frames(po, *p.topics[frame_topic(po)].spec, p.blocks, 0);
   }
 
   // The file cache: each block reuses a share of it of its own (LRA), so each needs at least one page.
@@ -340,7 +359,7 @@ std::string plan::describe() const {
       if (po.parts > 1 && po.entry->info.shares_frames)
         out << ", each frame shared by " << po.parts << " items";
       else if (executor == resolved_executor::device && po.parts > 1)
-        out << ", frames in " << po.parts << " parts";
+        out << ", frames in " << po.parts << " parts of " << format_bytes(po.part_bytes);
       if (executor == resolved_executor::device && po.items > 1)
         out << ", " << po.items << " frames per round";
       if (executor == resolved_executor::device && po.stage) out << ", input staged";

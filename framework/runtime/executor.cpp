@@ -6,6 +6,7 @@
 #include <chrono>
 #include <thread>
 
+#include "framework/core/timer_slack.hpp"
 #include "framework/runtime/cpu_workers.hpp"
 #include "framework/runtime/kernel_executor.hpp"
 #include "framework/runtime/run_context.hpp"
@@ -77,6 +78,8 @@ std::vector<operator_counters> finish_kernel_sinks(run_context& run, kernel_exec
 
 run_stats run_topology(const plan& p, const topology_spec& spec, run_control& control,
                        const run_options& options) {
+  // Before any thread of the run starts: they inherit it.
+  const scoped_timer_slack slack(std::uint64_t{spec.runtime.timer_slack_us} * 1000);
   const auto start = run_clock::now();
   std::vector<run_stats::phase> phases;
   auto phase_start = start;

@@ -305,6 +305,7 @@ runtime:
   partition: uniform
   coherence: {catalog: read_mostly, index: placed, frames: placed}
   watchdog_ms: 10000
+  timer_slack_us: 1
 )");
   CHECK(exact_bytes(64 * KiB) == "64KiB");
   CHECK(exact_bytes(3 * GiB) == "3GiB");

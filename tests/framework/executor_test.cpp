@@ -8,6 +8,7 @@
 #include <thread>
 #include <vector>
 
+#include "framework/core/timer_slack.hpp"
 #include "framework/core/units.hpp"
 #include "framework/model/spec_validation.hpp"
 #include "framework/model/topology_builder.hpp"
@@ -374,4 +375,29 @@ TEST_CASE("host_executor.gpu_sinks_fold_memory_handed_over_by_the_program") {
     CHECK(id == (r < 50 ? 0u : 1u));
   }
   unregister_memory_dataset("particles");
+}
+
+TEST_CASE("executor.a_run_sets_its_threads_timer_slack_and_gives_the_callers_back") {
+  const std::uint64_t before = scoped_timer_slack::current_ns();
+  {
+    const scoped_timer_slack slack(2000);
+#if defined(__linux__)
+    CHECK(scoped_timer_slack::current_ns() == 2000);
+    // Threads started now inherit it: those of a run start inside run_topology's.
+    std::uint64_t in_thread = 0;
+    std::thread([&] { in_thread = scoped_timer_slack::current_ns(); }).join();
+    CHECK(in_thread == 2000);
+#endif
+  }
+  CHECK(scoped_timer_slack::current_ns() == before);
+  topology_builder b("slack");
+  b.topic("c2g").frame_bytes(4 * KiB).capacity(4);
+  b.topic("g2c").frame_bytes(4 * KiB).capacity(4);
+  b.link({}, op("source", "sequence_source").param("total_bytes", "64KiB"), {"c2g"});
+  b.link({"c2g"}, op("scale", "scale").on(placement::gpu).param("factor", 2.0), {"g2c"});
+  b.link({"g2c"}, op("verify", "verify_sink"), {});
+  b.runtime().timer_slack_us(5);
+  const auto out = run(b.build());
+  CHECK(out.stats.status == xf::run_status::completed);
+  CHECK(scoped_timer_slack::current_ns() == before);
 }

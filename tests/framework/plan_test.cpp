@@ -130,10 +130,60 @@ TEST_CASE("plan.device_executor_sizes_the_grid_from_occupancy") {
 TEST_CASE("plan.device_blocks_are_capped_by_the_work_in_flight") {
   auto spec = three_gpu_ops(8);
   spec.runtime.blocks = 0;
-  for (auto& t : spec.topics) t.capacity = 3;
+  for (auto& t : spec.topics) {
+    t.capacity = 3;
+    t.frame_bytes = 4096;  // one page: too small to split
+  }
   plan_options options;
   options.device = fake_gpu();
-  CHECK(make_plan(spec, registry(), options).blocks == 3);  // more blocks could only poll
+  const plan p = make_plan(spec, registry(), options);
+  CHECK(p.blocks == 3);  // more blocks could only poll
+  CHECK(p.operators[p.kernel_operators[1]].parts == 1);
+}
+
+TEST_CASE("plan.few_frames_in_flight_are_split_so_every_block_has_a_part") {
+  auto spec = three_gpu_ops(8);
+  spec.runtime.blocks = 0;
+  for (auto& t : spec.topics) {
+    t.capacity = 3;
+    t.frame_bytes = 64 * 1024;
+  }
+  plan_options options;
+  options.device = fake_gpu();
+  auto g1_of = [](const plan& p) -> const planned_operator& {
+    const planned_operator& g1 = p.operators[p.kernel_operators[1]];  // g3 is declared first
+    REQUIRE(g1.spec->name == "g1");
+    return g1;
+  };
+  {
+    // 8 blocks, 3 frames in flight: 3 parts a frame, each whole pages (24 KiB, the last 16 KiB).
+    const plan p = make_plan(spec, registry(), options);
+    CHECK(g1_of(p).parts == 3);
+    CHECK(g1_of(p).part_bytes == 24 * 1024);
+    CHECK(p.blocks == 8);
+  }
+  {
+    // runtime.part_size decides instead: whole frames, so 3 blocks; or 16 KiB parts.
+    spec.runtime.part_bytes = 64 * 1024;
+    const plan whole = make_plan(spec, registry(), options);
+    CHECK(g1_of(whole).parts == 1);
+    CHECK(whole.blocks == 3);
+    spec.runtime.part_bytes = 16 * 1024;
+    const plan quarters = make_plan(spec, registry(), options);
+    CHECK(g1_of(quarters).parts == 4);
+    CHECK(g1_of(quarters).part_bytes == 16 * 1024);
+  }
+  {
+    // Parts stop at kernel_min_part_bytes however many blocks wait: 8 KiB frames make 2 parts.
+    spec.runtime.part_bytes = 0;
+    for (auto& t : spec.topics) {
+      t.capacity = 1;
+      t.frame_bytes = 8 * 1024;
+    }
+    const plan p = make_plan(spec, registry(), options);
+    CHECK(g1_of(p).parts == 2);
+    CHECK(g1_of(p).part_bytes == kernel_min_part_bytes);
+  }
 }
 
 TEST_CASE("plan.device_executor_splits_large_frames_into_parts") {
@@ -147,6 +197,7 @@ TEST_CASE("plan.device_executor_splits_large_frames_into_parts") {
   const planned_operator& g1 = p.operators[p.kernel_operators[1]];  // g3 is declared first
   REQUIRE(g1.spec->name == "g1");
   CHECK(g1.parts == 16);
+  CHECK(g1.part_bytes == kernel_part_bytes);
   CHECK(g1.stage);  // each block stages its 256 KiB part (t0 is in host memory)
 }
 
