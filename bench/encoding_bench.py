@@ -165,8 +165,9 @@ def xeflow_record(args: argparse.Namespace, op: str, size: int, latency: bool) -
     record = {"key": point_key(kind, XEFLOW, op, size), "kind": kind, "contender": XEFLOW, "op": op,
               "frame_bytes": size, "topology_yaml": text, "requested_bytes": total, "started": sb.utc_now()}
     for _ in range(1 if latency else args.repeats):
-        child = sb.run_child([os.path.join(args.build, "tools", "xeflow-run"), path, "--stats", "json", "-q"],
-                             args.timeout)
+        overrides = [a for setting in args.set for a in ("--set", setting)]
+        child = sb.run_child([os.path.join(args.build, "tools", "xeflow-run"), path, "--stats", "json", "-q",
+                              *overrides], args.timeout)
         stats = sb.parse_json_output(child.stdout) or {}
         source = next((o for o in stats.get("operators") or [] if o.get("name") == "source"), {})
         sink = next((o for o in stats.get("operators") or [] if o.get("name") == "verify"), {})
@@ -493,6 +494,8 @@ def main() -> int:
     p.add_argument("--min-capacity", type=int, default=64)
     p.add_argument("--warps-per-block", type=int, default=8)
     p.add_argument("--executor", default="device", choices=["device", "host", "auto"])
+    p.add_argument("--set", action="append", default=[], metavar="PATH=VALUE",
+                   help="an override for every xeflow-run (e.g. runtime.timer_slack_us=0), repeatable")
     p.add_argument("--timeout", type=float, default=120, help="seconds per child process")
     p.add_argument("--no-ceiling", dest="ceiling", action="store_false", help="skip the link ceilings")
     p.add_argument("--resume", action="store_true", help="keep OUT/encoding.json's ok points, run the rest")
