@@ -26,6 +26,19 @@ class accelerator {
   /// Whether to_host and to_accelerator may be called in a signal handler (async-signal-safe): true for a
   /// memcpy, false for a driver call, which the library then makes from a thread of its own.
   virtual bool transfers_signal_safe() const = 0;
+
+  /// Whether the host may map an object's pages at the address allocate() returned (MAP_FIXED over the
+  /// accelerator's reservation there): then one pointer names the accelerator copy in kernels and the host
+  /// pages on the CPU. Where it does, release() must find the reservation's placeholder back in place.
+  virtual bool single_address() const { return false; }
+  /// The library's own view of an object's host pages, the host side of every transfer, after it is mapped
+  /// and before it is unmapped (an accelerator may pin it for its copy engines).
+  virtual void host_view_created(void* /*view*/, std::size_t /*bytes*/) {}
+  virtual void host_view_released(void* /*view*/, std::size_t /*bytes*/) noexcept {}
+  /// Called first on a thread of the library's own that will make transfers (transfer_agent).
+  virtual void bind_thread() {}
+  /// Waits for the kernels launched so far: the sync point's first step.
+  virtual void wait_for_kernels() {}
 };
 
 /// The accelerator's copies in host memory, moved by memcpy: the protocols without a GPU.

@@ -1,7 +1,7 @@
 // The shared objects' life: two views of one memfd per object, the protocols' transitions at call, sync and
 // fault (coherence.hpp's table), and rolling update's ring of dirty blocks. The fault path (serve,
 // make_dirty_rolling) runs in signal context: atomics, spin flags, mprotect and the accelerator's
-// signal-safe transfers only — no allocation, no mutex.
+// signal-safe transfers (or the transfer agent's hand-off) only — no allocation, no mutex.
 #include "framework/shared/object_space.hpp"
 
 #include <sys/mman.h>
@@ -13,6 +13,8 @@
 #include <stdexcept>
 #include <string>
 #include <system_error>
+
+#include "framework/shared/spin_wait.hpp"
 
 namespace xf::shared {
 
@@ -35,10 +37,7 @@ struct object_space::object {
 
   std::size_t offset(std::uint32_t r) const { return std::size_t{r} * range_bytes; }
   std::size_t length(std::uint32_t r) const { return std::min(range_bytes, mapped_bytes - offset(r)); }
-  void lock(std::uint32_t r) {
-    while (busy[r].test_and_set(std::memory_order_acquire)) {
-    }
-  }
+  void lock(std::uint32_t r) { spin_lock(busy[r]); }
   void unlock(std::uint32_t r) { busy[r].clear(std::memory_order_release); }
 };
 
@@ -68,6 +67,7 @@ object_space::object_space(accelerator& device, object_space_options options)
     throw std::invalid_argument("shared objects: block_bytes must be a positive multiple of the page size (" +
                                 std::to_string(page_bytes_) + " bytes)");
   dirty_.resize(std::size_t{options_.max_rolling_size} + 1);
+  if (!device_.transfers_signal_safe()) agent_ = std::make_unique<transfer_agent>(device_);
 }
 
 object_space::~object_space() {
@@ -80,10 +80,6 @@ void* object_space::allocate(std::size_t bytes) {
 
 void* object_space::allocate(std::size_t bytes, protocol p) {
   if (bytes == 0) throw std::invalid_argument("shared objects: an object of 0 bytes");
-  if (p != protocol::batch && !device_.transfers_signal_safe())
-    throw std::invalid_argument(
-        "shared objects: lazy and rolling update move bytes in the fault handler, and this accelerator's "
-        "transfers are not async-signal-safe");
   auto o = std::make_unique<object>();
   o->space = this;
   o->proto = p;
@@ -93,24 +89,48 @@ void* object_space::allocate(std::size_t bytes, protocol p) {
   o->ranges = static_cast<std::uint32_t>((o->mapped_bytes + o->range_bytes - 1) / o->range_bytes);
   o->memfd = ::memfd_create("xeflow-shared-object", MFD_CLOEXEC);
   if (o->memfd < 0) throw_errno("memfd_create");
+  bool library_view_announced = false;
   auto fail = [&](const std::string& what) {
     const int saved = errno;
-    if (o->user != nullptr) ::munmap(o->user, o->mapped_bytes);
+    if (o->user != nullptr) unmap_user_view(*o);
+    if (library_view_announced) device_.host_view_released(o->library, o->mapped_bytes);
     if (o->library != nullptr) ::munmap(o->library, o->mapped_bytes);
+    if (o->copy != nullptr) device_.release(o->copy);
     ::close(o->memfd);
     errno = saved;
     throw_errno(what);
   };
   if (::ftruncate(o->memfd, static_cast<off_t>(o->mapped_bytes)) != 0) fail("ftruncate");
-  for (std::byte** view : {&o->user, &o->library}) {
-    void* m = ::mmap(nullptr, o->mapped_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, o->memfd, 0);
-    if (m == MAP_FAILED) fail("mmap");
-    *view = static_cast<std::byte*>(m);
+  try {
+    o->copy = static_cast<std::byte*>(device_.allocate(o->mapped_bytes));
+  } catch (...) {
+    ::close(o->memfd);
+    throw;
   }
-  o->copy = static_cast<std::byte*>(device_.allocate(o->mapped_bytes));
-  // Both copies start as zero: equal, as read_only says (the memfd's pages are zero already).
-  device_.to_accelerator(o->copy, o->library, o->mapped_bytes);
-  device_.finish_to_accelerator();
+  void* m = ::mmap(nullptr, o->mapped_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, o->memfd, 0);
+  if (m == MAP_FAILED) fail("mmap");
+  o->library = static_cast<std::byte*>(m);
+  // One pointer: the user's pages over the accelerator's reservation at the copy's address, where kernels
+  // see the accelerator's memory and the CPU these pages.
+  m = device_.single_address()
+          ? ::mmap(o->copy, o->mapped_bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, o->memfd, 0)
+          : ::mmap(nullptr, o->mapped_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, o->memfd, 0);
+  if (m == MAP_FAILED) fail("mmap");
+  o->user = static_cast<std::byte*>(m);
+  try {
+    device_.host_view_created(o->library, o->mapped_bytes);
+    library_view_announced = true;
+    // Both copies start as zero: equal, as read_only says (the memfd's pages are zero already).
+    device_.to_accelerator(o->copy, o->library, o->mapped_bytes);
+    device_.finish_to_accelerator();
+  } catch (...) {
+    if (library_view_announced) device_.host_view_released(o->library, o->mapped_bytes);
+    unmap_user_view(*o);
+    ::munmap(o->library, o->mapped_bytes);
+    device_.release(o->copy);
+    ::close(o->memfd);
+    throw;
+  }
   o->state = std::make_unique<std::atomic<range_state>[]>(o->ranges);
   o->busy = std::make_unique<std::atomic_flag[]>(o->ranges);
   for (std::uint32_t r = 0; r < o->ranges; ++r) {
@@ -142,10 +162,23 @@ void object_space::release(void* address) {
   }
   if (o->watched) fault_handler::instance().unregister_range(o->ticket);
   forget_dirty(*o);
-  ::munmap(o->user, o->mapped_bytes);
+  unmap_user_view(*o);
+  device_.host_view_released(o->library, o->mapped_bytes);
   ::munmap(o->library, o->mapped_bytes);
   ::close(o->memfd);
   device_.release(o->copy);
+}
+
+void object_space::unmap_user_view(object& o) {
+  if (!device_.single_address()) {
+    ::munmap(o.user, o.mapped_bytes);
+    return;
+  }
+  // Inside the accelerator's reservation: its placeholder goes back (an inaccessible anonymous mapping),
+  // so that no other mapping can take the range before the accelerator frees it.
+  if (::mmap(o.user, o.mapped_bytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, -1,
+             0) == MAP_FAILED)
+    std::abort();
 }
 
 void* object_space::accelerator_address(const void* host) const {
@@ -169,25 +202,25 @@ void object_space::release_to_accelerator() {
       // Protected before it moves: a write racing the copy would otherwise be lost with the range marked
       // as sent (no thread should write now; a buggy one faults instead).
       set_access(*o, r, access_of(o->proto, t.next));
-      if (t.move == transfer::to_accelerator) flush_range(*o, r, t.move);
+      if (t.move == transfer::to_accelerator) flush_range(*o, r, t.move, false);
       o->state[r].store(t.next);
       o->unlock(r);
     }
   }
-  while (dirty_lock_.test_and_set(std::memory_order_acquire)) {
-  }
+  spin_lock(dirty_lock_);
   dirty_count_ = 0;  // every dirty block went with the call
   dirty_lock_.clear(std::memory_order_release);
   device_.finish_to_accelerator();
 }
 
 void object_space::sync() {
+  device_.wait_for_kernels();
   std::lock_guard lock(objects_mutex_);
   for (auto& [address, o] : objects_) {
     for (std::uint32_t r = 0; r < o->ranges; ++r) {
       o->lock(r);
       const transition t = next_state(o->proto, o->state[r].load(), coherence_event::sync);
-      if (t.move == transfer::to_host) flush_range(*o, r, t.move);
+      if (t.move == transfer::to_host) flush_range(*o, r, t.move, false);
       o->state[r].store(t.next);
       set_access(*o, r, access_of(o->proto, t.next));
       o->unlock(r);
@@ -220,9 +253,14 @@ bool object_space::serve(object& o, std::uint32_t range, bool write) {
     o.unlock(range);
     return write ? allowed == host_access::read_write : allowed != host_access::none;
   }
-  if (t.move == transfer::to_host) flush_range(o, range, t.move);
+  if (t.move == transfer::to_host) flush_range(o, range, t.move, true);
   // An early flush of this block may still be reading its host bytes: let it finish before they change.
-  if (o.proto == protocol::rolling && now == range_state::read_only) device_.finish_to_accelerator();
+  if (o.proto == protocol::rolling && now == range_state::read_only) {
+    if (agent_)
+      agent_->finish_to_accelerator();
+    else
+      device_.finish_to_accelerator();
+  }
   o.state[range].store(t.next);
   set_access(o, range, access_of(o.proto, t.next));
   o.unlock(range);
@@ -233,8 +271,7 @@ bool object_space::serve(object& o, std::uint32_t range, bool write) {
 
 void object_space::make_dirty_rolling(object& o, std::uint32_t range) {
   dirty_entry victim{nullptr, 0};
-  while (dirty_lock_.test_and_set(std::memory_order_acquire)) {
-  }
+  spin_lock(dirty_lock_);
   dirty_[(dirty_head_ + dirty_count_) % dirty_.size()] = {&o, range};
   ++dirty_count_;
   if (dirty_count_ > rolling_size_.load(std::memory_order_relaxed)) {
@@ -249,20 +286,28 @@ void object_space::make_dirty_rolling(object& o, std::uint32_t range) {
   const transition t = next_state(v.proto, v.state[victim.range].load(), coherence_event::evict);
   if (t.valid) {                                              // still dirty (a call may have sent it since)
     set_access(v, victim.range, access_of(v.proto, t.next));  // read-only first: no write races the copy
-    flush_range(v, victim.range, t.move);
+    flush_range(v, victim.range, t.move, true);
     v.state[victim.range].store(t.next);
     evictions_.fetch_add(1, std::memory_order_relaxed);
   }
   v.unlock(victim.range);
 }
 
-void object_space::flush_range(object& o, std::uint32_t range, transfer move) {
+void object_space::flush_range(object& o, std::uint32_t range, transfer move, bool in_fault) {
   const std::size_t at = o.offset(range), bytes = o.length(range);
+  // In a fault, an accelerator whose transfers are not async-signal-safe is called by the agent's thread.
+  transfer_agent* agent = in_fault ? agent_.get() : nullptr;
   if (move == transfer::to_accelerator) {
-    device_.to_accelerator(o.copy + at, o.library + at, bytes);
+    if (agent)
+      agent->to_accelerator(o.copy + at, o.library + at, bytes);
+    else
+      device_.to_accelerator(o.copy + at, o.library + at, bytes);
     bytes_to_accelerator_.fetch_add(bytes, std::memory_order_relaxed);
   } else if (move == transfer::to_host) {
-    device_.to_host(o.library + at, o.copy + at, bytes);
+    if (agent)
+      agent->to_host(o.library + at, o.copy + at, bytes);
+    else
+      device_.to_host(o.library + at, o.copy + at, bytes);
     bytes_to_host_.fetch_add(bytes, std::memory_order_relaxed);
   }
 }
@@ -273,8 +318,7 @@ void object_space::set_access(object& o, std::uint32_t range, host_access a) {
 }
 
 void object_space::forget_dirty(const object& o) {
-  while (dirty_lock_.test_and_set(std::memory_order_acquire)) {
-  }
+  spin_lock(dirty_lock_);
   std::size_t kept = 0;
   for (std::size_t i = 0; i < dirty_count_; ++i) {
     const dirty_entry e = dirty_[(dirty_head_ + i) % dirty_.size()];

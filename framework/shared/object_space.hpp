@@ -20,6 +20,7 @@
 #include "framework/shared/accelerator.hpp"
 #include "framework/shared/coherence.hpp"
 #include "framework/shared/fault_handler.hpp"
+#include "framework/shared/transfer_agent.hpp"
 
 namespace xf::shared {
 
@@ -85,7 +86,8 @@ class object_space {
   static bool on_fault(void* context, const fault_access& access);
   bool serve(object& o, std::uint32_t range, bool write);
   void make_dirty_rolling(object& o, std::uint32_t range);
-  void flush_range(object& o, std::uint32_t range, transfer move);
+  void flush_range(object& o, std::uint32_t range, transfer move, bool in_fault);
+  void unmap_user_view(object& o);
   void set_access(object& o, std::uint32_t range, host_access a);
   void forget_dirty(const object& o);
 
@@ -101,6 +103,8 @@ class object_space {
   std::size_t dirty_head_ = 0, dirty_count_ = 0;
   std::atomic_flag dirty_lock_ = ATOMIC_FLAG_INIT;
   std::atomic<std::uint64_t> bytes_to_accelerator_{0}, bytes_to_host_{0}, faults_{0}, evictions_{0};
+  /// Where the accelerator's transfers are not async-signal-safe: the faults' transfers go through it.
+  std::unique_ptr<transfer_agent> agent_;
 };
 
 }  // namespace xf::shared
