@@ -10,9 +10,11 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 #include <system_error>
+#include <vector>
 
 #include "framework/shared/spin_wait.hpp"
 
@@ -226,6 +228,163 @@ void object_space::sync() {
       o->unlock(r);
     }
   }
+}
+
+object_space::object* object_space::object_at(const void* address, std::size_t bytes) const {
+  const auto at = reinterpret_cast<std::uintptr_t>(address);
+  std::lock_guard lock(objects_mutex_);
+  auto it = objects_.upper_bound(at);
+  if (it == objects_.begin()) return nullptr;
+  --it;
+  object& o = *it->second;
+  if (at >= it->first + o.bytes) return nullptr;
+  if (bytes > it->first + o.bytes - at)
+    throw std::invalid_argument("shared objects: " + std::to_string(bytes) + " bytes at offset " +
+                                std::to_string(at - it->first) + " run past the end of a shared object of " +
+                                std::to_string(o.bytes) + " bytes");
+  return &o;
+}
+
+object_space::host_acquired object_space::acquire_for_host(object& o, std::uint32_t range, bool write,
+                                                           bool whole) {
+  if (o.proto == protocol::batch) return {};  // never watched: the host's copy counts outside a call
+  const range_state now = o.state[range].load();
+  const transition t =
+      next_state(o.proto, now, write ? coherence_event::cpu_write : coherence_event::cpu_read);
+  if (!t.valid) return {};  // the host's pages allow the access already
+  host_acquired result;
+  if (t.move == transfer::to_host) {
+    if (write && whole)
+      result.fetch_skipped = true;
+    else
+      flush_range(o, range, t.move, false);
+  }
+  // An early flush of this block may still be reading its host bytes: let it finish before they change.
+  if (o.proto == protocol::rolling && now == range_state::read_only) device_.finish_to_accelerator();
+  o.state[range].store(t.next);
+  set_access(o, range, access_of(o.proto, t.next));
+  result.queue = o.proto == protocol::rolling && t.next == range_state::dirty;
+  return result;
+}
+
+template <class Visit>
+void object_space::each_range(object& o, const void* address, std::size_t bytes, bool write, Visit&& visit) {
+  const auto first = static_cast<std::size_t>(static_cast<const std::byte*>(address) - o.user);
+  for (std::size_t done = 0; done < bytes;) {
+    const std::size_t at = first + done;
+    const auto range = static_cast<std::uint32_t>(at / o.range_bytes);
+    const std::size_t range_end = o.offset(range) + o.length(range);
+    const std::size_t n = std::min(bytes - done, range_end - at);
+    // Whole: from the range's start to its end or the object's, whichever comes first.
+    const bool whole = at == o.offset(range) && at + n >= std::min(range_end, o.bytes);
+    // Under the range's lock, so that an early flush cannot copy it while the visit writes it.
+    o.lock(range);
+    host_acquired acquired;
+    std::size_t handled = 0;
+    try {
+      acquired = acquire_for_host(o, range, write, whole);
+      handled = visit(o.library + at, done, n);
+    } catch (...) {
+      // What the visit wrote over bytes never fetched is not the object's: the accelerator's copy is.
+      if (acquired.fetch_skipped)
+        device_.to_host(o.library + o.offset(range), o.copy + o.offset(range), o.length(range));
+      o.unlock(range);
+      throw;
+    }
+    if (handled < n && acquired.fetch_skipped)
+      device_.to_host(o.library + at + handled, o.copy + at + handled, range_end - at - handled);
+    o.unlock(range);
+    if (acquired.queue) make_dirty_rolling(o, range);
+    if (handled < n) return;
+    done += n;
+  }
+}
+
+void object_space::memset(void* destination, int value, std::size_t bytes) {
+  object* o = object_at(destination, bytes);
+  if (o == nullptr) {
+    std::memset(destination, value, bytes);
+    return;
+  }
+  each_range(*o, destination, bytes, true, [&](std::byte* view, std::size_t, std::size_t n) {
+    std::memset(view, value, n);
+    return n;
+  });
+}
+
+void object_space::memcpy(void* destination, const void* source, std::size_t bytes) {
+  object* to = object_at(destination, bytes);
+  object* from = object_at(source, bytes);
+  if (to == nullptr && from == nullptr) {
+    std::memcpy(destination, source, bytes);
+  } else if (from == nullptr) {
+    each_range(*to, destination, bytes, true, [&](std::byte* view, std::size_t done, std::size_t n) {
+      std::memcpy(view, static_cast<const std::byte*>(source) + done, n);
+      return n;
+    });
+  } else if (to == nullptr) {
+    each_range(*from, source, bytes, false, [&](std::byte* view, std::size_t done, std::size_t n) {
+      std::memcpy(static_cast<std::byte*>(destination) + done, view, n);
+      return n;
+    });
+  } else {
+    // Object to object through a buffer a range at a time: never two ranges' locks at once.
+    std::vector<std::byte> buffer(std::min(bytes, from->range_bytes));
+    for (std::size_t done = 0; done < bytes; done += buffer.size()) {
+      const std::size_t n = std::min(buffer.size(), bytes - done);
+      each_range(*from, static_cast<const std::byte*>(source) + done, n, false,
+                 [&](std::byte* view, std::size_t at, std::size_t k) {
+                   std::memcpy(buffer.data() + at, view, k);
+                   return k;
+                 });
+      each_range(*to, static_cast<std::byte*>(destination) + done, n, true,
+                 [&](std::byte* view, std::size_t at, std::size_t k) {
+                   std::memcpy(view, buffer.data() + at, k);
+                   return k;
+                 });
+    }
+  }
+}
+
+std::size_t object_space::read_file(int fd, void* destination, std::size_t bytes, std::uint64_t offset) {
+  object* o = object_at(destination, bytes);
+  std::size_t moved = 0;
+  // Returns the bytes read into [to, to + n): fewer at the file's end.
+  auto read_into = [&](std::byte* to, std::size_t done, std::size_t n) {
+    std::size_t got = 0;
+    while (got < n) {
+      const ssize_t r = ::pread(fd, to + got, n - got, static_cast<off_t>(offset + done + got));
+      if (r < 0 && errno == EINTR) continue;
+      if (r < 0) throw_errno("read into a shared object");
+      if (r == 0) break;
+      got += static_cast<std::size_t>(r);
+    }
+    moved += got;
+    return got;
+  };
+  if (o == nullptr)
+    read_into(static_cast<std::byte*>(destination), 0, bytes);
+  else
+    each_range(*o, destination, bytes, true, read_into);
+  return moved;
+}
+
+std::size_t object_space::write_file(int fd, const void* source, std::size_t bytes, std::uint64_t offset) {
+  object* o = object_at(source, bytes);
+  auto write_from = [&](const std::byte* from, std::size_t done, std::size_t n) {
+    for (std::size_t put = 0; put < n;) {
+      const ssize_t r = ::pwrite(fd, from + put, n - put, static_cast<off_t>(offset + done + put));
+      if (r < 0 && errno == EINTR) continue;
+      if (r < 0) throw_errno("write from a shared object");
+      put += static_cast<std::size_t>(r);
+    }
+    return n;
+  };
+  if (o == nullptr)
+    write_from(static_cast<const std::byte*>(source), 0, bytes);
+  else
+    each_range(*o, source, bytes, false, write_from);
+  return bytes;
 }
 
 object_space_counters object_space::counters() const {

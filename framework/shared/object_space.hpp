@@ -15,6 +15,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <type_traits>
 #include <vector>
 
 #include "framework/shared/accelerator.hpp"
@@ -73,6 +74,28 @@ class object_space {
   /// The acquire point, once the kernel has finished.
   void sync();
 
+  /// Bulk access, the paper's interposed calls: each goes through the library's view a range at a time
+  /// with the protocol's transitions made once per range, not a fault per page; a range it overwrites
+  /// whole is not fetched first. Addresses may lie in shared objects or anywhere else (then the call is
+  /// the plain one); a span may not run past the end of its object (std::invalid_argument).
+  void memset(void* destination, int value, std::size_t bytes);
+  void memcpy(void* destination, const void* source, std::size_t bytes);
+  /// pread / pwrite between a file and memory, objects included: the bytes moved (short at the file's
+  /// end); throws std::system_error on an I/O error.
+  std::size_t read_file(int fd, void* destination, std::size_t bytes, std::uint64_t offset);
+  std::size_t write_file(int fd, const void* source, std::size_t bytes, std::uint64_t offset);
+
+  /// A typed allocation: `count` elements of T (trivially copyable), zero.
+  template <class T>
+  T* allocate_array(std::size_t count, protocol p) {
+    static_assert(std::is_trivially_copyable_v<T>, "shared objects hold plain bytes");
+    return static_cast<T*>(allocate(count * sizeof(T), p));
+  }
+  template <class T>
+  T* allocate_array(std::size_t count) {
+    return allocate_array<T>(count, options_.default_protocol);
+  }
+
   object_space_counters counters() const;
   std::uint32_t rolling_size() const { return rolling_size_.load(std::memory_order_relaxed); }
 
@@ -87,6 +110,22 @@ class object_space {
   bool serve(object& o, std::uint32_t range, bool write);
   void make_dirty_rolling(object& o, std::uint32_t range);
   void flush_range(object& o, std::uint32_t range, transfer move, bool in_fault);
+  /// The object holding [address, address + bytes), or null where `address` is in none; throws where the
+  /// span starts in one and runs past its end.
+  object* object_at(const void* address, std::size_t bytes) const;
+  /// Visits [address, address + bytes) of object `o` range by range with the host's copy made current for
+  /// reading (`write` false) or owned for writing (`write` true: a range the span covers whole is not
+  /// fetched), calling visit(library view pointer, offset into the span, length), which returns the bytes
+  /// it handled: fewer ends the walk (a file's end), the rest of a range it did not fetch fetched then.
+  template <class Visit>
+  void each_range(object& o, const void* address, std::size_t bytes, bool write, Visit&& visit);
+  struct host_acquired {
+    bool queue = false;          ///< turned dirty under rolling update: the caller queues it
+    bool fetch_skipped = false;  ///< a write covering it whole: the host's bytes were not fetched
+  };
+  /// With the range locked: its transition for a host read or write (fetching it unless a write covers
+  /// it whole).
+  host_acquired acquire_for_host(object& o, std::uint32_t range, bool write, bool whole);
   void unmap_user_view(object& o);
   void set_access(object& o, std::uint32_t range, host_access a);
   void forget_dirty(const object& o);
