@@ -3,8 +3,10 @@
 //
 // The fast path is the classic T-table formulation (each round of a column is four table loads and XORs).
 // The tables are data the caller places: `make_tables()` computes them at compile time from GF(2^8)
-// arithmetic, host code reads `host_tables()`, and a kernel copies one instance into shared memory (8.5 KiB)
-// and passes that. Nothing here allocates, throws or touches std:: containers.
+// arithmetic, host code reads `host_tables()`, and a kernel passes whichever copy it placed: the GPU
+// operators read the one in their parameters (device memory, kept in L1 by the loads of every thread);
+// bench/encoding_kernels measures that against a copy in shared memory and the S-box-only cipher. Nothing
+// here allocates, throws or touches std:: containers.
 //
 // Word convention (that of FIPS-197 and OpenSSL's reference code): a 32-bit word is four consecutive bytes
 // read big-endian, so a 16-byte block is the words s0..s3 = columns 0..3 of the state.
@@ -287,12 +289,23 @@ XF_HOST_DEVICE inline void xor_ctr(const round_keys& keys, const tables& t,
   std::uint64_t lo = (std::uint64_t{detail::load_be32(iv + 8)} << 32) | detail::load_be32(iv + 12);
   lo += block_index;
   if (lo < block_index) ++hi;  // carry out of the low half
-  std::uint8_t keystream[block_bytes];
-  for (std::size_t at = 0; at < bytes; at += block_bytes) {
-    ctr_block(keys, t, hi, lo, keystream);
-    const std::size_t n = bytes - at < block_bytes ? bytes - at : block_bytes;
-    for (std::size_t i = 0; i < n; ++i) out[at + i] = static_cast<std::uint8_t>(in[at + i] ^ keystream[i]);
+  std::size_t at = 0;
+  // Whole blocks: the keystream stays in registers and meets the input a word at a time (a keystream
+  // array and a byte loop put 32 more memory accesses in every block, and the array in local memory).
+  for (; at + block_bytes <= bytes; at += block_bytes) {
+    std::uint32_t s[4] = {static_cast<std::uint32_t>(hi >> 32), static_cast<std::uint32_t>(hi),
+                          static_cast<std::uint32_t>(lo >> 32), static_cast<std::uint32_t>(lo)};
+    detail::encrypt_words(keys, t, s);
+    XF_UNROLL
+    for (unsigned c = 0; c < 4; ++c)
+      detail::store_be32(out + at + 4 * c, detail::load_be32(in + at + 4 * c) ^ s[c]);
     if (++lo == 0) ++hi;
+  }
+  if (at < bytes) {  // the stream's last, partial block
+    std::uint8_t keystream[block_bytes];
+    ctr_block(keys, t, hi, lo, keystream);
+    for (std::size_t i = 0; at + i < bytes; ++i)
+      out[at + i] = static_cast<std::uint8_t>(in[at + i] ^ keystream[i]);
   }
 }
 
