@@ -15,8 +15,9 @@ and aes-ctr: AES-128 encryption, the output the input's size) and frame size (4 
               apps/encoding/xeflow-encoding-cpu: ISA-L's pq_gen / OpenSSL's EVP on 1 and 16 threads over
               host buffers of the same frames (no transfer at all: what a user without a GPU runs), from a
               dataset of --cpu-dataset bytes, larger than the host's caches.
-  latency     xeflow with two frames in flight and one source and one sink thread (unloaded), beside the
-              baselines' per-batch latency (CKC pinned has one batch in flight by definition).
+  latency     xeflow with --latency-capacity frames in flight (2 by default; 1: no frame queues behind
+              another) and one source and one sink thread (unloaded), beside the baselines' per-batch
+              latency (CKC pinned has one batch in flight by definition).
 
 GB/s counts input bytes (the data encoded) for every contender. The link ceilings (bench/link_ceiling) are
 measured in the same run: for AES the stream crosses PCIe both ways in full (zero-copy read+write, copy
@@ -109,7 +110,7 @@ def run_bytes(args: argparse.Namespace, contender: str, op: str, size: int) -> i
 
 def capacity_for(args: argparse.Namespace, size: int, latency: bool) -> int:
     if latency:
-        return sb.LATENCY_CAPACITY
+        return args.latency_capacity
     return max(args.min_capacity, min(4096, args.inflight // size))
 
 
@@ -413,7 +414,8 @@ def report(out: str) -> None:
                 cells.append(cell.rjust(19))
             summary_rows.append(row)
             print(f"  {sb.format_size(size):>6}" + "".join(cells))
-        print(f"  p50 latency, us (xeflow unloaded: 2 frames in flight; baselines: their run)")
+        in_flight = (meta.get("config") or {}).get("latency_capacity", sb.LATENCY_CAPACITY)
+        print(f"  p50 latency, us (xeflow unloaded: {in_flight} frame(s) in flight; baselines: their run)")
         for size in sizes:
             cells = []
             for c in contenders:
@@ -483,6 +485,9 @@ def main() -> int:
     p.add_argument("--latency-sizes", default="4KiB,64KiB,1MiB", help="sizes of xeflow's unloaded latency points")
     p.add_argument("--seconds", type=float, default=1.0, help="each run's length at its expected rate (default: 1)")
     p.add_argument("--max-bytes", type=sb.parse_size, default=4 * GiB, help="bytes per run at most (default: 4GiB)")
+    p.add_argument("--latency-capacity", type=int, default=sb.LATENCY_CAPACITY,
+                   help=f"frames in flight in a latency point (default: {sb.LATENCY_CAPACITY}; 1: no frame ever "
+                        "queues behind another)")
     p.add_argument("--latency-bytes", type=sb.parse_size, default=128 * MiB, help="bytes of a latency point")
     p.add_argument("--repeats", type=int, default=3, help="xeflow runs per point, the median kept (default: 3)")
     p.add_argument("--dataset-frames", type=int, default=64, help="P distinct frames of every contender's data")
