@@ -1,0 +1,23 @@
+// xeflow-shared-bench's output: the table on stdout and the JSON document (device, date, commit, command
+// line, configuration, every row with every run).
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <vector>
+
+#include "apps/shared_objects/runner.hpp"
+
+namespace xf::shared_bench {
+
+/// The rows of one experiment as a table: median times, the slowdown against explicit at the same size,
+/// the median run's phases, bytes and faults; rows that failed with their reason instead.
+void print_rows(const std::string& title, const std::vector<row>& rows);
+
+nlohmann::json to_json(const row& r);
+
+/// "edge=256 iterations=32"
+std::string size_text(const std::vector<std::pair<std::string, std::uint64_t>>& size);
+
+}  // namespace xf::shared_bench
