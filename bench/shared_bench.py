@@ -133,14 +133,19 @@ def ms(r) -> float | None:
 def print_header(doc: dict) -> None:
     d = doc["device"]
     print(f"device: {d['name']} (sm {d['compute_capability']}, {d['multiprocessors']} SMs, "
-          f"{fmt_bytes(d['memory_bytes'])}), driver {d['driver_version']}, runtime {d['runtime_version']}")
+          f"{fmt_bytes(d['memory_bytes'])}), CUDA driver API {d['driver_version']}, runtime {d['runtime_version']}")
     print(f"date: {doc['date']}  commit: {doc.get('commit') or '?'}  elapsed: {doc['elapsed_s']:.1f} s")
     print(f"command: {doc['command_line']}")
     cfg = doc["config"]
     print(f"reps: {cfg['reps']} (sweeps {cfg['sweep_reps']}) after {cfg['warmup']} warm-up; rolling block in "
           f"the table {fmt_bytes(cfg['block_bytes'])}")
+    if not doc.get("finished", True):
+        print("NOTE: the program did not finish (stopped from outside): the rows it had written so far")
     if doc.get("budget_hit"):
-        print("NOTE: the program's time budget left some groups out (rows 'skipped')")
+        print("NOTE: the program's time budget left some runs out (rows 'skipped')")
+    for r in doc["rows"]:
+        if r.get("cut_short"):
+            print(f"NOTE: {r['experiment']} {r['workload']} {sweep_label(r)}: {r['cut_short']}")
     bad = [r for r in doc["rows"] if r["status"] not in ("ok", "skipped")]
     for r in bad:
         print(f"NOT REPORTED {r['experiment']} {r['workload']} {r['variant']}: {r['status']}: {r['detail']}")
@@ -207,10 +212,12 @@ def print_fig10(doc: dict) -> None:
 
 
 def sweep_label(r: dict) -> str:
+    """"rolling 64.0 KiB x2", a '*' where its runs were cut short."""
     if r["variant"] != "rolling":
-        return r["variant"]
+        return r["variant"] + ("*" if r.get("cut_short") else "")
     rolling = r["rolling_size"]
-    return f"rolling {fmt_bytes(r['block_bytes'])}" + ("" if rolling == "adaptive" else f" x{rolling}")
+    return (f"rolling {fmt_bytes(r['block_bytes'])}" + ("" if rolling == "adaptive" else f" x{rolling}") +
+            ("*" if r.get("cut_short") else ""))
 
 
 def print_sweep(doc: dict, experiment: str, title: str) -> None:
@@ -385,6 +392,7 @@ def plot(doc: dict, out_dir: str) -> list[str]:
         points.sort()
         ax.plot([p[0] for p in points], [p[1] for p in points], marker="o", label=label)
     ax.set_yscale("log")
+    ax.yaxis.set_major_formatter(matplotlib.ticker.ScalarFormatter())
     ax.set_xlabel("volume edge (edge³ floats)")
     ax.set_ylabel("ms (log)")
     ax.set_title("Fig. 9: 3D stencil by volume")
@@ -401,6 +409,7 @@ def plot(doc: dict, out_dir: str) -> list[str]:
             ax.axhline(base[0], linestyle="--", color=line[0].get_color(), label=f"explicit, {n} floats")
     block_ticks(ax, rows)
     ax.set_yscale("log")
+    ax.yaxis.set_major_formatter(matplotlib.ticker.ScalarFormatter())
     ax.set_ylabel("ms (log)")
     ax.set_title("Fig. 11: vector addition by block")
     ax.legend(fontsize=7)
@@ -415,7 +424,9 @@ def plot(doc: dict, out_dir: str) -> list[str]:
     if base:
         ax.axhline(base[0], linestyle="--", color="black", label="explicit")
     block_ticks(ax, rows)
-    ax.set_ylabel("ms")
+    ax.set_yscale("log")  # a rolling size below the blocks one point touches costs orders of magnitude
+    ax.yaxis.set_major_formatter(matplotlib.ticker.ScalarFormatter())
+    ax.set_ylabel("ms (log)")
     ax.set_title("Fig. 12: tpacf by block and rolling size")
     ax.legend(fontsize=7)
     fig.suptitle(f"xeflow shared objects: {stamp}")
@@ -488,14 +499,17 @@ def main() -> int:
     with open(os.path.join(args.out, "shared-bench.txt"), "w") as log:
         try:
             child = subprocess.run(command, stdout=subprocess.PIPE, text=True, timeout=args.timeout)
-        except subprocess.TimeoutExpired:
-            print(f"shared_bench: the program ran past {args.timeout} s", file=sys.stderr)
-            return 1
-        log.write(child.stdout)
-    print(child.stdout)
-    if child.returncode not in (0, 1) or not os.path.exists(json_path):
-        print(f"shared_bench: the program failed (exit {child.returncode})", file=sys.stderr)
-        return child.returncode or 1
+            output, returncode = child.stdout, child.returncode
+        except subprocess.TimeoutExpired as e:
+            # The program rewrites its JSON after every group: report what it finished.
+            output = e.stdout.decode() if isinstance(e.stdout, bytes) else (e.stdout or "")
+            returncode = 1
+            print(f"shared_bench: the program ran past {args.timeout} s and was stopped", file=sys.stderr)
+        log.write(output)
+    print(output)
+    if returncode not in (0, 1) or not os.path.exists(json_path):
+        print(f"shared_bench: the program failed (exit {returncode})", file=sys.stderr)
+        return returncode or 1
     with open(json_path) as f:
         doc = json.load(f)
     return report(doc, args.out)

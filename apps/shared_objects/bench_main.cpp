@@ -24,6 +24,7 @@
 #include <fstream>
 #include <functional>
 #include <iostream>
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -65,7 +66,9 @@ struct options {
   std::vector<std::string> workloads = workload_names;
   std::vector<std::string> variants;
   unsigned reps = 5, warmup = 1, sweep_reps = 3;
+  std::size_t sweep_tpacf_points = 8192, sweep_tpacf_sets = 4;
   double time_budget_s = 165;
+  double slow_run_s = 2;
   bool no_self_check = false, quick = false;
   std::string json_path, commit;
   int device = 0;
@@ -210,7 +213,8 @@ std::vector<group> plan(const options& o, const sizes& s, const std::vector<vari
   if (selected("block-sizes"))
     for (std::size_t n : s.sweep_elements) sweep(vecadd_group(n), "block-sizes", {0});
   if (selected("rolling-sizes"))
-    sweep(tpacf_group(o.tpacf_points, o.tpacf_sets, o.tpacf_bins), "rolling-sizes", o.rolling_sizes);
+    sweep(tpacf_group(o.sweep_tpacf_points, o.sweep_tpacf_sets, o.tpacf_bins), "rolling-sizes",
+          o.rolling_sizes);
   return groups;
 }
 
@@ -353,56 +357,23 @@ int run_benchmark(const options& o, const sizes& s, std::vector<variant> table_v
                format_bytes(free_bytes).c_str(), format_bytes(total_bytes).c_str(), groups.size());
   runner run(o.device);
   std::vector<row> rows;
-  bool budget_hit = false;
-  for (const group& g : groups) {
-    std::vector<row> got;
-    if (run.context_lost()) break;
-    if (g.experiment != "self-check" && elapsed() > o.time_budget_s) {
-      budget_hit = true;
-      for (const run_spec& spec : g.runs) {
-        row r;
-        r.experiment = g.experiment;
-        r.workload = g.workload;
-        r.size = g.size;
-        r.spec = spec;
-        r.status = "skipped";
-        r.detail = "the time budget (--time-budget) was spent";
-        got.push_back(std::move(r));
-      }
-    } else {
-      got = run.run(g);
-    }
-    std::fprintf(stderr, "%s\n", progress_line(elapsed(), got).c_str());
-    rows.insert(rows.end(), got.begin(), got.end());
-  }
-
-  const std::string titles[] = {
-      "self-check: every variant at a small size against the whole CPU reference (one run each)",
-      "table: every workload, every variant (Figs. 7, 8, 10); ms = inputs written to outputs read, median",
-      "stencil-volumes: the stencil by volume, lazy against rolling by block (Fig. 9)",
-      "block-sizes: vector addition under rolling update by block (Fig. 11)",
-      "rolling-sizes: tpacf under rolling update by block and rolling size (Fig. 12)"};
-  const std::string experiments[] = {"self-check", "table", "stencil-volumes", "block-sizes",
-                                     "rolling-sizes"};
-  for (std::size_t e = 0; e < std::size(experiments); ++e) {
-    std::vector<row> part;
-    for (const row& r : rows)
-      if (r.experiment == experiments[e]) part.push_back(r);
-    if (!part.empty()) print_rows(titles[e], part);
-  }
-  const bool all_ok = std::all_of(rows.begin(), rows.end(),
-                                  [](const row& r) { return r.status == "ok" || r.status == "skipped"; });
-  const bool lost = run.context_lost();
-  std::printf("\n%s%s%s; %.1f s\n",
-              all_ok && !lost ? "every run checked and correct" : "SOME RUNS FAILED OR WERE WRONG",
-              budget_hit ? "; the time budget left groups out" : "",
-              lost ? "; the CUDA context was lost" : "", elapsed());
-
-  if (!o.json_path.empty()) {
+  std::vector<std::string> variant_names;
+  for (variant v : table_variants) variant_names.emplace_back(name_of(v));
+  const std::string date = utc_now();
+  const std::string commit = o.commit.empty() ? git_commit() : o.commit;
+  auto all_ok = [&] {
+    return !run.context_lost() && std::all_of(rows.begin(), rows.end(), [](const row& r) {
+      return r.status == "ok" || r.status == "skipped";
+    });
+  };
+  auto budget_hit = [&] {
+    return std::any_of(rows.begin(), rows.end(), [](const row& r) { return r.status == "skipped"; });
+  };
+  // Rewritten after every group, so that a run stopped from outside keeps what it finished.
+  auto write_json = [&](bool finished) {
+    if (o.json_path.empty()) return true;
     nlohmann::json out_rows = nlohmann::json::array();
     for (const row& r : rows) out_rows.push_back(to_json(r));
-    std::vector<std::string> variant_names;
-    for (variant v : table_variants) variant_names.emplace_back(name_of(v));
     const nlohmann::json doc = {
         {"program", "xeflow-shared-bench"},
         {"device",
@@ -415,8 +386,8 @@ int run_benchmark(const options& o, const sizes& s, std::vector<variant> table_v
           {"pci_bus", prop.pciBusID},
           {"driver_version", driver},
           {"runtime_version", runtime}}},
-        {"date", utc_now()},
-        {"commit", o.commit.empty() ? git_commit() : o.commit},
+        {"date", date},
+        {"commit", commit},
         {"command_line", command_line(argc, argv)},
         {"config",
          {{"experiments", o.experiments},
@@ -431,21 +402,50 @@ int run_benchmark(const options& o, const sizes& s, std::vector<variant> table_v
           {"stencil_edges", o.stencil_edges},
           {"sweep_elements", s.sweep_elements},
           {"time_budget_s", o.time_budget_s},
+          {"slow_run_s", o.slow_run_s},
           {"quick", o.quick},
           {"managed_note", managed_note}}},
+        {"finished", finished},
         {"elapsed_s", elapsed()},
-        {"budget_hit", budget_hit},
-        {"context_lost", lost},
-        {"all_ok", all_ok && !lost},
+        {"budget_hit", budget_hit()},
+        {"context_lost", run.context_lost()},
+        {"all_ok", finished && all_ok()},
         {"rows", out_rows}};
     std::ofstream file(o.json_path);
     file << doc.dump(1) << "\n";
-    if (!file) {
-      std::cerr << "xeflow-shared-bench: cannot write " << o.json_path << "\n";
-      return exit_failed;
-    }
+    if (!file) std::cerr << "xeflow-shared-bench: cannot write " << o.json_path << "\n";
+    return static_cast<bool>(file);
+  };
+
+  const std::map<std::string, std::string> titles = {
+      {"self-check",
+       "self-check: every variant at a small size against the whole CPU reference (one run each)"},
+      {"table",
+       "table: every workload, every variant (Figs. 7, 8, 10); ms = inputs written to outputs read, median"},
+      {"stencil-volumes", "stencil-volumes: the stencil by volume, lazy against rolling by block (Fig. 9)"},
+      {"block-sizes", "block-sizes: vector addition under rolling update by block (Fig. 11)"},
+      {"rolling-sizes", "rolling-sizes: tpacf under rolling update by block and rolling size (Fig. 12)"}};
+  const auto deadline = start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                    std::chrono::duration<double>(o.time_budget_s));
+  std::string shown;  // the experiment whose title is printed last
+  bool json_ok = true;
+  for (const group& g : groups) {
+    if (run.context_lost()) break;
+    const std::vector<row> got = run.run(g, deadline, o.slow_run_s);
+    std::fprintf(stderr, "%s\n", progress_line(elapsed(), got).c_str());
+    if (g.experiment != shown) print_title(titles.at(g.experiment));
+    shown = g.experiment;
+    print_rows(got);
+    rows.insert(rows.end(), got.begin(), got.end());
+    json_ok = write_json(false) && json_ok;
   }
-  return all_ok && !lost ? exit_ok : exit_failed;
+  json_ok = write_json(true) && json_ok;
+  std::printf("\n%s%s%s; %.1f s\n",
+              all_ok() ? "every run checked and correct" : "SOME RUNS FAILED OR WERE WRONG",
+              budget_hit() ? "; the time budget left runs out" : "",
+              run.context_lost() ? "; the CUDA context was lost" : "", elapsed());
+  if (!json_ok) return exit_failed;
+  return all_ok() ? exit_ok : exit_failed;
 }
 
 }  // namespace
@@ -512,8 +512,17 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1u, 4096u));
   app.add_option("--sweep-elements", o.sweep_elements, "block-sizes: vector lengths (floats)")
       ->delimiter(',');
+  app.add_option(
+         "--sweep-tpacf-points", o.sweep_tpacf_points,
+         "rolling-sizes: tpacf's points per set (smaller than the table's: with a rolling size below the "
+         "blocks one point's writes touch, every write evicts, as the paper's Fig. 12 shows)")
+      ->check(CLI::Range(std::size_t{2}, std::size_t{1} << 26));
+  app.add_option("--sweep-tpacf-sets", o.sweep_tpacf_sets, "rolling-sizes: tpacf's random sets")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{1000}));
+  app.add_option("--slow-run", o.slow_run_s,
+                 "seconds: once a run takes longer (allocation included), its entry makes no more runs");
   app.add_option("--time-budget", o.time_budget_s,
-                 "seconds after which no further group starts (those left out are listed as skipped)");
+                 "seconds after which no further run starts (those left out are listed as skipped)");
   app.add_flag("--no-self-check", o.no_self_check, "skip the small-size check of every variant");
   app.add_flag("--quick", o.quick, "small sizes and few runs everywhere: a smoke test of a few seconds");
   app.add_option("--json", o.json_path, "also write every result as JSON to this file");
@@ -540,6 +549,8 @@ int main(int argc, char** argv) {
     o.block_sizes = {"64KiB", "1MiB"};
     o.rolling_sizes = {1, 4};
     o.sweep_elements = {"4Mi"};
+    o.sweep_tpacf_points = 4096;
+    o.sweep_tpacf_sets = 2;
     o.reps = 2;
     o.sweep_reps = 1;
   }

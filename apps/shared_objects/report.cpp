@@ -58,11 +58,14 @@ std::string size_text(const std::vector<std::pair<std::string, std::uint64_t>>& 
   return s;
 }
 
-void print_rows(const std::string& title, const std::vector<row>& rows) {
+void print_title(const std::string& title) {
   std::printf("\n== %s ==\n", title.c_str());
   std::printf("%-8s %-34s %-16s %8s %5s %9s %6s %9s %8s %7s %7s %7s %7s %7s %10s %10s %7s %6s\n", "workload",
               "size", "variant", "block", "roll", "ms", "x expl", "+alloc ms", "kernel", "write", "to_gpu",
               "gpu", "to_host", "read", "to GPU", "to host", "faults", "evict");
+}
+
+void print_rows(const std::vector<row>& rows) {
   for (const row& r : rows) {
     const std::string size = size_text(r.size);
     const std::string v(name_of(r.spec.which));
@@ -92,19 +95,21 @@ void print_rows(const std::string& title, const std::vector<row>& rows) {
 nlohmann::json to_json(const row& r) {
   nlohmann::json size = nlohmann::json::object();
   for (const auto& [name, value] : r.size) size[name] = value;
-  nlohmann::json j = {{"experiment", r.experiment},
-                      {"workload", r.workload},
-                      {"size", size},
-                      {"variant", name_of(r.spec.which)},
-                      {"block_bytes", r.spec.which == variant::rolling ? nlohmann::json(r.spec.block_bytes)
-                                                                       : nlohmann::json(nullptr)},
-                      {"rolling_size", r.spec.which != variant::rolling ? nlohmann::json(nullptr)
-                                       : r.spec.rolling_size == 0       ? nlohmann::json("adaptive")
-                                                                  : nlohmann::json(r.spec.rolling_size)},
-                      {"status", r.status},
-                      {"detail", r.detail},
-                      {"warmup", r.warmup},
-                      {"reps", r.runs.size()}};
+  nlohmann::json j = {
+      {"experiment", r.experiment},
+      {"workload", r.workload},
+      {"size", size},
+      {"variant", name_of(r.spec.which)},
+      {"block_bytes",
+       r.spec.which == variant::rolling ? nlohmann::json(r.spec.block_bytes) : nlohmann::json(nullptr)},
+      {"rolling_size", r.spec.which != variant::rolling ? nlohmann::json(nullptr)
+                       : r.spec.rolling_size == 0       ? nlohmann::json("adaptive")
+                                                        : nlohmann::json(r.spec.rolling_size)},
+      {"status", r.status},
+      {"detail", r.detail},
+      {"cut_short", r.cut_short.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.cut_short)},
+      {"warmup", r.warmup},
+      {"reps", r.runs.size()}};
   nlohmann::json runs = nlohmann::json::array();
   for (const run_record& run : r.runs) runs.push_back(record_json(run));
   j["runs"] = runs;

@@ -11,9 +11,11 @@
 
 namespace xf::shared_bench {
 
-/// The rows of one experiment as a table: median times, the slowdown against explicit at the same size,
+/// An experiment's title and the table's column names.
+void print_title(const std::string& title);
+/// Rows as the table's lines: median times, the slowdown against explicit at the same size (among `rows`),
 /// the median run's phases, bytes and faults; rows that failed with their reason instead.
-void print_rows(const std::string& title, const std::vector<row>& rows);
+void print_rows(const std::vector<row>& rows);
 
 nlohmann::json to_json(const row& r);
 

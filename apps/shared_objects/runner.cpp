@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <optional>
 #include <stdexcept>
 
@@ -49,7 +50,8 @@ run_record runner::run_once(const workload& w, const run_spec& spec, output& out
   return r;
 }
 
-std::vector<row> runner::run(const group& g) {
+std::vector<row> runner::run(const group& g, std::chrono::steady_clock::time_point deadline,
+                             double slow_run_s) {
   std::vector<row> rows;
   std::unique_ptr<workload> w;
   std::string make_error;
@@ -72,6 +74,12 @@ std::vector<row> runner::run(const group& g) {
     if (!w) {
       r.status = "error";
       r.detail = "making the inputs failed: " + make_error;
+      rows.push_back(std::move(r));
+      continue;
+    }
+    if (!g.thorough && std::chrono::steady_clock::now() > deadline) {
+      r.status = "skipped";
+      r.detail = "the time budget (--time-budget) was spent";
       rows.push_back(std::move(r));
       continue;
     }
@@ -114,8 +122,16 @@ std::vector<row> runner::run(const group& g) {
           r.status = "wrong";
           r.detail = problem;
           r.runs.clear();
-        } else if (k >= g.warmup) {
+        } else if (k >= g.warmup || record.ms_with_alloc > slow_run_s * 1e3) {
           r.runs.push_back(record);
+        }
+        if (r.status == "ok" && record.ms_with_alloc > slow_run_s * 1e3 && k + 1 < g.warmup + g.reps) {
+          char text[160];
+          std::snprintf(text, sizeof text, "a run took %.1f s (over --slow-run %.1f s): %s",
+                        record.ms_with_alloc / 1e3, slow_run_s,
+                        k < g.warmup ? "the warm-up kept as the only run" : "no further runs");
+          r.cut_short = text;
+          break;
         }
       }
     } catch (const cuda_error& e) {

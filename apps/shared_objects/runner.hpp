@@ -6,6 +6,7 @@
 // against it bit for bit).
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -49,6 +50,7 @@ struct row {
   run_spec spec;
   std::string status = "ok";  ///< ok, wrong (an output failed its check: no time reported), error, skipped
   std::string detail;         ///< the check passed, or what failed
+  std::string cut_short;      ///< why fewer runs were made than asked (a run slower than the limit), or ""
   unsigned warmup = 0;
   std::vector<run_record> runs;
 
@@ -60,8 +62,10 @@ class runner {
  public:
   explicit runner(int device);
 
-  /// One row per run of `g`, in its order (fewer once the CUDA context is lost).
-  std::vector<row> run(const group& g);
+  /// One row per run of `g`, in its order (fewer once the CUDA context is lost). A run that starts after
+  /// `deadline` is skipped (except in the self-check); once one run of a spec takes longer than `slow_run_s`
+  /// (allocation included), that spec makes no more (a slow warm-up is kept as its only timed run).
+  std::vector<row> run(const group& g, std::chrono::steady_clock::time_point deadline, double slow_run_s);
   /// A sticky CUDA error (an illegal address, a failed launch) ended the context: nothing more can run.
   bool context_lost() const { return context_lost_; }
 

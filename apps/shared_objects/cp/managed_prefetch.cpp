@@ -1,5 +1,5 @@
-// cp, managed memory with hints: the atoms read-mostly (the CPU writes its copy, the GPU gets a replica by
-// prefetch), the grid on the GPU until the end.
+// cp, managed memory with hints: each chunk of atoms prefetched to the GPU once written, the grid on the GPU
+// (its preferred location) until the end.
 #include <algorithm>
 
 #include "apps/shared_objects/cp/cp.hpp"
@@ -12,7 +12,6 @@ void cp_managed_prefetch(run_context& ctx, const cp_problem& p, output& out) {
   const cudaMemLocation gpu = gpu_location(ctx.device());
   managed_array<cp_atom> atoms(p.chunk);
   managed_array<float> energy(points);
-  XF_CUDA_TRY(cudaMemAdvise(atoms.get(), atoms.bytes(), cudaMemAdviseSetReadMostly, gpu));
   XF_CUDA_TRY(cudaMemAdvise(energy.get(), energy.bytes(), cudaMemAdviseSetPreferredLocation, gpu));
   out.values.resize(points);
 

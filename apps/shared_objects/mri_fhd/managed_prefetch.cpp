@@ -1,5 +1,5 @@
-// mri-fhd, managed memory with hints: what the GPU only reads is read-mostly and prefetched before its
-// kernel, what the CPU reads next is prefetched back after it.
+// mri-fhd, managed memory with hints: what each kernel uses is prefetched to the GPU before it, what the CPU
+// reads next prefetched back after it.
 #include <algorithm>
 
 #include "apps/shared_objects/host_memory.hpp"
@@ -13,9 +13,6 @@ void mri_fhd_managed_prefetch(run_context& ctx, const mri_fhd_problem& p, output
   managed_array<float> phi_r(nk), phi_i(nk), d_r(nk), d_i(nk), rho_phi_r(nk), rho_phi_i(nk);
   managed_array<mri_fhd_sample> samples(nk);
   managed_array<float> x(nx), y(nx), z(nx), fh_r(nx), fh_i(nx);
-  for (const managed_array<float>* input : {&phi_r, &phi_i, &d_r, &d_i, &x, &y, &z})
-    XF_CUDA_TRY(cudaMemAdvise(input->get(), input->bytes(), cudaMemAdviseSetReadMostly, gpu));
-  XF_CUDA_TRY(cudaMemAdvise(samples.get(), samples.bytes(), cudaMemAdviseSetReadMostly, gpu));
   out.values.resize(2 * nx);
 
   ctx.start();

@@ -1,5 +1,5 @@
-// mri-q, managed memory with hints: what the GPU only reads is read-mostly and prefetched before its
-// kernel, what the CPU reads next is prefetched back after it.
+// mri-q, managed memory with hints: what each kernel uses is prefetched to the GPU before it, what the CPU
+// reads next prefetched back after it.
 #include <algorithm>
 
 #include "apps/shared_objects/host_memory.hpp"
@@ -13,9 +13,6 @@ void mri_q_managed_prefetch(run_context& ctx, const mri_q_problem& p, output& ou
   managed_array<float> phi_r(nk), phi_i(nk), phi_magnitude(nk);
   managed_array<mri_q_sample> samples(nk);
   managed_array<float> x(nx), y(nx), z(nx), q_r(nx), q_i(nx);
-  for (const managed_array<float>* input : {&phi_r, &phi_i, &x, &y, &z})
-    XF_CUDA_TRY(cudaMemAdvise(input->get(), input->bytes(), cudaMemAdviseSetReadMostly, gpu));
-  XF_CUDA_TRY(cudaMemAdvise(samples.get(), samples.bytes(), cudaMemAdviseSetReadMostly, gpu));
   out.values.resize(2 * nx);
 
   ctx.start();

@@ -1,5 +1,5 @@
-// tpacf, managed memory with hints: the sets read-mostly, each prefetched to the GPU once written; the
-// histograms on the GPU until the end.
+// tpacf, managed memory with hints: each set prefetched to the GPU once written; the histograms on the GPU
+// (their preferred location) until the end.
 #include <algorithm>
 #include <vector>
 
@@ -12,10 +12,7 @@ void tpacf_managed_prefetch(run_context& ctx, const tpacf_problem& p, output& ou
   const std::size_t n = p.points, counts = p.histograms() * p.slots();
   const cudaMemLocation gpu = gpu_location(ctx.device());
   std::vector<managed_array<float>> sets;
-  for (std::size_t s = 0; s < p.sets(); ++s) {
-    sets.emplace_back(p.set_floats());
-    XF_CUDA_TRY(cudaMemAdvise(sets[s].get(), sets[s].bytes(), cudaMemAdviseSetReadMostly, gpu));
-  }
+  for (std::size_t s = 0; s < p.sets(); ++s) sets.emplace_back(p.set_floats());
   managed_array<std::uint64_t> histograms(counts);
   XF_CUDA_TRY(cudaMemAdvise(histograms.get(), histograms.bytes(), cudaMemAdviseSetPreferredLocation, gpu));
   out.counts.resize(counts);
