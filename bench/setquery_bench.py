@@ -52,11 +52,18 @@ def run(cmd, **kw):
 
 
 def device_name():
+    """The GPU the runs use (CUDA_VISIBLE_DEVICES' first, else the first), and how many the machine has."""
     try:
-        return subprocess.run(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"], text=True,
-                              capture_output=True, check=True).stdout.strip()
+        names = subprocess.run(["nvidia-smi", "--query-gpu=index,name", "--format=csv,noheader"], text=True,
+                               capture_output=True, check=True).stdout.strip().splitlines()
     except (OSError, subprocess.CalledProcessError):
         return "no GPU"
+    if not names:
+        return "no GPU"
+    chosen = os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",")[0].strip()
+    pick = next((n for n in names if n.split(",")[0].strip() == chosen), names[0])
+    name = pick.split(",", 1)[1].strip()
+    return name if len(names) == 1 else f"{name} (GPU {pick.split(',')[0].strip()} of {len(names)})"
 
 
 def commit():
