@@ -4,9 +4,11 @@
 // The fast path is the classic T-table formulation (each round of a column is four table loads and XORs).
 // The tables are data the caller places: `make_tables()` computes them at compile time from GF(2^8)
 // arithmetic, host code reads `host_tables()`, and a kernel passes whichever copy it placed: the GPU
-// operators read the one in their parameters (device memory, kept in L1 by the loads of every thread);
-// bench/encoding_kernels measures that against a copy in shared memory and the S-box-only cipher. Nothing
-// here allocates, throws or touches std:: containers.
+// operators read the one in their parameters (device memory, kept in L1 by the loads of every thread).
+// bench/encoding_kernels measured that against copies in shared memory and the S-box-only cipher on an
+// H200: shared copies are 6-49 % faster, but every form computes at 150+ GB/s, several times what the link
+// carries, so the operators keep the form that needs no shared memory of their own. Nothing here
+// allocates, throws or touches std:: containers.
 //
 // Word convention (that of FIPS-197 and OpenSSL's reference code): a 32-bit word is four consecutive bytes
 // read big-endian, so a 16-byte block is the words s0..s3 = columns 0..3 of the state.

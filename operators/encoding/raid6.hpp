@@ -16,7 +16,9 @@ inline constexpr unsigned max_data_blocks = 255;
 inline constexpr unsigned block_bytes_multiple = 64;
 
 /// P and Q of word w: the XOR of the k data blocks' words, and Horner's rule from the last block down
-/// (Q = ((D_{k−1} · 2 + D_{k−2}) · 2 + …) + D_0), one multiply-by-2 per block and no tables.
+/// (Q = ((D_{k−1} · 2 + D_{k−2}) · 2 + …) + D_0), one multiply-by-2 per block and no tables. Measured
+/// against log/antilog, 256-byte and 4-bit tables in shared memory (bench/encoding_kernels, H200): faster
+/// at every k (2.5 TB/s at k = 8 against at most 1.8), and no shared memory of the operator's own.
 XF_HOST_DEVICE XF_FORCE_INLINE void pq_word(const std::uint64_t* data, std::uint64_t block_words, unsigned k,
                                             std::uint64_t w, std::uint64_t& p, std::uint64_t& q) {
   std::uint64_t d = data[std::uint64_t{k - 1} * block_words + w];
