@@ -127,6 +127,10 @@ class object_space {
   /// it whole).
   host_acquired acquire_for_host(object& o, std::uint32_t range, bool write, bool whole);
   void unmap_user_view(object& o);
+  /// The call's or the sync's transitions of every range of `o` (objects_mutex_ held).
+  void apply(object& o, coherence_event e);
+  /// Ranges [first, end) of `o` to access `a`, in one mprotect.
+  void protect(object& o, std::uint32_t first, std::uint32_t end, host_access a);
   void set_access(object& o, std::uint32_t range, host_access a);
   void forget_dirty(const object& o);
 

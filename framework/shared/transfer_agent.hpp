@@ -7,6 +7,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <thread>
@@ -37,6 +38,7 @@ class transfer_agent {
   void loop();
 
   accelerator& device_;
+  const std::chrono::microseconds spin_;      ///< how long a waiting side spins before it sleeps
   std::atomic_flag busy_ = ATOMIC_FLAG_INIT;  ///< held by the thread whose request is in `state_`
   std::atomic<std::uint32_t> state_{idle};    ///< the futex word
   kind kind_ = kind::finish;
