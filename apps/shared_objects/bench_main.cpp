@@ -38,11 +38,15 @@
 #include "apps/shared_objects/stencil/stencil.hpp"
 #include "apps/shared_objects/tpacf/tpacf.hpp"
 #include "apps/shared_objects/vecadd/vecadd.hpp"
+#include "bench/common/run_stamp.hpp"
 #include "framework/core/cuda_check.hpp"
 #include "framework/core/units.hpp"
 
 namespace xf::shared_bench {
 namespace {
+using xf::bench::command_line;
+using xf::bench::git_commit;
+using xf::bench::utc_now;
 
 enum exit_code : int { exit_ok = 0, exit_failed = 1, exit_no_gpu = 2, exit_usage = 3 };
 
@@ -248,37 +252,6 @@ std::vector<std::string> misfits(const std::vector<group>& groups, std::size_t f
                          format_bytes(available_host_bytes) + " are available");
   }
   return problems;
-}
-
-std::string utc_now() {
-  const std::time_t now = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&now, &tm);
-  char text[32];
-  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return text;
-}
-
-/// `git rev-parse HEAD` where the working directory is in a repository, else "".
-std::string git_commit() {
-  std::FILE* p = popen("git rev-parse HEAD 2>/dev/null", "r");
-  if (!p) return "";
-  char text[64] = {};
-  const bool got = std::fgets(text, sizeof text, p) != nullptr;
-  pclose(p);
-  std::string s = got ? text : "";
-  while (!s.empty() && (s.back() == '\n' || s.back() == '\r')) s.pop_back();
-  return s;
-}
-
-std::string command_line(int argc, char** argv) {
-  std::string s;
-  for (int i = 0; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (i > 0) s += ' ';
-    s += a.find_first_of(" \t'\"") == std::string::npos ? a : "'" + a + "'";
-  }
-  return s;
 }
 
 std::string progress_line(double seconds, const std::vector<row>& rows) {

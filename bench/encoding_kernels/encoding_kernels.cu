@@ -49,6 +49,7 @@
 #include <utility>
 #include <vector>
 
+#include "bench/common/run_stamp.hpp"
 #include "framework/core/cuda_buffer.hpp"
 #include "framework/core/cuda_check.hpp"
 #include "framework/core/units.hpp"
@@ -57,6 +58,9 @@
 #include "operators/encoding/raid6.hpp"
 
 namespace {
+using xf::bench::command_line;
+using xf::bench::git_commit;
+using xf::bench::utc_now;
 
 namespace aes = xf::aes;
 namespace gf256 = xf::gf256;
@@ -972,37 +976,6 @@ unsigned check_on_host() {
 }
 
 // ---- output ----------------------------------------------------------------------------------------------
-
-std::string utc_now() {
-  const std::time_t now = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&now, &tm);
-  char text[32];
-  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return text;
-}
-
-/// `git rev-parse --short HEAD` of the working directory, or "" where there is no git or no repository.
-std::string git_commit() {
-  std::FILE* p = popen("git rev-parse --short HEAD 2>/dev/null", "r");
-  if (!p) return "";
-  char text[64] = {};
-  const bool got = std::fgets(text, sizeof text, p) != nullptr;
-  pclose(p);
-  std::string s = got ? text : "";
-  while (!s.empty() && (s.back() == '\n' || s.back() == '\r')) s.pop_back();
-  return s;
-}
-
-std::string command_line(int argc, char** argv) {
-  std::string s;
-  for (int i = 0; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (i > 0) s += ' ';
-    s += a.find_first_of(" \t'\"") == std::string::npos ? a : "'" + a + "'";
-  }
-  return s;
-}
 
 void print_table(const std::vector<row>& rows) {
   std::printf("%-15s %-6s %-20s %9s %9s %9s %9s %5s %6s %7s %6s %s\n", "family", "case", "variant", "GB/s",

@@ -39,10 +39,13 @@
 #include <utility>
 #include <vector>
 
+#include "bench/common/run_stamp.hpp"
 #include "framework/core/cuda_buffer.hpp"
 #include "framework/core/units.hpp"
 
 namespace {
+
+using xf::bench::utc_now;
 
 constexpr int exit_failed = 1, exit_no_gpu = 2, exit_usage = 3;
 
@@ -416,15 +419,6 @@ device_info open_device(int ordinal) {
   if (dev.prop.canMapHostMemory == 0)
     throw no_gpu_error(std::string(dev.prop.name) + " cannot map host memory");
   return dev;
-}
-
-std::string utc_now() {
-  const std::time_t now = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&now, &tm);
-  char text[32];
-  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return text;
 }
 
 std::uint64_t parse_byte_option(const char* option, const std::string& text) {
