@@ -10,10 +10,11 @@ if [ "${1:-}" = "--fix" ]; then
   printf '%s\0' "${files[@]}" | xargs -0 -r -P "$(nproc)" -n 16 "$clang_format" --style=file -i
   exit 0
 fi
-# A file is formatted when clang-format would print it unchanged.
-export clang_format
-unformatted=$(printf '%s\0' "${files[@]}" | xargs -0 -r -P "$(nproc)" -n 16 bash -c \
-  'for f; do "$clang_format" --style=file "$f" | cmp -s - "$f" || echo "$f"; done' _ | sort)
+# A file is formatted when clang-format --dry-run has nothing to say about it. One clang-format per 64 files:
+# starting one per file was most of this check's time.
+report=$(printf '%s\0' "${files[@]}" | xargs -0 -r -P "$(nproc)" -n 64 "$clang_format" --style=file --dry-run 2>&1) ||
+  { echo "$report"; echo "clang-format failed"; exit 1; }
+unformatted=$(sed -n 's/^\(.*\):[0-9]*:[0-9]*: warning: code should be clang-formatted.*/\1/p' <<<"$report" | sort -u)
 if [ -n "$unformatted" ]; then
   echo "clang-format ($("$clang_format" --version | sed 's/.*version //')): $(wc -l <<<"$unformatted") of" \
     "${#files[@]} files are not formatted (bash tools/check_format.sh --fix formats them):"
