@@ -55,6 +55,49 @@ struct param_problem {
   std::string message;
 };
 
+/// What a reader of a shared object gets for a frame: the version's bytes and its number (0: the initial
+/// version; the writer's publishes count from 1).
+struct object_version {
+  std::span<const std::byte> bytes;
+  std::uint64_t number = 0;
+};
+
+/// A shared object as a CPU operator sees it (operator_setup::objects, in the order its class declares the
+/// slots). Consistency by stream position: the reader of the frame at offset o sees the latest version the
+/// writer published at an offset ≤ o. The writer keeps a horizon h, the offset below which its versions are
+/// final; a reader of frame o waits until o < h. The framework moves h on by itself as the writer finishes
+/// frames (once every frame below f is done, h ≥ f + 1: so a writer publishes for frames after the one it
+/// is handling, and readers downstream of it never wait on themselves); `promise` moves it further, so that
+/// readers of the frames it covers do not wait at all. Thread-safe.
+class object_port {
+ public:
+  virtual ~object_port() = default;
+  virtual const std::string& name() const = 0;
+  virtual std::uint64_t bytes() const = 0;
+  /// Readers: the version frame `offset` uses, once the writer's horizon passed `offset` (waits until then;
+  /// throws run_aborted if the run ends meanwhile). The bytes stay valid until the reader's hook for
+  /// `offset` returns.
+  virtual object_version read(std::uint64_t offset) = 0;
+  /// The writer: its working copy, host memory; what it holds when publish is called is the next version.
+  virtual std::span<std::byte> edit() = 0;
+  /// The writer: the working copy becomes the version of every frame from `offset` on (until the next);
+  /// `offset` must be at least horizon(). Returns once every reader side has it (having waited, if need
+  /// be, for the readers of the oldest version to release their frames: its buffer is reused), with the new
+  /// version's number. Publishing at o also promises o + 1.
+  virtual std::uint64_t publish(std::uint64_t offset) = 0;
+  /// The writer: no version will be published below `offset`, so readers of frames below it go on.
+  virtual void promise(std::uint64_t offset) = 0;
+  /// The offset below which versions are final.
+  virtual std::uint64_t horizon() const = 0;
+
+  /// Typed access: the working copy as elements of T (T must be the object's element type's C++ type).
+  template <class T>
+  std::span<T> edit_as() {
+    const std::span<std::byte> b = edit();
+    return {reinterpret_cast<T*>(b.data()), b.size() / sizeof(T)};
+  }
+};
+
 /// Handed to CPU operators' on_start: their place in the topology.
 struct operator_setup {
   std::string name;
@@ -67,6 +110,9 @@ struct operator_setup {
   /// Set once the run is interrupted (SIGINT: sources stop early, in-flight frames drain). Null when the
   /// caller runs the operator outside a run. Read at on_stop to tell a short stream from a lossy one.
   const std::atomic<bool>* interrupted = nullptr;
+  /// The shared objects bound to its slots, in the order its class declares them. Valid until on_stop
+  /// returns.
+  std::vector<object_port*> objects;
 };
 
 /// Counters an operator reports at the end of a run (e.g. a verify sink's lost/corrupt counts), printed
@@ -153,6 +199,15 @@ struct item_context {
   const std::uint64_t* file_sizes = nullptr;
   /// Bytes the output frame holds (its topic's frame size); 0 without an output.
   std::uint64_t out_capacity = 0;
+  /// The shared objects bound to the operator's slots: for each, the version this item's offset uses
+  /// (see object_port); null for an operator that takes none.
+  const std::byte* const* objects = nullptr;
+
+  /// The version of the object in slot `slot` (declaration order) this item's frame uses, as elements of T.
+  template <class T>
+  XF_HOST_DEVICE const T* object(std::uint32_t slot) const {
+    return reinterpret_cast<const T*>(objects[slot]);
+  }
 };
 
 /// One GPU operator's work on one frame — or on one part of it: the GPU executor splits large frames

@@ -65,6 +65,17 @@ struct param_decl {
 /// the problem (the first character that is not part of a number, the 1-based position) in `problem`.
 std::vector<double> parse_real_list(const std::string& text, std::string& problem);
 
+/// A shared object an operator takes (operator_schema::shared): the topology binds the slot to one of its
+/// shared objects (operator_spec::shared). CPU operators reach it through operator_setup::objects, GPU
+/// operators through item_context::object, in the order the slots are declared.
+struct object_slot_decl {
+  std::string name;
+  std::string description;
+  object_access access = object_access::read;
+  /// The element types the object may hold (all unless the operator says).
+  element_set elements = element_set::all();
+};
+
 struct operator_info {
   std::string class_name;
   std::string description;
@@ -90,6 +101,13 @@ struct operator_info {
     return output_share ? output_share(values) : output_fraction{};
   }
   std::vector<param_decl> params;
+  /// The shared objects it takes, in declaration order (every slot must be bound).
+  std::vector<object_slot_decl> objects;
+  const object_slot_decl* find_object(std::string_view name) const {
+    for (const object_slot_decl& o : objects)
+      if (o.name == name) return &o;
+    return nullptr;
+  }
   /// A check of the parameters together (a field list against the record size), run by normalize_params
   /// once each parameter is valid on its own: the problem, "" when none. Empty: nothing to check.
   std::function<std::string(const std::map<std::string, param_value>&)> check_values;
@@ -154,6 +172,13 @@ class operator_schema {
   /// See operator_info::reads_files.
   operator_schema& reads_files() {
     info_->reads_files = true;
+    return *this;
+  }
+  /// A shared object the operator takes: slot `name`, read (CPU or GPU operators: the version their frame's
+  /// offset asks for) or write (CPU operators: they publish its versions), holding one of `elements`.
+  operator_schema& shared(std::string name, object_access access, std::string description,
+                          element_set elements = element_set::all()) {
+    info_->objects.push_back({std::move(name), std::move(description), access, elements});
     return *this;
   }
   operator_schema& needs_reference() {

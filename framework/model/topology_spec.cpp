@@ -15,6 +15,12 @@ const operator_spec* topology_spec::find_operator(std::string_view wanted) const
   return nullptr;
 }
 
+const shared_object_spec* topology_spec::find_object(std::string_view wanted) const {
+  for (const shared_object_spec& o : objects)
+    if (o.name == wanted) return &o;
+  return nullptr;
+}
+
 source_pos topology_spec::position_of(const std::string& path) const {
   std::string key = path;
   while (!key.empty()) {

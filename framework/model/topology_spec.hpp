@@ -13,6 +13,7 @@
 #include "framework/core/element_type.hpp"
 #include "framework/core/errors.hpp"
 #include "framework/files/file_cache_spec.hpp"
+#include "framework/shared/coherence.hpp"
 #include "topics/coherence_spec.hpp"
 #include "topics/columnar_layout.hpp"
 
@@ -110,6 +111,33 @@ struct topic_spec {
   friend bool operator==(const topic_spec&, const topic_spec&) = default;
 };
 
+/// How an operator uses a shared object: readers see, for their frame at offset o, the latest version the
+/// writer published at an offset ≤ o; the one writer (a CPU operator) publishes versions.
+enum class object_access : std::uint8_t { read, write };
+constexpr std::string_view name_of(object_access a) {
+  return a == object_access::read ? "read" : "write";
+}
+
+/// A shared object of a topology (YAML `shared_objects:`): named, versioned state that CPU and GPU operators
+/// share, kept consistent by stream position (framework/shared/DESIGN.md, "Objects in topologies").
+struct shared_object_spec {
+  std::string name;
+  element_type element = element_type::u8;
+  /// Its size: > 0, a multiple of the element's size. 0 with `init`: the file's size.
+  std::uint64_t bytes = 0;
+  /// A file whose bytes are version 0 (empty: version 0 is zeros).
+  std::string init;
+  /// Buffers the versions rotate through: a reader of an older version keeps its buffer while the writer
+  /// fills the next one. 1 only for an object no operator writes.
+  std::uint32_t versions = 2;
+  /// How the writer's changes are found and moved at each publish (framework/shared/coherence.hpp): batch
+  /// moves the whole object, lazy the whole object only if it was written, rolling the blocks written.
+  shared::protocol protocol = shared::protocol::rolling;
+  /// Rolling update's block: a positive multiple of 4 KiB.
+  std::uint64_t block_bytes = 4096;
+  friend bool operator==(const shared_object_spec&, const shared_object_spec&) = default;
+};
+
 struct operator_spec {
   std::string name;
   std::string class_name;
@@ -119,6 +147,8 @@ struct operator_spec {
   std::map<std::string, param_value> params;
   std::uint32_t threads = 1;  ///< CPU operators: host threads
   std::uint32_t warps = 0;    ///< GPU operators: warps per block under the explicit partition (0: unset)
+  /// The shared objects it takes: its class's object slot (operator_info::objects) → a shared object's name.
+  std::map<std::string, std::string> shared;
   friend bool operator==(const operator_spec&, const operator_spec&) = default;
 };
 
@@ -151,17 +181,20 @@ struct topology_spec {
   std::string name;
   std::vector<topic_spec> topics;        ///< in declaration order
   std::vector<operator_spec> operators;  ///< in declaration order
+  std::vector<shared_object_spec> objects;  ///< shared_objects, in declaration order
   runtime_spec runtime;
   source_map positions;     ///< not part of equality
   std::string source_name;  ///< the file (or "<builder>") the spec came from; not part of equality
 
   const topic_spec* find_topic(std::string_view name) const;
   const operator_spec* find_operator(std::string_view name) const;
+  const shared_object_spec* find_object(std::string_view name) const;
   /// Position of `path`, falling back to its closest recorded parent path, then to the file alone.
   source_pos position_of(const std::string& path) const;
 
   friend bool operator==(const topology_spec& a, const topology_spec& b) {
-    return a.name == b.name && a.topics == b.topics && a.operators == b.operators && a.runtime == b.runtime;
+    return a.name == b.name && a.topics == b.topics && a.operators == b.operators && a.objects == b.objects &&
+           a.runtime == b.runtime;
   }
 };
 
