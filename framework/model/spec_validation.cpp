@@ -10,6 +10,7 @@
 
 #include "framework/core/units.hpp"
 #include "framework/model/columnar_checks.hpp"
+#include "framework/model/shared_object_checks.hpp"
 #include "framework/model/spec_yaml.hpp"
 #include "framework/model/suggest.hpp"
 #include "topics/topic_layout.hpp"
@@ -57,6 +58,8 @@ class validator {
     check_inputs();
     check_elements();
     check_columnar_uses();
+    check_object_fields(spec_, problems_);
+    check_object_bindings(spec_, entries_, problems_);
     check_references_for_verification();
     return std::move(problems_);
   }

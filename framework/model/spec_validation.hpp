@@ -19,8 +19,10 @@ namespace xf {
 /// 1073741824 for a bytes parameter). Throws config_error with every problem found, sorted by position.
 /// What it checks: names, frame sizes and capacities, runtime settings, operator classes, placement,
 /// arity by role, threads/warps and the warp partition, params, topic references, publishers and
-/// subscribers of each topic, cycles, 1:1 map frame sizes and element types, and that verify sinks have a
-/// linear replayable chain upstream. Not checked here: what only the machine can refuse (plan.hpp).
+/// subscribers of each topic, cycles, 1:1 map frame sizes and element types, that verify sinks have a
+/// linear replayable chain upstream, and shared objects and their bindings (shared_object_checks.hpp: an
+/// object that gives no size takes its init file's, filled in here). Not checked here: what only the
+/// machine can refuse (plan.hpp).
 void validate_topology(topology_spec& spec, const operator_registry& registry);
 
 /// validate_topology without the throw: the problems, in the order found (unsorted).
@@ -57,6 +59,13 @@ inline constexpr count_limits timer_slack_us_limits{0, 1000};
 inline constexpr std::uint64_t part_size_multiple = 4096;
 inline constexpr count_limits io_threads_limits{0, 64};          ///< 0: derived from the machine
 inline constexpr count_limits io_slots_per_block_limits{1, 32};  ///< a block's free-slot bitmap is one word
+/// A shared object's version ring: a reader holds at most one version at a time, and each buffer is a
+/// copy of the object on both sides, so more than a few dozen only cost memory.
+inline constexpr count_limits object_versions_limits{1, 64};
+/// A shared object written with `count`: its size in elements.
+inline constexpr count_limits object_count_limits{1, std::numeric_limits<std::uint32_t>::max()};
+/// A shared object's rolling-update block is a multiple of this (the host's page: the protection unit).
+inline constexpr std::uint64_t object_block_multiple = 4096;
 
 /// "capacity must be at least 1, not 0" or "warps must be between 1 and 32, not 40"; empty when `value` is
 /// within `limits`.

@@ -78,6 +78,21 @@ std::string to_yaml(const topology_spec& spec) {
   }
   out << YAML::EndMap;
 
+  if (!spec.objects.empty()) {  // left out when empty, so topologies without objects read as before
+    out << YAML::Key << "shared_objects" << YAML::Value << YAML::BeginMap;
+    for (const shared_object_spec& o : spec.objects) {
+      out << YAML::Key << o.name << YAML::Value << YAML::Flow << YAML::BeginMap;
+      out << YAML::Key << "element" << YAML::Value << std::string(name_of(o.element));
+      out << YAML::Key << "bytes" << YAML::Value << exact_bytes(o.bytes);
+      if (!o.init.empty()) out << YAML::Key << "init" << YAML::Value << o.init;
+      out << YAML::Key << "versions" << YAML::Value << o.versions;
+      out << YAML::Key << "protocol" << YAML::Value << std::string(name_of(o.protocol));
+      out << YAML::Key << "block_size" << YAML::Value << exact_bytes(o.block_bytes);
+      out << YAML::EndMap;
+    }
+    out << YAML::EndMap;
+  }
+
   out << YAML::Key << "operators" << YAML::Value << YAML::BeginMap;
   for (const auto& o : spec.operators) {
     out << YAML::Key << o.name << YAML::Value << YAML::BeginMap;
@@ -92,6 +107,11 @@ std::string to_yaml(const topology_spec& spec) {
     if (!o.params.empty()) {
       out << YAML::Key << "params" << YAML::Value << YAML::Flow << YAML::BeginMap;
       for (const auto& [key, value] : o.params) out << YAML::Key << key << YAML::Value << param_text(value);
+      out << YAML::EndMap;
+    }
+    if (!o.shared.empty()) {
+      out << YAML::Key << "shared" << YAML::Value << YAML::Flow << YAML::BeginMap;
+      for (const auto& [slot, object] : o.shared) out << YAML::Key << slot << YAML::Value << object;
       out << YAML::EndMap;
     }
     out << YAML::EndMap;

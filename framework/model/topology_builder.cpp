@@ -48,6 +48,11 @@ op& op::param(const std::string& key, std::string value) {
   return *this;
 }
 
+op& op::shared(const std::string& slot, const std::string& object) {
+  spec_.shared[slot] = object;
+  return *this;
+}
+
 topic_builder& topic_builder::frame_bytes(std::uint64_t bytes) {
   spec().frame_bytes = bytes;
   return *this;
@@ -77,6 +82,36 @@ topic_builder& topic_builder::column(std::string name, column_layout layout) {
 
 topic_builder& topic_builder::transfer(transfer_mode t) {
   spec().transfer = t;
+  return *this;
+}
+
+shared_object_builder& shared_object_builder::element(element_type type) {
+  spec().element = type;
+  return *this;
+}
+shared_object_builder& shared_object_builder::bytes(std::uint64_t size) {
+  spec().bytes = size;
+  (*counts_)[index_] = 0;
+  return *this;
+}
+shared_object_builder& shared_object_builder::count(std::uint64_t elements) {
+  (*counts_)[index_] = elements;
+  return *this;
+}
+shared_object_builder& shared_object_builder::init(std::string path) {
+  spec().init = std::move(path);
+  return *this;
+}
+shared_object_builder& shared_object_builder::versions(std::uint32_t buffers) {
+  spec().versions = buffers;
+  return *this;
+}
+shared_object_builder& shared_object_builder::protocol(shared::protocol p) {
+  spec().protocol = p;
+  return *this;
+}
+shared_object_builder& shared_object_builder::block_bytes(std::uint64_t size) {
+  spec().block_bytes = size;
   return *this;
 }
 
@@ -137,6 +172,22 @@ topology_builder& topology_builder::link(std::initializer_list<std::string> inpu
   spec.outputs.assign(outputs.begin(), outputs.end());
   spec_.operators.push_back(std::move(spec));
   return *this;
+}
+
+shared_object_builder topology_builder::shared_object(const std::string& name) {
+  for (std::size_t i = 0; i < spec_.objects.size(); ++i)
+    if (spec_.objects[i].name == name) return shared_object_builder(spec_.objects, object_counts_, i);
+  spec_.objects.push_back(shared_object_spec{});
+  spec_.objects.back().name = name;
+  object_counts_.push_back(0);
+  return shared_object_builder(spec_.objects, object_counts_, spec_.objects.size() - 1);
+}
+
+topology_spec topology_builder::build() const {
+  topology_spec spec = spec_;
+  for (std::size_t i = 0; i < spec.objects.size(); ++i)
+    if (object_counts_[i] != 0) spec.objects[i].bytes = object_counts_[i] * size_of(spec.objects[i].element);
+  return spec;
 }
 
 runtime_builder topology_builder::runtime() {

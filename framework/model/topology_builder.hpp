@@ -8,6 +8,12 @@
 //   b.link({"out"}, xf::op("verify", "verify_sink"), {});
 //   xf::topology_spec spec = b.build();
 //
+// Shared objects are declared beside the topics and bound to an operator's object slots by name:
+//
+//   b.shared_object("centroids").element(xf::element_type::f32).count(96).versions(2);
+//   b.link({"xyz"}, xf::op("assign", "kmeans_assign").on(xf::placement::gpu).shared("centres", "centroids"),
+//          {"ids"});
+//
 // build() returns the spec as written; validate_topology() checks it exactly as it checks a YAML file.
 #pragma once
 
@@ -32,6 +38,8 @@ class op {
   op& param(const std::string& key, double value);
   op& param(const std::string& key, const char* value);
   op& param(const std::string& key, std::string value);
+  /// Binds the class's object slot `slot` to the topology's shared object `object` (YAML: shared).
+  op& shared(const std::string& slot, const std::string& object);
   const operator_spec& spec() const { return spec_; }
 
  private:
@@ -57,6 +65,29 @@ class topic_builder {
   std::size_t index_;
 };
 
+/// Fluent description of one shared object, owned by its builder. Its size is bytes(), or count() elements
+/// of its element type (whichever element() gives, before or after); neither: its init file's size.
+class shared_object_builder {
+ public:
+  shared_object_builder(std::vector<shared_object_spec>& objects, std::vector<std::uint64_t>& counts,
+                        std::size_t index)
+      : objects_(&objects), counts_(&counts), index_(index) {}
+  shared_object_builder& element(element_type type);
+  shared_object_builder& bytes(std::uint64_t size);
+  shared_object_builder& count(std::uint64_t elements);
+  shared_object_builder& init(std::string path);
+  shared_object_builder& versions(std::uint32_t buffers);
+  shared_object_builder& protocol(shared::protocol p);
+  /// Rolling update's block (YAML: block_size).
+  shared_object_builder& block_bytes(std::uint64_t size);
+
+ private:
+  shared_object_spec& spec() { return (*objects_)[index_]; }
+  std::vector<shared_object_spec>* objects_;
+  std::vector<std::uint64_t>* counts_;  // per object: elements given with count(), 0 for none
+  std::size_t index_;
+};
+
 class runtime_builder {
  public:
   explicit runtime_builder(runtime_spec& spec) : spec_(&spec) {}
@@ -79,14 +110,17 @@ class topology_builder {
   explicit topology_builder(std::string name = {});
   /// Declares a topic (defaults as in YAML); declaring a name twice returns the same topic.
   topic_builder topic(const std::string& name);
+  /// Declares a shared object (defaults as in YAML); declaring a name twice returns the same object.
+  shared_object_builder shared_object(const std::string& name);
   /// Adds `operation`, subscribed to `inputs` and publishing to `outputs` (either may be empty).
   topology_builder& link(std::initializer_list<std::string> inputs, const op& operation,
                          std::initializer_list<std::string> outputs);
   runtime_builder runtime();
-  topology_spec build() const { return spec_; }
+  topology_spec build() const;
 
  private:
   topology_spec spec_;
+  std::vector<std::uint64_t> object_counts_;  // per shared object: count() elements, 0 for none
 };
 
 }  // namespace xf

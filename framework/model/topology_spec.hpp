@@ -123,7 +123,8 @@ constexpr std::string_view name_of(object_access a) {
 struct shared_object_spec {
   std::string name;
   element_type element = element_type::u8;
-  /// Its size: > 0, a multiple of the element's size. 0 with `init`: the file's size.
+  /// Its size: > 0, a multiple of the element's size. 0 with `init`: the file's size, which validation
+  /// writes here (so the runtime, which sees only validated specs, always finds it > 0).
   std::uint64_t bytes = 0;
   /// A file whose bytes are version 0 (empty: version 0 is zeros).
   std::string init;
@@ -179,8 +180,8 @@ using source_map = std::map<std::string, source_pos>;
 
 struct topology_spec {
   std::string name;
-  std::vector<topic_spec> topics;        ///< in declaration order
-  std::vector<operator_spec> operators;  ///< in declaration order
+  std::vector<topic_spec> topics;           ///< in declaration order
+  std::vector<operator_spec> operators;     ///< in declaration order
   std::vector<shared_object_spec> objects;  ///< shared_objects, in declaration order
   runtime_spec runtime;
   source_map positions;     ///< not part of equality

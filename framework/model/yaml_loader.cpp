@@ -26,12 +26,14 @@ namespace xf {
 
 namespace {
 
-const std::vector<std::string> top_keys{"name", "topics", "operators", "runtime"};
+const std::vector<std::string> top_keys{"name", "topics", "shared_objects", "operators", "runtime"};
 const std::vector<std::string> topic_keys{"frame_size", "capacity",       "device_memory", "element",
                                           "layout",     "rows_per_frame", "columns",       "transfer"};
 const std::vector<std::string> column_keys{"name", "type", "bloom_bits", "bloom_hashes"};
 const std::vector<std::string> operator_keys{"class",   "on",    "inputs", "outputs",
-                                             "threads", "warps", "params"};
+                                             "threads", "warps", "params", "shared"};
+const std::vector<std::string> object_keys{"element",  "bytes",    "count",     "init",
+                                           "versions", "protocol", "block_size"};
 const std::vector<std::string> runtime_keys{"executor",       "blocks",    "warps_per_block", "partition",
                                             "tuning",         "coherence", "watchdog_ms",     "file_cache",
                                             "timer_slack_us", "part_size"};
@@ -70,6 +72,7 @@ class spec_reader : yaml_field_reader {
       if (auto text = scalar(*it->second, "", "name", "a string", true)) spec_.name = *text;
     }
     if (auto it = top.find("topics"); it != top.end()) read_topics(*it->second);
+    if (auto it = top.find("shared_objects"); it != top.end()) read_shared_objects(*it->second);
     if (auto it = top.find("operators"); it != top.end()) read_operators(*it->second);
     if (auto it = top.find("runtime"); it != top.end()) read_runtime(*it->second);
     return std::move(problems_);
@@ -267,6 +270,89 @@ class spec_reader : yaml_field_reader {
     }
   }
 
+  /// shared_objects: name → settings. Its size is bytes, or count elements of its element type (read
+  /// after the other keys, whatever their order), or — neither given — its init file's (validation).
+  void read_shared_objects(const yaml_entry& objects) {
+    record("shared_objects", objects);
+    if (objects.value.type == yaml_node::kind::null) return;
+    if (objects.value.type != yaml_node::kind::map) {
+      problem(objects.value.pos, "shared_objects must be a map from object name to settings, not " +
+                                     describe_node(objects.value));
+      return;
+    }
+    for (const auto& entry : objects.value.entries) {
+      if (!first_of(objects.value, entry, "shared object")) continue;
+      const std::string path = "shared_objects." + entry.key;
+      const std::string context = "shared object '" + entry.key + "': ";
+      record(path, entry);
+      shared_object_spec object;
+      object.name = entry.key;
+      if (entry.value.type == yaml_node::kind::map) {
+        const yaml_entry* bytes_field = nullptr;
+        std::optional<std::uint32_t> elements;
+        for (const auto& [key, field] :
+             accepted(entry.value, object_keys, "in shared object '" + entry.key + "'", "key")) {
+          record(path + "." + key, *field);
+          if (key == "element") {
+            if (auto i = choice(*field, context, key, element_names()))
+              object.element = all_element_types[*i];
+          } else if (key == "bytes") {
+            bytes_field = field;
+            if (auto b = byte_count(*field, context, key, "4KiB")) object.bytes = *b;
+          } else if (key == "count") {
+            if (fields_given(entry.value, "bytes", *field, context)) continue;
+            elements = count(*field, context, key, object_count_limits);
+          } else if (key == "init") {
+            if (auto text = scalar(*field, context, key, "a file name", true)) object.init = *text;
+          } else if (key == "versions") {
+            if (auto n = count(*field, context, key, object_versions_limits)) object.versions = *n;
+          } else if (key == "protocol") {
+            constexpr shared::protocol protocols[] = {shared::protocol::batch, shared::protocol::lazy,
+                                                      shared::protocol::rolling};
+            if (auto i = choice(*field, context, key, {"batch", "lazy", "rolling"}))
+              object.protocol = protocols[*i];
+          } else if (key == "block_size") {
+            // Checked by validation, which also sees specs built in C++.
+            if (auto b = byte_count(*field, context, key, "4KiB")) object.block_bytes = *b;
+          }
+        }
+        if (elements && bytes_field == nullptr)
+          object.bytes = std::uint64_t{*elements} * size_of(object.element);
+      } else if (entry.value.type != yaml_node::kind::null) {
+        problem(entry.value.pos, "shared object '" + entry.key + "' must be a map of settings (" +
+                                     join_choices(object_keys, ", ") + "), not " +
+                                     describe_node(entry.value));
+      }
+      spec_.objects.push_back(std::move(object));
+    }
+  }
+
+  /// Reports `field` when `other` is also written in `map` (two ways to say one thing); true if so.
+  bool fields_given(const yaml_node& map, const char* other, const yaml_entry& field,
+                    const std::string& context) {
+    const yaml_entry* first = map.find(other);
+    if (first == nullptr) return false;
+    problem(field.key_pos, context + "give " + other + " or " + field.key + ", not both (" + other + " at " +
+                               first_at(first->key_pos, field.key_pos) + ")");
+    return true;
+  }
+
+  /// An operator's `shared`: its class's object slots → the names of shared objects.
+  void read_bindings(const yaml_entry& field, const std::string& path, const std::string& context,
+                     operator_spec& op) {
+    if (field.value.type == yaml_node::kind::null) return;
+    if (field.value.type != yaml_node::kind::map) {
+      problem(field.value.pos, context + "shared must be a map from object slot to shared object name, not " +
+                                   describe_node(field.value));
+      return;
+    }
+    for (const auto& [slot, entry] : accepted(field.value, {}, "", "slot")) {
+      record(path + "." + slot, *entry);
+      if (auto name = scalar(*entry, context, "slot '" + slot + "'", "a shared object's name"))
+        op.shared[slot] = *name;
+    }
+  }
+
   void read_operators(const yaml_entry& operators) {
     record("operators", operators);
     if (operators.value.type == yaml_node::kind::null) return;
@@ -310,6 +396,8 @@ class spec_reader : yaml_field_reader {
           if (auto n = count(*field, context, key, warps_limits)) op.warps = *n;
         } else if (key == "params") {
           read_params(*field, path + ".params", context, op);
+        } else if (key == "shared") {
+          read_bindings(*field, path + ".shared", context, op);
         }
       }
       if (!placed) {

@@ -21,6 +21,16 @@
 //         - {name: kseq, type: u32, bloom_bits: 8192, bloom_hashes: 6}  # bloom: 64..32768 bits, 1..16 hashes
 //         - {name: s1, type: char(8)}                                   # fixed-width characters, 1..256
 //     out: {frame_size: 64KiB}
+//   shared_objects:           # map: object name -> settings: versioned state operators share by stream
+//     centroids:              # position (framework/shared/DESIGN.md, "Objects in topologies")
+//       element: f32          # as a topic's; default u8
+//       count: 96             # its size in elements, integer >= 1; or
+//       bytes: 384            # its size in bytes with units; not both (neither: its init file's size)
+//       init: centroids.bin   # a file holding version 0, the path as written (none: zeros)
+//       versions: 2           # buffers the versions rotate through, 1..64 (at least 2 when an operator
+//                             # writes it); default 2
+//       protocol: rolling     # batch | lazy | rolling (framework/shared/coherence.hpp); default rolling
+//       block_size: 4KiB      # rolling update's block, a positive multiple of 4 KiB; default 4KiB
 //   operators:                # map: operator name -> settings; at least one operator
 //     source:
 //       class: sequence_source  # required: a registered class (xeflow-run --list-operators)
@@ -35,6 +45,7 @@
 //       outputs: [out]
 //       warps: 4              # GPU operators only, with runtime.partition: explicit; 1..32
 //       params: {factor: 2}
+//       shared: {centres: centroids}  # the class's object slots -> shared objects; each slot bound once
 //     verify: {class: verify_sink, inputs: out}
 //   runtime:
 //     executor: auto          # auto | device | host

@@ -147,6 +147,57 @@ class fake_timestamp final : public cpu_map {
   void on_frame(std::uint64_t, const frame_in&, frame_out&) override {}
 };
 
+// ---- test-only classes with object slots (shared objects) ----------------------------------------------
+// Not built-ins, so the corpus in bad/ never uses them: bad_test_classes/ does, with extended_registry().
+
+/// A CPU map that publishes the versions of an f32 object (as a K-means update step publishes centres).
+class fake_update final : public cpu_map {
+ public:
+  struct params {};
+  static void describe(operator_schema<params>& s) {
+    s.describe("folds its input into new centres and publishes them (test only)");
+    s.shared("centres", object_access::write, "the centres it publishes", element_set{element_type::f32});
+  }
+  explicit fake_update(const params&) {}
+  void on_frame(std::uint64_t, const frame_in&, frame_out&) override {}
+};
+
+/// A GPU map that reads an f32 object (as K-means' assignment step reads the centres).
+struct fake_lookup {
+  static constexpr char class_name[] = "lookup";
+  struct params {};
+  static void describe(operator_schema<params>& s) {
+    s.describe("maps each element through the centres of its frame's version (test only)");
+    s.shared("centres", object_access::read, "the centres it reads", element_set{element_type::f32});
+  }
+  template <class T>
+  static void compute(const params&, const frame_task<T>&) {}
+};
+
+/// A GPU map with a write slot: valid on cpu only (only CPU operators publish versions).
+struct fake_accumulate {
+  static constexpr char class_name[] = "accumulate";
+  struct params {};
+  static void describe(operator_schema<params>& s) {
+    s.describe("adds each frame into running totals it publishes (test only)");
+    s.shared("totals", object_access::write, "the totals it publishes");
+  }
+  template <class T>
+  static void compute(const params&, const frame_task<T>&) {}
+};
+
+/// A source with a read slot: refused, a source has no input frame whose offset picks a version.
+class fake_seeded_source final : public cpu_source {
+ public:
+  struct params {};
+  static void describe(operator_schema<params>& s) {
+    s.describe("publishes frames seeded from a shared object (test only)");
+    s.shared("seed", object_access::read, "the seed it reads");
+  }
+  explicit fake_seeded_source(const params&) {}
+  bool produce(std::uint64_t, frame_out&) override { return false; }
+};
+
 /// The built-in class names with stand-in implementations.
 inline void register_fake_builtins(operator_registry& registry) {
   registry.add<fake_sequence_source>("sequence_source");
@@ -173,12 +224,16 @@ inline const operator_registry& config_registry() {
   return registry;
 }
 
-/// The fake built-ins plus test-only classes (timestamp).
+/// The fake built-ins plus test-only classes (timestamp, and update, lookup, accumulate and seeded_source
+/// with their object slots).
 inline const operator_registry& extended_registry() {
   static const operator_registry registry = [] {
     operator_registry r;
     register_fake_builtins(r);
     r.add<fake_timestamp>("timestamp");
+    r.add<fake_update>("update");
+    r.add<fake_seeded_source>("seeded_source");
+    r.add_gpu_operators<gpu_operator_list<fake_lookup, fake_accumulate>>();
     return r;
   }();
   return registry;
