@@ -6,6 +6,7 @@
 #include "operators/sinks/file_sink.hpp"
 #include "operators/sinks/null_sink.hpp"
 #include "operators/sinks/prefetch_writeback.hpp"
+#include "operators/sinks/table_versions.hpp"
 #include "operators/sinks/verify_sink.hpp"
 #include "operators/sources/dataset_source.hpp"
 #include "operators/sources/file_source.hpp"
@@ -35,6 +36,8 @@ void register_builtin_cpu_operators(operator_registry& registry) {
   registry.add<null_sink>("null_sink");
   registry.add<file_sink>("file_sink");
   registry.add<prefetch_writeback>("prefetch_writeback");
+  registry.add<table_writer>("table_writer");
+  registry.add<table_check>("table_check");
 }
 
 void register_builtin_operators(operator_registry& registry) {

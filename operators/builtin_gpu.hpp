@@ -17,6 +17,7 @@
 #include "operators/transforms/kmeans_assign.hpp"
 #include "operators/transforms/pass_through.hpp"
 #include "operators/transforms/scale.hpp"
+#include "operators/transforms/table_lookup.hpp"
 
 namespace xf {
 
@@ -24,6 +25,6 @@ using builtin_gpu_operators =
     gpu_operator_list<scale_op, fma_op, pass_through_op, kmeans_assign_op, record_addresses_op,
                       byte_addresses_op, indexed_addresses_op, word_count_op, affinity_cards_op,
                       affinity_shared_op, readahead_file_source, query_op, raid6_encode_op, raid6_recover_op,
-                      aes128_encrypt_op, aes128_decrypt_op>;
+                      aes128_encrypt_op, aes128_decrypt_op, table_lookup_op>;
 
 }  // namespace xf

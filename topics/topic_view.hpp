@@ -220,6 +220,12 @@ struct topic_view {
     return load_acquire(released_word(group, offset)) == offset + 1;
   }
 
+  /// Whether group g released `offset` or a later occupant of its slot (which it can only have taken once
+  /// `offset` was released): a look that later releases cannot make false.
+  XF_HOST_DEVICE bool released_or_later(std::uint32_t group, std::uint64_t offset) const {
+    return load_acquire(released_word(group, offset)) >= offset + 1;
+  }
+
   /// The end of stream if known, else no_offset.
   XF_HOST_DEVICE std::uint64_t end() const { return load_acquire(end_offset->value); }
 

@@ -42,6 +42,8 @@ std::string_view phase_name(std::uint32_t phase) {
       return "running the operator on it";
     case lane_reading:
       return "reading its files (stages fetched and computed)";
+    case lane_wait_version:
+      return "input ready, waiting for a shared object's writer to make its version final";
   }
   return "?";
 }
@@ -71,7 +73,8 @@ device_run::device_run(const plan& p, std::vector<topic>& topics,
                        const std::vector<std::vector<std::byte>>& params,
                        const std::vector<std::span<const std::byte>>& accumulators,
                        const std::vector<const host_kernel_op*>& operators, const kernel_program& program,
-                       managed_topic_memory& memory, const kernel_files* readers)
+                       managed_topic_memory& memory, const kernel_files* readers,
+                       std::span<const shared::version_table_view> objects)
     : plan_(p),
       topics_(topics),
       program_(program),
@@ -112,6 +115,14 @@ device_run::device_run(const plan& p, std::vector<topic>& topics,
   auto* views = static_cast<topic_view*>(catalog(sizeof(topic_view) * topics.size()));
   for (std::size_t t = 0; t < topics.size(); ++t)
     views[t] = bridge_->routes(t) ? bridge_->kernel_view(t) : topics[t].view();
+
+  // The shared objects' version tables (their words and buffers are where the caller put them).
+  if (!objects.empty()) {
+    auto* tables = static_cast<shared::version_table_view*>(
+        catalog(sizeof(shared::version_table_view) * objects.size()));
+    std::copy(objects.begin(), objects.end(), tables);
+    args_.objects = tables;
+  }
 
   // Operator table, staging areas and part counters.
   auto* ops = static_cast<kernel_op*>(catalog(sizeof(kernel_op) * op_count));

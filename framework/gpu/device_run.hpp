@@ -32,11 +32,13 @@ class device_run {
   /// params struct of the k-th kernel operator as bytes, `accumulators[k]` the contents its accumulator
   /// starts from (a GPU sink's, prepared on the host; empty for maps). Throws cuda_error or run_error (an
   /// operator whose class is not compiled into `program`).
-  /// `readers` (null without GPU file readers) must outlive this object too.
+  /// `readers` (null without GPU file readers) must outlive this object too. `objects`: the shared
+  /// objects' version tables as the kernel reads them (indexed like plan.objects).
   device_run(const plan& p, std::vector<topic>& topics, const std::vector<std::vector<std::byte>>& params,
              const std::vector<std::span<const std::byte>>& accumulators,
              const std::vector<const host_kernel_op*>& operators, const kernel_program& program,
-             managed_topic_memory& memory, const kernel_files* readers = nullptr);
+             managed_topic_memory& memory, const kernel_files* readers = nullptr,
+             std::span<const shared::version_table_view> objects = {});
   ~device_run();
   device_run(const device_run&) = delete;
   device_run& operator=(const device_run&) = delete;

@@ -13,6 +13,7 @@
 #include "framework/files/file_cache_view.hpp"
 #include "framework/files/file_fetch.hpp"
 #include "framework/plan/kernel_limits.hpp"
+#include "framework/shared/version_table.hpp"
 #include "topics/topic_layout.hpp"
 #include "topics/topic_view.hpp"
 
@@ -21,6 +22,8 @@ namespace xf {
 /// kernel_op::output of a GPU sink: it publishes nothing; kernel_op::input of a file source.
 inline constexpr std::uint32_t no_output_topic = ~0u;
 inline constexpr std::uint32_t no_input_topic = ~0u;
+/// kernel_op::objects of an optional slot left unbound (its item_context::objects entry is null).
+inline constexpr std::uint32_t no_kernel_object = ~0u;
 
 /// What kind of file reader a kernel operator is.
 enum kernel_reader : std::uint32_t {
@@ -80,17 +83,21 @@ struct kernel_op {
   /// claims at once (read in order, so its misses are sequential and its readahead follows them).
   std::uint64_t source_frames;
   std::uint64_t source_run;
+  /// Shared objects: the operator's slots' entries in kernel_args::objects, in slot order.
+  std::uint32_t object_count;
+  std::uint32_t objects[max_operator_objects];
 };
 static_assert(std::is_trivially_copyable_v<kernel_op>);
 
 /// Phases of a lane, for the watchdog's per-block dump.
 enum lane_phase : std::uint32_t {
-  lane_idle = 0,         ///< holds no work item
-  lane_wait_input = 1,   ///< holds an item whose input frame is not published yet
-  lane_wait_output = 2,  ///< input ready; the output slot is still held by a subscriber group
-  lane_done = 3,         ///< its input stream ended
-  lane_running = 4,      ///< the operator is running on the item (recorded when a round starts it)
-  lane_reading = 5,      ///< a file reader's item: its stages' pages are being fetched and computed over
+  lane_idle = 0,          ///< holds no work item
+  lane_wait_input = 1,    ///< holds an item whose input frame is not published yet
+  lane_wait_output = 2,   ///< input ready; the output slot is still held by a subscriber group
+  lane_done = 3,          ///< its input stream ended
+  lane_running = 4,       ///< the operator is running on the item (recorded when a round starts it)
+  lane_reading = 5,       ///< a file reader's item: its stages' pages are being fetched and computed over
+  lane_wait_version = 6,  ///< input ready; a shared object's writer has not made its version final yet
 };
 
 /// The schedule's stage bits of a lane: its operator stages its input / its output through the block's
@@ -131,6 +138,12 @@ struct lane_state {
   std::uint64_t tag;
   std::uint64_t born_ns;
   std::uint64_t failure;  ///< frame_task::fail's word for this round
+  /// Shared objects: each slot's version for the item (item_context::objects points here), and the offsets
+  /// [object_lo, object_hi) for which those versions hold — resolved once, then reused by the lane's next
+  /// items without reading the version tables (host memory) again.
+  const std::byte* object_data[max_operator_objects];
+  std::uint64_t object_lo;
+  std::uint64_t object_hi;
 };
 static_assert(std::is_trivially_copyable_v<lane_state>);
 
@@ -291,6 +304,9 @@ struct kernel_args {
   fetch_counters* fetch_totals;    ///< device, [gridDim.x]: written once when the block exits
   /// Device memory: non-zero once the host drains the run (an interrupt): file sources claim no more.
   std::uint32_t* drain;
+  /// Catalog: the topology's shared objects' version tables (words in host memory, buffers on the side that
+  /// runs the round); null without objects.
+  const shared::version_table_view* objects;
 };
 static_assert(std::is_trivially_copyable_v<kernel_args>);
 

@@ -40,6 +40,10 @@ kernel_op planned_kernel_op(const plan& p, std::uint32_t k, const kernel_files* 
              "a map whose output is not as long as its input computes whole frames");
   // A staging area holds the item's input, or its output where that is longer.
   op.stage_stride = (std::max(op.part_bytes, po.output.of(op.part_bytes)) + 255) / 256 * 256;
+  XF_EXPECTS(po.objects.size() <= max_operator_objects, "the plan bounds a GPU operator's shared objects");
+  op.object_count = static_cast<std::uint32_t>(po.objects.size());
+  for (std::size_t j = 0; j < po.objects.size(); ++j)
+    op.objects[j] = po.objects[j] == no_object ? no_kernel_object : static_cast<std::uint32_t>(po.objects[j]);
   if (po.entry->info.reads_files) {
     XF_EXPECTS(files != nullptr && files->cache != nullptr, "a file cache for the GPU file readers");
     XF_EXPECTS(po.parts == 1 && !po.stage && !po.stage_output && po.items == 1,

@@ -128,6 +128,33 @@ XF_HOST_DEVICE inline void subscribe_source(const kernel_args& a, lane_state& l,
   start_reading(l, r, true);
 }
 
+/// The versions of its operator's shared objects the lane's item at `offset` reads (item_context::objects):
+/// those it resolved last when `offset` lies where they hold, else the version tables' (a read of host
+/// memory each, over PCIe from the GPU). False while a writer has not made the version final: the lane looks
+/// again in a later round.
+XF_HOST_DEVICE inline bool resolve_objects(const kernel_args& a, const kernel_op& op, lane_state& l,
+                                           std::uint64_t offset) {
+  if (offset >= l.object_lo && offset < l.object_hi) return true;
+  std::uint64_t lo = 0, hi = ~std::uint64_t{0};
+  for (std::uint32_t i = 0; i < op.object_count; ++i) {
+    if (op.objects[i] == no_kernel_object) {
+      l.object_data[i] = nullptr;
+      continue;
+    }
+    const shared::version_table_view& v = a.objects[op.objects[i]];
+    const std::uint64_t horizon = v.horizon();
+    if (offset >= horizon) return false;
+    const shared::version_table_view::choice c = v.choose(offset, horizon);
+    l.object_data[i] = v.data(c.buffer);
+    v.saw(v.number(c.buffer));
+    lo = c.first > lo ? c.first : lo;
+    hi = c.next < hi ? c.next : hi;
+  }
+  l.object_lo = lo;
+  l.object_hi = hi;
+  return true;
+}
+
 /// Subscribe step of lane `lane` of block `block`: take and poll, then reserve the output. `ops_closed[k]`
 /// counts the block's lanes of operator k that saw the end of its input: the last one closes the output,
 /// so each block closes each output once, as the topic's publisher count expects. `block_scratch`: the
@@ -154,11 +181,13 @@ XF_HOST_DEVICE inline void subscribe_lane(const kernel_args& a, lane_state& l, s
     l.skip = 0;
   }
   const std::uint64_t offset = l.item / op.parts;
-  if (l.phase == lane_wait_input) {
+  if (l.phase == lane_wait_input || l.phase == lane_wait_version) {
     if (l.skip != 0) {
       --l.skip;
       return;
     }
+  }
+  if (l.phase == lane_wait_input) {
     if (!vi.published(offset)) {
       // Each poll of a host-resident slot is a PCIe read: a lane whose input keeps lagging polls less
       // often (every 1, 2, 4 … up to poll_skip_max rounds), so idle lanes leave the link to the data.
@@ -172,6 +201,13 @@ XF_HOST_DEVICE inline void subscribe_lane(const kernel_args& a, lane_state& l, s
             kernel_atomic_ref<std::uint32_t>(ops_closed[l.op]).fetch_add(1u, mo::memory_order_relaxed);
         if (closed + 1 == op.items && vo != nullptr) vo->close(vi.end());
       }
+      return;
+    }
+    l.phase = op.object_count != 0 ? lane_wait_version : lane_wait_output;
+  }
+  if (l.phase == lane_wait_version) {
+    if (!resolve_objects(a, op, l, offset)) {
+      l.skip = a.poll_skip_max;  // each look at a horizon is a read of host memory
       return;
     }
     l.phase = lane_wait_output;
@@ -239,6 +275,7 @@ XF_HOST_DEVICE inline frame_call item_call(const kernel_args& a, const lane_stat
     c.file_sizes = a.files.file_size + op.first_file;
   }
   c.out_capacity = op.output != no_output_topic ? a.topics[op.output].frame_bytes : 0;
+  c.objects = op.object_count != 0 ? l.object_data : nullptr;
   return c;
 }
 

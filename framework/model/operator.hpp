@@ -110,8 +110,8 @@ struct operator_setup {
   /// Set once the run is interrupted (SIGINT: sources stop early, in-flight frames drain). Null when the
   /// caller runs the operator outside a run. Read at on_stop to tell a short stream from a lossy one.
   const std::atomic<bool>* interrupted = nullptr;
-  /// The shared objects bound to its slots, in the order its class declares them. Valid until on_stop
-  /// returns.
+  /// The shared objects bound to its slots, in the order its class declares them (null: an optional slot
+  /// left unbound). Valid until on_stop returns.
   std::vector<object_port*> objects;
 };
 
@@ -200,13 +200,14 @@ struct item_context {
   /// Bytes the output frame holds (its topic's frame size); 0 without an output.
   std::uint64_t out_capacity = 0;
   /// The shared objects bound to the operator's slots: for each, the version this item's offset uses
-  /// (see object_port); null for an operator that takes none.
+  /// (see object_port; null for an optional slot left unbound); null for an operator that takes none.
   const std::byte* const* objects = nullptr;
 
-  /// The version of the object in slot `slot` (declaration order) this item's frame uses, as elements of T.
+  /// The version of the object in slot `slot` (declaration order) this item's frame uses, as elements of T;
+  /// null when the operator takes no object there.
   template <class T>
   XF_HOST_DEVICE const T* object(std::uint32_t slot) const {
-    return reinterpret_cast<const T*>(objects[slot]);
+    return objects != nullptr ? reinterpret_cast<const T*>(objects[slot]) : nullptr;
   }
 };
 

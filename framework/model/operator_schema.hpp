@@ -74,6 +74,11 @@ struct object_slot_decl {
   object_access access = object_access::read;
   /// The element types the object may hold (all unless the operator says).
   element_set elements = element_set::all();
+  /// The topology may leave it unbound (the operator then works without: a parameter stands in for it).
+  bool optional = false;
+  /// What is wrong with binding an object of `bytes` to it given the operator's (normalized) parameters
+  /// ("" when nothing); validation reports it at the binding. Empty: anything goes.
+  std::function<std::string(const std::map<std::string, param_value>&, std::uint64_t bytes)> check;
 };
 
 struct operator_info {
@@ -101,7 +106,7 @@ struct operator_info {
     return output_share ? output_share(values) : output_fraction{};
   }
   std::vector<param_decl> params;
-  /// The shared objects it takes, in declaration order (every slot must be bound).
+  /// The shared objects it takes, in declaration order (every slot but an optional one must be bound).
   std::vector<object_slot_decl> objects;
   const object_slot_decl* find_object(std::string_view name) const {
     for (const object_slot_decl& o : objects)
@@ -178,8 +183,32 @@ class operator_schema {
   /// offset asks for) or write (CPU operators: they publish its versions), holding one of `elements`.
   operator_schema& shared(std::string name, object_access access, std::string description,
                           element_set elements = element_set::all()) {
-    info_->objects.push_back({std::move(name), std::move(description), access, elements});
+    info_->objects.push_back({std::move(name), std::move(description), access, elements, false});
     return *this;
+  }
+  /// Marks the slot declared last optional (object_slot_decl::optional).
+  operator_schema& optional() {
+    info_->objects.back().optional = true;
+    return *this;
+  }
+  /// A check of the slot declared last against the object bound to it (object_slot_decl::check):
+  /// `fn(params, object bytes)` returns the problem, "" when none. The registry wires it up.
+  operator_schema& check_object(std::function<std::string(const Params&, std::uint64_t)> fn) {
+    object_checks_.emplace_back(info_->objects.size() - 1, std::move(fn));
+    return *this;
+  }
+  /// The slots check_object declared checks for.
+  std::vector<std::size_t> checked_objects() const {
+    std::vector<std::size_t> slots;
+    for (const auto& c : object_checks_) slots.push_back(c.first);
+    return slots;
+  }
+  /// What the check of slot `slot` says of an object of `bytes` bound under parameters `values`.
+  std::string object_problem(std::size_t slot, const std::map<std::string, param_value>& values,
+                             std::uint64_t bytes) const {
+    for (const auto& [checked, fn] : object_checks_)
+      if (checked == slot) return fn(make(values), bytes);
+    return {};
   }
   operator_schema& needs_reference() {
     info_->needs_reference = true;
@@ -370,6 +399,8 @@ class operator_schema {
   operator_info* info_;
   std::vector<std::pair<std::string, std::function<void(Params&, const param_value&)>>> setters_;
   std::function<std::string(const Params&)> params_check_;
+  std::vector<std::pair<std::size_t, std::function<std::string(const Params&, std::uint64_t)>>>
+      object_checks_;
 };
 
 }  // namespace xf

@@ -389,6 +389,10 @@ class operator_registry {
     Op::describe(schema);
     if (schema.checks_params())
       entry->info.check_values = [schema](const param_map& values) { return schema.params_problem(values); };
+    for (const std::size_t slot : schema.checked_objects())
+      entry->info.objects[slot].check = [schema, slot](const param_map& values, std::uint64_t bytes) {
+        return schema.object_problem(slot, values, bytes);
+      };
     if constexpr (columnar_reader<Op>) {
       entry->info.reads_columnar = true;
       entry->info.bind_check = [schema](const param_map& values,

@@ -10,5 +10,7 @@ namespace xf {
 inline constexpr std::uint32_t max_kernel_operators = 32;
 /// Work items a block holds at once over all its operators: one per lane of its leader warp.
 inline constexpr std::uint32_t max_block_items = 32;
+/// Shared objects one GPU operator takes: each lane keeps a pointer to its item's version of each.
+inline constexpr std::uint32_t max_operator_objects = 4;
 
 }  // namespace xf

@@ -64,6 +64,12 @@ plan make_plan(const topology_spec& spec, const operator_registry& registry, con
     p.topics.push_back(planned_topic{&t, {}, {}, 0});
   }
 
+  std::map<std::string, std::size_t, std::less<>> object_index;
+  for (const auto& o : spec.objects) {
+    object_index.emplace(o.name, p.objects.size());
+    p.objects.push_back(planned_object{&o, std::nullopt, {}});
+  }
+
   const std::uint32_t cores =
       options.host_cores ? options.host_cores : std::max(1u, std::thread::hardware_concurrency());
   p.warps_per_block = spec.runtime.warps_per_block;
@@ -87,6 +93,29 @@ plan make_plan(const topology_spec& spec, const operator_registry& registry, con
       XF_EXPECTS(it != topic_index.end(), "topic '" + name + "' (validate the spec first)");
       po.outputs.push_back(it->second);
     }
+    for (const object_slot_decl& slot : po.entry->info.objects) {
+      const auto bound = o.shared.find(slot.name);
+      if (bound == o.shared.end() && slot.optional) {
+        po.objects.push_back(no_object);
+        continue;
+      }
+      XF_EXPECTS(bound != o.shared.end(), "slot '" + slot.name + "' bound (validate the spec first)");
+      const auto it = object_index.find(bound->second);
+      XF_EXPECTS(it != object_index.end(), "shared object '" + bound->second + "' (validate the spec first)");
+      po.objects.push_back(it->second);
+      planned_object& object = p.objects[it->second];
+      if (slot.access == object_access::write)
+        object.writer = p.operators.size();
+      else
+        object.readers.push_back(p.operators.size());
+    }
+    // Optional slots all unbound: the operator takes no object.
+    if (std::all_of(po.objects.begin(), po.objects.end(), [](std::size_t j) { return j == no_object; }))
+      po.objects.clear();
+    if (po.in_kernel && po.objects.size() > max_operator_objects)
+      throw config_error(
+          spec.position_of("operators." + o.name + ".shared"),
+          "a GPU operator takes at most " + std::to_string(max_operator_objects) + " shared objects");
     p.operators.push_back(std::move(po));
   }
 

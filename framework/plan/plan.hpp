@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <typeindex>
 #include <vector>
@@ -28,6 +29,16 @@ struct planned_topic {
   /// With `dma`: true when its publishers are CPU operators (frames go to the device), false when they
   /// are GPU operators (frames go to the host).
   bool dma_to_device = false;
+};
+
+/// planned_operator::objects of an optional slot the topology left unbound.
+inline constexpr std::size_t no_object = ~std::size_t{0};
+
+/// A shared object of the topology: who writes it and who reads it.
+struct planned_object {
+  const shared_object_spec* spec = nullptr;
+  std::optional<std::size_t> writer;  ///< operator index
+  std::vector<std::size_t> readers;   ///< operator indices
 };
 
 struct planned_operator {
@@ -55,6 +66,9 @@ struct planned_operator {
   /// in_kernel on the device: work items each block holds and runs per round, each on warps/items warps
   /// (small frames several per round, so they share its polls, barrier and fence; see kernel_op).
   std::uint32_t items = 1;
+  /// The shared objects bound to its class's slots, in slot order (indices into plan::objects; no_object for
+  /// an optional slot left unbound).
+  std::vector<std::size_t> objects;
 };
 
 struct plan {
@@ -66,6 +80,7 @@ struct plan {
   partition_policy partition = partition_policy::uniform;  ///< auto ones start from the uniform split
   std::vector<planned_topic> topics;
   std::vector<planned_operator> operators;
+  std::vector<planned_object> objects;
   std::vector<std::size_t> kernel_operators;  ///< in_kernel operators, in kernel order
   std::vector<std::size_t> start_order;       ///< operators in topological order (sources first)
 

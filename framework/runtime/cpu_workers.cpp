@@ -48,6 +48,7 @@ void source_worker(run_context& run, std::size_t op) {
   auto* source = static_cast<cpu_source*>(run.instances()[op].cpu.get());
   const element_type element = p.topics[out].spec->element;
   const std::optional<columnar_geometry> columnar = columnar_geometry_of(*p.topics[out].spec);
+  const bool writer = run.objects().writes(op);
   std::uint64_t end = 0;       // one past the last offset this worker published
   std::uint64_t first_ns = 0;  // this worker's first publish (the stream window's start)
   while (!control.draining()) {
@@ -56,7 +57,9 @@ void source_worker(run_context& run, std::size_t op) {
     run.count_blocked(op, out, blocked);
     frame_out f{t.data, v.frame_bytes, 0, element, t.frame, run.parts_read(out)};
     open_columnar(columnar, f);
+    if (writer) run.objects().begin_frame(t.offset);
     const bool more = run.call_hook(op, out, t.offset, [&] { return source->produce(t.offset, f); });
+    if (writer) run.objects().finished_frame(op, t.offset);
     end = t.offset + 1;
     if (!more) {
       publish_void(v, t);
@@ -89,6 +92,7 @@ void map_worker(run_context& run, std::size_t op) {
   const element_type in_element = p.topics[in].spec->element;
   const element_type out_element = p.topics[out].spec->element;
   const std::optional<columnar_geometry> columnar = columnar_geometry_of(*p.topics[out].spec);
+  const bool writer = run.objects().writes(op);
   while (true) {
     std::uint64_t waited = 0, blocked = 0;
     const delivery d = next_frame(vi, group, control.abort_flag(), &waited);
@@ -98,6 +102,7 @@ void map_worker(run_context& run, std::size_t op) {
     if (d.is_void()) {
       publish_void(vo, reserve_void_at(vo, d.offset, control.abort_flag(), &blocked));
       run.count_blocked(op, out, blocked);
+      if (writer) run.objects().finished_frame(op, d.offset);
       vi.release(group, d.offset);
       continue;
     }
@@ -108,7 +113,9 @@ void map_worker(run_context& run, std::size_t op) {
     frame_in fi{d.data(vi), d.slot->bytes, in_element};
     frame_out fo{t.data, vo.frame_bytes, d.slot->bytes, out_element};
     open_columnar(columnar, fo);
+    if (writer) run.objects().begin_frame(d.offset);
     run.call_hook(op, in, d.offset, [&] { map->on_frame(d.offset, fi, fo); });
+    if (writer) run.objects().finished_frame(op, d.offset);
     if (columnar) seal_columnar(run, op, out, d.offset, *columnar, fo);
     if (fo.bytes > vo.frame_bytes)
       throw run_error(
@@ -131,6 +138,7 @@ void sink_worker(run_context& run, std::size_t op) {
   auto* sink = static_cast<cpu_sink*>(run.instances()[op].cpu.get());
   const element_type element = p.topics[in].spec->element;
   std::uint64_t last_ns = 0;  // this worker's last delivery (the stream window's end)
+  const bool writer = run.objects().writes(op);
   while (true) {
     std::uint64_t waited = 0;
     const delivery d = next_frame(vi, group, control.abort_flag(), &waited);
@@ -139,6 +147,7 @@ void sink_worker(run_context& run, std::size_t op) {
     if (run.ledger != nullptr) record(run, in, group, d);
     if (!d.is_void()) {
       frame_in fi{d.data(vi), d.slot->bytes, element};
+      if (writer) run.objects().begin_frame(d.offset);
       run.call_hook(op, in, d.offset, [&] { sink->on_frame(d.offset, fi); });
       const std::uint64_t delivered = now_ns();
       last_ns = delivered;
@@ -146,9 +155,23 @@ void sink_worker(run_context& run, std::size_t op) {
       add_relaxed(run.counters()[op].frames_in, 1);
       add_relaxed(run.counters()[op].bytes_in, d.slot->bytes);
     }
+    if (writer) run.objects().finished_frame(op, d.offset);
     vi.release(group, d.offset);
   }
   if (last_ns != 0) fetch_max_relaxed(run.stream_last_ns, last_ns);
+}
+
+/// A worker's thread: its loop, then, if it ended well, one worker fewer for the objects it writes (the
+/// last one makes their versions final, so no reader waits on a writer that is gone). A failed writer
+/// leaves its horizon where it was: its readers stop with the run instead of reading a version it did not
+/// publish.
+void worker(run_context& run, std::size_t op, void (*loop)(run_context&, std::size_t)) {
+  bool ended = false;
+  run.guarded(op, [&] {
+    loop(run, op);
+    ended = true;
+  });
+  if (ended && run.objects().writes(op)) run.objects().worker_done(op);
 }
 
 }  // namespace
@@ -161,13 +184,13 @@ void start_cpu_workers(run_context& run, std::vector<std::thread>& threads) {
     for (std::uint32_t w = 0; w < po.workers; ++w) {
       switch (po.entry->info.role) {
         case operator_role::source:
-          threads.emplace_back([&run, i] { run.guarded(i, [&] { source_worker(run, i); }); });
+          threads.emplace_back([&run, i] { worker(run, i, source_worker); });
           break;
         case operator_role::map:
-          threads.emplace_back([&run, i] { run.guarded(i, [&] { map_worker(run, i); }); });
+          threads.emplace_back([&run, i] { worker(run, i, map_worker); });
           break;
         case operator_role::sink:
-          threads.emplace_back([&run, i] { run.guarded(i, [&] { sink_worker(run, i); }); });
+          threads.emplace_back([&run, i] { worker(run, i, sink_worker); });
           break;
       }
     }

@@ -10,6 +10,7 @@
 #include "framework/core/units.hpp"
 #include "framework/gpu/device_cache_memory.hpp"
 #include "framework/gpu/device_run.hpp"
+#include "framework/gpu/object_replica.hpp"
 #include "framework/gpu/um_counters.hpp"
 #include "framework/plan/partition_tuner.hpp"
 #include "framework/runtime/kernel_executor.hpp"
@@ -120,9 +121,24 @@ void device_kernel_executor::start(std::vector<std::thread>&) {
     accumulators.push_back(run_.instances()[k].kernel->accumulator());
     operators.push_back(run_.instances()[k].kernel.get());
   }
-  device_ = std::make_unique<device_run>(p, run_.topics(), params, accumulators, operators, *program_,
-                                         static_cast<managed_topic_memory&>(run_.memory()),
-                                         run_.files() != nullptr ? &run_.kernel_files_of() : nullptr);
+  // Shared objects the kernel reads get their versions in device memory; the kernel polls their tables
+  // in (pinned) host memory.
+  std::vector<shared::version_table_view> objects;
+  run_objects& shared_objects = run_.objects();
+  for (std::size_t i = 0; i < shared_objects.size(); ++i) {
+    shared::version_table_view v = shared_objects.host_views()[i];
+    if (shared_objects.read_in_kernel(i)) {
+      auto replica = std::make_unique<cuda_version_replica>(shared_objects.object(i), v.words);
+      v.words = replica->device_words();
+      v.buffers = replica->buffers();
+      shared_objects.object(i).attach_replica(std::move(replica));
+    }
+    objects.push_back(v);
+  }
+  device_ =
+      std::make_unique<device_run>(p, run_.topics(), params, accumulators, operators, *program_,
+                                   static_cast<managed_topic_memory&>(run_.memory()),
+                                   run_.files() != nullptr ? &run_.kernel_files_of() : nullptr, objects);
   // A file source in the kernel starts the stream with the launch (a CPU source stamps its first publish).
   if (std::any_of(p.kernel_operators.begin(), p.kernel_operators.end(),
                   [&](std::size_t i) { return p.operators[i].inputs.empty(); }))

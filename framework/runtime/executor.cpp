@@ -102,6 +102,7 @@ run_stats run_topology(const plan& p, const topology_spec& spec, run_control& co
                     [&](std::size_t t, topic_config& config) { executor->configure_topic(t, config); });
     end_phase("topics");
     run.make_operators();
+    run.make_objects();
     run.make_file_cache(executor->cache_memory_for_run(), p.blocks);
     run.start_operators();
     end_phase("operators");

@@ -113,6 +113,7 @@ void host_kernel_executor::build_table() {
   args_.item_count = item_count;
   args_.poll_skip_max = 0;  // a poll is a local load here: every round
   args_.drain = &drain_;
+  args_.objects = run_.objects().host_views().empty() ? nullptr : run_.objects().host_views().data();
   if (files != nullptr) {
     const file_cache& cache = *files->cache;
     // The most pages one stage may hold: a block's room, and over all lanes at most 64 MiB of entries.

@@ -127,7 +127,9 @@ reference_chain::reference_chain(const plan& p, const std::vector<operator_insta
     const planned_operator& po = p.operators[i];
     if (po.outputs.size() != 1) continue;
     const std::size_t out = po.outputs[0];
-    if (p.topics[out].publishers.size() != 1 || !po.entry->info.replayable) continue;
+    // An operator that reads shared objects computes with the version of each frame's offset, which a replay
+    // later may no longer find (the writer reuses its buffers): not replayable.
+    if (p.topics[out].publishers.size() != 1 || !po.entry->info.replayable || !po.objects.empty()) continue;
     const operator_instance& inst = instances[i];
     if (po.entry->info.role == operator_role::source) {
       if (inst.kernel != nullptr && inst.kernel->is_source()) {

@@ -112,6 +112,7 @@ void run_context::start_operators() {
       setup.input_references.push_back(references_->for_topic(t));
     }
     for (std::size_t t : po.outputs) setup.outputs.push_back(info(t));
+    setup.objects = objects_->ports_of(i);
     try {
       instances_[i].cpu->on_start(setup);
     } catch (const run_error&) {
@@ -176,6 +177,7 @@ void run_context::leak() noexcept {
   (void)new std::vector<topic>(std::move(topics_));
   (void)memory_.release();
   (void)file_cache_.release();
+  (void)objects_.release();
 }
 
 }  // namespace xf

@@ -19,6 +19,7 @@
 #include "framework/runtime/frame_ledger.hpp"
 #include "framework/runtime/reference_chain.hpp"
 #include "framework/runtime/run_control.hpp"
+#include "framework/runtime/run_objects.hpp"
 #include "topics/topic.hpp"
 #include "topics/topic_memory.hpp"
 
@@ -84,6 +85,12 @@ class run_context {
   /// Opens every kernel file reader's files into one file cache over `memory` (device or host memory)
   /// with a share for each of `blocks`, and starts its I/O threads. Nothing without readers.
   void make_file_cache(std::unique_ptr<cache_memory> memory, std::uint32_t blocks);
+  /// Makes the topology's shared objects with their version 0 (after make_topics: their writers wait on
+  /// their readers' topics).
+  void make_objects() { objects_ = std::make_unique<run_objects>(*this); }
+  run_objects& objects() noexcept { return *objects_; }
+  /// False when the run failed before its objects were made.
+  bool has_objects() const noexcept { return objects_ != nullptr; }
   /// Starts the CPU operators (on_start) in the plan's start order, sources before their verify sinks.
   void start_operators();
   /// on_stop of every started CPU operator; a failure there fails the run (if nothing failed before).
@@ -143,6 +150,7 @@ class run_context {
   std::unique_ptr<reference_chain> references_;
   std::vector<bool> started_;
   std::unique_ptr<file_cache> file_cache_;
+  std::unique_ptr<run_objects> objects_;
   kernel_files kernel_files_;
 };
 

@@ -109,6 +109,18 @@ std::string format_stats_table(const run_stats& s) {
                    std::to_string(c.pages_skipped), fixed(gb(c.bytes_skipped), 3)});
     out << "\ncolumnar pages (the readers' index walks):\n" << pages.str();
   }
+  if (!s.objects.empty()) {
+    text_table objects({"object", "protocol", "bytes", "versions", "MB moved", "MB written", "publish ms",
+                        "writer wait ms", "reader wait ms"});
+    for (const auto& o : s.objects)
+      objects.add({o.name, o.protocol, std::to_string(o.bytes), std::to_string(o.publishes.versions),
+                   fixed(static_cast<double>(o.publishes.bytes_moved) / 1e6, 3),
+                   fixed(static_cast<double>(o.publishes.bytes_written) / 1e6, 3),
+                   fixed(static_cast<double>(o.publishes.publish_ns) / 1e6, 3),
+                   fixed(static_cast<double>(o.publishes.wait_ns) / 1e6, 3),
+                   fixed(static_cast<double>(o.reader_wait_ns) / 1e6, 3)});
+    out << "\nshared objects (versions published after the initial one):\n" << objects.str();
+  }
   bool any_um = false;
   for (const auto& t : s.topics) any_um = any_um || t.um_known;
   if (any_um) {
@@ -275,6 +287,19 @@ std::string format_stats_json(const run_stats& s) {
                              {"bytes_to_device", t.bytes_to_device},
                              {"bytes_to_host", t.bytes_to_host}};
     doc["topics"].push_back(std::move(j));
+  }
+  if (!s.objects.empty()) {
+    doc["shared_objects"] = nlohmann::ordered_json::array();
+    for (const auto& o : s.objects)
+      doc["shared_objects"].push_back({{"name", o.name},
+                                       {"protocol", o.protocol},
+                                       {"bytes", o.bytes},
+                                       {"versions", o.publishes.versions},
+                                       {"bytes_moved", o.publishes.bytes_moved},
+                                       {"bytes_written", o.publishes.bytes_written},
+                                       {"publish_seconds", seconds(o.publishes.publish_ns)},
+                                       {"writer_wait_seconds", seconds(o.publishes.wait_ns)},
+                                       {"reader_wait_seconds", seconds(o.reader_wait_ns)}});
   }
   if (!s.um_note.empty()) doc["unified_memory_note"] = s.um_note;
   if (s.kernel) {

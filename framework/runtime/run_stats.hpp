@@ -9,6 +9,7 @@
 
 #include "framework/model/operator.hpp"
 #include "framework/plan/partition_tuner.hpp"
+#include "framework/shared/versioned_object.hpp"
 
 namespace xf {
 
@@ -72,6 +73,16 @@ struct file_cache_stats {
   std::vector<io_thread> io_threads;
 };
 
+/// A shared object's run: what its writer's publishes moved and waited, and how long CPU readers waited for
+/// versions to become final.
+struct object_stats {
+  std::string name;
+  std::string protocol;
+  std::uint64_t bytes = 0;
+  shared::versioned_object_counters publishes;
+  std::uint64_t reader_wait_ns = 0;
+};
+
 struct topic_stats {
   std::string name;
   std::uint64_t frame_bytes = 0;
@@ -125,6 +136,7 @@ struct run_stats {
   std::vector<phase> phases;
   std::vector<operator_stats> operators;
   std::vector<topic_stats> topics;
+  std::vector<object_stats> objects;  ///< the topology's shared objects
   std::optional<kernel_breakdown> kernel;
   std::optional<partition_stats> partition;
   std::optional<file_cache_stats> file_cache;

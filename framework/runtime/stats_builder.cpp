@@ -128,6 +128,7 @@ run_stats build_stats(run_context& run, kernel_executor* executor,
     stats.topics.push_back(std::move(ts));
   }
   add_column_pages(stats, p);
+  if (run.has_objects()) stats.objects = run.objects().stats();
   if (executor != nullptr && !executor->wedged()) {
     try {
       add_kernel_counters(stats, p, executor->op_counters());

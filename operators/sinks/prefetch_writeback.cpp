@@ -32,6 +32,7 @@ void prefetch_writeback::on_start(const operator_setup& setup) {
                                        r * per_record, per_record, frames);
       !problem.empty())
     fail(problem);
+  frames.passes = static_cast<std::uint64_t>(params_.passes);
   frames_ = frames;
 }
 
@@ -47,7 +48,7 @@ void prefetch_writeback::on_frame(std::uint64_t offset, const frame_in& in) {
                                                  " bytes cannot hold the written fields of its " +
                                                  std::to_string(n) + " records (" + std::to_string(bytes) +
                                                  " bytes): is records_per_frame the source's?");
-  prefetch::scatter_records(dataset_.writable_bytes(), frames_.layout, offset * frames_.records_per_frame, n,
+  prefetch::scatter_records(dataset_.writable_bytes(), frames_.layout, frames_.first_record(offset), n,
                             {in.data, bytes});
   std::atomic<std::uint64_t>& records = counts_.local().records;
   records.store(records.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);

@@ -32,6 +32,7 @@ void prefetch_source::on_start(const operator_setup& setup) {
                                        frames.layout.bytes_read_per_record(), frames);
       !problem.empty())
     fail(problem);
+  frames.passes = static_cast<std::uint64_t>(params_.passes);
   frames_ = frames;
 }
 
@@ -40,7 +41,7 @@ bool prefetch_source::fill(std::uint64_t offset, frame_out& out) const {
   if (n == 0) return false;
   const std::uint64_t bytes = n * frames_.layout.bytes_read_per_record();
   XF_EXPECTS(out.capacity >= bytes, "a source's output frame must hold the topic's frame size");
-  prefetch::gather_records(dataset_.bytes(), frames_.layout, offset * frames_.records_per_frame, n,
+  prefetch::gather_records(dataset_.bytes(), frames_.layout, frames_.first_record(offset), n,
                            {out.data, bytes});
   out.bytes = bytes;
   return true;

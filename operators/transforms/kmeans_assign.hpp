@@ -40,6 +40,10 @@ XF_HOST_DEVICE XF_FORCE_INLINE std::uint32_t nearest_centre(float x, float y, fl
 /// into the record's cluster field) — 4 bytes back across PCIe per 12 bytes in. Frames are computed whole
 /// (never split over blocks: the three arrays span the frame). A frame whose length is not a multiple of 3
 /// elements, or a topic of another element type, fails the frame with code `bad_frame`.
+///
+/// The centres come from the `centres` parameter, or — for centres that move while the stream runs (Lloyd's
+/// iterations in one run) — from a shared object bound to the `centres` slot: `clusters` xyz triples of
+/// f32, the version the frame's offset asks for.
 struct kmeans_assign_op {
   static constexpr char class_name[] = "kmeans_assign";
   static constexpr element_set elements{element_type::f32};
@@ -51,6 +55,7 @@ struct kmeans_assign_op {
   struct params {
     float centres[3 * max_centres] = {};
     std::uint32_t centre_values = 0;  ///< 3 per centre
+    std::uint32_t clusters = 0;       ///< centres in the shared object, when one is bound
   };
 
   static const char* failure_reason(std::uint32_t code) {
@@ -65,8 +70,29 @@ struct kmeans_assign_op {
          "of its nearest centre, as u32 bits in element r of the output (for a prefetch_writeback)")
         .whole_frames();
     s.reals(&params::centres, &params::centre_values, "centres",
-            "the centres, 'x y z' each (commas, semicolons or spaces between numbers), 1 to 32 of them", "",
-            3, 3);
+            "the centres, 'x y z' each (commas, semicolons or spaces between numbers), 1 to 32 of them, "
+            "unless the centres slot is bound",
+            "", 0, 3);
+    s.param(&params::clusters, "clusters", "with the centres slot bound: the centres the object holds", 0, 0,
+            max_centres);
+    s.shared("centres", object_access::read,
+             "centres that move while the stream runs: 'clusters' xyz triples of f32 (instead of the centres "
+             "parameter)",
+             element_set{element_type::f32})
+        .optional()
+        .check_object([](const params& p, std::uint64_t bytes) -> std::string {
+          if (p.clusters == 0) return "set 'clusters', the centres the shared object holds";
+          if (bytes < 3 * sizeof(float) * p.clusters)
+            return "the shared object holds " + std::to_string(bytes) + " bytes, not " +
+                   std::to_string(p.clusters) + " centres of 12";
+          return {};
+        });
+    s.check_params([](const params& p) -> std::string {
+      if (p.centre_values == 0 && p.clusters == 0)
+        return "give the centres: the centres parameter, or a shared object in the centres slot with "
+               "clusters";
+      return {};
+    });
   }
 
   template <class T>
@@ -74,14 +100,16 @@ struct kmeans_assign_op {
     if constexpr (!std::is_same_v<T, float>) {
       task.fail(bad_frame);
     } else {
-      if (task.count % 3 != 0 || p.centre_values < 3) {
+      const float* shared_centres = task.template object<float>(0);
+      const float* centres = shared_centres != nullptr ? shared_centres : p.centres;
+      const std::uint32_t k = shared_centres != nullptr ? p.clusters : p.centre_values / 3;
+      if (task.count % 3 != 0 || k == 0) {
         task.fail(bad_frame);
         return;
       }
       const std::uint64_t n = task.count / 3;
-      const std::uint32_t k = p.centre_values / 3;
       for (std::uint64_t r = task.thread_id; r < n; r += task.thread_count) {
-        const std::uint32_t c = nearest_centre(task.in[r], task.in[n + r], task.in[2 * n + r], p.centres, k);
+        const std::uint32_t c = nearest_centre(task.in[r], task.in[n + r], task.in[2 * n + r], centres, k);
 #if XF_DEVICE_PASS
         task.out[r] = __uint_as_float(c);
 #else

@@ -102,6 +102,12 @@ void describe_record_params(operator_schema<record_dataset_params>& s, dataset_s
           ? "records per frame (0: as many as a frame holds); a prefetch_writeback downstream takes the same"
           : "records per frame: the source's (its stats counter records_per_frame); must be set",
       params{}.records_per_frame, 0);
+  s.param(&params::passes, "passes",
+          reads
+              ? "times the stream goes over the records (frame o holds pass o / F's frame o % F, F frames a "
+                "pass): iterations of an algorithm in one run"
+              : "the source's passes",
+          params{}.passes, 1);
 }
 
 std::string layout_of(const record_dataset_params& p, record_layout& layout) {

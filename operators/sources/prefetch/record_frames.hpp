@@ -35,6 +35,7 @@ struct record_dataset_params {
   std::int64_t item_bytes = 4;
   std::int64_t records = 0;
   std::int64_t records_per_frame = 0;
+  std::int64_t passes = 1;
 };
 
 /// Which side of the dataset an operator is: the source reads the fields, the write-back sink writes them.
@@ -49,16 +50,22 @@ std::string layout_of(const record_dataset_params& p, record_layout& layout);
 
 struct record_frames {
   record_layout layout;
-  std::uint64_t records = 0;            ///< in the stream
+  std::uint64_t records = 0;            ///< in one pass
   std::uint64_t records_per_frame = 0;  ///< R
+  std::uint64_t passes = 1;             ///< the stream goes over the records this many times
 
-  std::uint64_t frame_count() const {
+  std::uint64_t frames_per_pass() const {
     return records_per_frame == 0 ? 0 : (records + records_per_frame - 1) / records_per_frame;
+  }
+  std::uint64_t frame_count() const { return frames_per_pass() * passes; }
+  /// The first record of frame `offset` (< frame_count()).
+  std::uint64_t first_record(std::uint64_t offset) const {
+    return offset % frames_per_pass() * records_per_frame;
   }
   /// Records of frame `offset` (0 past the end).
   std::uint64_t records_in(std::uint64_t offset) const {
     if (offset >= frame_count()) return 0;
-    const std::uint64_t first = offset * records_per_frame;
+    const std::uint64_t first = first_record(offset);
     return records - first < records_per_frame ? records - first : records_per_frame;
   }
 };

@@ -1,0 +1,37 @@
+// Version buffers in device memory: allocation, pinning, the publish's copies.
+#include "framework/gpu/object_replica.hpp"
+
+namespace xf {
+
+cuda_version_replica::cuda_version_replica(shared::versioned_object& object, shared::version_words* words)
+    : buffers_(object.host_buffers().size()) {
+  const std::span<std::byte> host = object.host_buffers();
+  XF_CUDA_TRY(cudaHostRegister(host.data(), host.size(), cudaHostRegisterDefault));
+  pinned_buffers_ = host.data();
+  XF_CUDA_TRY(cudaHostRegister(words, 4096, cudaHostRegisterMapped));
+  pinned_words_ = words;
+  void* on_device = nullptr;
+  XF_CUDA_TRY(cudaHostGetDevicePointer(&on_device, words, 0));
+  device_words_ = static_cast<shared::version_words*>(on_device);
+}
+
+cuda_version_replica::~cuda_version_replica() {
+  if (pinned_words_ != nullptr) cuda_ok(cudaHostUnregister(pinned_words_));
+  if (pinned_buffers_ != nullptr) cuda_ok(cudaHostUnregister(pinned_buffers_));
+}
+
+void cuda_version_replica::copy(std::uint64_t at, const std::byte* host, std::uint64_t bytes) {
+  XF_CUDA_TRY(cudaMemcpyAsync(buffers_.get() + at, host, bytes, cudaMemcpyHostToDevice, stream_.get()));
+}
+
+void cuda_version_replica::finish() {
+  XF_CUDA_TRY(cudaStreamSynchronize(stream_.get()));
+}
+
+void cuda_version_replica::leak() noexcept {
+  buffers_.leak();
+  stream_.leak();
+  pinned_buffers_ = pinned_words_ = nullptr;
+}
+
+}  // namespace xf
