@@ -81,6 +81,11 @@ std::string unknown_slot(const std::string& class_name, const operator_info& inf
          (hint.empty() ? " (its slots: " + quoted_names(slots) + ")" : hint);
 }
 
+/// Whether a checked object's size is a whole number of its elements (its own problem otherwise).
+bool whole_elements(const shared_object_spec& object) {
+  return object.bytes != 0 && object.bytes % size_of(object.element) == 0;
+}
+
 /// The size, the init file and the versions of one object.
 void check_object(const spec_positions& where, shared_object_spec& object,
                   std::vector<diagnostic>& problems) {
@@ -129,7 +134,7 @@ void check_object(const spec_positions& where, shared_object_spec& object,
     return;
   }
   const std::size_t element_bytes = size_of(object.element);
-  if (object.bytes % element_bytes != 0)
+  if (!whole_elements(object))
     problems.push_back({size_at, context + std::to_string(object.bytes) + " bytes is not a whole number of " +
                                      std::string(name_of(object.element)) + " elements (" +
                                      std::to_string(element_bytes) + " bytes each): give a multiple of " +
@@ -156,7 +161,7 @@ void check_object_fields(topology_spec& spec, std::vector<diagnostic>& problems)
 }
 
 void check_object_bindings(const topology_spec& spec, const std::vector<const operator_entry*>& classes,
-                           std::vector<diagnostic>& problems) {
+                           const std::vector<bool>& params_valid, std::vector<diagnostic>& problems) {
   const spec_positions where(spec);
   std::vector<std::string> object_names;
   for (const shared_object_spec& o : spec.objects) object_names.push_back(o.name);
@@ -221,16 +226,21 @@ void check_object_bindings(const topology_spec& spec, const std::vector<const op
                                                      "'): a reader sees the version of its input frame's "
                                                      "offset, and a source has no input"});
       }
-      if (!decl->elements.contains(object->element))
+      if (!decl->elements.contains(object->element)) {
         problems.push_back({where.at(binding), context + "slot '" + slot + "' takes " +
                                                    names_of(decl->elements) +
                                                    " objects, but shared object '" + name + "' is " +
                                                    std::string(name_of(object->element))});
+      } else if (decl->check && params_valid[o] && whole_elements(*object)) {
+        // The class's own check of the object against its parameters (its size for the centres it names).
+        if (std::string why = decl->check(op.params, object->bytes); !why.empty())
+          problems.push_back({where.at(binding), context + "slot '" + slot + "': " + why});
+      }
     }
     // A misnamed slot is most likely the one left unbound: its own problem says so.
     if (entry == nullptr || misnamed_slot) continue;
     for (const object_slot_decl& decl : entry->info.objects)
-      if (op.shared.count(decl.name) == 0)
+      if (!decl.optional && op.shared.count(decl.name) == 0)
         problems.push_back({where.at_field(path, "shared"),
                             context + "class '" + op.class_name + "' takes a shared object in slot '" +
                                 decl.name + "' (" + std::string(name_of(decl.access)) +

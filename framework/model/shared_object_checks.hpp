@@ -19,13 +19,15 @@ namespace xf {
 void check_object_fields(topology_spec& spec, std::vector<diagnostic>& problems);
 
 /// Appends the problems of the operators' bindings: a key that is not one of its class's object slots, a
-/// slot bound to an undeclared object or left unbound, a write slot on a GPU operator (only CPU operators
-/// publish versions), a second writer of an object, an object whose element type the slot does not take, a
-/// source that reads an object (a reader sees the version of its input frame's offset), a written object
-/// with fewer than 2 versions, and an object no operator reads. `classes` holds each operator's registry
-/// entry, in spec.operators' order (null where the class is unknown: its own problem is reported, and its
-/// bindings are not checked).
+/// slot bound to an undeclared object, a slot left unbound unless it is optional, a write slot on a GPU
+/// operator (only CPU operators publish versions), a second writer of an object, an object whose element
+/// type the slot does not take or that the slot's own check refuses (object_slot_decl::check), a source
+/// that reads an object (a reader sees the version of its input frame's offset), a written object with
+/// fewer than 2 versions, and an object no operator reads. `classes` holds each operator's registry entry,
+/// in spec.operators' order (null where the class is unknown: its own problem is reported, and its
+/// bindings are not checked); `params_valid` whether its parameters passed their checks (a slot's check
+/// runs only then, on the normalized parameters).
 void check_object_bindings(const topology_spec& spec, const std::vector<const operator_entry*>& classes,
-                           std::vector<diagnostic>& problems);
+                           const std::vector<bool>& params_valid, std::vector<diagnostic>& problems);
 
 }  // namespace xf

@@ -59,7 +59,7 @@ class validator {
     check_elements();
     check_columnar_uses();
     check_object_fields(spec_, problems_);
-    check_object_bindings(spec_, entries_, problems_);
+    check_object_bindings(spec_, entries_, params_valid_, problems_);
     check_references_for_verification();
     return std::move(problems_);
   }

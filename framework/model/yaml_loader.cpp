@@ -300,7 +300,7 @@ class spec_reader : yaml_field_reader {
             bytes_field = field;
             if (auto b = byte_count(*field, context, key, "4KiB")) object.bytes = *b;
           } else if (key == "count") {
-            if (fields_given(entry.value, "bytes", *field, context)) continue;
+            if (conflicts_with(entry.value, "bytes", *field, context)) continue;
             elements = count(*field, context, key, object_count_limits);
           } else if (key == "init") {
             if (auto text = scalar(*field, context, key, "a file name", true)) object.init = *text;
@@ -327,9 +327,9 @@ class spec_reader : yaml_field_reader {
     }
   }
 
-  /// Reports `field` when `other` is also written in `map` (two ways to say one thing); true if so.
-  bool fields_given(const yaml_node& map, const char* other, const yaml_entry& field,
-                    const std::string& context) {
+  /// Reports `field` when `other` is also written in `map` (two ways of saying one thing); true if so.
+  bool conflicts_with(const yaml_node& map, const char* other, const yaml_entry& field,
+                      const std::string& context) {
     const yaml_entry* first = map.find(other);
     if (first == nullptr) return false;
     problem(field.key_pos, context + "give " + other + " or " + field.key + ", not both (" + other + " at " +

@@ -45,7 +45,8 @@
 //       outputs: [out]
 //       warps: 4              # GPU operators only, with runtime.partition: explicit; 1..32
 //       params: {factor: 2}
-//       shared: {centres: centroids}  # the class's object slots -> shared objects; each slot bound once
+//       shared: {centres: centroids}  # the class's object slots -> shared objects (optional slots may be
+//                                     # left unbound)
 //     verify: {class: verify_sink, inputs: out}
 //   runtime:
 //     executor: auto          # auto | device | host

@@ -141,9 +141,14 @@ TEST_CASE("config.shared_objects_read_every_key_and_default_the_rest") {
   CHECK(key.versions == 3);
   CHECK(key.protocol == shared::protocol::batch);
   CHECK(key.block_bytes == 64 * KiB);
-  CHECK(spec.objects[1] == shared_object_spec{"plain", element_type::u8, 4 * KiB});
+  shared_object_spec plain;  // every default but its size
+  plain.name = "plain";
+  plain.bytes = 4 * KiB;
+  CHECK(spec.objects[1] == plain);
   CHECK(spec.objects[2].bytes == 80);  // count before element, in elements of the element
-  CHECK(spec.objects[3] == shared_object_spec{"bare"});
+  shared_object_spec bare;             // every default: validation would refuse its size, the loader does not
+  bare.name = "bare";
+  CHECK(spec.objects[3] == bare);
   topology_spec lazy;
   CHECK(read_topology(parse_yaml(edited(yaml, "batch", "lazy"), "t.yaml"), "t.yaml",
                       test::extended_registry(), lazy)
@@ -418,6 +423,33 @@ TEST_CASE("config.shared_slot_of_the_class_must_be_bound") {
         unread +
             "t.yaml:9:66: error: operator 'assign': class 'lookup' takes a shared object in slot 'centres' "
             "(read), but none is bound: add shared: {centres: <object>}");
+}
+
+TEST_CASE("config.shared_slot_optional_may_be_left_unbound") {
+  // accumulate's totals slot is optional: on cpu, unbound, it is valid; lookup's centres slot is not.
+  const std::string yaml =
+      edited(kmeans, "{class: update, inputs: [ids], outputs: [out], shared: {centres: centroids}}",
+             "{class: accumulate, on: cpu, inputs: [ids], outputs: [out]}");
+  CHECK(all_problems(yaml) == "ok");
+  CHECK(test::extended_registry().find("accumulate")->info.objects.at(0).optional);
+  CHECK_FALSE(test::extended_registry().find("lookup")->info.objects.at(0).optional);
+}
+
+TEST_CASE("config.shared_slot_check_of_its_class") {
+  // lookup checks that the object holds the `entries` its parameter names (96 f32 values here).
+  const std::string yaml = edited(kmeans, "shared: {centres: centroids}}\n  update",
+                                  "shared: {centres: centroids}, params: {entries: 97}}\n  update");
+  CHECK(
+      all_problems(yaml) ==
+      "t.yaml:9:76: error: operator 'assign': slot 'centres': the object holds 384 bytes, fewer than entries "
+      "(97) f32 values");
+  CHECK(all_problems(edited(yaml, "entries: 97", "entries: 96")) == "ok");
+  // It runs on valid parameters only, and on objects of a valid size only: each problem is reported once.
+  CHECK(all_problems(edited(yaml, "entries: 97", "entries: -1")).find("slot 'centres'") == std::string::npos);
+  CHECK(all_problems(edited(yaml, "count: 96", "bytes: 383")) ==
+        "t.yaml:6:36: error: shared object 'centroids': 383 bytes is not a whole number of f32 elements (4 "
+        "bytes "
+        "each): give a multiple of 4 bytes");
 }
 
 TEST_CASE("config.shared_object_written_only_by_a_cpu_operator") {

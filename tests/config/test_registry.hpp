@@ -162,25 +162,35 @@ class fake_update final : public cpu_map {
   void on_frame(std::uint64_t, const frame_in&, frame_out&) override {}
 };
 
-/// A GPU map that reads an f32 object (as K-means' assignment step reads the centres).
+/// A GPU map that reads an f32 object (as K-means' assignment step reads the centres), and checks that the
+/// object holds the entries its parameter names.
 struct fake_lookup {
   static constexpr char class_name[] = "lookup";
-  struct params {};
+  struct params {
+    std::uint32_t entries = 0;
+  };
   static void describe(operator_schema<params>& s) {
     s.describe("maps each element through the centres of its frame's version (test only)");
-    s.shared("centres", object_access::read, "the centres it reads", element_set{element_type::f32});
+    s.param(&params::entries, "entries", "the f32 values it reads of the object", params{}.entries, 0,
+            1 << 20);
+    s.shared("centres", object_access::read, "the centres it reads", element_set{element_type::f32})
+        .check_object([](const params& p, std::uint64_t bytes) -> std::string {
+          if (bytes >= std::uint64_t{p.entries} * sizeof(float)) return {};
+          return "the object holds " + std::to_string(bytes) + " bytes, fewer than entries (" +
+                 std::to_string(p.entries) + ") f32 values";
+        });
   }
   template <class T>
   static void compute(const params&, const frame_task<T>&) {}
 };
 
-/// A GPU map with a write slot: valid on cpu only (only CPU operators publish versions).
+/// A GPU map with an optional write slot: bound, valid on cpu only (only CPU operators publish versions).
 struct fake_accumulate {
   static constexpr char class_name[] = "accumulate";
   struct params {};
   static void describe(operator_schema<params>& s) {
-    s.describe("adds each frame into running totals it publishes (test only)");
-    s.shared("totals", object_access::write, "the totals it publishes");
+    s.describe("adds each frame into running totals it publishes, if it is given an object (test only)");
+    s.shared("totals", object_access::write, "the totals it publishes").optional();
   }
   template <class T>
   static void compute(const params&, const frame_task<T>&) {}
