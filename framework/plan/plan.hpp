@@ -91,10 +91,6 @@ struct plan {
 /// Frames larger than this are split into parts that several blocks work on at once (measured on the
 /// H100: one block per 1–4 MiB frame left the link under-used; 128–512 KiB chunks reached its ceiling).
 inline constexpr std::uint64_t kernel_part_bytes = 256 * 1024;
-/// With fewer frames in flight than blocks (a ring of a few frames: a latency setting), frames are split
-/// further, so that every block has a part, down to parts of this size: one block reading a whole 64 KiB
-/// frame over PCIe waits for its loads wave after wave, where 16 blocks each read theirs at once.
-inline constexpr std::uint64_t kernel_min_part_bytes = 4 * 1024;
 /// At most this many items share one frame of an operator that shares whole frames (operator_info::
 /// shares_frames): beyond it a share holds too little of a frame to pay for its subscribe and release.
 inline constexpr std::uint32_t max_frame_shares = 16;

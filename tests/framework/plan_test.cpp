@@ -141,7 +141,7 @@ TEST_CASE("plan.device_blocks_are_capped_by_the_work_in_flight") {
   CHECK(p.operators[p.kernel_operators[1]].parts == 1);
 }
 
-TEST_CASE("plan.few_frames_in_flight_are_split_so_every_block_has_a_part") {
+TEST_CASE("plan.part_size_decides_the_parts_of_frames_in_flight") {
   auto spec = three_gpu_ops(8);
   spec.runtime.blocks = 0;
   for (auto& t : spec.topics) {
@@ -156,33 +156,19 @@ TEST_CASE("plan.few_frames_in_flight_are_split_so_every_block_has_a_part") {
     return g1;
   };
   {
-    // 8 blocks, 3 frames in flight: 3 parts a frame, each whole pages (24 KiB, the last 16 KiB).
+    // By default a frame under kernel_part_bytes is one item, however few frames are in flight (splitting
+    // them so that every block had a part measured slower): 3 frames, 3 blocks.
     const plan p = make_plan(spec, registry(), options);
-    CHECK(g1_of(p).parts == 3);
-    CHECK(g1_of(p).part_bytes == 24 * 1024);
-    CHECK(p.blocks == 8);
+    CHECK(g1_of(p).parts == 1);
+    CHECK(p.blocks == 3);
   }
   {
-    // runtime.part_size decides instead: whole frames, so 3 blocks; or 16 KiB parts.
-    spec.runtime.part_bytes = 64 * 1024;
-    const plan whole = make_plan(spec, registry(), options);
-    CHECK(g1_of(whole).parts == 1);
-    CHECK(whole.blocks == 3);
+    // runtime.part_size splits them: 16 KiB parts, 4 a frame; 12 items in flight fill the 8 blocks.
     spec.runtime.part_bytes = 16 * 1024;
     const plan quarters = make_plan(spec, registry(), options);
     CHECK(g1_of(quarters).parts == 4);
     CHECK(g1_of(quarters).part_bytes == 16 * 1024);
-  }
-  {
-    // Parts stop at kernel_min_part_bytes however many blocks wait: 8 KiB frames make 2 parts.
-    spec.runtime.part_bytes = 0;
-    for (auto& t : spec.topics) {
-      t.capacity = 1;
-      t.frame_bytes = 8 * 1024;
-    }
-    const plan p = make_plan(spec, registry(), options);
-    CHECK(g1_of(p).parts == 2);
-    CHECK(g1_of(p).part_bytes == kernel_min_part_bytes);
+    CHECK(quarters.blocks == 8);
   }
 }
 
