@@ -81,7 +81,8 @@ class object_port {
   /// The writer: its working copy, host memory; what it holds when publish is called is the next version.
   virtual std::span<std::byte> edit() = 0;
   /// The writer: the working copy becomes the version of every frame from `offset` on (until the next);
-  /// `offset` must be at least horizon(). Returns once every reader side has it (having waited, if need
+  /// `offset` must be at least horizon() (in on_start, before any frame, a writer may publish at 0: a first
+  /// version known only at run time). Returns once every reader side has it (having waited, if need
   /// be, for the readers of the oldest version to release their frames: its buffer is reused), with the new
   /// version's number. Publishing at o also promises o + 1.
   virtual std::uint64_t publish(std::uint64_t offset) = 0;

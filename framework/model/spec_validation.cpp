@@ -609,6 +609,12 @@ class validator {
                              "') is not");
           break;
         }
+        if (!spec_.operators[p].shared.empty()) {
+          problem(where, context + "every operator upstream must be replayable, but '" +
+                             spec_.operators[p].name +
+                             "' reads shared objects (a replay later may not find its frames' versions)");
+          break;
+        }
         if (up->info.role != operator_role::map || inputs_[p].size() != 1) break;  // a source ends the chain
         topic = inputs_[p][0];
       }

@@ -105,6 +105,7 @@ run_stats run_topology(const plan& p, const topology_spec& spec, run_control& co
     run.make_objects();
     run.make_file_cache(executor->cache_memory_for_run(), p.blocks);
     run.start_operators();
+    run.objects().writers_started();
     end_phase("operators");
     // The kernel operators are set up and started before any CPU worker runs. On the device, its setup
     // (device replicas, moving device-only topics' frames to the GPU, loading the kernel) used to run

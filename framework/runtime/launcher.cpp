@@ -55,6 +55,11 @@ void print_operators(const operator_registry& registry) {
         std::cout << " (required)";
       std::cout << "  — " << p.description << '\n';
     }
+    for (const object_slot_decl& o : info.objects) {
+      std::cout << "    shared " << o.name << ": " << name_of(o.access) << (o.optional ? ", optional" : "");
+      if (!(o.elements == element_set::all())) std::cout << ", " << names_of(o.elements);
+      std::cout << "  — " << o.description << '\n';
+    }
   }
 }
 

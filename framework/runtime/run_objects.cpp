@@ -167,6 +167,11 @@ void run_objects::finished_frame(std::size_t op, std::uint64_t offset) {
     if (i != no_object && run_.plan_of().objects[i].writer == op) objects_[i]->finished_frame(offset);
 }
 
+void run_objects::writers_started() {
+  for (std::size_t i = 0; i < objects_.size(); ++i)
+    if (run_.plan_of().objects[i].writer) objects_[i]->promise(1);
+}
+
 void run_objects::worker_done(std::size_t op) {
   if (workers_left_[op].fetch_sub(1) != 1) return;
   for (std::size_t i : run_.plan_of().operators[op].objects)

@@ -44,6 +44,9 @@ class run_objects {
   bool writes(std::size_t op) const noexcept { return op < writes_.size() && writes_[op]; }
   void begin_frame(std::uint64_t offset);
   void finished_frame(std::size_t op, std::uint64_t offset);
+  /// The writers have started (on_start returned): frame 0's version is final, the initial one or what a
+  /// writer published at offset 0 in its on_start.
+  void writers_started();
   /// One of the operator's workers is done; once all are, its objects' versions are all final.
   void worker_done(std::size_t op);
 

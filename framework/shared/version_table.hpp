@@ -65,7 +65,9 @@ struct version_table_view {
     for (std::uint32_t i = 0; i < versions; ++i) {
       const std::uint64_t f = load_acquire(words->first[i]);
       if (f <= offset) {
-        if (f >= c.first) {
+        // Two versions at one offset: the initial one and the writer's first, both at 0. The later wins.
+        if (f > c.first ||
+            (f == c.first && load_relaxed(words->number[i]) >= load_relaxed(words->number[c.buffer]))) {
           c.buffer = i;
           c.first = f;
         }

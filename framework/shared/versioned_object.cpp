@@ -107,8 +107,10 @@ versioned_object::versioned_object(versioned_object_config config, version_words
   for (std::uint32_t i = 0; i < max_object_versions; ++i) words_->first[i] = no_version_offset;
   words_->number[0] = 0;
   store_release(words_->first[0], std::uint64_t{0});
-  // Frame 0 is the earliest: the writer publishes for frames after the one it handles.
-  horizon_ = config_.written ? 1 : no_version_offset;
+  // A written object's frame 0 waits for promise(1): the writer may still publish at offset 0 before it
+  // handles any frame (a first version known only once it started), and publishes for frames after the
+  // one it handles from then on.
+  horizon_ = config_.written ? 0 : no_version_offset;
   store_release(words_->horizon, horizon_);
 }
 

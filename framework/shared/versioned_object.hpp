@@ -90,7 +90,8 @@ class versioned_object {
   /// return once every reader released every frame below `below` (it may throw to abandon the publish: a
   /// failed run). Throws std::invalid_argument for an offset below the horizon. Returns the version's number.
   std::uint64_t publish(std::uint64_t offset, const std::function<void(std::uint64_t)>& wait_for_readers);
-  /// No version below `offset` will be published.
+  /// No version below `offset` will be published. A written object's horizon starts at 0 (frame 0 waits):
+  /// the writer may publish at offset 0 until it promises 1 (the runtime does once the writer started).
   void promise(std::uint64_t offset);
   /// The writer finished its frame at `offset` (void frames too): once every frame below f is finished,
   /// versions below f + 1 are final (the writer publishes for frames after the one it handles).

@@ -52,7 +52,9 @@ TEST_CASE("versioned_object: each frame reads the latest version published at or
     CAPTURE(name_of(p));
     const std::vector<std::byte> initial = filled(10000, 7);
     fixture f(10000, 3, p, initial);
-    CHECK(f.object->horizon() == 1);  // frame 0 may go with version 0 at once
+    CHECK(f.object->horizon() == 0);  // frame 0 waits for the writer to start
+    CHECK_FALSE(f.object->host_view().ready(0));
+    f.object->promise(1);
     CHECK(f.read(0) == initial);
     CHECK_FALSE(f.object->host_view().ready(1));
 
@@ -106,6 +108,16 @@ TEST_CASE("versioned_object: the protocol decides what a publish moves") {
     expected[5000] = std::byte{2};
     CHECK(f.read(3) == expected);
   }
+}
+
+TEST_CASE("versioned_object: a writer may replace version 0 at offset 0 before it promises 1") {
+  fixture f(4096, 2, protocol::lazy);
+  f.object->working_copy()[0] = std::byte{9};
+  CHECK(f.object->publish(0, no_readers) == 1);
+  CHECK(f.number(0) == 1);  // both versions start at 0: the later one counts
+  f.object->promise(6);
+  CHECK(f.read(5)[0] == std::byte{9});
+  CHECK_THROWS_AS(f.object->publish(0, no_readers), std::invalid_argument);
 }
 
 TEST_CASE("versioned_object: the horizon follows the writer's finished frames") {
