@@ -4,14 +4,18 @@
 
 #include <zlib.h>
 
+#include <unistd.h>
 #include <algorithm>
 #include <charconv>
 #include <chrono>
 #include <cstddef>
+#include <filesystem>
+#include <fstream>
 
 #include "apps/dataset_support/parallel.hpp"
 #include "apps/dataset_support/tool_cli.hpp"
 #include "apps/kmeans/centre_update.hpp"
+#include "apps/kmeans/live_update.hpp"
 #include "framework/kernel/kernel_program.hpp"
 #include "framework/model/spec_validation.hpp"
 #include "framework/model/topology_builder.hpp"
@@ -80,6 +84,53 @@ topology_spec assignment_pass(const std::string& path, const std::vector<centre>
   return b.build();
 }
 
+/// Every iteration in one run: the source's passes, the centres a shared object kmeans_update publishes and
+/// kmeans_assign reads, the ids both written back and folded as they stream.
+topology_spec iterations_in_one_run(const std::string& path, const xeflow_options& opt,
+                                    std::uint64_t records_per_frame, const std::string& result) {
+  topology_builder b{"kmeans_iterations"};
+  for (const char* topic : {"xyz", "ids"})
+    b.topic(topic).frame_bytes(opt.frame_bytes).element(element_type::f32);
+  const std::uint32_t k = opt.lloyd.clusters;
+  b.shared_object("centres").element(element_type::f32).count(3 * std::uint64_t{k}).versions(2);
+  const std::uint32_t threads = opt.lloyd.threads;
+  const std::int64_t passes = opt.lloyd.iterations;
+  auto dataset = [&](const char* name, const char* class_name, const std::string& fields) {
+    return op(name, class_name)
+        .threads(threads)
+        .param("path", path)
+        .param("record_bytes", particle_bytes)
+        .param("fields", fields)
+        .param("records_per_frame", records_per_frame)
+        .param("passes", passes);
+  };
+  const std::string read_fields =
+      std::to_string(offsetof(particle, x)) + ":" + std::to_string(position_bytes);
+  const std::string written_fields =
+      std::to_string(offsetof(particle, cluster)) + ":" + std::to_string(sizeof(particle::cluster));
+  b.link({}, dataset("particles", "prefetch_source", read_fields), {"xyz"});
+  b.link({"xyz"},
+         op("assign", "kmeans_assign")
+             .on(placement::gpu)
+             .param("clusters", std::int64_t{k})
+             .shared("centres", "centres"),
+         {"ids"});
+  b.link({"ids"}, dataset("store", "prefetch_writeback", written_fields), {});
+  b.link({"ids"},
+         op("update", "kmeans_update")
+             .threads(threads)
+             .param("path", path)
+             .param("clusters", std::int64_t{k})
+             .param("iterations", passes)
+             .param("records_per_frame", records_per_frame)
+             .param("block_particles", static_cast<std::int64_t>(opt.lloyd.block_particles))
+             .param("result", result)
+             .shared("centres", "centres"),
+         {});
+  b.runtime().executor(opt.force_host ? executor_kind::host : executor_kind::automatic);
+  return b.build();
+}
+
 void check_options(const xeflow_options& opt) {
   const options& o = opt.lloyd;
   if (o.clusters == 0 || o.clusters > kmeans_assign_op::max_centres)
@@ -91,11 +142,77 @@ void check_options(const xeflow_options& opt) {
     throw usage_error("--frame-size: " + problem);
 }
 
+xeflow_result run_in_one(const std::string& path, const xeflow_options& opt, clock_type::time_point start) {
+  const options& lloyd = opt.lloyd;
+  const std::uint32_t k = lloyd.clusters;
+  std::uint64_t n = 0;
+  {
+    const mapped_file file = mapped_file::open(path, map_access::read_write);
+    n = particles_of(file, k).size();
+  }
+  xeflow_result r;
+  r.one_run = true;
+  r.records_per_frame = opt.frame_bytes / position_bytes;
+  const std::string result_path =
+      (std::filesystem::temp_directory_path() / ("xeflow-kmeans-" + std::to_string(::getpid()) + ".json"))
+          .string();
+  operator_registry registry;
+  register_builtin_operators(registry);
+  registry.add<kmeans_update>("kmeans_update");
+  topology_spec spec = iterations_in_one_run(path, opt, r.records_per_frame, result_path);
+  validate_topology(spec, registry);
+  const plan p =
+      plan_for_this_machine(spec, registry, opt.force_host, compiled_kernel<builtin_gpu_operators>());
+  run_control control;
+  run_options run;
+  run.kernel = compiled_kernel<builtin_gpu_operators>();
+  const auto run_start = clock_type::now();
+  const run_stats stats = run_topology(p, spec, control, run);
+  r.run_seconds = seconds_since(run_start);
+  if (stats.device_wedged) throw wedged_device_error("the run: " + stats.error);
+  if (stats.status != xf::run_status::completed) {
+    std::filesystem::remove(result_path);
+    throw std::runtime_error(std::string("the run ") + std::string(xf::name_of(stats.status)) +
+                             (stats.error.empty() ? "" : ": " + stats.error));
+  }
+  r.executor = stats.executor;
+  nlohmann::json j;
+  {
+    std::ifstream in(result_path);
+    if (!in) throw std::runtime_error("kmeans_update left no result in " + result_path);
+    in >> j;
+  }
+  std::filesystem::remove(result_path);
+
+  result& out = r.lloyd;
+  for (const auto& c : j.at("centres"))
+    out.centres.push_back({c.at("x").get<float>(), c.at("y").get<float>(), c.at("z").get<float>(),
+                           c.at("particles").get<std::uint64_t>()});
+  const auto changed = j.at("changed_per_pass").get<std::vector<std::uint64_t>>();
+  const auto ends = j.at("pass_end_seconds").get<std::vector<double>>();
+  for (std::size_t i = 0; i < changed.size(); ++i) {
+    iteration_stats it;
+    it.assign_seconds = ends[i] - (i == 0 ? 0.0 : ends[i - 1]);
+    it.changed = changed[i];
+    r.iterations.push_back(it);
+  }
+  const auto crcs = j.at("block_crcs").get<std::vector<std::uint32_t>>();
+  out.particles = n;
+  out.iterations = lloyd.iterations;
+  out.threads = lloyd.threads;
+  out.dataset_bytes = n * particle_bytes;
+  out.changed_last_iteration = changed.empty() ? 0 : changed.back();
+  out.digest = result_digest(crcs, n, lloyd.block_particles, out.centres);
+  out.seconds = seconds_since(start);
+  return r;
+}
+
 }  // namespace
 
 xeflow_result run_xeflow(const std::string& path, const xeflow_options& opt) {
   const auto start = clock_type::now();
   check_options(opt);
+  if (!opt.per_iteration) return run_in_one(path, opt, start);
   const options& lloyd = opt.lloyd;
   const std::uint32_t k = lloyd.clusters;
   // The reference's mapping and checks. Read-write, so an unwritable file fails here as it does there;
@@ -202,6 +319,8 @@ nlohmann::json to_json(const xeflow_result& r, const xeflow_options& opt) {
     update_seconds += it.update_seconds;
   }
   j["executor"] = r.executor;
+  j["mode"] = r.one_run ? "one_run" : "per_iteration";
+  if (r.one_run) j["run_seconds"] = r.run_seconds;
   j["frame_bytes"] = opt.frame_bytes;
   j["records_per_frame"] = r.records_per_frame;
   j["assign_seconds"] = assign_seconds;

@@ -31,6 +31,9 @@ int main(int argc, char** argv) {
           "threads of each of the prefetch source, the write-back and the centre update (default: "
           "the hardware's threads)");
   app.add_flag("--host", opt.force_host, "assign on the host executor even when a GPU is usable");
+  app.add_flag("--per-iteration", opt.per_iteration,
+               "one xeflow run per iteration, the update after it (default: every iteration in one run, the "
+               "centres a shared object the update publishes while the next pass streams)");
   app.add_option("--frame-size", frame_size,
                  "frame size of the topics (a multiple of 4 KiB): frame_size / 12 particles per frame");
   app.add_flag("--json", json,
@@ -56,12 +59,17 @@ int main(int argc, char** argv) {
     }
     for (std::size_t i = 0; i < r.iterations.size(); ++i) {
       const kmeans::iteration_stats& it = r.iterations[i];
-      std::cout << "iteration " << i + 1 << ": assignment " << it.assign_seconds << " s (stream "
-                << it.stream_seconds << " s), update " << it.update_seconds << " s, " << it.changed
-                << " changed\n";
+      if (r.one_run)
+        std::cout << "iteration " << i + 1 << ": " << it.assign_seconds
+                  << " s (assignment and update, in the run), " << it.changed << " changed\n";
+      else
+        std::cout << "iteration " << i + 1 << ": assignment " << it.assign_seconds << " s (stream "
+                  << it.stream_seconds << " s), update " << it.update_seconds << " s, " << it.changed
+                  << " changed\n";
     }
     kmeans::print_result(std::cout, r.lloyd,
                          std::to_string(r.lloyd.iterations) + " passes, " + std::to_string(r.lloyd.threads) +
-                             " threads, assigned on " + r.executor);
+                             " threads, assigned on " + r.executor +
+                             (r.one_run ? ", in one run" : ", one run per iteration"));
   });
 }

@@ -38,6 +38,23 @@ TEST_CASE("kmeans_xeflow.host_iterations_match_the_cpu_reference") {
   }
 }
 
+TEST_CASE("kmeans_xeflow.one_run_and_one_run_per_iteration_give_the_same_result") {
+  // The default runs every iteration in one run (the centres a shared object the update publishes while
+  // the next pass streams); --per-iteration runs one per assignment pass. Both must equal the reference.
+  constexpr std::uint64_t particles = 150'000;
+  const nlohmann::json one =
+      check_kmeans_iterations_match_reference(particles, 5, 4, {"--host", "--threads", "3"});
+  CHECK(one["mode"] == "one_run");
+  CHECK(one["iteration_stats"].size() == 4);
+  CHECK(one["run_seconds"].get<double>() > 0);
+  const nlohmann::json per = check_kmeans_iterations_match_reference(
+      particles, 5, 4, {"--host", "--threads", "3", "--per-iteration"});
+  CHECK(per["mode"] == "per_iteration");
+  CHECK(one["digest"] == per["digest"]);
+  for (std::size_t i = 0; i < 4; ++i)
+    CHECK(one["iteration_stats"][i]["changed"] == per["iteration_stats"][i]["changed"]);
+}
+
 TEST_CASE("kmeans_xeflow.bad_input_exits_with_a_reason") {
   const scratch_dir dir;
   const std::string file = dir.file("p");
