@@ -5,6 +5,7 @@
 // a user's launcher adds its own next to them (framework/runtime/launcher.hpp).
 #pragma once
 
+#include <array>
 #include <cstring>
 #include <functional>
 #include <map>
@@ -231,12 +232,35 @@ class gpu_sink_on_host final : public host_kernel_op {
   host_accumulator state_;
 };
 
+/// The shared objects of a GPU operator placed `on: cpu`: for each frame, the versions its offset asks for,
+/// through the ports its CPU adapter was given (item_context::objects as the kernel's round would set it).
+class cpu_object_versions {
+ public:
+  static constexpr std::size_t max_slots = 8;
+  void bind(const operator_setup& setup) {
+    XF_EXPECTS(setup.objects.size() <= max_slots, "at most 8 shared objects an operator");
+    ports_ = setup.objects;
+  }
+  /// Where frame `offset`'s versions are (null when the operator takes none); `room` holds them.
+  const std::byte* const* of(std::uint64_t offset, std::array<const std::byte*, max_slots>& room) const {
+    if (ports_.empty()) return nullptr;
+    for (std::size_t i = 0; i < ports_.size(); ++i)
+      room[i] = ports_[i] != nullptr ? ports_[i]->read(offset).bytes.data() : nullptr;
+    return room.data();
+  }
+
+ private:
+  std::vector<object_port*> ports_;
+};
+
 /// Runs a whole frame of a GPU operator on one virtual thread; throws frame_failed when compute failed it.
 template <class Op>
 void run_frame_on_cpu(const typename Op::params& p, const frame_in& in, frame_out* out, std::byte* state,
-                      std::uint64_t offset) {
+                      std::uint64_t offset, const cpu_object_versions* objects = nullptr) {
   frame_call c = whole_frame_call(in, out, offset);
   c.state = state;
+  std::array<const std::byte*, cpu_object_versions::max_slots> room{};
+  if (objects != nullptr) c.objects = objects->of(offset, room);
   std::uint64_t failure = 0;
   c.failure = &failure;
   run_gpu_compute<Op>(p, c, in.element, 0, 1);
@@ -248,14 +272,16 @@ template <class Op>
 class gpu_op_on_cpu final : public cpu_map {
  public:
   explicit gpu_op_on_cpu(typename Op::params p) : params_(p) {}
+  void on_start(const operator_setup& setup) override { objects_.bind(setup); }
   void on_frame(std::uint64_t offset, const frame_in& in, frame_out& out) override {
     out.bytes = output_share_of<Op>(params_).of(in.bytes);
-    run_frame_on_cpu<Op>(params_, in, &out, nullptr, offset);
+    run_frame_on_cpu<Op>(params_, in, &out, nullptr, offset, &objects_);
   }
   map_phases phases() const override { return phases_of<Op>(params_); }
 
  private:
   typename Op::params params_;
+  cpu_object_versions objects_;
 };
 
 /// A GPU file reader placed `on: cpu`: each frame's stages read their ranges synchronously (direct_reader,
@@ -321,9 +347,12 @@ class gpu_sink_on_cpu final : public cpu_sink {
   explicit gpu_sink_on_cpu(typename Op::params p) : params_(p), state_(accumulator_bytes<Op>(p)) {
     prepare_accumulator<Op>(params_, state_.bytes());
   }
-  void on_start(const operator_setup& setup) override { interrupted_ = setup.interrupted; }
+  void on_start(const operator_setup& setup) override {
+    interrupted_ = setup.interrupted;
+    objects_.bind(setup);
+  }
   void on_frame(std::uint64_t offset, const frame_in& in) override {
-    run_frame_on_cpu<Op>(params_, in, nullptr, state_.bytes().data(), offset);
+    run_frame_on_cpu<Op>(params_, in, nullptr, state_.bytes().data(), offset, &objects_);
   }
   void on_stop() override {
     if (interrupted_ != nullptr && interrupted_->load()) return;  // a partial fold is not the result
@@ -336,6 +365,7 @@ class gpu_sink_on_cpu final : public cpu_sink {
   host_accumulator state_;
   const std::atomic<bool>* interrupted_ = nullptr;
   operator_counters counters_;
+  cpu_object_versions objects_;
 };
 
 }  // namespace detail

@@ -25,13 +25,18 @@ std::vector<std::string> gpu_operators_on_cpu(const fs::path& topology) {
   return sets;
 }
 
-/// The lines of `b` whose topic `a` also records (placed on CPU threads, GPU operators add subscribers).
+/// The lines of `b` whose topic and subscriber group `a` also records (placed on CPU threads, GPU operators
+/// add subscribers: whole topics, or groups beside CPU subscribers of a topic).
 ledger_run restricted_to_topics_of(ledger_run b, const ledger_run& a) {
-  std::set<std::string> topics;
-  for (const std::string& line : a.ledger) topics.insert(line.substr(0, line.find(' ')));
+  const auto topic_and_group = [](const std::string& line) {
+    const std::size_t topic_end = line.find(' ');
+    return line.substr(0, line.find(' ', topic_end + 1));
+  };
+  std::set<std::string> recorded;
+  for (const std::string& line : a.ledger) recorded.insert(topic_and_group(line));
   std::vector<std::string> kept;
   for (std::string& line : b.ledger)
-    if (topics.count(line.substr(0, line.find(' ')))) kept.push_back(std::move(line));
+    if (recorded.count(topic_and_group(line))) kept.push_back(std::move(line));
   b.ledger = std::move(kept);
   return b;
 }

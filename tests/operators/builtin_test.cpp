@@ -38,7 +38,10 @@ TEST_CASE("operators.builtin_registers_every_operator") {
                                                            "readahead_file_source",
                                                            "scale",
                                                            "sequence_source",
+                                                           "table_check",
+                                                           "table_lookup",
                                                            "table_source",
+                                                           "table_writer",
                                                            "text_source",
                                                            "verify_sink",
                                                            "word_count"});
