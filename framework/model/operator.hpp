@@ -90,6 +90,9 @@ class object_port {
   virtual void promise(std::uint64_t offset) = 0;
   /// The offset below which versions are final.
   virtual std::uint64_t horizon() const = 0;
+  /// The highest version number a reader has taken up so far (a GPU reader's lane or a CPU reader's read):
+  /// how soon a publish reaches the readers, for a writer that wants to know.
+  virtual std::uint64_t highest_version_seen() const = 0;
 
   /// Typed access: the working copy as elements of T (T must be the object's element type's C++ type).
   template <class T>

@@ -86,6 +86,9 @@ class run_objects::port final : public object_port {
   }
 
   std::uint64_t horizon() const override { return target().horizon(); }
+  std::uint64_t highest_version_seen() const override {
+    return load_relaxed(owner_.host_views_[object_].words->seen);
+  }
 
  private:
   shared::versioned_object& target() const { return *owner_.objects_[object_]; }
