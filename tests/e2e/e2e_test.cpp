@@ -154,6 +154,46 @@ operators:
   check_verified(parse_json(r));
 }
 
+TEST_CASE("e2e.a_table_that_changes_mid_stream_is_read_as_of_each_frame") {
+  // topologies/table_versions.yaml: table_writer publishes version v at offset v · every, table_lookup
+  // reads each frame's version on the host executor's blocks (or CPU threads), table_check reads the
+  // object on the CPU and fails the run if any frame used another version. Under each protocol, with and
+  // without the writer promising ahead (without, readers wait for the writer's finished frames), with 2
+  // and 3 buffers.
+  const fs::path topology = source_root() / "topologies/table_versions.yaml";
+  struct variant {
+    std::string protocol, promise, versions, lookup_on;
+  };
+  for (const variant v : {variant{"rolling", "true", "2", "gpu"}, variant{"lazy", "false", "2", "gpu"},
+                          variant{"batch", "true", "3", "gpu"}, variant{"rolling", "false", "3", "cpu"}}) {
+    CAPTURE(v.protocol);
+    CAPTURE(v.promise);
+    CAPTURE(v.versions);
+    CAPTURE(v.lookup_on);
+    const auto r = run_process(
+        {xeflow_run(), topology.string(), "--host", "-q", "--stats", "json", "--set",
+         "operators.source.params.total_bytes=16MiB", "--set", "shared_objects.table.protocol=" + v.protocol,
+         "--set", "shared_objects.table.versions=" + v.versions, "--set",
+         "operators.writer.params.promise=" + v.promise, "--set", "operators.lookup.on=" + v.lookup_on});
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    const auto doc = parse_json(r);
+    check_verified(doc);
+    // 256 frames of 64 KiB, a version every 64: versions 1, 2, 3 (the last frame reads version 3).
+    for (const auto& o : doc["operators"]) {
+      if (o["name"] == "writer") CHECK(o["counters"]["versions"] == 4);
+      if (o["name"] == "check") {
+        CHECK(o["counters"]["wrong_frames"] == 0);
+        CHECK(o["counters"]["frames"] == 256);
+        CHECK(o["counters"]["last_version"] == 3);
+      }
+    }
+    REQUIRE(doc["shared_objects"].size() == 1);
+    CHECK(doc["shared_objects"][0]["protocol"] == v.protocol);
+    CHECK(doc["shared_objects"][0]["versions"] == 4);
+  }
+}
+
 TEST_CASE("e2e.xeflow_tune_refuses_what_it_cannot_tune") {
   const auto missing = run_process({xeflow_tune(), "/nonexistent/topology.yaml"});
   CHECK(missing.exit_code == 2);
