@@ -183,7 +183,7 @@ class operator_schema {
   /// offset asks for) or write (CPU operators: they publish its versions), holding one of `elements`.
   operator_schema& shared(std::string name, object_access access, std::string description,
                           element_set elements = element_set::all()) {
-    info_->objects.push_back({std::move(name), std::move(description), access, elements, false});
+    info_->objects.push_back({std::move(name), std::move(description), access, elements, false, {}});
     return *this;
   }
   /// Marks the slot declared last optional (object_slot_decl::optional).
