@@ -120,8 +120,10 @@ versioned_object::~versioned_object() {
 }
 
 void versioned_object::attach_replica(std::unique_ptr<version_replica> replica) {
+  // Every buffer, not only version 0's: a writer may have published in its on_start, before the executor
+  // made the replica (and nothing publishes while it is attached: the workers have not started).
   replica_ = std::move(replica);
-  replica_->copy(0, buffers_, config_.bytes);
+  replica_->copy(0, buffers_, stride_ * config_.versions);
   replica_->finish();
 }
 

@@ -75,7 +75,8 @@ class versioned_object {
   std::uint64_t bytes() const noexcept { return config_.bytes; }
   std::uint32_t versions() const noexcept { return config_.versions; }
 
-  /// GPU readers' buffers (before any publish): version 0 is copied in at once.
+  /// GPU readers' buffers, before the readers start and while nothing publishes: the versions so far are
+  /// copied in at once.
   void attach_replica(std::unique_ptr<version_replica> replica);
   /// The readers' view on the host, and on the replica's side (the host's without a replica).
   version_table_view host_view() const;
