@@ -31,6 +31,7 @@ class cuda_version_replica final : public shared::version_replica {
  private:
   device_buffer<std::byte> buffers_;
   cuda_stream stream_;
+  cuda_event copied_;
   void* pinned_buffers_ = nullptr;
   void* pinned_words_ = nullptr;
   shared::version_words* device_words_ = nullptr;
