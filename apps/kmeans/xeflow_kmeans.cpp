@@ -55,32 +55,42 @@ std::string centres_param(const std::vector<centre>& centres) {
   return text;
 }
 
+/// prefetch_source / prefetch_writeback over the particle file: the fields they read or write ("OFFSET:BYTES"
+/// in the record, kmeans_format.hpp), `records_per_frame` (the sink's frame o must be the source's) and the
+/// stream's passes over the file.
+op particle_dataset(const char* name, const char* class_name, bool writes, const std::string& path,
+                    const xeflow_options& opt, std::uint64_t records_per_frame, std::int64_t passes) {
+  const std::string fields =
+      writes ? std::to_string(offsetof(particle, cluster)) + ":" + std::to_string(sizeof(particle::cluster))
+             : std::to_string(offsetof(particle, x)) + ":" + std::to_string(position_bytes);
+  return op(name, class_name)
+      .threads(opt.lloyd.threads)
+      .param("path", path)
+      .param("record_bytes", particle_bytes)
+      .param("fields", fields)
+      .param("records_per_frame", records_per_frame)
+      .param("passes", passes);
+}
+
+/// The two topics, x y z to the GPU and the ids back (the default ring of 64 frames, as
+/// topologies/kmeans_assign.yaml).
+void particle_topics(topology_builder& b, const xeflow_options& opt) {
+  for (const char* topic : {"xyz", "ids"})
+    b.topic(topic).frame_bytes(opt.frame_bytes).element(element_type::f32);
+  b.runtime().executor(opt.force_host ? executor_kind::host : executor_kind::automatic);
+}
+
 /// One assignment pass: the source gathers x, y, z of `records_per_frame` particles per frame, kmeans_assign
 /// assigns them to `centres`, the write-back sink stores the ids into the same records of the file.
 topology_spec assignment_pass(const std::string& path, const std::vector<centre>& centres,
                               const xeflow_options& opt, std::uint64_t records_per_frame) {
   topology_builder b{"kmeans_assign"};
-  for (const char* topic : {"xyz", "ids"})  // the default ring of 64 frames, as topologies/kmeans_assign.yaml
-    b.topic(topic).frame_bytes(opt.frame_bytes).element(element_type::f32);
-  const std::uint32_t threads = opt.lloyd.threads;
-  auto dataset = [&](const char* name, const char* class_name, const std::string& fields) {
-    return op(name, class_name)
-        .threads(threads)
-        .param("path", path)
-        .param("record_bytes", particle_bytes)
-        .param("fields", fields)
-        .param("records_per_frame", records_per_frame);  // the sink's frame o must be the source's
-  };
-  // prefetch_source / prefetch_writeback fields, "OFFSET:BYTES" in the record (kmeans_format.hpp).
-  const std::string read_fields =
-      std::to_string(offsetof(particle, x)) + ":" + std::to_string(position_bytes);
-  const std::string written_fields =
-      std::to_string(offsetof(particle, cluster)) + ":" + std::to_string(sizeof(particle::cluster));
-  b.link({}, dataset("particles", "prefetch_source", read_fields), {"xyz"});
+  particle_topics(b, opt);
+  b.link({}, particle_dataset("particles", "prefetch_source", false, path, opt, records_per_frame, 1),
+         {"xyz"});
   b.link({"xyz"}, op("assign", "kmeans_assign").on(placement::gpu).param("centres", centres_param(centres)),
          {"ids"});
-  b.link({"ids"}, dataset("store", "prefetch_writeback", written_fields), {});
-  b.runtime().executor(opt.force_host ? executor_kind::host : executor_kind::automatic);
+  b.link({"ids"}, particle_dataset("store", "prefetch_writeback", true, path, opt, records_per_frame, 1), {});
   return b.build();
 }
 
@@ -89,36 +99,23 @@ topology_spec assignment_pass(const std::string& path, const std::vector<centre>
 topology_spec iterations_in_one_run(const std::string& path, const xeflow_options& opt,
                                     std::uint64_t records_per_frame, const std::string& result) {
   topology_builder b{"kmeans_iterations"};
-  for (const char* topic : {"xyz", "ids"})
-    b.topic(topic).frame_bytes(opt.frame_bytes).element(element_type::f32);
+  particle_topics(b, opt);
   const std::uint32_t k = opt.lloyd.clusters;
   b.shared_object("centres").element(element_type::f32).count(3 * std::uint64_t{k}).versions(2);
-  const std::uint32_t threads = opt.lloyd.threads;
   const std::int64_t passes = opt.lloyd.iterations;
-  auto dataset = [&](const char* name, const char* class_name, const std::string& fields) {
-    return op(name, class_name)
-        .threads(threads)
-        .param("path", path)
-        .param("record_bytes", particle_bytes)
-        .param("fields", fields)
-        .param("records_per_frame", records_per_frame)
-        .param("passes", passes);
-  };
-  const std::string read_fields =
-      std::to_string(offsetof(particle, x)) + ":" + std::to_string(position_bytes);
-  const std::string written_fields =
-      std::to_string(offsetof(particle, cluster)) + ":" + std::to_string(sizeof(particle::cluster));
-  b.link({}, dataset("particles", "prefetch_source", read_fields), {"xyz"});
+  b.link({}, particle_dataset("particles", "prefetch_source", false, path, opt, records_per_frame, passes),
+         {"xyz"});
   b.link({"xyz"},
          op("assign", "kmeans_assign")
              .on(placement::gpu)
              .param("clusters", std::int64_t{k})
              .shared("centres", "centres"),
          {"ids"});
-  b.link({"ids"}, dataset("store", "prefetch_writeback", written_fields), {});
+  b.link({"ids"}, particle_dataset("store", "prefetch_writeback", true, path, opt, records_per_frame, passes),
+         {});
   b.link({"ids"},
          op("update", "kmeans_update")
-             .threads(threads)
+             .threads(opt.lloyd.threads)
              .param("path", path)
              .param("clusters", std::int64_t{k})
              .param("iterations", passes)
@@ -127,7 +124,6 @@ topology_spec iterations_in_one_run(const std::string& path, const xeflow_option
              .param("result", result)
              .shared("centres", "centres"),
          {});
-  b.runtime().executor(opt.force_host ? executor_kind::host : executor_kind::automatic);
   return b.build();
 }
 

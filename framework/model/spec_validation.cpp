@@ -69,16 +69,9 @@ class validator {
 
   source_pos at(const std::string& path) const { return spec_.position_of(path); }
 
-  /// The key of `path` ("scale:" rather than the map under it): where a whole topic or operator is named.
-  source_pos at_key(const std::string& path) const {
-    if (auto it = spec_.positions.find(path + "#key"); it != spec_.positions.end()) return it->second;
-    return spec_.position_of(path);
-  }
-
-  /// The value at `owner.field` when it was written, else the owner's key (the field is missing).
+  source_pos at_key(const std::string& path) const { return spec_.position_of_key(path); }
   source_pos at_field(const std::string& owner, const std::string& field) const {
-    if (auto it = spec_.positions.find(owner + "." + field); it != spec_.positions.end()) return it->second;
-    return at_key(owner);
+    return spec_.position_of_field(owner, field);
   }
 
   static std::string op_path(const operator_spec& op) { return "operators." + op.name; }

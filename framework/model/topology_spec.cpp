@@ -32,4 +32,14 @@ source_pos topology_spec::position_of(const std::string& path) const {
   return source_pos{source_name, 0, 0};
 }
 
+source_pos topology_spec::position_of_key(const std::string& path) const {
+  if (auto it = positions.find(path + "#key"); it != positions.end()) return it->second;
+  return position_of(path);
+}
+
+source_pos topology_spec::position_of_field(const std::string& owner, const std::string& field) const {
+  if (auto it = positions.find(owner + "." + field); it != positions.end()) return it->second;
+  return position_of_key(owner);
+}
+
 }  // namespace xf

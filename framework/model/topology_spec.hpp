@@ -192,6 +192,12 @@ struct topology_spec {
   const shared_object_spec* find_object(std::string_view name) const;
   /// Position of `path`, falling back to its closest recorded parent path, then to the file alone.
   source_pos position_of(const std::string& path) const;
+  /// Position of the key of `path` ("scale:" rather than the map under it: where a topic, operator or object
+  /// is named), else position_of(path).
+  source_pos position_of_key(const std::string& path) const;
+  /// Position of the value at `owner.field` when it was written, else of the owner's key (the field is left
+  /// out).
+  source_pos position_of_field(const std::string& owner, const std::string& field) const;
 
   friend bool operator==(const topology_spec& a, const topology_spec& b) {
     return a.name == b.name && a.topics == b.topics && a.operators == b.operators && a.objects == b.objects &&
