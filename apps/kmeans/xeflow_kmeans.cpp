@@ -127,6 +127,24 @@ topology_spec iterations_in_one_run(const std::string& path, const xeflow_option
   return b.build();
 }
 
+/// Validates, plans and runs one topology of xeflow-kmeans as xeflow-run would; throws for a run that did
+/// not complete, naming `what` (wedged_device_error for a hung or faulted kernel).
+run_stats run_checked(topology_spec& spec, const operator_registry& registry, const xeflow_options& opt,
+                      const std::string& what) {
+  validate_topology(spec, registry);
+  const plan p =
+      plan_for_this_machine(spec, registry, opt.force_host, compiled_kernel<builtin_gpu_operators>());
+  run_control control;
+  run_options run;
+  run.kernel = compiled_kernel<builtin_gpu_operators>();
+  run_stats stats = run_topology(p, spec, control, run);
+  if (stats.device_wedged) throw wedged_device_error(what + ": " + stats.error);
+  if (stats.status != xf::run_status::completed)
+    throw std::runtime_error(what + " " + std::string(xf::name_of(stats.status)) +
+                             (stats.error.empty() ? "" : ": " + stats.error));
+  return stats;
+}
+
 void check_options(const xeflow_options& opt) {
   const options& o = opt.lloyd;
   if (o.clusters == 0 || o.clusters > kmeans_assign_op::max_centres)
@@ -156,21 +174,15 @@ xeflow_result run_in_one(const std::string& path, const xeflow_options& opt, clo
   register_builtin_operators(registry);
   registry.add<kmeans_update>("kmeans_update");
   topology_spec spec = iterations_in_one_run(path, opt, r.records_per_frame, result_path);
-  validate_topology(spec, registry);
-  const plan p =
-      plan_for_this_machine(spec, registry, opt.force_host, compiled_kernel<builtin_gpu_operators>());
-  run_control control;
-  run_options run;
-  run.kernel = compiled_kernel<builtin_gpu_operators>();
   const auto run_start = clock_type::now();
-  const run_stats stats = run_topology(p, spec, control, run);
-  r.run_seconds = seconds_since(run_start);
-  if (stats.device_wedged) throw wedged_device_error("the run: " + stats.error);
-  if (stats.status != xf::run_status::completed) {
+  run_stats stats;
+  try {
+    stats = run_checked(spec, registry, opt, "the run");
+  } catch (...) {
     std::filesystem::remove(result_path);
-    throw std::runtime_error(std::string("the run ") + std::string(xf::name_of(stats.status)) +
-                             (stats.error.empty() ? "" : ": " + stats.error));
+    throw;
   }
+  r.run_seconds = seconds_since(run_start);
   r.executor = stats.executor;
   nlohmann::json j;
   {
@@ -243,17 +255,7 @@ xeflow_result run_xeflow(const std::string& path, const xeflow_options& opt) {
 
     const auto assign_start = clock_type::now();
     topology_spec spec = assignment_pass(path, centres, opt, r.records_per_frame);
-    validate_topology(spec, registry);
-    const plan p =
-        plan_for_this_machine(spec, registry, opt.force_host, compiled_kernel<builtin_gpu_operators>());
-    run_control control;
-    run_options run;
-    run.kernel = compiled_kernel<builtin_gpu_operators>();
-    const run_stats stats = run_topology(p, spec, control, run);
-    if (stats.device_wedged) throw wedged_device_error(pass + ": " + stats.error);
-    if (stats.status != xf::run_status::completed)
-      throw std::runtime_error(pass + " " + std::string(xf::name_of(stats.status)) +
-                               (stats.error.empty() ? "" : ": " + stats.error));
+    const run_stats stats = run_checked(spec, registry, opt, pass);
     it.assign_seconds = seconds_since(assign_start);
     it.stream_seconds = stats.stream_seconds;
     r.executor = stats.executor;
