@@ -37,6 +37,9 @@ void prefetch_writeback::on_start(const operator_setup& setup) {
 }
 
 void prefetch_writeback::on_frame(std::uint64_t offset, const frame_in& in) {
+  // Over several passes only the last one's frames are written: frames of two passes that hold the same
+  // records may be in flight at once on different threads, and the file must end as the last pass left it.
+  if (offset / frames_.frames_per_pass() + 1 < frames_.passes) return;
   const std::uint64_t n = frames_.records_in(offset);
   if (n == 0)
     throw run_error({name_, topic_, offset}, "frame past the dataset's last record (" +

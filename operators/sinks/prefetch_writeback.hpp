@@ -22,7 +22,8 @@ namespace xf {
 /// records on both sides; a frame too short for its records, or past the last record, is a run_error naming
 /// the operator, topic and offset. The fields written must not be fields the source reads (the source's
 /// replay, which verify sinks use, would see the new values). on_stop writes the mapping to the file
-/// (msync). Frames may arrive on any number of threads: each touches only its own records.
+/// (msync). Frames may arrive on any number of threads: each touches only its own records. Over several
+/// passes (`passes`) only the last pass's frames are written.
 class prefetch_writeback final : public cpu_sink {
  public:
   using params = prefetch::record_dataset_params;

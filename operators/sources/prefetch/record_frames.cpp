@@ -106,7 +106,7 @@ void describe_record_params(operator_schema<record_dataset_params>& s, dataset_s
           reads
               ? "times the stream goes over the records (frame o holds pass o / F's frame o % F, F frames a "
                 "pass): iterations of an algorithm in one run"
-              : "the source's passes",
+              : "the source's passes (only the last pass's frames are written)",
           params{}.passes, 1);
 }
 
