@@ -107,8 +107,6 @@ def size_text(size: dict) -> str:
 def fmt_bytes(n) -> str:
     if n is None:
         return "n/m"
-    if isinstance(n, str):  # a rolling block of "auto": each object's own
-        return n
     for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
         if n >= scale:
             return f"{n / scale:.1f} {unit}"
@@ -291,7 +289,7 @@ def print_targets(results: list[dict]) -> None:
 
 def block_ticks(ax, rows: list[dict]) -> None:
     """A log2 x axis labelled with the blocks that were measured."""
-    blocks = sorted({r["block_bytes"] for r in rows if isinstance(r["block_bytes"], int) and r["block_bytes"]})
+    blocks = sorted({r["block_bytes"] for r in rows if r["block_bytes"]})
     ax.set_xscale("log", base=2)
     ax.set_xticks(blocks, [fmt_bytes(b).replace(".0 ", " ") for b in blocks])
     ax.set_xlabel("rolling update's block")

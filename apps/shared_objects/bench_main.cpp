@@ -264,8 +264,7 @@ std::string progress_line(double seconds, const std::vector<row>& rows) {
   for (const row& r : rows) {
     s += " " + std::string(name_of(r.spec.which));
     if (r.spec.which == variant::rolling)
-      s += "(" +
-           (r.spec.block_bytes == auto_block_spec ? std::string("auto") : format_bytes(r.spec.block_bytes)) +
+      s += "(" + format_bytes(r.spec.block_bytes) +
            (r.spec.rolling_size ? "," + std::to_string(r.spec.rolling_size) : "") + ")";
     if (r.status == "ok" && r.median() != nullptr) {
       std::snprintf(text, sizeof text, " %.1f ms", r.median()->ms);
@@ -370,8 +369,7 @@ int run_benchmark(const options& o, const sizes& s, std::vector<variant> table_v
           {"reps", o.reps},
           {"warmup", o.warmup},
           {"sweep_reps", o.sweep_reps},
-          {"block_bytes",
-           s.block_bytes == auto_block_spec ? nlohmann::json("auto") : nlohmann::json(s.block_bytes)},
+          {"block_bytes", s.block_bytes},
           {"block_sizes", s.block_sizes},
           {"rolling_sizes", o.rolling_sizes},
           {"stencil_edges", o.stencil_edges},
@@ -475,8 +473,7 @@ int main(int argc, char** argv) {
   app.add_option("--tpacf-bins", o.tpacf_bins, "tpacf: angular bins")
       ->check(CLI::Range(std::size_t{1}, std::size_t{tpacf_max_bins}));
   app.add_option("--block-size", o.block_size,
-                 "rolling update's block in the table (a multiple of the page size, or 'auto': each object's "
-                 "64th, 256 KiB to 8 MiB)");
+                 "rolling update's block in the table (a multiple of the page size)");
   app.add_option("--stencil-edges", o.stencil_edges, "stencil-volumes: volume edges")
       ->delimiter(',')
       ->check(CLI::Range(std::size_t{3}, std::size_t{2048}));
@@ -535,7 +532,7 @@ int main(int argc, char** argv) {
   try {
     s.vecadd_elements = parse_count("--vecadd-elements", o.vecadd_elements);
     s.mri_voxels = parse_count("--mri-voxels", o.mri_voxels);
-    s.block_bytes = o.block_size == "auto" ? auto_block_spec : parse_count("--block-size", o.block_size);
+    s.block_bytes = parse_count("--block-size", o.block_size);
     for (const std::string& b : o.block_sizes) s.block_sizes.push_back(parse_count("--block-sizes", b));
     for (const std::string& n : o.sweep_elements)
       s.sweep_elements.push_back(parse_count("--sweep-elements", n));
@@ -544,7 +541,7 @@ int main(int argc, char** argv) {
       if (b == 0 || b % page != 0)
         throw std::invalid_argument("--block-sizes: " + std::to_string(b) +
                                     " is no multiple of the page size");
-    if (s.block_bytes != auto_block_spec && (s.block_bytes == 0 || s.block_bytes % page != 0))
+    if (s.block_bytes == 0 || s.block_bytes % page != 0)
       throw std::invalid_argument("--block-size must be a positive multiple of the page size (" +
                                   std::to_string(page) + ")");
     if (s.vecadd_elements == 0 || s.mri_voxels == 0 || o.cp_grid == 0)

@@ -14,8 +14,7 @@ std::string bytes_text(std::uint64_t bytes) {
 }
 
 std::string spec_block(const run_spec& s) {
-  if (s.which != variant::rolling || s.block_bytes == 0) return "-";
-  return s.block_bytes == auto_block_spec ? "auto" : format_bytes(s.block_bytes);
+  return s.which == variant::rolling && s.block_bytes != 0 ? format_bytes(s.block_bytes) : "-";
 }
 
 std::string spec_rolling(const run_spec& s) {
@@ -101,9 +100,8 @@ nlohmann::json to_json(const row& r) {
       {"workload", r.workload},
       {"size", size},
       {"variant", name_of(r.spec.which)},
-      {"block_bytes", r.spec.which != variant::rolling        ? nlohmann::json(nullptr)
-                      : r.spec.block_bytes == auto_block_spec ? nlohmann::json("auto")
-                                                              : nlohmann::json(r.spec.block_bytes)},
+      {"block_bytes",
+       r.spec.which == variant::rolling ? nlohmann::json(r.spec.block_bytes) : nlohmann::json(nullptr)},
       {"rolling_size", r.spec.which != variant::rolling ? nlohmann::json(nullptr)
                        : r.spec.rolling_size == 0       ? nlohmann::json("adaptive")
                                                         : nlohmann::json(r.spec.rolling_size)},

@@ -33,10 +33,7 @@ run_record runner::run_once(const workload& w, const run_spec& spec, output& out
   if (uses_library(spec.which)) {
     shared::object_space_options options;
     options.default_protocol = protocol_of(spec.which);
-    if (spec.block_bytes == auto_block_spec)
-      options.block_bytes = shared::auto_block;
-    else if (spec.block_bytes != 0)
-      options.block_bytes = spec.block_bytes;
+    if (spec.block_bytes != 0) options.block_bytes = spec.block_bytes;
     if (spec.rolling_size != 0) {
       // A fixed rolling size: the first allocation raises it to its cap, and it stays there.
       options.rolling_step = spec.rolling_size;

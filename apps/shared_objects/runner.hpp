@@ -23,13 +23,9 @@
 
 namespace xf::shared_bench {
 
-/// run_spec::block_bytes of a rolling-update run whose blocks follow each object's size
-/// (shared::auto_block).
-inline constexpr std::size_t auto_block_spec = ~std::size_t{0};
-
 struct run_spec {
   variant which = variant::explicit_copies;
-  std::size_t block_bytes = 0;  ///< rolling update's block (0 for the other variants; auto_block_spec: auto)
+  std::size_t block_bytes = 0;  ///< rolling update's block (0 for the other variants)
   std::uint32_t rolling_size =
       0;  ///< rolling update's dirty blocks: 0 adaptive (the library's default), else fixed
 };

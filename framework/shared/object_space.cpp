@@ -76,9 +76,9 @@ int protection_of(host_access a) {
 
 object_space::object_space(accelerator& device, object_space_options options)
     : device_(device), options_(options), page_bytes_(static_cast<std::size_t>(::sysconf(_SC_PAGESIZE))) {
-  if (options_.block_bytes % page_bytes_ != 0)
-    throw std::invalid_argument("shared objects: block_bytes must be a multiple of the page size (" +
-                                std::to_string(page_bytes_) + " bytes), or auto_block");
+  if (options_.block_bytes == 0 || options_.block_bytes % page_bytes_ != 0)
+    throw std::invalid_argument("shared objects: block_bytes must be a positive multiple of the page size (" +
+                                std::to_string(page_bytes_) + " bytes)");
   dirty_.resize(std::size_t{options_.max_rolling_size} + 1);
   if (!device_.transfers_signal_safe()) agent_ = std::make_unique<transfer_agent>(device_);
 }
@@ -98,10 +98,7 @@ void* object_space::allocate(std::size_t bytes, protocol p) {
   o->proto = p;
   o->bytes = bytes;
   o->mapped_bytes = (bytes + page_bytes_ - 1) / page_bytes_ * page_bytes_;
-  const std::size_t block = options_.block_bytes == auto_block
-                                ? block_for_object(o->mapped_bytes, page_bytes_)
-                                : options_.block_bytes;
-  o->range_bytes = p == protocol::rolling ? block : o->mapped_bytes;
+  o->range_bytes = p == protocol::rolling ? options_.block_bytes : o->mapped_bytes;
   o->ranges = static_cast<std::uint32_t>((o->mapped_bytes + o->range_bytes - 1) / o->range_bytes);
   o->memfd = ::memfd_create("xeflow-shared-object", MFD_CLOEXEC);
   if (o->memfd < 0) throw_errno("memfd_create");

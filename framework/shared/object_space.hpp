@@ -25,23 +25,9 @@
 
 namespace xf::shared {
 
-/// object_space_options::block_bytes that sizes each object's blocks by the object (block_for_object).
-inline constexpr std::size_t auto_block = 0;
-
-/// Rolling update's block for an object of `bytes` under auto_block: a 64th of it, in whole pages of
-/// `page_bytes`, at least 256 KiB and at most 8 MiB — so a large object faults and moves in about 64 steps
-/// rather than one per 256 KiB (vector addition's 128 MiB arrays took 1 538 write faults and 1 020 early
-/// flushes at 256 KiB, H100), while small ones keep blocks fine enough to move only what was written.
-constexpr std::size_t block_for_object(std::size_t bytes, std::size_t page_bytes) {
-  constexpr std::size_t least = std::size_t{256} << 10, most = std::size_t{8} << 20;
-  const std::size_t share = (bytes / 64 + page_bytes - 1) / page_bytes * page_bytes;
-  return share < least ? least : share > most ? most : share;
-}
-
 struct object_space_options {
   protocol default_protocol = protocol::rolling;
-  /// Rolling update's block: the unit that faults, moves and is evicted (a multiple of the page size); or
-  /// auto_block: each object's own, from its size (block_for_object).
+  /// Rolling update's block: the unit that faults, moves and is evicted (a multiple of the page size).
   std::size_t block_bytes = std::size_t{256} << 10;
   /// Rolling update's dirty blocks allowed before the oldest is flushed early: grows by rolling_step with
   /// every allocation (the paper's adaptive rolling size), up to max_rolling_size.

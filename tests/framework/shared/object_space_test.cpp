@@ -154,26 +154,6 @@ TEST_CASE("object_space.lazy_update_moves_only_what_the_cpu_touched") {
   CHECK(space.counters().faults == 4);
 }
 
-TEST_CASE("object_space.auto_blocks_follow_each_objects_size") {
-  constexpr std::size_t page = 4096, KiB = 1024, MiB = 1024 * KiB;
-  CHECK(block_for_object(64 * KiB, page) == 256 * KiB);                // small objects: the least block
-  CHECK(block_for_object(128 * MiB, page) == 2 * MiB);                 // a 64th
-  CHECK(block_for_object(1024 * MiB, page) == 8 * MiB);                // at most 8 MiB
-  CHECK(block_for_object(20 * MiB + page, page) == 320 * KiB + page);  // whole pages
-  host_accelerator device;
-  object_space_options options;
-  options.default_protocol = protocol::rolling;
-  options.block_bytes = auto_block;
-  object_space space(device, options);
-  auto* big = static_cast<unsigned char*>(space.allocate(64 * MiB));    // 1 MiB blocks
-  auto* small = static_cast<unsigned char*>(space.allocate(64 * KiB));  // one 256 KiB block, the object
-  big[3 * MiB + 5] = 1;
-  small[9] = 2;
-  space.call([] {});
-  CHECK(space.counters().bytes_to_accelerator == 1 * MiB + 64 * KiB);  // one block of each
-  CHECK(space.counters().faults == 2);
-}
-
 TEST_CASE("object_space.batch_update_moves_everything_every_time") {
   host_accelerator device;
   object_space space(device, small_blocks(protocol::batch));
