@@ -164,8 +164,8 @@ TEST_CASE("e2e.a_table_that_changes_mid_stream_is_read_as_of_each_frame") {
   struct variant {
     std::string protocol, promise, versions, lookup_on;
   };
-  for (const variant v : {variant{"rolling", "true", "2", "gpu"}, variant{"lazy", "false", "2", "gpu"},
-                          variant{"batch", "true", "3", "gpu"}, variant{"rolling", "false", "3", "cpu"}}) {
+  for (const variant& v : {variant{"rolling", "true", "2", "gpu"}, variant{"lazy", "false", "2", "gpu"},
+                           variant{"batch", "true", "3", "gpu"}, variant{"rolling", "false", "3", "cpu"}}) {
     CAPTURE(v.protocol);
     CAPTURE(v.promise);
     CAPTURE(v.versions);
