@@ -36,6 +36,12 @@ inline void join_ranges(std::vector<frame_range>& ranges, std::size_t first, std
   ranges.resize(kept + 1);
 }
 
+/// Cuts `ranges` at `end`: those that start there or after go, one that crosses it ends there.
+inline void clip_ranges(std::vector<frame_range>& ranges, std::uint64_t end) {
+  std::erase_if(ranges, [end](const frame_range& r) { return r.offset >= end; });
+  for (frame_range& r : ranges) r.bytes = std::min(r.bytes, end - r.offset);
+}
+
 /// The parts of a frame (published and indexed, or at least its index pages in place) that its readers
 /// may touch, appended in frame order: a columnar topic's index pages and the data pages some subscriber
 /// may need (operator.hpp: page_reader).

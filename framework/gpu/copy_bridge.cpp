@@ -7,6 +7,7 @@
 #include <deque>
 
 #include "framework/core/backoff.hpp"
+#include "framework/core/part_stacks.hpp"
 #include "framework/core/system_atomic.hpp"
 
 namespace xf {
@@ -22,6 +23,8 @@ constexpr std::uint64_t max_run_bytes = 8 * 1024 * 1024;
 /// copies; Q1 21.1 → 10.5 ms). At most this many frames, so choosing a run's parts overlaps the copies of
 /// the run before.
 constexpr std::uint64_t max_selecting_run_frames = 64;
+/// A part repeated in this many consecutive frames of a selecting run goes as one 2-D copy.
+constexpr std::uint64_t min_stack_frames = 2;
 /// A run smaller than this waits while it still grows: each run costs the engines a fixed few µs besides
 /// its bytes (its seq words' copy, the gap between copies), which 64 KiB-frame runs issued
 /// as soon as they were published paid ~13 times per MiB (measured on the H100: 24.5 GB/s against 39.7
@@ -184,7 +187,11 @@ struct copy_bridge::lane {
   std::deque<copy_in_flight> in_flight;
   frame_selector select;  ///< to the device: the parts of a frame to copy (empty: all of it)
   std::vector<std::vector<frame_range>> frame_parts;  ///< a selecting run's parts, frame by frame
-  part_batch parts;                                   ///< a selecting run's parts, copied together
+  part_stacker stacker;
+  std::vector<part_stack> stacks;                    ///< parts repeated down the run: one 2-D copy each
+  std::vector<std::vector<frame_range>> lone_parts;  ///< the other parts, frame by frame
+  part_batch parts;                                  ///< the lone parts, copied together
+  bool two_d = true;                                 ///< the frames' pitch is one cudaMemcpy2DAsync takes
   std::size_t next_event = 0;
   std::uint64_t next = 0;       ///< the first offset not carried across yet
   std::uint64_t delivered = 0;  ///< to the host: offsets published in the host index
@@ -210,6 +217,12 @@ copy_bridge::copy_bridge(const std::vector<topic>& topics, std::vector<route> ro
     l->select = r.select;
     l->host = t.view();
     l->min_batch_bytes = std::min(min_run_bytes, t.config().frame_bytes * capacity / 4);
+    if (l->select) {
+      int device = 0, max_pitch = 0;
+      XF_CUDA_TRY(cudaGetDevice(&device));
+      XF_CUDA_TRY(cudaDeviceGetAttribute(&max_pitch, cudaDevAttrMaxPitch, device));
+      l->two_d = t.config().frame_bytes <= static_cast<std::uint64_t>(max_pitch);
+    }
     l->frames = device_buffer<std::byte>(device_bytes(t.config()));
     if (r.to_device) {
       l->device_seq = device_buffer<std::uint64_t>(capacity);
@@ -395,11 +408,13 @@ bool copy_bridge::step_to_device(lane& l) {
     l.parts.clear();
     std::uint64_t published_bytes = 0;
     if (l.frame_parts.size() < count) l.frame_parts.resize(count);
+    const auto published = [&](std::uint64_t k) { return k + 1 == count ? last_width : width; };
     const auto choose = [&](std::uint64_t k) {
       std::vector<frame_range>& parts = l.frame_parts[k];
       parts.clear();
       l.select(v.frames + (std::uint64_t{first_frame} + k) * v.frame_bytes, parts);
-      join_ranges(parts, 0, copy_bridge::part_gap_bytes);
+      join_ranges(parts, 0, 0);
+      clip_ranges(parts, published(k));
     };
     if (count > 1 && choosers_) {
       const std::uint64_t team = choosers_->size();
@@ -409,21 +424,27 @@ bool copy_bridge::step_to_device(lane& l) {
     } else {
       for (std::uint64_t k = 0; k < count; ++k) choose(k);
     }
-    for (std::uint64_t k = 0; k < count; ++k) {
-      const std::uint64_t base = (std::uint64_t{first_frame} + k) * v.frame_bytes;
-      const std::uint64_t published = k + 1 == count ? last_width : width;
-      std::uint64_t frame_copied = 0;
-      for (const frame_range& part : l.frame_parts[k]) {
-        if (part.offset >= published) continue;
-        const std::uint64_t bytes = std::min(part.bytes, published - part.offset);
-        l.parts.add(l.frames.get() + base + part.offset, v.frames + base + part.offset, bytes);
-        frame_copied += bytes;
-      }
-      copy_bytes += frame_copied;
-      published_bytes += published;
-      l.bytes_skipped.fetch_add(published - frame_copied, std::memory_order_relaxed);
+    // Parts at the same place in consecutive frames go as 2-D copies; the rest frame by frame, gaps of up
+    // to part_gap_bytes joined (a gap is cheaper to copy than another part).
+    l.stacker.split(l.frame_parts, count, l.two_d ? min_stack_frames : count + 1, l.stacks, l.lone_parts);
+    const std::uint64_t run_base = std::uint64_t{first_frame} * v.frame_bytes;
+    for (const part_stack& st : l.stacks) {
+      const std::uint64_t at = run_base + st.first * v.frame_bytes + st.part.offset;
+      XF_CUDA_TRY(cudaMemcpy2DAsync(l.frames.get() + at, v.frame_bytes, v.frames + at, v.frame_bytes,
+                                    st.part.bytes, st.frames, cudaMemcpyHostToDevice, stream));
+      copy_bytes += st.part.bytes * st.frames;
     }
-    copy_calls = l.parts.issue(stream);
+    for (std::uint64_t k = 0; k < count; ++k) {
+      const std::uint64_t base = run_base + k * v.frame_bytes;
+      join_ranges(l.lone_parts[k], 0, copy_bridge::part_gap_bytes);
+      for (const frame_range& part : l.lone_parts[k]) {
+        l.parts.add(l.frames.get() + base + part.offset, v.frames + base + part.offset, part.bytes);
+        copy_bytes += part.bytes;
+      }
+      published_bytes += published(k);
+    }
+    l.bytes_skipped.fetch_add(published_bytes - copy_bytes, std::memory_order_relaxed);
+    copy_calls = l.stacks.size() + l.parts.issue(stream);
     // Floored so that a run the index emptied leaves an estimate the frame cap, not a zero, bounds.
     l.kept_share = std::max(static_cast<double>(copy_bytes) / static_cast<double>(published_bytes),
                             1.0 / static_cast<double>(max_selecting_run_frames));

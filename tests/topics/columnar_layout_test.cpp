@@ -8,9 +8,11 @@
 #include <cstring>
 #include <limits>
 #include <random>
+#include <tuple>
 #include <vector>
 
 #include "framework/core/frame.hpp"
+#include "framework/core/part_stacks.hpp"
 #include "topics/columnar_index.hpp"
 #include "topics/columnar_layout.hpp"
 
@@ -359,4 +361,130 @@ TEST_CASE("columnar.parts_join_when_they_overlap_touch_or_lie_within_the_gap") {
   parts none;
   xf::join_ranges(none, 0, 0);
   CHECK(none.empty());
+}
+
+TEST_CASE("columnar.clip_ranges_cuts_at_the_published_end") {
+  std::vector<xf::frame_range> in = {{0, 4096}, {8192, 8192}, {16384, 4096}, {20480, 10}};
+  xf::clip_ranges(in, 12288);
+  REQUIRE(in.size() == 2);
+  CHECK(in[0].bytes == 4096);
+  CHECK(in[1].offset == 8192);
+  CHECK(in[1].bytes == 4096);
+}
+
+namespace {
+
+using frame_parts = std::vector<std::vector<xf::frame_range>>;
+
+/// The bytes of each frame a split covers, as (frame, offset, bytes) of its joined ranges, sorted; the
+/// parts given to it the same way. Equal when the split kept every byte once.
+std::vector<std::tuple<std::uint64_t, std::uint64_t, std::uint64_t>> covered(
+    const std::vector<xf::part_stack>& stacks, const frame_parts& rest, std::uint64_t count) {
+  frame_parts frames(count);
+  for (const xf::part_stack& s : stacks)
+    for (std::uint64_t k = s.first; k < s.first + s.frames; ++k) frames[k].push_back(s.part);
+  for (std::uint64_t k = 0; k < count; ++k) frames[k].insert(frames[k].end(), rest[k].begin(), rest[k].end());
+  std::vector<std::tuple<std::uint64_t, std::uint64_t, std::uint64_t>> out;
+  for (std::uint64_t k = 0; k < count; ++k) {
+    std::uint64_t bytes = 0, joined = 0;
+    for (const xf::frame_range& r : frames[k]) bytes += r.bytes;
+    xf::join_ranges(frames[k], 0, 0);
+    for (const xf::frame_range& r : frames[k]) {
+      out.emplace_back(k, r.offset, r.bytes);
+      joined += r.bytes;
+    }
+    CHECK(bytes == joined);  // no byte twice
+  }
+  return out;
+}
+
+std::vector<xf::part_stack> by_offset(std::vector<xf::part_stack> stacks) {
+  std::sort(stacks.begin(), stacks.end(),
+            [](const auto& a, const auto& b) { return a.part.offset < b.part.offset; });
+  return stacks;
+}
+
+}  // namespace
+
+TEST_CASE("columnar.bytes_kept_down_a_run_stack_into_2d_copies") {
+  const frame_parts parts = {{{0, 4096}, {8192, 65536}, {100000, 4096}},
+                             {{0, 4096}, {8192, 65536}},
+                             {{0, 4096}, {8192, 65536}, {200000, 4096}},
+                             {{0, 4096}, {8192, 32768}}};
+  xf::part_stacker stacker;
+  std::vector<xf::part_stack> stacks;
+  frame_parts rest;
+  stacker.split(parts, 4, 2, stacks, rest);
+  // The first 32 KiB of the column are in all four frames, the rest in three: two stacks.
+  std::vector<xf::part_stack> s = by_offset(stacks);
+  REQUIRE(s.size() == 3);
+  CHECK(s[0].first == 0);
+  CHECK(s[0].frames == 4);
+  CHECK(s[0].part.bytes == 4096);
+  CHECK(s[1].frames == 4);
+  CHECK(s[1].part.offset == 8192);
+  CHECK(s[1].part.bytes == 32768);
+  CHECK(s[2].first == 0);
+  CHECK(s[2].frames == 3);
+  CHECK(s[2].part.offset == 40960);
+  CHECK(s[2].part.bytes == 32768);
+  REQUIRE(rest.size() >= 4);
+  REQUIRE(rest[0].size() == 1);
+  CHECK(rest[0][0].offset == 100000);
+  CHECK(rest[1].empty());
+  REQUIRE(rest[2].size() == 1);
+  CHECK(rest[2][0].offset == 200000);
+  CHECK(rest[3].empty());
+  // Stacks of at least 4 frames: the three-frame piece stays with its frames.
+  stacker.split(parts, 4, 4, stacks, rest);
+  CHECK(by_offset(stacks).size() == 2);
+  CHECK(rest[1].size() == 1);
+  CHECK(rest[1][0].offset == 40960);
+  // A minimum above the run's length: nothing stacks, every byte stays with its frame.
+  stacker.split(parts, 4, 5, stacks, rest);
+  CHECK(stacks.empty());
+  std::vector<std::tuple<std::uint64_t, std::uint64_t, std::uint64_t>> expected;
+  for (std::uint64_t k = 0; k < 4; ++k)
+    for (const xf::frame_range& r : parts[k]) expected.emplace_back(k, r.offset, r.bytes);
+  std::sort(expected.begin(), expected.end());
+  CHECK(covered(stacks, rest, 4) == expected);
+}
+
+TEST_CASE("columnar.a_split_keeps_every_byte_once_on_random_runs") {
+  std::mt19937_64 rng(20261127);
+  xf::part_stacker stacker;
+  std::vector<xf::part_stack> stacks;
+  frame_parts rest;
+  std::uint64_t stacked = 0;
+  for (int trial = 0; trial < 300; ++trial) {
+    // Up to 150 frames: windows of 64 and a last short one.
+    const std::uint64_t count = 1 + rng() % (trial % 10 == 0 ? 150 : 12), pages = 1 + rng() % 24;
+    // Parts from a few patterns, so that frames often repeat each other's bytes; never touching.
+    frame_parts parts(count);
+    std::vector<std::tuple<std::uint64_t, std::uint64_t, std::uint64_t>> expected;
+    for (std::uint64_t k = 0; k < count; ++k) {
+      std::mt19937_64 pattern(rng() % 4);
+      std::uint64_t p = 0;
+      while (p < pages) {
+        const std::uint64_t len = 1 + pattern() % 3, bytes = std::min(len, pages - p) * 4096 - pattern() % 2;
+        if (pattern() % 2) {
+          parts[k].push_back({p * 4096, bytes});
+          expected.emplace_back(k, p * 4096, bytes);
+        }
+        p += len + 1;
+      }
+    }
+    std::sort(expected.begin(), expected.end());
+    const std::uint64_t min_frames = 1 + rng() % 4;
+    stacker.split(parts, count, min_frames, stacks, rest);
+    CAPTURE(trial);
+    CHECK(covered(stacks, rest, count) == expected);
+    for (const xf::part_stack& st : stacks) {
+      CHECK(st.frames >= min_frames);
+      CHECK(st.first + st.frames <= count);
+      CHECK(st.first / 64 == (st.first + st.frames - 1) / 64);  // inside one window
+      stacked += st.frames > 1 ? 1 : 0;
+    }
+  }
+  CHECK(stacked > 100);
 }
