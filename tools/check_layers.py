@@ -6,6 +6,7 @@ The layers, from the ground floor up (docs/architecture.md draws them):
   topics              the shared topic (includes only the ground floor)
   framework/files     the GPU file cache (includes only the ground floor)
   framework/shared    shared objects, ADSM/GMAC (includes only the ground floor)
+  framework/datatype  MPI derived datatypes: trees, serialized form, traversal (only the ground floor)
   framework/model     topology spec, builder, YAML, operator contract, registry
   framework/plan      the plan, warp partition, cost model, tuner
   framework/kernel    the virtualised kernel's round as host/device steps
@@ -24,18 +25,21 @@ ALLOWED = {
     "topics": {"framework/core", "topics"},
     "framework/files": {"framework/core", "framework/files"},
     "framework/shared": {"framework/core", "framework/shared"},
-    "framework/model": {"framework/core", "topics", "framework/files", "framework/shared", "framework/model"},
-    "framework/plan": {"framework/core", "topics", "framework/files", "framework/shared", "framework/model",
-                       "framework/plan"},
-    "framework/kernel": {"framework/core", "topics", "framework/files", "framework/shared", "framework/model",
-                         "framework/plan", "framework/kernel"},
-    "framework/gpu": {"framework/core", "topics", "framework/files", "framework/shared", "framework/model",
-                      "framework/plan", "framework/kernel", "framework/gpu"},
-    "operators": {"framework/core", "topics", "framework/files", "framework/shared", "framework/model",
-                  "framework/plan", "framework/kernel", "framework/gpu", "operators"},
+    "framework/datatype": {"framework/core", "framework/datatype"},
+    "framework/model": {"framework/core", "topics", "framework/files", "framework/shared",
+                        "framework/datatype", "framework/model"},
+    "framework/plan": {"framework/core", "topics", "framework/files", "framework/shared",
+                       "framework/datatype", "framework/model", "framework/plan"},
+    "framework/kernel": {"framework/core", "topics", "framework/files", "framework/shared",
+                         "framework/datatype", "framework/model", "framework/plan", "framework/kernel"},
+    "framework/gpu": {"framework/core", "topics", "framework/files", "framework/shared",
+                      "framework/datatype", "framework/model", "framework/plan", "framework/kernel",
+                      "framework/gpu"},
+    "operators": {"framework/core", "topics", "framework/files", "framework/shared", "framework/datatype",
+                  "framework/model", "framework/plan", "framework/kernel", "framework/gpu", "operators"},
     "framework/runtime": {"framework/core", "topics", "framework/files", "framework/shared",
-                          "framework/model", "framework/plan", "framework/kernel", "framework/gpu",
-                          "operators", "framework/runtime"},
+                          "framework/datatype", "framework/model", "framework/plan", "framework/kernel",
+                          "framework/gpu", "operators", "framework/runtime"},
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
 
