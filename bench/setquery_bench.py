@@ -166,6 +166,7 @@ class Xeflow:
         diagnosis = {
             "stream_s": many["stream_seconds"],
             "bridge_busy_s": steady_topic.get("copy_engines", {}).get("bridge_busy_seconds"),
+            "bridge_choice_wait_s": steady_topic.get("copy_engines", {}).get("bridge_choice_wait_seconds"),
             "copies": steady_topic.get("copy_engines", {}).get("copies"),
             "source_blocked_s": steady_topic.get("blocked_seconds"),
             "kernel_cycle_shares": {k: v / total_cycles for k, v in cycles.items()},

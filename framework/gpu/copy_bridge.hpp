@@ -37,6 +37,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <exception>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -48,7 +49,6 @@
 #include "framework/core/cuda_buffer.hpp"
 #include "framework/core/errors.hpp"
 #include "framework/core/frame.hpp"
-#include "framework/core/worker_team.hpp"
 #include "topics/topic.hpp"
 
 namespace xf {
@@ -66,6 +66,8 @@ struct bridge_counters {
   std::uint64_t busy_ns = 0;
   /// Bytes of frames left behind: the pages no GPU subscriber reads (a columnar topic's skip transfer).
   std::uint64_t bytes_skipped = 0;
+  /// A selecting route: time the thread waited for its runs' parts to be chosen (part of busy_ns).
+  std::uint64_t choice_wait_ns = 0;
 };
 
 class copy_bridge {
@@ -121,13 +123,17 @@ class copy_bridge {
   bool step_to_device(lane& l);
   bool step_to_host(lane& l);
   bool mirror_releases(lane& l);
+  void choose_ahead(lane& l);
 
   const std::vector<topic>& topics_;
   std::vector<route> routes_;
   std::vector<std::unique_ptr<lane>> lanes_;
-  /// Threads that choose the parts of a selecting run's frames beside the bridge's own (the index is
-  /// read frame by frame on the CPU, which one thread cannot do at the link's rate); null without one.
-  std::unique_ptr<worker_team> choosers_;
+  /// Threads that choose the parts of a selecting route's frames as they are published, ahead of the
+  /// bridge's thread (the index is read frame by frame on the CPU, which one thread cannot do at the link's
+  /// rate); none without a selecting route.
+  std::vector<std::thread> choosers_;
+  std::atomic<bool> choice_failed_{false};
+  std::exception_ptr choice_error_;  ///< the first choice that threw (under error_mutex_)
   std::thread thread_;
   std::atomic<bool> stop_{false};
   std::atomic<bool> finished_{false};

@@ -240,6 +240,7 @@ void device_kernel_executor::collect(run_stats& stats) {
     ts.skipped_bytes = b.counters.bytes_skipped;
     ts.copy_cuda_calls = b.counters.cuda_calls;
     ts.copy_busy_ns = b.counters.busy_ns;
+    ts.copy_choice_wait_ns = b.counters.choice_wait_ns;
   }
   const block_timing t = device_->timing();
   kernel_breakdown k;

@@ -90,13 +90,14 @@ std::string format_stats_table(const run_stats& s) {
   for (const auto& t : s.topics) any_copied = any_copied || !t.copied_to.empty();
   if (any_copied) {
     text_table copied({"topic", "copied to", "copies", "GB copied", "GB skipped", "KiB per copy",
-                       "CUDA calls", "bridge busy s"});
+                       "CUDA calls", "bridge busy s", "choice wait s"});
     for (const auto& t : s.topics)
       if (!t.copied_to.empty())
         copied.add({t.name, t.copied_to, std::to_string(t.copies), fixed(gb(t.copied_bytes), 3),
                     fixed(gb(t.skipped_bytes), 3),
                     fixed(t.copies ? static_cast<double>(t.copied_bytes) / 1024.0 / t.copies : 0.0, 1),
-                    std::to_string(t.copy_cuda_calls), fixed(seconds(t.copy_busy_ns), 3)});
+                    std::to_string(t.copy_cuda_calls), fixed(seconds(t.copy_busy_ns), 3),
+                    fixed(seconds(t.copy_choice_wait_ns), 3)});
     out << "\ncopy engines:\n" << copied.str();
   }
   bool any_columns = false;
@@ -272,7 +273,8 @@ std::string format_stats_json(const run_stats& s) {
                            {"bytes", t.copied_bytes},
                            {"bytes_skipped", t.skipped_bytes},
                            {"cuda_calls", t.copy_cuda_calls},
-                           {"bridge_busy_seconds", seconds(t.copy_busy_ns)}};
+                           {"bridge_busy_seconds", seconds(t.copy_busy_ns)},
+                           {"bridge_choice_wait_seconds", seconds(t.copy_choice_wait_ns)}};
     if (!t.columns.empty()) {
       j["columns"] = nlohmann::ordered_json::array();
       for (const auto& c : t.columns)

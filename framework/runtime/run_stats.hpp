@@ -99,6 +99,7 @@ struct topic_stats {
   std::uint64_t skipped_bytes = 0;  ///< frame bytes the copy engines left behind (pages no subscriber reads)
   std::uint64_t copy_cuda_calls = 0;  ///< every CUDA call the copy bridge made for the topic
   std::uint64_t copy_busy_ns = 0;     ///< the bridge thread's time on looks at the topic that moved something
+  std::uint64_t copy_choice_wait_ns = 0;  ///< of it, waiting for the pages to copy to be chosen (columnar)
   /// A columnar topic's page readers' index walks, per column (their `pages.<column>` and
   /// `pages_skipped.<column>` counters summed): data pages met, and those the index ruled out (never read
   /// by the kernel; with dma, never copied unless a neighbouring part's gap carried them).
