@@ -64,14 +64,15 @@ class map_reference final : public frame_reference {
  public:
   /// `site`: the map's operator and input topic, for the errors of a file reader's replay.
   map_reference(const frame_reference* upstream, std::uint64_t input_frame_bytes, element_type input_element,
-                cpu_map* map, const host_kernel_op* kernel, const fault_site& site)
+                cpu_map* map, const host_kernel_op* kernel, const fault_site& site, const operator_info& info)
       : upstream_(upstream),
         input_frame_bytes_(input_frame_bytes),
         input_element_(input_element),
         map_(map),
         kernel_(kernel),
         phases_(kernel ? kernel->phases() : map->phases()),
-        site_(site) {
+        site_(site),
+        info_(info) {
     // A file reader the kernel's blocks ran through the cache is replayed with direct reads.
     if (kernel_ != nullptr && kernel_->reads_files())
       reader_ = std::make_unique<direct_reader>(*kernel_, site_);
@@ -83,12 +84,19 @@ class map_reference final : public frame_reference {
     if (!upstream_->expected(offset, upstream_frame)) return false;
     frame_in in{buffer.data(), upstream_frame.bytes, input_element_};
     out.bytes = kernel_ ? kernel_->output_bytes(in.bytes) : in.bytes;  // a CPU map sets its own
-    if (reader_)
-      reader_->run(in, out, offset, site_);
-    else if (kernel_)
-      kernel_->run_frame(in, &out, offset);
-    else
-      map_->replay(offset, in, out);
+    try {
+      if (reader_)
+        reader_->run(in, out, offset, site_);
+      else if (kernel_)
+        kernel_->run_frame(in, &out, offset);
+      else
+        map_->replay(offset, in, out);
+    } catch (const frame_failed& f) {
+      // The replay fails the frame as the operator itself would have: the same error, naming it (a
+      // frame_failed is no std::exception, and would end the process from a verify sink's on_start).
+      throw run_error(fault_site{site_.operator_name, site_.topic, offset},
+                      frame_failed_reason(f.code, info_.failure_meaning(f.code)));
+    }
     return true;
   }
 
@@ -114,6 +122,7 @@ class map_reference final : public frame_reference {
   const host_kernel_op* kernel_;
   map_phases phases_;
   fault_site site_;
+  const operator_info& info_;
   std::unique_ptr<direct_reader> reader_;
 };
 
@@ -172,7 +181,8 @@ reference_chain::reference_chain(const plan& p, const std::vector<operator_insta
         }
       }
       owned_.push_back(std::make_unique<map_reference>(upstream, in.frame_bytes, in.element, map, kernel,
-                                                       fault_site{po.spec->name, in.name, std::nullopt}));
+                                                       fault_site{po.spec->name, in.name, std::nullopt},
+                                                       po.entry->info));
     } else {
       continue;
     }
