@@ -13,6 +13,7 @@
 #include "operators/transforms/address_generators/byte_addresses.hpp"
 #include "operators/transforms/address_generators/indexed_addresses.hpp"
 #include "operators/transforms/address_generators/record_addresses.hpp"
+#include "operators/transforms/datatype_pack.hpp"
 #include "operators/transforms/fma.hpp"
 #include "operators/transforms/kmeans_assign.hpp"
 #include "operators/transforms/pass_through.hpp"
@@ -25,6 +26,6 @@ using builtin_gpu_operators =
     gpu_operator_list<scale_op, fma_op, pass_through_op, kmeans_assign_op, record_addresses_op,
                       byte_addresses_op, indexed_addresses_op, word_count_op, affinity_cards_op,
                       affinity_shared_op, readahead_file_source, query_op, raid6_encode_op, raid6_recover_op,
-                      aes128_encrypt_op, aes128_decrypt_op, table_lookup_op>;
+                      aes128_encrypt_op, aes128_decrypt_op, table_lookup_op, pack_op, unpack_op>;
 
 }  // namespace xf

@@ -7,7 +7,7 @@ The layers, from the ground floor up (docs/architecture.md draws them):
   framework/files     the GPU file cache (includes only the ground floor)
   framework/shared    shared objects, ADSM/GMAC (includes only the ground floor)
   framework/datatype  MPI derived datatypes: trees, serialized form, traversal (only the ground floor)
-  framework/model     topology spec, builder, YAML, operator contract, registry
+  framework/model     topology spec, builder, YAML (datatypes too), operator contract, registry
   framework/plan      the plan, warp partition, cost model, tuner
   framework/kernel    the virtualised kernel's round as host/device steps
   framework/gpu       the device driver: persistent kernel, device run, copy bridge

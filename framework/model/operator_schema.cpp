@@ -1,10 +1,12 @@
 // Parameter normalization against an operator's declared schema.
 #include "framework/model/operator_schema.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <stdexcept>
 
 #include "framework/core/units.hpp"
 #include "framework/model/suggest.hpp"
@@ -30,11 +32,21 @@ std::string to_string(const param_value& value) {
           char buffer[64];
           std::snprintf(buffer, sizeof buffer, "%.17g", v);
           return buffer;
+        } else if constexpr (std::is_same_v<V, dt::datatype>) {
+          return dt::describe(v);
         } else {
           return v;
         }
       },
       value);
+}
+
+dt::datatype datatype_value(const std::string& param, const param_value& value) {
+  if (const auto* type = std::get_if<dt::datatype>(&value)) return *type;
+  if (const auto* text = std::get_if<std::string>(&value))
+    if (const std::optional<dt::primitive> p = dt::primitive_from_name(*text)) return *p;
+  throw std::invalid_argument("parameter '" + param + "' must hold a datatype, not '" + to_string(value) +
+                              "' (a topology's datatype names are resolved by validate_topology)");
 }
 
 namespace {
@@ -69,18 +81,50 @@ std::optional<bool> parse_bool(const std::string& text) {
 
 std::string type_problem(const param_decl& decl, const param_value& v) {
   return "parameter '" + decl.name + "' must be " +
-         (decl.kind == param_kind::bytes     ? std::string("a byte count (e.g. 4096, 64KiB, 1GiB)")
-          : decl.kind == param_kind::integer ? std::string("an integer")
-          : decl.kind == param_kind::real    ? std::string("a number")
-          : decl.kind == param_kind::boolean ? std::string("true or false")
-                                             : std::string("a string")) +
-         ", not '" + to_string(v) + "'";
+         (decl.kind == param_kind::bytes      ? std::string("a byte count (e.g. 4096, 64KiB, 1GiB)")
+          : decl.kind == param_kind::integer  ? std::string("an integer")
+          : decl.kind == param_kind::real     ? std::string("a number")
+          : decl.kind == param_kind::boolean  ? std::string("true or false")
+          : decl.kind == param_kind::datatype ? std::string("a datatype")
+                                              : std::string("a string")) +
+         ", not " + (std::holds_alternative<dt::datatype>(v) ? "a datatype" : "'" + to_string(v) + "'");
+}
+
+/// A datatype parameter's value: a datatype, or the name of a primitive or of one of `datatypes`.
+std::optional<std::string> normalize_datatype(const param_decl& decl, param_value& v,
+                                              const std::vector<datatype_spec>& datatypes) {
+  if (const std::string* name = std::get_if<std::string>(&v)) {
+    if (const std::optional<dt::primitive> p = dt::primitive_from_name(*name)) {
+      v = dt::datatype(*p);
+    } else if (const auto named = std::find_if(datatypes.begin(), datatypes.end(),
+                                               [&](const datatype_spec& d) { return d.name == *name; });
+               named != datatypes.end()) {
+      v = named->type;  // the same node: to_yaml writes the name back
+    } else {
+      std::vector<std::string> names;
+      for (const datatype_spec& d : datatypes) names.push_back(d.name);
+      for (int i = 0; i < dt::primitive_count; ++i)
+        names.emplace_back(dt::name_of(static_cast<dt::primitive>(i)));
+      std::string hint = did_you_mean(*name, names);
+      if (hint.empty()) hint = " (declare it under datatypes:, or name a primitive)";
+      return "parameter '" + decl.name + "': no datatype is named '" + *name + "'" + hint;
+    }
+  }
+  const dt::datatype* type = std::get_if<dt::datatype>(&v);
+  if (type == nullptr) return type_problem(decl, v);
+  if (decl.check_type)
+    if (std::string problem = decl.check_type(*type); !problem.empty())
+      return "parameter '" + decl.name + "': " + problem;
+  return std::nullopt;
 }
 
 /// Converts `v` to the declared kind; returns a message on failure.
-std::optional<std::string> normalize_one(const param_decl& decl, param_value& v) {
+std::optional<std::string> normalize_one(const param_decl& decl, param_value& v,
+                                         const std::vector<datatype_spec>& datatypes) {
   const std::string* text = std::get_if<std::string>(&v);
   switch (decl.kind) {
+    case param_kind::datatype:
+      return normalize_datatype(decl, v, datatypes);
     case param_kind::boolean:
       if (text) {
         if (auto b = parse_bool(*text))
@@ -185,7 +229,8 @@ std::vector<double> parse_real_list(const std::string& text, std::string& proble
 }
 
 std::vector<param_problem> normalize_params(const operator_info& info,
-                                            std::map<std::string, param_value>& params) {
+                                            std::map<std::string, param_value>& params,
+                                            const std::vector<datatype_spec>& datatypes) {
   std::vector<param_problem> problems;
   std::vector<std::string> known;
   for (const auto& p : info.params) known.push_back(p.name);
@@ -201,10 +246,10 @@ std::vector<param_problem> normalize_params(const operator_info& info,
       problems.push_back({key, message});
       continue;
     }
-    if (auto problem = normalize_one(*decl, value)) problems.push_back({key, *problem});
+    if (auto problem = normalize_one(*decl, value, datatypes)) problems.push_back({key, *problem});
   }
   for (const auto& decl : info.params)
-    if (!decl.default_value && !params.contains(decl.name))
+    if (!decl.default_value && !decl.optional && !params.contains(decl.name))
       problems.push_back({"", "operator class '" + info.class_name + "' needs parameter '" + decl.name +
                                   "' (" + decl.description + ")"});
   if (problems.empty() && info.check_values)

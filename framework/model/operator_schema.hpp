@@ -16,6 +16,7 @@
 #include <functional>
 #include <limits>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <type_traits>
@@ -31,7 +32,7 @@ constexpr std::string_view name_of(operator_role r) {
   return r == operator_role::source ? "source" : r == operator_role::map ? "map" : "sink";
 }
 
-enum class param_kind : std::uint8_t { boolean, integer, bytes, real, text };
+enum class param_kind : std::uint8_t { boolean, integer, bytes, real, text, datatype };
 constexpr std::string_view name_of(param_kind k) {
   switch (k) {
     case param_kind::boolean:
@@ -44,6 +45,8 @@ constexpr std::string_view name_of(param_kind k) {
       return "real";
     case param_kind::text:
       return "string";
+    case param_kind::datatype:
+      return "datatype";
   }
   return "?";
 }
@@ -59,6 +62,11 @@ struct param_decl {
   /// Text parameters: what is wrong with a value ("" when nothing), checked where the topology is loaded,
   /// so the error carries file:line:column (a field list's syntax, a list of numbers).
   std::function<std::string(const std::string&)> check;
+  /// Datatype parameters: what is wrong with a type ("" when nothing), checked where the topology is
+  /// loaded (a type too large for the operator's parameters, one without data).
+  std::function<std::string(const dt::datatype&)> check_type;
+  /// No default, yet the topology may leave it out (the operator then works without it).
+  bool optional = false;
 };
 
 /// Parses a list of reals separated by commas, semicolons or spaces ("0 0 0; 10 10 10"): the values, or
@@ -139,14 +147,22 @@ struct required_t {};
 inline constexpr required_t required{};
 
 /// Converts each value in `params` to its declared kind in place (YAML scalars arrive as text, builder
-/// values typed): "64KiB" → 65536 for bytes, "2" → 2.0 for reals, "true" → true. Reports unknown keys
-/// (with a suggestion), wrong types, values out of range or not among the choices, and required
-/// parameters that are missing. Defaults are not inserted: the spec keeps what was written.
+/// values typed): "64KiB" → 65536 for bytes, "2" → 2.0 for reals, "true" → true, and a datatype
+/// parameter's name — a primitive's, or one of the topology's `datatypes` — to that type. Reports unknown
+/// keys (with a suggestion), wrong types, values out of range or not among the choices, names no datatype
+/// has, and required parameters that are missing. Defaults are not inserted: the spec keeps what was
+/// written.
 std::vector<param_problem> normalize_params(const operator_info& info,
-                                            std::map<std::string, param_value>& params);
+                                            std::map<std::string, param_value>& params,
+                                            const std::vector<datatype_spec>& datatypes = {});
 
-/// A value as YAML would write it (for messages, --list-operators and JSON).
+/// A value as YAML would write it (for messages, --list-operators and JSON); a datatype as its constructor
+/// calls (dt::describe).
 std::string to_string(const param_value& value);
+
+/// The datatype a datatype parameter's value holds once normalized (or a primitive's name, as a caller
+/// that skipped normalization may give it); throws std::invalid_argument naming `param` for anything else.
+dt::datatype datatype_value(const std::string& param, const param_value& value);
 
 /// Declares an operator's parameters, bound to the members of its `Params` struct.
 template <class Params>
@@ -328,6 +344,30 @@ class operator_schema {
     setters_.emplace_back(std::move(name), [own, parse](Params& p, const param_value& v) {
       (void)parse(std::get<std::string>(v), p.*own);  // checked at load; a builder may skip it
     });
+    return *this;
+  }
+
+  /// A datatype parameter (framework/model/datatype_yaml.hpp): YAML names one of the topology's datatypes
+  /// or a primitive, or writes one inline; the builder gives a dt::datatype. `fill(type, member)` stores it
+  /// in the member (a GPU operator's committed bytes, say) and returns the problem ("" when none), which
+  /// the loader reports at the parameter. Required, or `optional` (left out: the member keeps its default).
+  template <class M, class Fill>
+  operator_schema& datatype(M Params::*member, std::string name, std::string description, Fill fill,
+                            bool optional = false) {
+    param_decl decl;
+    decl.name = name;
+    decl.description = std::move(description);
+    decl.kind = param_kind::datatype;
+    decl.optional = optional;
+    decl.check_type = [fill](const dt::datatype& type) {
+      auto scratch = std::make_unique<M>();  // the member may be the size of a committed type: off the stack
+      return std::string(fill(type, *scratch));
+    };
+    info_->params.push_back(std::move(decl));
+    auto set = [member, fill, key = name](Params& p, const param_value& v) {
+      (void)fill(datatype_value(key, v), p.*member);  // checked at load; a builder may skip it
+    };
+    setters_.emplace_back(std::move(name), std::move(set));
     return *this;
   }
 

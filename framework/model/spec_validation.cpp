@@ -46,6 +46,7 @@ class validator {
 
   std::vector<diagnostic> run() {
     check_topics();
+    check_datatypes();
     check_runtime();
     check_operators();
     check_file_cache();
@@ -94,6 +95,23 @@ class validator {
       if (std::string why = count_problem("capacity", t.capacity, capacity_limits); !why.empty())
         problem(at_field(path, "capacity"), context + why);
       columns_valid_.push_back(columns_valid);
+    }
+  }
+
+  /// The datatypes' names: parameters refer to them, and a primitive's name means the primitive.
+  void check_datatypes() {
+    std::set<std::string, std::less<>> seen;
+    for (const datatype_spec& d : spec_.datatypes) {
+      const source_pos where = at_key("datatypes." + d.name);
+      if (!is_valid_name(d.name))
+        problem(
+            where,
+            "datatype name '" + d.name +
+                "' is not a valid name (use letters, digits, '_' and '-', starting with a letter or '_')");
+      else if (dt::primitive_from_name(d.name))
+        problem(where, "datatype name '" + d.name +
+                           "' is a primitive's (a parameter naming it means the primitive)");
+      if (!seen.insert(d.name).second) problem(where, "duplicate datatype '" + d.name + "'");
     }
   }
 
@@ -243,7 +261,7 @@ class validator {
         problem(at_field(path, "on"),
                 context + "class '" + op.class_name + "' has no GPU compute, so it cannot run on gpu");
       check_arity(op, info);
-      const auto param_problems = normalize_params(info, op.params);
+      const auto param_problems = normalize_params(info, op.params, spec_.datatypes);
       params_valid_[i] = param_problems.empty();
       for (const auto& p : param_problems) {
         source_pos where = p.key.empty()                       ? at_field(path, "params")
@@ -484,8 +502,10 @@ class validator {
       const topic_spec& in = spec_.topics[inputs_[o][0]];
       const topic_spec& out = spec_.topics[outputs_[o][0]];
       const source_pos where = at(op_path(op) + ".outputs[0]");
-      const bool sizes_valid =
-          frame_size_problem(in.frame_bytes).empty() && frame_size_problem(out.frame_bytes).empty();
+      // A share set by parameters that are wrong is unknown: their problem is reported at them.
+      const bool sizes_valid = frame_size_problem(in.frame_bytes).empty() &&
+                               frame_size_problem(out.frame_bytes).empty() &&
+                               (params_valid_[o] || !entry->info.output_share);
       const output_fraction share =
           params_valid_[o] ? entry->info.output_share_for(op.params) : output_fraction{};
       if (sizes_valid && share.whole() && out.frame_bytes < in.frame_bytes)

@@ -16,13 +16,14 @@
 namespace xf {
 
 /// Checks `spec` and normalizes each operator's params in place (normalize_params: "1GiB" becomes
-/// 1073741824 for a bytes parameter). Throws config_error with every problem found, sorted by position.
-/// What it checks: names, frame sizes and capacities, runtime settings, operator classes, placement,
-/// arity by role, threads/warps and the warp partition, params, topic references, publishers and
-/// subscribers of each topic, cycles, 1:1 map frame sizes and element types, that verify sinks have a
-/// linear replayable chain upstream, and shared objects and their bindings (shared_object_checks.hpp: an
-/// object that gives no size takes its init file's, filled in here). Not checked here: what only the
-/// machine can refuse (plan.hpp).
+/// 1073741824 for a bytes parameter, a datatype parameter's name the spec's datatype of that name). Throws
+/// config_error with every problem found, sorted by position. What it checks: names (of topics, operators
+/// and datatypes), frame sizes and capacities, runtime settings, operator classes, placement, arity by
+/// role, threads/warps and the warp partition, params, topic references, publishers and subscribers of
+/// each topic, cycles, 1:1 map frame sizes and element types, that verify sinks have a linear replayable
+/// chain upstream, and shared objects and their bindings (shared_object_checks.hpp: an object that gives no
+/// size takes its init file's, filled in here). Not checked here: what only the machine can refuse
+/// (plan.hpp).
 void validate_topology(topology_spec& spec, const operator_registry& registry);
 
 /// validate_topology without the throw: the problems, in the order found (unsorted).

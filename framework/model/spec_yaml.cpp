@@ -6,6 +6,7 @@
 #include <array>
 #include <charconv>
 #include <cmath>
+#include <span>
 
 #include "framework/core/units.hpp"
 #include "framework/model/operator_schema.hpp"
@@ -33,6 +34,74 @@ std::string param_text(const param_value& value) {
     return ec == std::errc{} ? std::string(buffer, end) : to_string(value);
   }
   return to_string(value);
+}
+
+void emit_integers(YAML::Emitter& out, const char* key, std::span<const std::int64_t> values) {
+  out << YAML::Key << key << YAML::Value << YAML::Flow << YAML::BeginSeq;
+  for (const std::int64_t v : values) out << v;
+  out << YAML::EndSeq;
+}
+
+/// `t` in the grammar of datatype_yaml.hpp, in flow style. A node that is one of the spec's named
+/// datatypes is written as its name — but the type being declared, named `self`, only by a name declared
+/// before it, so that two names of one type never refer to each other.
+void emit_datatype(YAML::Emitter& out, const dt::datatype& t, const std::vector<datatype_spec>& named,
+                   std::size_t self) {
+  for (std::size_t j = 0; j < named.size() && j < self; ++j)
+    if (named[j].type.same_node(t)) {
+      out << named[j].name;
+      return;
+    }
+  if (t.kind() == dt::type_kind::primitive) {
+    out << std::string(dt::name_of(t.element()));
+    return;
+  }
+  const auto child = [&](const char* key, const dt::datatype& c) {
+    out << YAML::Key << key << YAML::Value;
+    emit_datatype(out, c, named, named.size());  // below the root any name will do
+  };
+  out << YAML::Flow << YAML::BeginMap << YAML::Key << std::string(dt::name_of(t.kind())) << YAML::Value
+      << YAML::Flow << YAML::BeginMap;
+  switch (t.kind()) {
+    case dt::type_kind::contiguous:
+      out << YAML::Key << "count" << YAML::Value << t.count();
+      break;
+    case dt::type_kind::vector:
+    case dt::type_kind::hvector:
+      out << YAML::Key << "count" << YAML::Value << t.count() << YAML::Key << "blocklength" << YAML::Value
+          << t.blocklength() << YAML::Key << "stride" << YAML::Value << t.stride();
+      break;
+    case dt::type_kind::indexed:
+    case dt::type_kind::hindexed:
+      emit_integers(out, "blocklengths", t.blocklengths());
+      emit_integers(out, "displacements", t.displacements());
+      break;
+    case dt::type_kind::indexed_block:
+    case dt::type_kind::hindexed_block:
+      out << YAML::Key << "blocklength" << YAML::Value << t.blocklength();
+      emit_integers(out, "displacements", t.displacements());
+      break;
+    case dt::type_kind::struct_type:
+      emit_integers(out, "blocklengths", t.blocklengths());
+      emit_integers(out, "displacements", t.displacements());
+      out << YAML::Key << "types" << YAML::Value << YAML::Flow << YAML::BeginSeq;
+      for (const dt::datatype& member : t.children()) emit_datatype(out, member, named, named.size());
+      out << YAML::EndSeq << YAML::EndMap << YAML::EndMap;
+      return;
+    case dt::type_kind::subarray:
+      emit_integers(out, "sizes", t.sizes());
+      emit_integers(out, "subsizes", t.subsizes());
+      emit_integers(out, "starts", t.starts());
+      out << YAML::Key << "order" << YAML::Value << (t.order() == dt::array_order::c ? "c" : "fortran");
+      break;
+    case dt::type_kind::resized:
+      out << YAML::Key << "lb" << YAML::Value << t.lb() << YAML::Key << "extent" << YAML::Value << t.extent();
+      break;
+    case dt::type_kind::primitive:
+      break;
+  }
+  child("of", t.child());
+  out << YAML::EndMap << YAML::EndMap;
 }
 
 void emit_names(YAML::Emitter& out, const char* key, const std::vector<std::string>& names) {
@@ -78,6 +147,15 @@ std::string to_yaml(const topology_spec& spec) {
   }
   out << YAML::EndMap;
 
+  if (!spec.datatypes.empty()) {  // left out when empty, so topologies without datatypes read as before
+    out << YAML::Key << "datatypes" << YAML::Value << YAML::BeginMap;
+    for (std::size_t k = 0; k < spec.datatypes.size(); ++k) {
+      out << YAML::Key << spec.datatypes[k].name << YAML::Value;
+      emit_datatype(out, spec.datatypes[k].type, spec.datatypes, k);
+    }
+    out << YAML::EndMap;
+  }
+
   if (!spec.objects.empty()) {  // left out when empty, so topologies without objects read as before
     out << YAML::Key << "shared_objects" << YAML::Value << YAML::BeginMap;
     for (const shared_object_spec& o : spec.objects) {
@@ -106,7 +184,13 @@ std::string to_yaml(const topology_spec& spec) {
     if (o.warps != 0) out << YAML::Key << "warps" << YAML::Value << o.warps;
     if (!o.params.empty()) {
       out << YAML::Key << "params" << YAML::Value << YAML::Flow << YAML::BeginMap;
-      for (const auto& [key, value] : o.params) out << YAML::Key << key << YAML::Value << param_text(value);
+      for (const auto& [key, value] : o.params) {
+        out << YAML::Key << key << YAML::Value;
+        if (const auto* type = std::get_if<dt::datatype>(&value))
+          emit_datatype(out, *type, spec.datatypes, spec.datatypes.size());  // by name where it has one
+        else
+          out << param_text(value);
+      }
       out << YAML::EndMap;
     }
     if (!o.shared.empty()) {

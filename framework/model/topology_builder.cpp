@@ -48,6 +48,11 @@ op& op::param(const std::string& key, std::string value) {
   return *this;
 }
 
+op& op::param(const std::string& key, const dt::datatype& value) {
+  spec_.params[key] = value;
+  return *this;
+}
+
 op& op::shared(const std::string& slot, const std::string& object) {
   spec_.shared[slot] = object;
   return *this;
@@ -181,6 +186,16 @@ shared_object_builder topology_builder::shared_object(const std::string& name) {
   spec_.objects.back().name = name;
   object_counts_.push_back(0);
   return shared_object_builder(spec_.objects, object_counts_, spec_.objects.size() - 1);
+}
+
+topology_builder& topology_builder::datatype(const std::string& name, const dt::datatype& type) {
+  for (datatype_spec& d : spec_.datatypes)
+    if (d.name == name) {
+      d.type = type;
+      return *this;
+    }
+  spec_.datatypes.push_back({name, type});
+  return *this;
 }
 
 topology_spec topology_builder::build() const {

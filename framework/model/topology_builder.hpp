@@ -14,6 +14,15 @@
 //   b.link({"xyz"}, xf::op("assign", "kmeans_assign").on(xf::placement::gpu).shared("centres", "centroids"),
 //          {"ids"});
 //
+// Datatypes are declared by name (YAML: datatypes) and given to an operator's datatype parameter by name,
+// or directly (written back inline, or by name when it is the declared one):
+//
+//   namespace dt = xf::dt;
+//   const dt::datatype face =
+//       dt::subarray({32, 32, 32}, {32, 32, 1}, {0, 0, 7}, dt::array_order::c, dt::primitive::f64);
+//   b.datatype("face", face);
+//   b.link({"arrays"}, xf::op("pack", "pack").param("type", face), {"faces"});  // or "face", its name
+//
 // build() returns the spec as written; validate_topology() checks it exactly as it checks a YAML file.
 #pragma once
 
@@ -38,6 +47,8 @@ class op {
   op& param(const std::string& key, double value);
   op& param(const std::string& key, const char* value);
   op& param(const std::string& key, std::string value);
+  /// A datatype parameter given as the type itself (a name of the topology's datatypes goes as a string).
+  op& param(const std::string& key, const dt::datatype& value);
   /// Binds the class's object slot `slot` to the topology's shared object `object` (YAML: shared).
   op& shared(const std::string& slot, const std::string& object);
   const operator_spec& spec() const { return spec_; }
@@ -112,6 +123,9 @@ class topology_builder {
   topic_builder topic(const std::string& name);
   /// Declares a shared object (defaults as in YAML); declaring a name twice returns the same object.
   shared_object_builder shared_object(const std::string& name);
+  /// Declares a named datatype (YAML: datatypes), for operators' datatype parameters; declaring a name
+  /// again replaces its type.
+  topology_builder& datatype(const std::string& name, const dt::datatype& type);
   /// Adds `operation`, subscribed to `inputs` and publishing to `outputs` (either may be empty).
   topology_builder& link(std::initializer_list<std::string> inputs, const op& operation,
                          std::initializer_list<std::string> outputs);

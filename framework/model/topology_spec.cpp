@@ -21,6 +21,12 @@ const shared_object_spec* topology_spec::find_object(std::string_view wanted) co
   return nullptr;
 }
 
+const datatype_spec* topology_spec::find_datatype(std::string_view wanted) const {
+  for (const datatype_spec& d : datatypes)
+    if (d.name == wanted) return &d;
+  return nullptr;
+}
+
 source_pos topology_spec::position_of(const std::string& path) const {
   std::string key = path;
   while (!key.empty()) {

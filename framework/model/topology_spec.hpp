@@ -12,6 +12,7 @@
 
 #include "framework/core/element_type.hpp"
 #include "framework/core/errors.hpp"
+#include "framework/datatype/datatype.hpp"
 #include "framework/files/file_cache_spec.hpp"
 #include "framework/shared/coherence.hpp"
 #include "topics/coherence_spec.hpp"
@@ -88,8 +89,18 @@ struct tuning_spec {
   friend bool operator==(const tuning_spec&, const tuning_spec&) = default;
 };
 
-/// A parameter value as written. Integers (and byte counts, after unit parsing) are int64, reals double.
-using param_value = std::variant<bool, std::int64_t, double, std::string>;
+/// A parameter value as written. Integers (and byte counts, after unit parsing) are int64, reals double; a
+/// datatype parameter holds the type once validation resolved it (YAML names it, or defines it inline).
+using param_value = std::variant<bool, std::int64_t, double, std::string, dt::datatype>;
+
+/// A named datatype of a topology (YAML `datatypes:`; framework/model/datatype_yaml.hpp has the grammar):
+/// operators' datatype parameters name it. Types that name others share their nodes, so a reference stays
+/// recognisable (dt::datatype::same_node) when the spec is written back.
+struct datatype_spec {
+  std::string name;
+  dt::datatype type = dt::primitive::byte;
+  friend bool operator==(const datatype_spec&, const datatype_spec&) = default;
+};
 
 /// A column of a columnar topic: its name and its type and bloom filter (topics/columnar_layout.hpp).
 struct column_spec {
@@ -183,6 +194,7 @@ struct topology_spec {
   std::vector<topic_spec> topics;           ///< in declaration order
   std::vector<operator_spec> operators;     ///< in declaration order
   std::vector<shared_object_spec> objects;  ///< shared_objects, in declaration order
+  std::vector<datatype_spec> datatypes;     ///< in declaration order
   runtime_spec runtime;
   source_map positions;     ///< not part of equality
   std::string source_name;  ///< the file (or "<builder>") the spec came from; not part of equality
@@ -190,6 +202,7 @@ struct topology_spec {
   const topic_spec* find_topic(std::string_view name) const;
   const operator_spec* find_operator(std::string_view name) const;
   const shared_object_spec* find_object(std::string_view name) const;
+  const datatype_spec* find_datatype(std::string_view name) const;
   /// Position of `path`, falling back to its closest recorded parent path, then to the file alone.
   source_pos position_of(const std::string& path) const;
   /// Position of the key of `path` ("scale:" rather than the map under it: where a topic, operator or object
@@ -201,7 +214,7 @@ struct topology_spec {
 
   friend bool operator==(const topology_spec& a, const topology_spec& b) {
     return a.name == b.name && a.topics == b.topics && a.operators == b.operators && a.objects == b.objects &&
-           a.runtime == b.runtime;
+           a.datatypes == b.datatypes && a.runtime == b.runtime;
   }
 };
 

@@ -17,6 +17,7 @@
 #include <sstream>
 
 #include "framework/core/units.hpp"
+#include "framework/model/datatype_yaml.hpp"
 #include "framework/model/overrides.hpp"
 #include "framework/model/spec_validation.hpp"
 #include "framework/model/suggest.hpp"
@@ -26,7 +27,8 @@ namespace xf {
 
 namespace {
 
-const std::vector<std::string> top_keys{"name", "topics", "shared_objects", "operators", "runtime"};
+const std::vector<std::string> top_keys{"name",           "topics",    "datatypes",
+                                        "shared_objects", "operators", "runtime"};
 const std::vector<std::string> topic_keys{"frame_size", "capacity",       "device_memory", "element",
                                           "layout",     "rows_per_frame", "columns",       "transfer"};
 const std::vector<std::string> column_keys{"name", "type", "bloom_bits", "bloom_hashes"};
@@ -54,7 +56,7 @@ std::vector<std::string> element_names() {
 class spec_reader : yaml_field_reader {
  public:
   spec_reader(const operator_registry& registry, topology_spec& spec)
-      : yaml_field_reader(spec.positions), registry_(registry), spec_(spec) {}
+      : yaml_field_reader(spec.positions), registry_(registry), spec_(spec), datatypes_(spec.positions) {}
 
   std::vector<diagnostic> read(const yaml_node& root) {
     if (root.type == yaml_node::kind::null) {
@@ -72,9 +74,13 @@ class spec_reader : yaml_field_reader {
       if (auto text = scalar(*it->second, "", "name", "a string", true)) spec_.name = *text;
     }
     if (auto it = top.find("topics"); it != top.end()) read_topics(*it->second);
+    // Before the operators: their datatype parameters may name these.
+    if (auto it = top.find("datatypes"); it != top.end())
+      datatypes_.read_section(*it->second, spec_.datatypes);
     if (auto it = top.find("shared_objects"); it != top.end()) read_shared_objects(*it->second);
     if (auto it = top.find("operators"); it != top.end()) read_operators(*it->second);
     if (auto it = top.find("runtime"); it != top.end()) read_runtime(*it->second);
+    for (diagnostic& d : datatypes_.take_problems()) problems_.push_back(std::move(d));
     return std::move(problems_);
   }
 
@@ -257,10 +263,17 @@ class spec_reader : yaml_field_reader {
       return;
     }
     const entry_table params = accepted(field.value, {}, "", "parameter");
+    // The class is known here: the operator's fields are read in key order, and "class" sorts first.
+    const operator_entry* known = registry_.find(op.class_name);
     for (const auto& [key, entry] : params) {
       record(path + "." + key, *entry);
+      const param_decl* decl = known != nullptr ? known->info.find_param(key) : nullptr;
       if (entry->value.type == yaml_node::kind::scalar) {
         op.params[key] = entry->value.scalar;  // typed by normalize_params against the class's schema
+      } else if (decl != nullptr && decl->kind == param_kind::datatype &&
+                 entry->value.type != yaml_node::kind::null) {
+        if (auto type = datatypes_.read(entry->value, context + "parameter '" + key + "': "))
+          op.params[key] = *type;
       } else if (entry->value.type == yaml_node::kind::null) {
         problem(entry->value.pos, context + "parameter '" + key + "' has no value");
       } else {
@@ -539,6 +552,7 @@ class spec_reader : yaml_field_reader {
 
   const operator_registry& registry_;
   topology_spec& spec_;
+  datatype_reader datatypes_;
 };
 
 }  // namespace

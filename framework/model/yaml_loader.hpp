@@ -21,6 +21,9 @@
 //         - {name: kseq, type: u32, bloom_bits: 8192, bloom_hashes: 6}  # bloom: 64..32768 bits, 1..16 hashes
 //         - {name: s1, type: char(8)}                                   # fixed-width characters, 1..256
 //     out: {frame_size: 64KiB}
+//   datatypes:                # map: name -> an MPI derived datatype, for operators' datatype parameters
+//     face: {subarray: {sizes: [32, 32, 32], subsizes: [32, 32, 1], starts: [0, 0, 7], order: c, of: f64}}
+//                             # (the grammar: framework/model/datatype_yaml.hpp)
 //   shared_objects:           # map: object name -> settings: versioned state operators share by stream
 //     centroids:              # position (framework/shared/DESIGN.md, "Objects in topologies")
 //       element: f32          # as a topic's; default u8
@@ -39,6 +42,7 @@
 //       threads: 2            # CPU operators: host threads, integer >= 1; default 1 (a GPU operator
 //                             # may only say 1: it runs in every kernel block)
 //       params: {total_bytes: 1GiB, seed: 7}  # the class's parameters: single values, typed by the class
+//                             # (a datatype parameter: a datatype's name, or a datatype written inline)
 //     scale:
 //       class: scale
 //       inputs: [in]

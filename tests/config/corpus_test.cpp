@@ -1,7 +1,8 @@
 // The topology corpora: every file in tests/config/bad/ must fail with the first problem its header
 // names; every file in tests/config/good/ must load, survive to_yaml → load unchanged, and (for those with a
-// C++ twin below) equal the spec the topology_builder makes. bad/ uses built-in class names only, since
-// tests/e2e runs it against xeflow-run's registry too; tests/config/bad_test_classes/ holds the bad
+// C++ twin below) equal the spec the topology_builder makes; the datatypes of good/datatypes.yaml read,
+// shared and written back as the library and the builder make them. bad/ uses built-in class names only,
+// since tests/e2e runs it against xeflow-run's registry too; tests/config/bad_test_classes/ holds the bad
 // topologies that need the test-only classes (extended_registry: object slots no built-in declares yet).
 #include <doctest/doctest.h>
 
@@ -146,6 +147,44 @@ topology_spec auto_online_partition_builder() {
   return b.build();
 }
 
+topology_spec datatypes_builder() {
+  namespace dt = xf::dt;
+  topology_builder b("datatypes");
+  b.topic("arrays").frame_bytes(256 * KiB).capacity(8).element(element_type::f64);
+  b.topic("faces").frame_bytes(8 * KiB).capacity(8).element(element_type::f64);
+  b.topic("planes").frame_bytes(256 * KiB).capacity(8).element(element_type::f64);
+  for (const char* t : {"records", "fields"})
+    b.topic(t).frame_bytes(4 * KiB).capacity(8).element(element_type::u8);
+  const dt::datatype face =
+      dt::subarray({32, 32, 32}, {32, 32, 1}, {0, 0, 7}, dt::array_order::c, dt::primitive::f64);
+  const dt::datatype column = dt::vector(4, 1, 8, dt::primitive::f64);
+  const dt::datatype cell =
+      dt::struct_type({1, 3}, {0, 8}, {dt::primitive::i32, dt::contiguous(3, dt::primitive::f32)});
+  b.datatype("face", face)
+      .datatype("plane", face)
+      .datatype("column", column)
+      .datatype("columns", dt::hvector(2, 3, 256, column))
+      .datatype("picks", dt::indexed({2, 1}, {0, 5}, cell))
+      .datatype("byte_picks", dt::hindexed({1, 2}, {0, 64}, dt::primitive::i32))
+      .datatype("blocks", dt::indexed_block(2, {0, 4, 9}, dt::primitive::u16))
+      .datatype("byte_blocks", dt::hindexed_block(1, {0, 8, 16}, dt::contiguous(2, dt::primitive::character)))
+      .datatype("cell", cell)
+      .datatype("fortran_block",
+                dt::subarray({4, 6}, {2, 3}, {1, 2}, dt::array_order::fortran, dt::primitive::u8))
+      .datatype("record", dt::resized(cell, 0, 64));
+  b.link({}, op("source", "random_source").threads(2).param("total_bytes", "64MiB").param("seed", 7),
+         {"arrays"});
+  b.link({"arrays"}, op("pack", "pack").on(placement::gpu).param("type", "plane"), {"faces"});
+  b.link({"faces"}, op("unpack", "unpack").on(placement::gpu).param("type", face), {"planes"});
+  b.link({"planes"}, op("verify", "verify_sink"), {});
+  b.link({}, op("records", "sequence_source"), {"records"});
+  b.link({"records"},
+         op("fields", "pack").on(placement::gpu).param("type", dt::resized(cell, 0, 64)).param("count", 64),
+         {"fields"});
+  b.link({"fields"}, op("discard", "null_sink"), {});
+  return b.build();
+}
+
 /// Loads every file of `folder` with `registry`: each must fail with the first problem its header names.
 void check_bad_corpus(const fs::path& folder, const operator_registry& registry) {
   for (const auto& file : yaml_files(folder)) {
@@ -218,7 +257,8 @@ TEST_CASE("config.good_corpus_matches_the_builder") {
       {"fanout.yaml", fanout_builder},
       {"c_g2c.yaml", c_g2c_builder},
       {"explicit_partition.yaml", explicit_partition_builder},
-      {"auto_online_partition.yaml", auto_online_partition_builder}};
+      {"auto_online_partition.yaml", auto_online_partition_builder},
+      {"datatypes.yaml", datatypes_builder}};
   for (const auto& twin : twins) {
     const std::string& name = twin.first;
     const auto build = twin.second;
@@ -341,4 +381,244 @@ TEST_CASE("config.to_yaml_keeps_awkward_strings_and_reals") {
   CHECK(loaded == spec);
   CHECK(std::get<double>(loaded.find_operator("mul")->params.at("factor")) == 0.1);
   CHECK(to_yaml(spec).find("factor: 0.1}") != std::string::npos);  // shortest exact form
+}
+
+// ---- datatypes (framework/model/datatype_yaml.hpp) -----------------------------------------------------
+// Every constructor read as the library builds it, names shared as nodes and written back as names, inline
+// parameters, overrides, the builder, and the problems bad/ does not pin (a cycle of one, the library's
+// depth bound, several problems at once, a builder spec's).
+
+namespace {
+
+fs::path good_datatypes() {
+  return source_root() / "tests/config/good/datatypes.yaml";
+}
+
+const dt::datatype& named(const topology_spec& spec, const std::string& name) {
+  const datatype_spec* d = spec.find_datatype(name);
+  REQUIRE_MESSAGE(d != nullptr, "no datatype " << name);
+  return d->type;
+}
+
+const dt::datatype& param_type(const topology_spec& spec, const std::string& op, const std::string& key) {
+  const operator_spec* o = spec.find_operator(op);
+  REQUIRE(o != nullptr);
+  const auto it = o->params.find(key);
+  REQUIRE(it != o->params.end());
+  REQUIRE(std::holds_alternative<dt::datatype>(it->second));
+  return std::get<dt::datatype>(it->second);
+}
+
+/// A pack topology around `datatypes` (YAML lines of the section) whose pack takes `type`.
+std::string pack_topology(const std::string& datatypes, const std::string& type) {
+  return "name: t\n"
+         "topics:\n"
+         "  arrays: {frame_size: 256KiB, element: f64}\n"
+         "  faces: {frame_size: 8KiB, element: f64}\n"
+         "datatypes:\n" +
+         datatypes +
+         "operators:\n"
+         "  source: {class: random_source, outputs: [arrays]}\n"
+         "  pack: {class: pack, inputs: [arrays], outputs: [faces], params: {type: " +
+         type +
+         "}}\n"
+         "  sink: {class: null_sink, inputs: [faces]}\n";
+}
+
+/// Every problem loading `text` finds, one "line:column: message" a line.
+std::string problems_of(const std::string& text) {
+  try {
+    load_topology_text(text, "t.yaml", test::config_registry());
+  } catch (const config_error& e) {
+    std::string all;
+    for (const diagnostic& d : e.problems())
+      all += std::to_string(d.pos.line) + ":" + std::to_string(d.pos.column) + ": " + d.message + "\n";
+    return all;
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("datatype_yaml.every_constructor_reads_as_the_library_builds_it") {
+  const topology_spec spec = load_topology_file(good_datatypes().string(), test::config_registry());
+  const dt::datatype face =
+      dt::subarray({32, 32, 32}, {32, 32, 1}, {0, 0, 7}, dt::array_order::c, dt::primitive::f64);
+  const dt::datatype column = dt::vector(4, 1, 8, dt::primitive::f64);
+  const dt::datatype cell =
+      dt::struct_type({1, 3}, {0, 8}, {dt::primitive::i32, dt::contiguous(3, dt::primitive::f32)});
+  CHECK(named(spec, "face") == face);
+  CHECK(named(spec, "column") == column);
+  CHECK(named(spec, "columns") == dt::hvector(2, 3, 256, column));
+  CHECK(named(spec, "picks") == dt::indexed({2, 1}, {0, 5}, cell));
+  CHECK(named(spec, "byte_picks") == dt::hindexed({1, 2}, {0, 64}, dt::primitive::i32));
+  CHECK(named(spec, "blocks") == dt::indexed_block(2, {0, 4, 9}, dt::primitive::u16));
+  CHECK(named(spec, "byte_blocks") ==
+        dt::hindexed_block(1, {0, 8, 16}, dt::contiguous(2, dt::primitive::character)));
+  CHECK(named(spec, "cell") == cell);
+  CHECK(named(spec, "fortran_block") ==
+        dt::subarray({4, 6}, {2, 3}, {1, 2}, dt::array_order::fortran, dt::primitive::u8));
+  CHECK(named(spec, "record") == dt::resized(cell, 0, 64));
+  // A different order or primitive is a different type: the comparisons above can fail.
+  CHECK_FALSE(named(spec, "fortran_block") ==
+              dt::subarray({4, 6}, {2, 3}, {1, 2}, dt::array_order::c, dt::primitive::u8));
+  CHECK_FALSE(named(spec, "byte_blocks") ==
+              dt::hindexed_block(1, {0, 8, 16}, dt::contiguous(2, dt::primitive::byte)));
+  // Declaration order, whatever order the references go in.
+  REQUIRE(spec.datatypes.size() == 11);
+  CHECK(spec.datatypes[0].name == "face");
+  CHECK(spec.datatypes[4].name == "picks");
+  CHECK(spec.datatypes[8].name == "cell");
+}
+
+TEST_CASE("datatype_yaml.references_share_the_named_node") {
+  const topology_spec spec = load_topology_file(good_datatypes().string(), test::config_registry());
+  CHECK(named(spec, "plane").same_node(named(spec, "face")));
+  CHECK(named(spec, "columns").child().same_node(named(spec, "column")));
+  CHECK(named(spec, "picks").child().same_node(named(spec, "cell")));  // named before it was declared
+  CHECK(named(spec, "record").child().same_node(named(spec, "cell")));
+  CHECK(param_type(spec, "pack", "type").same_node(named(spec, "face")));
+  CHECK(param_type(spec, "unpack", "type").same_node(named(spec, "face")));
+  // Written inline: equal to `record`, a node of its own whose child is the named `cell`.
+  const dt::datatype& inline_type = param_type(spec, "fields", "type");
+  CHECK(inline_type == named(spec, "record"));
+  CHECK_FALSE(inline_type.same_node(named(spec, "record")));
+  CHECK(inline_type.child().same_node(named(spec, "cell")));
+}
+
+TEST_CASE("datatype_yaml.to_yaml_writes_references_as_names") {
+  const topology_spec spec = load_topology_file(good_datatypes().string(), test::config_registry());
+  const std::string text = to_yaml(spec);
+  INFO(text);
+  CHECK(text.find("plane: face\n") != std::string::npos);
+  CHECK(text.find("of: column}") != std::string::npos);
+  CHECK(text.find("of: cell}") != std::string::npos);
+  CHECK(text.find("types: [i32, {contiguous: {count: 3, of: f32}}]") != std::string::npos);
+  CHECK(text.find("order: fortran") != std::string::npos);
+  CHECK(text.find("type: face") != std::string::npos);  // `plane` is `face`, declared first
+  CHECK(text.find("{count: 64, type: {resized: {lb: 0, extent: 64, of: cell}}}") != std::string::npos);
+  const topology_spec again = load_topology_text(text, "<round trip>", test::config_registry());
+  CHECK(again == spec);
+  CHECK(param_type(again, "fields", "type").child().same_node(named(again, "cell")));
+}
+
+TEST_CASE("datatype_yaml.builder_types_are_written_by_name_or_inline") {
+  const dt::datatype face =
+      dt::subarray({32, 32, 32}, {32, 32, 1}, {0, 0, 7}, dt::array_order::c, dt::primitive::f64);
+  const auto build = [&](const dt::datatype& type) {
+    topology_builder b("faces");
+    b.topic("arrays").frame_bytes(256 * KiB).element(element_type::f64);
+    b.topic("faces").frame_bytes(8 * KiB).element(element_type::f64);
+    b.datatype("face", face);
+    b.link({}, op("source", "random_source"), {"arrays"});
+    b.link({"arrays"}, op("pack", "pack").on(placement::gpu).param("type", type), {"faces"});
+    b.link({"faces"}, op("sink", "null_sink"), {});
+    topology_spec spec = b.build();
+    validate_topology(spec, test::config_registry());
+    return spec;
+  };
+  // The declared node: its name. An equal type built apart: inline. Both load back equal.
+  const topology_spec by_node = build(face);
+  CHECK(to_yaml(by_node).find("params: {type: face}") != std::string::npos);
+  const topology_spec apart =
+      build(dt::subarray({32, 32, 32}, {32, 32, 1}, {0, 0, 7}, dt::array_order::c, dt::primitive::f64));
+  CHECK(to_yaml(apart).find("params: {type: {subarray: {sizes: [32, 32, 32]") != std::string::npos);
+  for (const topology_spec* spec : {&by_node, &apart}) {
+    const topology_spec again = load_topology_text(to_yaml(*spec), "<builder>", test::config_registry());
+    CHECK(again == *spec);
+  }
+  // A name given as text resolves at validation, to the declared node.
+  topology_builder b("faces");
+  b.topic("arrays").frame_bytes(256 * KiB).element(element_type::f64);
+  b.topic("faces").frame_bytes(8 * KiB).element(element_type::f64);
+  b.datatype("face", face);
+  b.link({}, op("source", "random_source"), {"arrays"});
+  b.link({"arrays"}, op("pack", "pack").on(placement::gpu).param("type", "face"), {"faces"});
+  b.link({"faces"}, op("sink", "null_sink"), {});
+  topology_spec by_name = b.build();
+  validate_topology(by_name, test::config_registry());
+  CHECK(param_type(by_name, "pack", "type").same_node(face));
+}
+
+TEST_CASE("datatype_yaml.builder_problems_name_the_builder") {
+  topology_builder b("faces");
+  b.topic("arrays").frame_bytes(256 * KiB).element(element_type::f64);
+  b.topic("faces").frame_bytes(8 * KiB).element(element_type::f64);
+  b.datatype("f64", dt::contiguous(2, dt::primitive::f64));
+  b.link({}, op("source", "random_source"), {"arrays"});
+  b.link({"arrays"}, op("pack", "pack").on(placement::gpu).param("type", "face"), {"faces"});
+  b.link({"faces"}, op("sink", "null_sink"), {});
+  topology_spec spec = b.build();
+  try {
+    validate_topology(spec, test::config_registry());
+    FAIL("validated");
+  } catch (const config_error& e) {
+    const std::string text = e.what();
+    CHECK(text.find("<builder>: error: datatype name 'f64' is a primitive's") != std::string::npos);
+    CHECK(text.find("parameter 'type': no datatype is named 'face'") != std::string::npos);
+  }
+}
+
+TEST_CASE("datatype_yaml.set_overrides_a_datatype_and_a_parameter") {
+  // The override changes `face`, and `plane`, its other name, with it.
+  const topology_spec moved = load_topology_file(good_datatypes().string(), test::config_registry(),
+                                                 {"datatypes.face.subarray.starts=[0, 0, 9]"});
+  CHECK(named(moved, "plane").starts()[2] == 9);
+  CHECK(param_type(moved, "pack", "type").starts()[2] == 9);
+  const topology_spec inline_set = load_topology_file(good_datatypes().string(), test::config_registry(),
+                                                      {"operators.pack.params.type={subarray: {sizes: [32, "
+                                                       "32, 32], subsizes: [32, 1, 32], starts: [0, 3, 0], "
+                                                       "of: f64}}"});
+  CHECK(param_type(inline_set, "pack", "type").subsizes()[1] == 1);
+  // A problem inside an override's value is placed in the override.
+  try {
+    load_topology_file(good_datatypes().string(), test::config_registry(),
+                       {"datatypes.face.subarray.order=C"});
+    FAIL("loaded");
+  } catch (const config_error& e) {
+    CHECK(e.first().pos.file == "--set datatypes.face.subarray.order=C");
+    CHECK(e.first().pos.column == 31);  // the C
+    CHECK(e.first().message ==
+          "datatype 'face': subarray: order must be one of c, fortran, not 'C' (did you mean 'c'?)");
+  }
+}
+
+TEST_CASE("datatype_yaml.a_datatype_that_contains_itself_is_a_cycle") {
+  CHECK(problems_of(pack_topology("  face: {contiguous: {count: 2, of: face}}\n", "face")) ==
+        "6:37: datatype 'face': 'face' -> 'face' is a cycle: a datatype cannot contain itself\n");
+  CHECK(problems_of(pack_topology("  face: face\n", "face")) ==
+        "6:9: datatype 'face': 'face' -> 'face' is a cycle: a datatype cannot contain itself\n");
+  // Three names around: reported once, where the last reference closes it.
+  CHECK(problems_of(pack_topology("  a: {contiguous: {count: 2, of: b}}\n"
+                                  "  b: {contiguous: {count: 2, of: c}}\n"
+                                  "  c: {contiguous: {count: 2, of: a}}\n",
+                                  "a")) ==
+        "8:34: datatype 'c': 'a' -> 'b' -> 'c' -> 'a' is a cycle: a datatype "
+        "cannot contain itself\n");
+}
+
+TEST_CASE("datatype_yaml.the_library_depth_bound_is_placed_at_the_child") {
+  // d1 .. d65, each a contiguous of the one before: d65 is 65 deep, one more than the library takes.
+  std::string section = "  d1: {contiguous: {count: 1, of: f64}}\n";
+  for (int i = 2; i <= 65; ++i)
+    section += "  d" + std::to_string(i) + ": {contiguous: {count: 1, of: d" + std::to_string(i - 1) + "}}\n";
+  const std::string problems = problems_of(pack_topology(section, "d63"));
+  // d65 is on line 70 (the section starts on line 6); `of: d64` at column 36.
+  CHECK(problems ==
+        "70:36: datatype 'd65': contiguous: child nests 64 levels deep; at most 63 are accepted\n");
+}
+
+TEST_CASE("datatype_yaml.every_problem_is_reported_in_source_order") {
+  const std::string problems =
+      problems_of(pack_topology("  a: {vector: {count: x, blocklength: 1, of: f64}}\n"
+                                "  b: {contiguous: {count: 2, of: nowhere}}\n"
+                                "  c: {subarray: {sizes: [4], subsizes: [4], "
+                                "starts: [1], of: f64}}\n",
+                                "a"));
+  CHECK(problems ==
+        "6:7: datatype 'a': vector: missing argument 'stride'\n"
+        "6:23: datatype 'a': vector: count must be an integer, not 'x'\n"
+        "7:34: datatype 'b': no datatype is named 'nowhere' (datatypes: a, b and c)\n"
+        "8:54: datatype 'c': subarray: starts[0] is 1: with subsizes[0] = 4 the subarray leaves [0, sizes[0] "
+        "= 4)\n");
 }

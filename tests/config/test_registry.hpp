@@ -12,6 +12,7 @@
 #include "operators/sources/prefetch_source.hpp"
 #include "operators/sources/table_source.hpp"
 #include "operators/transforms/address_generators/record_addresses.hpp"
+#include "operators/transforms/datatype_pack.hpp"
 #include "operators/transforms/kmeans_assign.hpp"
 
 namespace xf::test {
@@ -217,11 +218,12 @@ inline void register_fake_builtins(operator_registry& registry) {
   registry.add<fake_verify_sink>("verify_sink");
   registry.add<fake_null_sink>("null_sink");
   registry.add<fake_file_sink>("file_sink");
-  // The real ones: their parameters' checks (a field list's syntax, a list of numbers) are what the corpus
-  // tests.
+  // The real ones: their parameters' checks (a field list's syntax, a list of numbers, a datatype against
+  // the topics) are what the corpus tests.
   registry.add<prefetch_source>("prefetch_source");
   registry.add<table_source>("table_source");
-  registry.add_gpu_operators<gpu_operator_list<kmeans_assign_op, record_addresses_op, query_op>>();
+  registry.add_gpu_operators<
+      gpu_operator_list<kmeans_assign_op, record_addresses_op, query_op, pack_op, unpack_op>>();
 }
 
 /// The fake built-ins, built once.

@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "framework/plan/device_probe.hpp"
+#include "tests/support/datatype_topology.hpp"
 #include "tests/support/prefetch_topology.hpp"
 #include "tests/support/run_checks.hpp"
 #include "tests/support/subprocess.hpp"
@@ -72,6 +73,37 @@ TEST_CASE("e2e.every_topology_runs_verified_in_host_mode") {
       run.check_results(doc);
     }
   }
+}
+
+TEST_CASE("e2e.datatypes_pack_and_unpack_what_the_host_engine_does") {
+  // Pack equals dt::pack, pack then unpack restores what the type covers: on the host executor's blocks,
+  // and placed on: cpu.
+  for (const bool on_cpu : {false, true}) {
+    CAPTURE(on_cpu);
+    const datatype_pipeline pipeline(on_cpu ? "cpu" : "host");
+    std::vector<std::string> extra{"--host"};
+    if (on_cpu)
+      for (const char* op : {"pack_faces", "unpack_faces", "pack_fields", "transpose", "transpose_back"})
+        extra.insert(extra.end(), {"--set", std::string("operators.") + op + ".on=cpu"});
+    const auto r = run_process(pipeline.command(extra));
+    INFO(r.err);
+    REQUIRE_FALSE(r.timed_out);
+    REQUIRE(r.exit_code == 0);
+    CHECK(parse_json(r)["status"] == "completed");
+    pipeline.check();
+  }
+}
+
+TEST_CASE("e2e.a_frame_pack_cannot_take_fails_the_run_naming_it") {
+  // 100 KiB of arrays of 256 KiB: pack fails the short frame, in the kernel's round or — first, here — in
+  // the verify sinks' replay as they start; either way an error naming the operator, topic and offset.
+  const auto r = run_process({xeflow_run(), (source_root() / "topologies/datatype_pack.yaml").string(),
+                              "--host", "-q", "--set", "operators.source.params.total_bytes=100KiB"});
+  INFO(r.err);
+  REQUIRE_FALSE(r.timed_out);
+  CHECK(r.exit_code == 1);
+  CHECK(r.err.find("operator 'pack', topic 'arrays', offset 0: the operator failed the frame (code 1): the "
+                   "input frame's length is not one input's") != std::string::npos);
 }
 
 TEST_CASE("e2e.pingpong_streams_a_gibibyte_verified") {

@@ -15,6 +15,7 @@
 #include <string>
 
 #include "framework/plan/device_probe.hpp"
+#include "tests/support/datatype_topology.hpp"
 #include "tests/support/differential.hpp"
 #include "tests/support/kmeans_iterations.hpp"
 #include "tests/support/prefetch_topology.hpp"
@@ -583,6 +584,26 @@ TEST_CASE("gpu.setquery_ckc_baselines_answer_what_the_reference_answers" * docte
     CHECK(compared == 2 * 62);
   }
   fs::remove_all(dir);
+}
+
+TEST_CASE("gpu.datatypes_pack_and_unpack_on_the_device_as_the_host_engine_does" * doctest::skip(no_gpu())) {
+  // The persistent kernel's lanes walk the committed types from the parameter arena: the Y-Z face (a run an
+  // element), records' fields (a struct, unaligned runs) and a transposition (overlapping instances), each
+  // frame compared with dt::pack and dt::unpack on the host. Default lanes, then one element a lane.
+  for (const char* lane : {"0", "1"}) {
+    CAPTURE(lane);
+    const datatype_pipeline pipeline(std::string("device-") + lane);
+    std::vector<std::string> extra{"--set", "runtime.executor=device"};
+    for (const char* op : {"pack_faces", "unpack_faces", "pack_fields", "transpose", "transpose_back"})
+      extra.insert(extra.end(),
+                   {"--set", std::string("operators.") + op + ".params.elements_per_lane=" + lane});
+    const auto r = run_process(pipeline.command(extra), std::chrono::minutes(2));
+    INFO(r.err);
+    REQUIRE_FALSE(r.timed_out);
+    REQUIRE(r.exit_code == 0);
+    CHECK(parse_json(r)["executor"].get<std::string>().rfind("device", 0) == 0);
+    pipeline.check();
+  }
 }
 
 TEST_CASE("gpu.device_and_host_executors_agree_on_every_topology" * doctest::skip(no_gpu())) {

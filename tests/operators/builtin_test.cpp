@@ -22,6 +22,7 @@ TEST_CASE("operators.builtin_registers_every_operator") {
                                                            "fma",
                                                            "kmeans_assign",
                                                            "null_sink",
+                                                           "pack",
                                                            "pass_through",
                                                            "prefetch_addresses_bytes",
                                                            "prefetch_addresses_indexed",
@@ -43,6 +44,7 @@ TEST_CASE("operators.builtin_registers_every_operator") {
                                                            "table_source",
                                                            "table_writer",
                                                            "text_source",
+                                                           "unpack",
                                                            "verify_sink",
                                                            "word_count"});
   CHECK(registry.find("sequence_source")->info.role == operator_role::source);
