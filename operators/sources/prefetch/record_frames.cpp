@@ -3,6 +3,10 @@
 
 #include <cctype>
 #include <charconv>
+#include <vector>
+
+#include "framework/datatype/committed_type.hpp"
+#include "framework/datatype/traversal.hpp"
 
 namespace xf::prefetch {
 namespace {
@@ -74,6 +78,47 @@ std::string parse_field_list(const std::string& text, record_layout& fields) {
   return "";
 }
 
+std::string fields_of_record(const dt::datatype& record, record_layout& layout) {
+  const std::string bounds = "[" + std::to_string(record.lb()) + ", " + std::to_string(record.ub()) + ")";
+  if (record.lb() != 0 || record.extent() <= 0)
+    return "a record datatype spans [0, record size), not " + bounds + " (resize it: resized with lb 0)";
+  if (record.size() == 0) return "the record datatype holds no field";
+  if (record.true_lb() < 0 || record.true_ub() > record.ub())
+    return "the record datatype's data lies outside its extent " + bounds;
+  if (record.extent() > UINT32_MAX) return "a record of more than 4 GiB";  // fields are 32-bit offsets
+  const dt::committed_type committed = dt::commit(record);
+  layout.record_bytes = static_cast<std::uint64_t>(record.extent());
+  layout.field_count = 0;
+  bool too_many = false;
+  dt::for_each_run(
+      committed.view(), 1, 0, record.elements(), [&](std::int64_t at, std::int64_t, std::int64_t bytes) {
+        record_field* last = layout.field_count > 0 ? &layout.fields[layout.field_count - 1] : nullptr;
+        if (last != nullptr && std::uint64_t{last->offset} + last->bytes == static_cast<std::uint64_t>(at)) {
+          last->bytes += static_cast<std::uint32_t>(bytes);  // within the extent
+        } else if (layout.field_count == max_record_fields) {
+          too_many = true;
+        } else {
+          layout.fields[layout.field_count++] = {static_cast<std::uint32_t>(at),
+                                                 static_cast<std::uint32_t>(bytes)};
+        }
+      });
+  if (too_many)
+    return "the record datatype reads more than " + std::to_string(max_record_fields) +
+           " fields (runs of adjacent bytes)";
+  return "";
+}
+
+dt::datatype frame_datatype(const record_layout& layout, std::uint64_t records) {
+  std::vector<std::int64_t> items;  // each item's offset in the record, fields in order
+  for (std::uint32_t f = 0; f < layout.field_count; ++f)
+    for (std::uint32_t at = 0; at < layout.fields[f].bytes; at += layout.item_bytes)
+      items.push_back(std::int64_t{layout.fields[f].offset} + at);
+  const dt::datatype item = dt::contiguous(layout.item_bytes, dt::primitive::byte);
+  const dt::datatype column = dt::hvector(static_cast<std::int64_t>(records), 1,
+                                          static_cast<std::int64_t>(layout.record_bytes), item);
+  return dt::hindexed_block(1, items, column);
+}
+
 void describe_record_params(operator_schema<record_dataset_params>& s, dataset_side side) {
   using params = record_dataset_params;
   const bool reads = side == dataset_side::reads;
@@ -81,8 +126,11 @@ void describe_record_params(operator_schema<record_dataset_params>& s, dataset_s
           reads ? "dataset file of fixed-length records (memory-mapped, read-only)"
                 : "the prefetch source's dataset file (mapped read-write)",
           required);
-  s.bytes(&params::record_bytes, "record_bytes",
-          reads ? "bytes per record" : "bytes per record (the source's)", required, 1);
+  if (reads)
+    s.bytes(&params::record_bytes, "record_bytes", "bytes per record (or `record`, a datatype, gives it)", 0,
+            0);
+  else
+    s.bytes(&params::record_bytes, "record_bytes", "bytes per record (the source's)", required, 1);
   if (reads)
     s.param(&params::fields, "fields",
             "the fields the GPU operators read, 'OFFSET:BYTES,…' in offset order (empty: the whole record)",
@@ -108,11 +156,37 @@ void describe_record_params(operator_schema<record_dataset_params>& s, dataset_s
                 "pass): iterations of an algorithm in one run"
               : "the source's passes (only the last pass's frames are written)",
           params{}.passes, 1);
+  if (!reads) return;
+  s.datatype(
+      &params::record, "record",
+      "the record as a datatype, instead of record_bytes and fields: its extent is the record's size, its "
+      "data (in address order) the fields read",
+      [](const dt::datatype& type, std::optional<dt::datatype>& member) {
+        member = type;
+        record_layout layout;
+        return fields_of_record(type, layout);
+      },
+      true);
+  s.check_params([](const params& p) -> std::string {
+    if (p.record && p.record_bytes != 0) return "give record_bytes (with fields) or record, not both";
+    if (p.record && !p.fields.empty()) return "give fields (with record_bytes) or record, not both";
+    if (!p.record && p.record_bytes == 0) return "give record_bytes (with fields), or record (a datatype)";
+    if (!p.record) return "";  // a field list's fit to its record is checked when the source starts
+    record_layout layout;
+    return layout_of(p, layout);
+  });
 }
 
 std::string layout_of(const record_dataset_params& p, record_layout& layout) {
-  layout.record_bytes = p.record_bytes;
   layout.item_bytes = static_cast<std::uint32_t>(p.item_bytes);
+  if (p.record) {
+    if (std::string problem = fields_of_record(*p.record, layout); !problem.empty())
+      return "record: " + problem;
+    if (const char* problem = layout_problem(layout); *problem != '\0')
+      return std::string("record: ") + problem;
+    return "";
+  }
+  layout.record_bytes = p.record_bytes;
   return parse_fields(p.fields, layout);
 }
 

@@ -5,8 +5,10 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
+#include "framework/datatype/datatype.hpp"
 #include "framework/model/operator_schema.hpp"
 #include "operators/sources/prefetch/record_layout.hpp"
 
@@ -27,11 +29,25 @@ std::string parse_field_list(const std::string& text, record_layout& fields);
 /// loader reports with file:line:column ("" when the text is well formed).
 std::string field_list_problem(const std::string& text);
 
+/// The fields a record datatype reads (the source's `record` parameter): a record is one instance — its
+/// extent the record's size, from its lower bound 0 — and its data, in type-map order, the fields, adjacent
+/// runs merged (a struct of three f32 resized to 64 bytes is the field 0:12). Fills `layout`'s record_bytes
+/// and fields; the problem ("" when none): bounds other than [0, extent), data outside them, more than
+/// max_record_fields fields. Whether they suit the item size is layout_problem's.
+std::string fields_of_record(const dt::datatype& record, record_layout& layout);
+
+/// A frame of `records` records as a datatype over the dataset from its first record: item i of the
+/// layout (its fields cut into items, in order) of record r is element r of block i, so packing it — one
+/// instance at the first record's address — gives the frame gather_records writes.
+dt::datatype frame_datatype(const record_layout& layout, std::uint64_t records);
+
 /// The parameters prefetch_source and prefetch_writeback share: the dataset, its records and their frames.
 struct record_dataset_params {
   std::string path;
   std::uint64_t record_bytes = 0;
   std::string fields;
+  /// The source's fields and record size as a datatype instead (fields_of_record); unset for the sink.
+  std::optional<dt::datatype> record;
   std::int64_t item_bytes = 4;
   std::int64_t records = 0;
   std::int64_t records_per_frame = 0;
