@@ -156,53 +156,36 @@ XF_HOST_DEVICE inline std::uint32_t run_frame(const datatype_frame_params& p, da
 
 }  // namespace datatype_frames
 
-/// pack: the output frame is the packed bytes of the `count` instances of `type` the input frame views.
-struct pack_op {
-  static constexpr char class_name[] = "pack";
+/// pack and unpack, each one direction of the same walk.
+template <datatype_direction D>
+struct datatype_frames_op {
   using params = datatype_frame_params;
 
-  static void describe(operator_schema<params>& s) { describe_datatype_frames(s, datatype_direction::pack); }
+  static void describe(operator_schema<params>& s) { describe_datatype_frames(s, D); }
   static std::optional<param_problem> bind_input(params& p, const topic_info& input) {
-    return bind_datatype_frames(p, input, datatype_direction::pack);
+    return bind_datatype_frames(p, input, D);
   }
-  static output_fraction output_share(const params& p) {
-    return datatype_frames_share(p, datatype_direction::pack);
-  }
+  static output_fraction output_share(const params& p) { return datatype_frames_share(p, D); }
   static const char* failure_reason(std::uint32_t code) { return datatype_frames::failure_reason(code); }
 
   template <class T>
   XF_HOST_DEVICE static void compute(const params& p, const frame_task<T>& task) {
-    const std::uint32_t failed = datatype_frames::run_frame(
-        p, datatype_direction::pack, reinterpret_cast<const std::byte*>(task.in), task.count * sizeof(T),
-        reinterpret_cast<std::byte*>(task.out), task.thread_id, task.thread_count);
+    const std::uint32_t failed =
+        datatype_frames::run_frame(p, D, reinterpret_cast<const std::byte*>(task.in), task.count * sizeof(T),
+                                   reinterpret_cast<std::byte*>(task.out), task.thread_id, task.thread_count);
     if (failed != 0) task.fail(failed);
   }
 };
 
+/// pack: the output frame is the packed bytes of the `count` instances of `type` the input frame views.
+struct pack_op : datatype_frames_op<datatype_direction::pack> {
+  static constexpr char class_name[] = "pack";
+};
+
 /// unpack: the output frame is the view the packed input frame unpacks into; bytes of the view no element
 /// covers are zero.
-struct unpack_op {
+struct unpack_op : datatype_frames_op<datatype_direction::unpack> {
   static constexpr char class_name[] = "unpack";
-  using params = datatype_frame_params;
-
-  static void describe(operator_schema<params>& s) {
-    describe_datatype_frames(s, datatype_direction::unpack);
-  }
-  static std::optional<param_problem> bind_input(params& p, const topic_info& input) {
-    return bind_datatype_frames(p, input, datatype_direction::unpack);
-  }
-  static output_fraction output_share(const params& p) {
-    return datatype_frames_share(p, datatype_direction::unpack);
-  }
-  static const char* failure_reason(std::uint32_t code) { return datatype_frames::failure_reason(code); }
-
-  template <class T>
-  XF_HOST_DEVICE static void compute(const params& p, const frame_task<T>& task) {
-    const std::uint32_t failed = datatype_frames::run_frame(
-        p, datatype_direction::unpack, reinterpret_cast<const std::byte*>(task.in), task.count * sizeof(T),
-        reinterpret_cast<std::byte*>(task.out), task.thread_id, task.thread_count);
-    if (failed != 0) task.fail(failed);
-  }
 };
 
 }  // namespace xf

@@ -95,6 +95,20 @@ moved run_kernel(const std::string& class_name, const param_map& values, element
   return result;
 }
 
+/// `class_name` over `in` gives `expected` however the frame is split: by 1, 3, 32 or 97 virtual threads,
+/// each lane taking the default elements, one, or five at a time.
+void check_every_split(const char* class_name, const datatype_case& c, const std::vector<std::byte>& in,
+                       const std::vector<std::byte>& expected) {
+  for (const std::uint32_t threads : {1u, 3u, 32u, 97u})
+    for (const std::uint32_t lane : {0u, 1u, 5u}) {
+      CAPTURE(threads);
+      CAPTURE(lane);
+      const moved m = run_kernel(class_name, values_of(c, lane), c.element, in, threads);
+      CHECK(m.failure == 0);
+      CHECK(m.out == expected);
+    }
+}
+
 std::vector<std::byte> packed_by_engine(const datatype_case& c, const std::vector<std::byte>& view) {
   const datatype_view v = view_of(c);
   const dt::committed_type committed = dt::commit(c.type);
@@ -112,14 +126,7 @@ TEST_CASE("datatype_pack.pack_equals_the_host_engine_for_any_split") {
     const std::vector<std::byte> view = pattern_bytes(v.bytes, 5);
     const std::vector<std::byte> expected = packed_by_engine(c, view);
     CHECK(builtins().find("pack")->info.output_share_for(values_of(c)).of(v.bytes) == v.packed);
-    for (const std::uint32_t threads : {1u, 3u, 32u, 97u})
-      for (const std::uint32_t lane : {0u, 1u, 5u}) {
-        CAPTURE(threads);
-        CAPTURE(lane);
-        const moved m = run_kernel("pack", values_of(c, lane), c.element, view, threads);
-        CHECK(m.failure == 0);
-        CHECK(m.out == expected);
-      }
+    check_every_split("pack", c, view, expected);
   }
 }
 
@@ -134,16 +141,9 @@ TEST_CASE("datatype_pack.unpack_restores_what_pack_took_and_zeroes_the_rest") {
     std::vector<std::byte> expected(v.bytes, std::byte{0});
     dt::unpack(dt::commit(c.type), c.count, packed.data(), expected.data() - v.lb);
     CHECK(builtins().find("unpack")->info.output_share_for(values_of(c)).of(v.packed) == v.bytes);
-    for (const std::uint32_t threads : {1u, 3u, 32u, 97u})
-      for (const std::uint32_t lane : {0u, 1u, 5u}) {
-        CAPTURE(threads);
-        CAPTURE(lane);
-        const moved m = run_kernel("unpack", values_of(c, lane), c.element, packed, threads);
-        CHECK(m.failure == 0);
-        CHECK(m.out == expected);
-        // pack then unpack is the identity on the type's bytes: packing the result again gives `packed`.
-        CHECK(run_kernel("pack", values_of(c, lane), c.element, m.out, threads).out == packed);
-      }
+    check_every_split("unpack", c, packed, expected);
+    // pack then unpack is the identity on the type's bytes: packing the result again gives `packed`.
+    CHECK(run_kernel("pack", values_of(c), c.element, expected, 32).out == packed);
   }
   // A type that covers its view (the columns transpose the matrix) comes back whole.
   const datatype_case columns = datatype_cases()[4];
