@@ -26,6 +26,7 @@
 #include "framework/datatype/pack.hpp"
 #include "framework/datatype/pack_plan.hpp"
 #include "framework/datatype/traversal.hpp"
+#include "tests/support/random_datatypes.hpp"
 
 namespace xf::dt {
 namespace {
@@ -239,110 +240,8 @@ TEST_CASE("datatype_gpu.plan_of_each_constructor") {
   }
 }
 
-// ---- random nested types ----
-
-/// Random type trees, larger than the host tests' (more elements, so that the kernels run several blocks
-/// and tiles), from every constructor, with negative strides and displacements, odd byte strides and now
-/// and then parameters that make blocks follow on (dense records: the strided fast path's segments).
-class random_types {
- public:
-  explicit random_types(std::uint64_t seed) : rng_(seed) {}
-
-  datatype make(int depth) {
-    for (;;) {
-      const datatype t = attempt(depth, false);
-      if (t.elements() >= 1 && t.elements() <= 6000 && t.true_extent() <= (1 << 18) &&
-          t.extent() <= (1 << 18) && t.extent() >= -(1 << 18))
-        return t;
-    }
-  }
-  i64 pick(i64 low, i64 high) { return std::uniform_int_distribution<i64>(low, high)(rng_); }
-
- private:
-  bool chance(int in) { return pick(1, in) == 1; }
-  i64 length(i64 high) { return chance(20) ? 0 : pick(1, high); }
-  std::vector<i64> several(std::size_t n, i64 low, i64 high) {
-    std::vector<i64> v(n);
-    for (i64& x : v) x = pick(low, high);
-    return v;
-  }
-
-  datatype child_of(int depth) {
-    for (;;) {
-      const datatype t = attempt(depth, true);
-      if (t.elements() <= 2000) return t;
-    }
-  }
-
-  datatype attempt(int depth, bool primitive_allowed) {
-    if (depth == 0 || (primitive_allowed && chance(3)))
-      return static_cast<primitive>(pick(0, primitive_count - 1));
-    const datatype child = child_of(depth - 1);
-    // One draw per statement: a seed must give the same type whatever order a compiler evaluates arguments.
-    const bool follow_on = chance(3);
-    const i64 count = length(12), blocklength = length(6);
-    const i64 stride = follow_on ? blocklength : pick(-9, 9);
-    const i64 stride_bytes = follow_on ? blocklength * child.size() : pick(-200, 200);
-    const auto n = static_cast<std::size_t>(length(8));
-    const bool same_lengths = chance(2);
-    const i64 one_length = length(5);
-    std::vector<i64> blocklengths(n);
-    for (i64& b : blocklengths) b = same_lengths ? one_length : length(5);
-    const std::vector<i64> displacements = several(n, -12, 12);
-    const std::vector<i64> displacements_bytes = several(n, -300, 300);
-    switch (static_cast<type_kind>(pick(1, type_kind_count - 1))) {
-      case type_kind::contiguous:
-        return contiguous(count, child);
-      case type_kind::vector:
-        return vector(count, blocklength, stride, child);
-      case type_kind::hvector:
-        return hvector(count, blocklength, stride_bytes, child);
-      case type_kind::indexed:
-        return indexed(blocklengths, displacements, child);
-      case type_kind::hindexed:
-        return hindexed(blocklengths, displacements_bytes, child);
-      case type_kind::indexed_block:
-        return indexed_block(blocklength, displacements, child);
-      case type_kind::hindexed_block:
-        return hindexed_block(blocklength, displacements_bytes, child);
-      case type_kind::struct_type: {
-        const auto members = static_cast<std::size_t>(pick(1, 3));
-        std::vector<datatype> types;
-        std::vector<i64> member_displacements;
-        i64 next = pick(-16, 16);
-        for (std::size_t j = 0; j < members; ++j) {
-          types.push_back(j == 0 ? child : child_of(depth - 1));
-          const i64 gap = pick(-64, 64);
-          member_displacements.push_back(follow_on ? next : gap);
-          next += types.back().size();
-        }
-        std::vector<i64> member_lengths(members, 1);
-        if (!follow_on)
-          for (i64& b : member_lengths) b = length(3);
-        return struct_type(member_lengths, member_displacements, types);
-      }
-      case type_kind::subarray: {
-        const auto dims = static_cast<std::size_t>(pick(1, 4));
-        std::vector<i64> sizes = several(dims, 1, 7), subsizes(dims), starts(dims);
-        for (std::size_t d = 0; d < dims; ++d) {
-          subsizes[d] = follow_on ? sizes[d] : pick(1, sizes[d]);
-          starts[d] = pick(0, sizes[d] - subsizes[d]);
-        }
-        const array_order order = chance(2) ? array_order::c : array_order::fortran;
-        return subarray(sizes, subsizes, starts, order, child);
-      }
-      case type_kind::resized: {
-        const i64 lb = pick(-16, 16);
-        const i64 extent = follow_on ? child.size() : pick(0, 96);
-        return resized(child, lb, extent);
-      }
-      default:
-        return child;
-    }
-  }
-
-  std::mt19937_64 rng_;
-};
+// ---- random nested types (tests/support/random_datatypes.hpp: the large ones, so that the kernels run
+// several blocks and tiles) ----
 
 std::uint64_t first_seed() {
   const char* from_env = std::getenv("XF_DATATYPE_SEED");
@@ -358,7 +257,7 @@ TEST_CASE("datatype_gpu.plans_place_every_segment_where_the_traversal_does") {
   for (int n = 0; n < random_type_count(400); ++n) {
     const std::uint64_t seed = first_seed() + static_cast<std::uint64_t>(n);
     CAPTURE(seed);
-    random_types random(seed);
+    testing::random_types random(seed, testing::large_random_types);
     const datatype t = random.make(4);
     ++methods[static_cast<int>(plan_packing(commit(t)).method)];
     for (i64 count : {i64{1}, i64{2}, i64{5}}) check_plan_against_traversal(t, count);
@@ -551,7 +450,7 @@ TEST_CASE("datatype_gpu.random_nested_types_pack_like_the_host" * doctest::skip(
   for (int n = 0; n < random_type_count(300); ++n) {
     const std::uint64_t seed = first_seed() + static_cast<std::uint64_t>(n);
     CAPTURE(seed);
-    random_types random(seed);
+    testing::random_types random(seed, testing::large_random_types);
     const datatype t = random.make(4);
     const i64 count = n % 5 == 0 ? random.pick(20, 200) : random.pick(1, 4);
     const int misalign = n % 4 == 3 ? static_cast<int>(random.pick(1, 15)) : 0;

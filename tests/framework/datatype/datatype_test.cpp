@@ -15,6 +15,7 @@
 #include "framework/datatype/pack.hpp"
 #include "framework/datatype/traversal.hpp"
 #include "tests/framework/datatype/reference_packer.hpp"
+#include "tests/support/random_datatypes.hpp"
 
 namespace xf::dt {
 namespace {
@@ -470,111 +471,7 @@ TEST_CASE("datatype.first_overlap_finds_bytes_a_receive_would_write_twice") {
   CHECK(first_overlap(commit(resized(f64, 0, 4)), 2) == 4);  // instances 4 bytes apart
 }
 
-// ---- many random nested types ----
-
-/// Random type trees of small size: every constructor, negative strides and displacements, resized bounds,
-/// and now and then parameters that make blocks follow on (the runs' fast path).
-class random_types {
- public:
-  explicit random_types(std::uint64_t seed) : rng_(seed) {}
-
-  /// A tree at most `depth` deep, derived at the root (a primitive root is tested on its own).
-  datatype make(int depth) {
-    for (;;) {
-      const datatype t = attempt(depth, false);
-      if (t.elements() <= 400 && t.true_extent() <= (1 << 14) && t.extent() <= (1 << 14) &&
-          t.extent() >= -(1 << 14))
-        return t;
-    }
-  }
-
- private:
-  i64 pick(i64 low, i64 high) { return std::uniform_int_distribution<i64>(low, high)(rng_); }
-  bool chance(int in) { return pick(1, in) == 1; }
-  /// A count or block length: now and then 0 (an empty block or type), mostly 1 to `high`.
-  i64 length(i64 high) { return chance(16) ? 0 : pick(1, high); }
-  std::vector<i64> several(std::size_t n, i64 low, i64 high) {
-    std::vector<i64> v(n);
-    for (i64& x : v) x = pick(low, high);
-    return v;
-  }
-  std::vector<i64> lengths(std::size_t n, i64 high) {
-    std::vector<i64> v(n);
-    for (i64& x : v) x = length(high);
-    return v;
-  }
-
-  datatype child_of(int depth) {
-    for (;;) {
-      const datatype t = attempt(depth, true);
-      if (t.elements() <= 400) return t;
-    }
-  }
-
-  datatype attempt(int depth, bool primitive_allowed) {
-    if (depth == 0 || (primitive_allowed && chance(4)))
-      return static_cast<primitive>(pick(0, primitive_count - 1));
-    const datatype child = child_of(depth - 1);
-    // Every draw in its own statement: the order of a call's arguments differs between compilers, and a
-    // seed must give the same type under g++ and clang.
-    const bool follow_on = chance(3);
-    const i64 count = length(3), blocklength = length(3);
-    const i64 stride = follow_on ? blocklength : pick(-4, 4);
-    const i64 stride_bytes = follow_on ? blocklength * child.size() : pick(-48, 48);
-    const auto n = static_cast<std::size_t>(length(4));
-    const std::vector<i64> blocklengths = lengths(n, 3);
-    const std::vector<i64> displacements = several(n, -6, 6);
-    const std::vector<i64> displacements_bytes = several(n, -64, 64);
-    switch (static_cast<type_kind>(pick(1, type_kind_count - 1))) {
-      case type_kind::contiguous:
-        return contiguous(count, child);
-      case type_kind::vector:
-        return vector(count, blocklength, stride, child);
-      case type_kind::hvector:
-        return hvector(count, blocklength, stride_bytes, child);
-      case type_kind::indexed:
-        return indexed(blocklengths, displacements, child);
-      case type_kind::hindexed:
-        return hindexed(blocklengths, displacements_bytes, child);
-      case type_kind::indexed_block:
-        return indexed_block(blocklength, displacements, child);
-      case type_kind::hindexed_block:
-        return hindexed_block(blocklength, displacements_bytes, child);
-      case type_kind::struct_type: {
-        const auto members = static_cast<std::size_t>(pick(1, 3));
-        std::vector<datatype> types;
-        std::vector<i64> member_displacements;
-        i64 next = pick(-16, 16);
-        for (std::size_t j = 0; j < members; ++j) {
-          types.push_back(j == 0 ? child : child_of(depth - 1));
-          member_displacements.push_back(follow_on ? next : pick(-64, 64));
-          next += types.back().size();
-        }
-        const std::vector<i64> member_lengths =
-            follow_on ? std::vector<i64>(members, 1) : lengths(members, 2);
-        return struct_type(member_lengths, member_displacements, types);
-      }
-      case type_kind::subarray: {
-        const auto dims = static_cast<std::size_t>(pick(1, 3));
-        std::vector<i64> sizes = several(dims, 1, 4), subsizes(dims), starts(dims);
-        for (std::size_t d = 0; d < dims; ++d) {
-          subsizes[d] = follow_on ? sizes[d] : pick(1, sizes[d]);
-          starts[d] = pick(0, sizes[d] - subsizes[d]);
-        }
-        const array_order order = chance(2) ? array_order::c : array_order::fortran;
-        return subarray(sizes, subsizes, starts, order, child);
-      }
-      case type_kind::resized: {
-        const i64 lb = pick(-16, 16);
-        return resized(child, lb, follow_on ? child.size() : pick(0, 48));
-      }
-      default:
-        return child;
-    }
-  }
-
-  std::mt19937_64 rng_;
-};
+// ---- many random nested types (tests/support/random_datatypes.hpp) ----
 
 TEST_CASE("datatype.random_nested_types_pack_like_the_reference") {
   // XF_DATATYPE_SEED=n replays a failure: each type's seed is printed with it.
@@ -584,7 +481,7 @@ TEST_CASE("datatype.random_nested_types_pack_like_the_reference") {
   for (int n = 0; n < types; ++n) {
     const std::uint64_t seed = first_seed + static_cast<std::uint64_t>(n);
     CAPTURE(seed);
-    random_types random(seed);
+    testing::random_types random(seed, testing::small_random_types);
     const datatype t = random.make(4);
     check_against_reference(t, 1 + static_cast<i64>(seed % 3), seed);
     if (std::getenv("XF_STATS"))

@@ -1,0 +1,53 @@
+// The GPU side of a message (CUDA builds): pack on the GPU chunk by chunk into staging memory while the
+// chunks already packed are sent, and unpack each chunk received while the next arrives. The staging memory
+// is pinned host memory (the staged route: the kernels write and read it across PCIe themselves, zero copy)
+// or device memory (the CUDA-aware route: the MPI library moves it).
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <string>
+
+#include "framework/core/cuda_buffer.hpp"
+#include "framework/mpi/message_type.hpp"
+#include "framework/mpi/messenger.hpp"
+#include "framework/mpi/wire.hpp"
+
+namespace xf::mpi::detail {
+
+/// Whether the data of `count` instances of `t` at `buf` lies in memory the GPU packs (device or managed),
+/// as the CUDA runtime says of its lowest byte. False for host memory and where no CUDA device is usable
+/// (then no pointer is device memory). Throws cuda_error for other failures.
+bool on_device(const message_type& t, std::int64_t count, const void* buf);
+
+/// The staging memory, the stream and the chunks' events of a messenger's device routes, kept between calls.
+/// One call at a time. The destructor waits for nothing: every call ends synchronized.
+class device_transfer {
+ public:
+  device_transfer() = default;
+
+  /// Packs `count` instances of `t` at `buf` (device memory of the current device, which `t` was uploaded
+  /// to) into the route's staging memory chunk by chunk, and hands each chunk to `out` once its kernel is
+  /// done. Starts `out` (the header goes first); returns how the kernels packed.
+  std::string send(const message_type& t, std::int64_t count, const void* buf, route r,
+                   std::int64_t chunk_bytes, chunk_sender& out);
+
+  /// Posts the receives of the message `header` announces into the route's staging memory, then unpacks
+  /// `full` instances and `tail_elements` elements of one more into `buf`, each piece once its chunks are
+  /// in. Returns when the data is in `buf` (the stream synchronized).
+  std::string recv(const message_type& t, std::int64_t full, std::int64_t tail_elements, void* buf, route r,
+                   const wire_header& header, chunk_receiver& in);
+
+ private:
+  std::byte* staging(route r, std::int64_t bytes);
+
+  cuda_stream stream_;
+  pinned_buffer<std::byte> pinned_;  // the staged route's packed bytes, grown to the largest message
+  device_buffer<std::byte> device_;  // the CUDA-aware route's
+  std::deque<cuda_event> packed_;    // packed_[k]: chunk k's kernel is done (a deque: events do not move)
+};
+
+}  // namespace xf::mpi::detail

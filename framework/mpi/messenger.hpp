@@ -1,0 +1,115 @@
+// Send and receive of `count` instances of a datatype between MPI ranks, the data packed by the datatype
+// engine: on the host for host memory, on the GPU for device memory (CUDA builds), the packed bytes moved
+// through pinned host memory or, with a CUDA-aware MPI library, straight from device memory (DESIGN.md).
+#pragma once
+
+#include <mpi.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "framework/mpi/cuda_awareness.hpp"
+#include "framework/mpi/message_type.hpp"
+
+namespace xf::mpi {
+
+/// How a call moved the data.
+enum class route : std::uint8_t {
+  host,        ///< host memory: packed on the CPU, the packed bytes sent from host memory
+  staged,      ///< device memory: packed on the GPU straight into pinned host memory, chunk by chunk
+  cuda_aware,  ///< device memory: packed on the GPU into device memory, which the MPI library sends
+};
+std::string_view name_of(route r);
+
+/// Which route device memory takes.
+enum class device_route : std::uint8_t {
+  automatic,   ///< cuda_aware where the library is (detect_cuda_awareness), else staged
+  staged,      ///< always through pinned host memory
+  cuda_aware,  ///< always device to device; refused (precondition_error) where the library is not aware
+};
+
+struct messenger_options {
+  /// Bytes of each chunk but the last on the wire: the unit in which packing overlaps sending, and
+  /// receiving overlaps unpacking. At least 16, at most 2^31 - 1 (MPI's int count). 256 KiB: large enough
+  /// that a chunk's send (tens of microseconds on shared memory) outlasts its pack kernel's launch, small
+  /// enough that a 1 MiB message is already four chunks in flight.
+  std::int64_t chunk_bytes = 256 << 10;
+  device_route device = device_route::automatic;
+};
+
+/// What one send or receive did.
+struct transfer_report {
+  route taken = route::host;
+  std::int64_t bytes = 0;      ///< packed bytes sent or received
+  std::int64_t elements = 0;   ///< primitive elements (MPI_Get_elements)
+  std::int64_t instances = 0;  ///< whole instances of the type (MPI_Get_count, where `partial` is false)
+  bool partial = false;        ///< a receive ended inside an instance (MPI_Get_count would be MPI_UNDEFINED)
+  std::int64_t chunks = 0;     ///< wire chunks
+  int peer = -1;               ///< the destination, or the source that a receive matched
+  int tag = -1;                ///< the tag (a receive's matched tag)
+  /// "staged, 1048576 B in 4 chunks, kernel strided 8 B units": for logs and the benchmark's rows.
+  std::string describe() const;
+  std::string packing;  ///< how the GPU packed ("kernel strided, 8 B units"); empty on the host route
+};
+
+namespace detail {
+class device_transfer;
+}
+
+/// One side of datatype messages over a communicator. Construction is collective over `comm` (it
+/// duplicates it twice: one communicator for headers, one for data, so that neither the caller's messages
+/// nor a receive by MPI_ANY_TAG can match a chunk), and so is destruction; every rank constructs its
+/// messengers in the same order. Keeps its staging memory, stream and requests between calls, so repeated
+/// calls (ping-pong) allocate nothing once the largest message has been seen. One call at a time: not
+/// thread-safe.
+///
+/// Both calls block until the user's buffer may be reused, as MPI_Send and MPI_Recv do. Device data must be
+/// complete when send() is called (the stream that wrote it synchronized); a receive's device data is
+/// complete when recv() returns. Errors are exceptions: mpi_error naming the MPI call, rank, peer and tag;
+/// cuda_error naming the CUDA call; precondition_error for a call that breaks a rule before anything is
+/// sent or received. After an mpi_error or cuda_error in the middle of a message the communicators may
+/// hold parts of it: discard the messenger. A refused message (truncation, an end inside an element) is
+/// received whole and dropped first, so the messenger stays usable.
+class messenger {
+ public:
+  explicit messenger(MPI_Comm comm, messenger_options options = {});
+  ~messenger();
+  messenger(const messenger&) = delete;
+  messenger& operator=(const messenger&) = delete;
+
+  /// Sends `count` instances of `t` at `buf` (MPI's buf) to rank `dest` of the communicator with `tag`.
+  transfer_report send(const message_type& t, std::int64_t count, const void* buf, int dest, int tag);
+
+  /// Receives a message from `source` (or MPI_ANY_SOURCE) with `tag` (or MPI_ANY_TAG) into at most `count`
+  /// instances of `t` at `buf`. A shorter message is fine: the report says how many bytes, elements and
+  /// whole instances arrived, and the rest of the buffer is untouched. A longer one is received, dropped,
+  /// and thrown as mpi_error with class MPI_ERR_TRUNCATE; one that ends inside an element as MPI_ERR_TYPE.
+  /// A type whose `count` instances name a byte twice is refused with precondition_error before anything
+  /// is received (MPI calls such a receive erroneous).
+  transfer_report recv(const message_type& t, std::int64_t count, void* buf, int source, int tag);
+
+  const cuda_awareness& awareness() const noexcept { return awareness_; }
+  const messenger_options& options() const noexcept { return options_; }
+  int rank() const noexcept { return rank_; }
+  int size() const noexcept { return size_; }
+  /// The route a call with these arguments takes. Throws precondition_error where the options force
+  /// cuda_aware on a library that is not.
+  route route_for(const message_type& t, std::int64_t count, const void* buf) const;
+
+ private:
+  messenger_options options_;
+  MPI_Comm header_comm_ = MPI_COMM_NULL, data_comm_ = MPI_COMM_NULL;
+  int rank_ = 0, size_ = 0;
+  cuda_awareness awareness_;
+  std::vector<MPI_Request> requests_;
+  std::vector<std::byte> host_staging_;  // the host route's packed bytes; a drained message's chunks
+  // The GPU side (CUDA builds), made on the first call with device memory. shared_ptr: destroyable here,
+  // where builds without CUDA have no definition of it.
+  std::shared_ptr<detail::device_transfer> device_;
+};
+
+}  // namespace xf::mpi
