@@ -11,7 +11,8 @@ measured, and draws the figures with matplotlib.
   table3  contention: each operation's time alone, issued after the user's operation and before it
 
 The rule (framework/datatype/DESIGN.md): the copy engine for one contiguous block, and for a strided block
-of rows at least copy_engine_min_row_bytes wide when one side is host memory; the kernel otherwise. A point
+across PCIe where its modelled time (pcie_pack_costs, in the JSON) is below the kernel's; the kernel
+otherwise. A point
 confirms it when the automatic choice's time is within --tolerance of the faster of engine_kernel and
 cudaMemcpy2D there.
 
@@ -154,7 +155,7 @@ def fig5_tables(doc, report, tolerance):
                            bool(small) and not short,
                            "below at " + ", ".join(short) if short else
                            ", ".join(f"{b} B {x:.1f}x" for b, x in small.items())))
-    print(f"\n  the rule (copy engine from {doc.get('copy_engine_min_row_bytes')} B rows across PCIe) picked the "
+    print(f"\n  the rule (pcie_pack_costs {doc.get('pcie_pack_costs')}) picked the "
           f"faster path (within {tolerance:.0%}) at {confirmed} of {points} points")
     report.append(("fig5: the rule picks the faster path at every point", confirmed == points,
                    f"{confirmed} of {points}"))
@@ -299,8 +300,7 @@ def plots(doc, out_dir):
             line_panel(ax, [r for r in fig5 if r["total_bytes"] == total and r["destination"] == dest], "block_bytes",
                        ["engine", "engine_kernel", "cudaMemcpy2D", "hand"], f"{total} B packed, to {dest}",
                        "block bytes")
-            ax.axvline(doc.get("copy_engine_min_row_bytes", 0), color="grey", ls=":", lw=1)
-        save(fig, "fig5.png", "Fig. 5: vector vs cudaMemcpy2D (dotted: the rule's row width)")
+        save(fig, "fig5.png", "Fig. 5: vector vs cudaMemcpy2D")
 
     table2 = rows_of(doc, "table2")
     if table2:

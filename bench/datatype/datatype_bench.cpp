@@ -6,7 +6,7 @@
 //           per-element kernel), the CUDA alternative (cudaMemcpy/2D/3D, or a call per block) and a
 //           hand-written kernel;
 //   fig5    vector against cudaMemcpy2D over block lengths 8 B to 4 KiB at fixed packed sizes, into device
-//           memory and into pinned host memory: where the rule's row width should be;
+//           memory and into pinned host memory: what the rule's costs across PCIe are fitted to;
 //   table2  the X-Y, X-Z and Y-Z faces of an n^3 array of doubles to pinned host memory: the engine (rule,
 //           zero copy, chunked, pack then copy) against cudaMemcpy2D/3D;
 //   fig6    component times: commit, upload, the traversal alone, the packing kernels, the transfer, and
@@ -81,7 +81,7 @@ struct options {
   int face_n = 512;
   i64 component_bytes = 4 << 20;
   std::vector<i64> chunk_bytes{256 << 10, 1 << 20};
-  i64 copy_engine_min_row_bytes = default_copy_engine_min_row_bytes;
+  pcie_pack_costs pcie;  ///< the rule's, the library's defaults
 };
 
 bool wants(const options& o, const std::string& experiment) {
@@ -471,7 +471,7 @@ void fig4_point(run_context& x, const std::string& family, i64 target) {
   const bytes_t& expected = p.expected;
   device_buffer<std::byte> out(expected.size() + 64);
   const output o{out.get(), false};
-  const gpu_pack_options rule{pack_path::automatic, x.o.copy_engine_min_row_bytes};
+  const gpu_pack_options rule{pack_path::automatic, x.o.pcie};
   const auto row_of = [&](const std::string& contender, json m) {
     json row = base_row("fig4", contender);
     row.update(m);
@@ -538,8 +538,7 @@ void run_fig5(run_context& x) {
           line.emplace_back(contender, row);
         };
         for (const auto& [name, opt] :
-             {std::pair{std::string("engine"),
-                        gpu_pack_options{pack_path::automatic, x.o.copy_engine_min_row_bytes}},
+             {std::pair{std::string("engine"), gpu_pack_options{pack_path::automatic, x.o.pcie}},
               std::pair{std::string("engine_kernel"), gpu_pack_options{pack_path::kernel}}}) {
           json m = measure(
               x.o, x.stream, [&] { gpu_pack(d, 1, user, o.data, x.stream, opt); }, o, expected, x.r);
@@ -608,12 +607,10 @@ void run_table2(run_context& x) {
     json m = measure(
         x.o, x.stream,
         [&] {
-          gpu_pack(d, 1, user, host.get(), x.stream, {pack_path::automatic, x.o.copy_engine_min_row_bytes});
+          gpu_pack(d, 1, user, host.get(), x.stream, {pack_path::automatic, x.o.pcie});
         },
         o, expected, x.r);
-    m["choice"] =
-        choose_pack_path(d, 1, user, host.get(), {pack_path::automatic, x.o.copy_engine_min_row_bytes})
-            .describe();
+    m["choice"] = choose_pack_path(d, 1, user, host.get(), {pack_path::automatic, x.o.pcie}).describe();
     row_of("engine", m);
     row_of("engine_zero_copy",
            measure(
@@ -949,7 +946,7 @@ int run(int argc, char** argv) {
   CLI::App app{
       "xeflow-datatype-bench: the GPU datatype engine against cudaMemcpy2D/3D and hand-written kernels"};
   std::string experiments = "fig4,fig5,table2,fig6,table3", families, fig4_max = "4MiB",
-              fig5_totals = "64KiB,4MiB", component = "4MiB", chunks = "256KiB,1MiB", min_row;
+              fig5_totals = "64KiB,4MiB", component = "4MiB", chunks = "256KiB,1MiB";
   app.add_option("--json", o.json_path, "write the rows, stamped with device, date, commit and command line");
   app.add_option("--commit", o.commit, "the commit to stamp (default: git rev-parse --short HEAD)");
   app.add_option("--experiments", experiments, "comma-separated: fig4, fig5, table2, fig6, table3");
@@ -965,7 +962,6 @@ int run(int argc, char** argv) {
   app.add_option("--face-n", o.face_n, "table2's array edge (n^3 doubles: 512 is 1 GiB)");
   app.add_option("--component-bytes", component, "fig6's packed size");
   app.add_option("--chunk-bytes", chunks, "the chunked pipeline's chunk sizes (table2; fig6 takes the last)");
-  app.add_option("--copy-engine-min-row", min_row, "the rule's row width (default: the library's)");
   try {
     app.parse(argc, argv);
     o.experiments = parse_list(experiments);
@@ -980,8 +976,6 @@ int run(int argc, char** argv) {
     o.fig5_totals = parse_byte_list(fig5_totals, "--fig5-totals");
     o.component_bytes = parse_byte_list(component, "--component-bytes").front();
     o.chunk_bytes = parse_byte_list(chunks, "--chunk-bytes");
-    if (!min_row.empty())
-      o.copy_engine_min_row_bytes = parse_byte_list(min_row, "--copy-engine-min-row").front();
     if (o.quick) {
       o.fig4_max_bytes = std::min<i64>(o.fig4_max_bytes, 256 << 10);
       for (i64& total : o.fig5_totals) total = std::min<i64>(total, 64 << 10);
@@ -1010,8 +1004,11 @@ int run(int argc, char** argv) {
   const std::string device = std::string(prop.name) + " (sm_" + std::to_string(prop.major) +
                              std::to_string(prop.minor) + ", " + std::to_string(prop.multiProcessorCount) +
                              " SMs)";
-  std::printf("%s; rule: copy engine for one block, or rows of at least %lld B across PCIe\n", device.c_str(),
-              static_cast<long long>(o.copy_engine_min_row_bytes));
+  std::printf(
+      "%s; rule: copy engine for one block, or across PCIe where %.1f us + max(rows x %.2f ns, bytes at %.1f "
+      "GB/s), %.0f%% less, beats a kernel's %.1f us + bytes at %.1f GB/s\n",
+      device.c_str(), o.pcie.copy_call_us, o.pcie.copy_row_ns, o.pcie.copy_gb_per_s, o.pcie.copy_margin * 100,
+      o.pcie.kernel_call_us, o.pcie.kernel_gb_per_s);
 
   cuda_stream stream;
   recorder r;
@@ -1036,7 +1033,10 @@ int run(int argc, char** argv) {
     doc["date"] = ::xf::bench::utc_now();
     doc["commit"] = o.commit.empty() ? ::xf::bench::git_commit() : o.commit;
     doc["command_line"] = ::xf::bench::command_line(argc, argv);
-    doc["copy_engine_min_row_bytes"] = o.copy_engine_min_row_bytes;
+    doc["pcie_pack_costs"] = {
+        {"copy_call_us", o.pcie.copy_call_us},       {"copy_row_ns", o.pcie.copy_row_ns},
+        {"copy_gb_per_s", o.pcie.copy_gb_per_s},     {"kernel_call_us", o.pcie.kernel_call_us},
+        {"kernel_gb_per_s", o.pcie.kernel_gb_per_s}, {"copy_margin", o.pcie.copy_margin}};
     doc["options"] = {{"quick", o.quick},       {"min_reps", o.min_reps},
                       {"max_reps", o.max_reps}, {"point_ms", o.point_ms},
                       {"face_n", o.face_n},     {"component_bytes", o.component_bytes}};

@@ -96,10 +96,10 @@ call_plan plan_call(const device_type& t, std::int64_t count, const void* user, 
   pack_path path = options.path;
   if (path == pack_path::automatic) {
     const bool one_block = fit.shape && fit.shape->dims == 0;
-    const bool wide_rows_across_pcie = fit.shape &&
-                                       (crosses_pcie(c.choice.user) || crosses_pcie(c.choice.packed)) &&
-                                       fit.shape->row_bytes >= options.copy_engine_min_row_bytes;
-    if (one_block || wide_rows_across_pcie || (!kernel_reaches && fit.shape))
+    const bool copy_faster_across_pcie =
+        fit.shape && (crosses_pcie(c.choice.user) || crosses_pcie(c.choice.packed)) &&
+        options.pcie.copy_engine_faster(fit.shape->rows * fit.shape->planes, c.choice.bytes);
+    if (one_block || copy_faster_across_pcie || (!kernel_reaches && fit.shape))
       path = pack_path::copy_engine;
     else
       path = pack_path::kernel;

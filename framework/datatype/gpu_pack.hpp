@@ -11,28 +11,26 @@
 #include <string_view>
 
 #include "framework/datatype/device_type.hpp"
+#include "framework/datatype/pack_costs.hpp"
 #include "framework/datatype/pack_kernels.hpp"
 
 namespace xf::dt {
 
 /// What moves the data.
 enum class pack_path : std::uint8_t {
-  automatic,     ///< the rule: copy_engine for one contiguous block, or for a plain strided block whose rows
-                 ///< are at least copy_engine_min_row_bytes when a side is host memory; kernel otherwise
+  automatic,     ///< the rule: copy_engine for one contiguous block, or for a plain strided block across PCIe
+                 ///< where pcie_pack_costs says the copy is faster; kernel otherwise
   kernel,        ///< the packing kernel of the type's plan (strided, runs or elements)
   point_kernel,  ///< the element kernel whatever the plan (the paper's point-based kernel, for measurement)
   copy_engine,   ///< one cudaMemcpyAsync, cudaMemcpy2DAsync or cudaMemcpy3DAsync; only for a shape it fits
 };
 std::string_view name_of(pack_path p);
 
-/// The rule's row width (DESIGN.md): below it, the copy engine moves a strided block row by row slower
-/// than a kernel, and a kernel reaches the link's bandwidth with zero copy. The benchmark measures both
-/// sides of it (xeflow-datatype-bench, experiments fig5 and table2).
-inline constexpr std::int64_t default_copy_engine_min_row_bytes = 1024;
-
 struct gpu_pack_options {
   pack_path path = pack_path::automatic;
-  std::int64_t copy_engine_min_row_bytes = default_copy_engine_min_row_bytes;
+  /// The rule's weighing of copy and kernel across PCIe (DESIGN.md; measured by xeflow-datatype-bench's
+  /// fig5 and table2).
+  pcie_pack_costs pcie{};
 };
 
 /// Where a pointer's memory is, as the CUDA runtime says.

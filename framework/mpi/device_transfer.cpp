@@ -3,6 +3,7 @@
 #include "framework/mpi/device_transfer.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <string>
 
 #include "framework/core/cuda_check.hpp"
@@ -40,6 +41,12 @@ bool on_device(const message_type& t, i64 count, const void* buf) {
   return where.type == cudaMemoryTypeDevice || where.type == cudaMemoryTypeManaged;
 }
 
+std::byte* device_transfer::first_buffer(route r, i64 first_bytes, i64 capacity) {
+  // The staged route unpacks from where the first message lands, so the room is for the whole message.
+  const i64 room = r == route::cuda_aware ? first_bytes : std::max(first_bytes, header_bytes + capacity);
+  return staging(route::staged, room);
+}
+
 std::byte* device_transfer::staging(route r, i64 bytes) {
   const auto need = static_cast<std::size_t>(bytes);
   if (r == route::cuda_aware) {
@@ -58,9 +65,18 @@ std::string device_transfer::send(const message_type& t, i64 count, const void* 
                                   chunk_sender& out) {
   const dt::device_type& d = t.device();
   const i64 bytes = dt::packed_bytes(t.committed(), count);
-  std::byte* const staging = this->staging(r, bytes);
-  out.start(staging, bytes, chunk_bytes);
-  if (bytes == 0) return "";
+  std::byte* const message = this->staging(r, header_bytes + bytes);
+  std::byte* const staging = message + header_bytes;
+  header_ = {bytes, chunk_bytes};
+  if (r == route::cuda_aware)  // ordered before the packing kernels, so the first piece's event covers it
+    XF_CUDA_TRY(cudaMemcpyAsync(message, &header_, sizeof header_, cudaMemcpyHostToDevice, stream_.get()));
+  else
+    std::memcpy(message, &header_, sizeof header_);
+  out.start(message, header_);
+  if (bytes == 0) {
+    XF_CUDA_TRY(cudaStreamSynchronize(stream_.get()));
+    return "";
+  }
   dt::detail::expect_device_of(d);
   const auto* user = static_cast<const std::byte*>(buf);
   // The staging memory at the address the device uses: pinned memory is mapped at its host address.
@@ -93,7 +109,15 @@ std::string device_transfer::send(const message_type& t, i64 count, const void* 
 std::string device_transfer::recv(const message_type& t, i64 full, i64 tail_elements, void* buf, route r,
                                   const wire_header& header, chunk_receiver& in) {
   const dt::device_type& d = t.device();
-  std::byte* const staging = this->staging(r, header.bytes);
+  std::byte* staging = pinned_.get() + header_bytes;  // where first_buffer() put the first message
+  if (r == route::cuda_aware) {
+    // Chunk 0 came with the header into pinned memory; the rest goes to device memory behind it.
+    const i64 first = first_message_bytes(header) - header_bytes;
+    staging = this->staging(r, header.bytes);
+    if (first > 0)
+      XF_CUDA_TRY(cudaMemcpyAsync(staging, pinned_.get() + header_bytes, static_cast<std::size_t>(first),
+                                  cudaMemcpyHostToDevice, stream_.get()));
+  }
   in.post(staging, header);
   if (header.bytes == 0) return "";
   dt::detail::expect_device_of(d);

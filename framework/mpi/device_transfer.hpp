@@ -31,11 +31,16 @@ class device_transfer {
 
   /// Packs `count` instances of `t` at `buf` (device memory of the current device, which `t` was uploaded
   /// to) into the route's staging memory chunk by chunk, and hands each chunk to `out` once its kernel is
-  /// done. Starts `out` (the header goes first); returns how the kernels packed.
+  /// done. Starts `out` (the header goes with chunk 0); returns how the kernels packed.
   std::string send(const message_type& t, std::int64_t count, const void* buf, route r,
                    std::int64_t chunk_bytes, chunk_sender& out);
 
-  /// Posts the receives of the message `header` announces into the route's staging memory, then unpacks
+  /// Host memory for the first message of a receive by route `r` (first_bytes: its size), with room for
+  /// all `capacity` packed bytes behind it where the route unpacks from there (staged).
+  std::byte* first_buffer(route r, std::int64_t first_bytes, std::int64_t capacity);
+
+  /// Posts the receives of the rest of the message `header` announces (its first message in first_buffer())
+  /// into the route's staging memory, then unpacks
   /// `full` instances and `tail_elements` elements of one more into `buf`, each piece once its chunks are
   /// in. Returns when the data is in `buf` (the stream synchronized).
   std::string recv(const message_type& t, std::int64_t full, std::int64_t tail_elements, void* buf, route r,
@@ -45,9 +50,11 @@ class device_transfer {
   std::byte* staging(route r, std::int64_t bytes);
 
   cuda_stream stream_;
-  pinned_buffer<std::byte> pinned_;  // the staged route's packed bytes, grown to the largest message
+  pinned_buffer<std::byte>
+      pinned_;  // the staged route's messages (header, packed bytes), grown to the largest
   device_buffer<std::byte> device_;  // the CUDA-aware route's
   std::deque<cuda_event> packed_;    // packed_[k]: chunk k's kernel is done (a deque: events do not move)
+  wire_header header_;               // a send's header, the source of its copy to device memory
 };
 
 }  // namespace xf::mpi::detail

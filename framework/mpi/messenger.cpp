@@ -1,5 +1,5 @@
-// The messenger: the route of each call, the header exchange and the receive's rules (truncation, a message
-// ending inside an element, overlapping receive types), and the host route; the device routes are
+// The messenger: the route of each call, the first part's exchange and the receive's rules (truncation, a
+// message ending inside an element, overlapping receive types), and the host route; the device routes are
 // device_transfer's.
 #include "framework/mpi/messenger.hpp"
 
@@ -61,8 +61,8 @@ std::string transfer_report::describe() const {
 }
 
 messenger::messenger(MPI_Comm comm, messenger_options options) : options_(options) {
-  XF_EXPECTS(options_.chunk_bytes >= 16 && options_.chunk_bytes <= INT_MAX,
-             "chunk_bytes is " + std::to_string(options_.chunk_bytes) + ": 16 to 2^31 - 1 bytes");
+  XF_EXPECTS(options_.chunk_bytes >= 16 && options_.chunk_bytes <= INT_MAX - detail::header_bytes,
+             "chunk_bytes is " + std::to_string(options_.chunk_bytes) + ": 16 to 2^31 - 17 bytes");
   const call_site site{};
   XF_MPI_TRY(MPI_Comm_dup(comm, &header_comm_), site);
   XF_MPI_TRY(MPI_Comm_dup(comm, &data_comm_), site);
@@ -114,12 +114,14 @@ transfer_report messenger::send(const message_type& t, i64 count, const void* bu
   r.taken = route_for(t, count, buf);
   detail::chunk_sender out(header_comm_, data_comm_, dest, tag, site, requests_);
   if (r.taken == route::host) {
-    if (host_staging_.size() < static_cast<std::size_t>(r.bytes))
-      host_staging_.resize(static_cast<std::size_t>(r.bytes));
+    if (host_staging_.size() < static_cast<std::size_t>(detail::header_bytes + r.bytes))
+      host_staging_.resize(static_cast<std::size_t>(detail::header_bytes + r.bytes));
+    const detail::wire_header header{r.bytes, options_.chunk_bytes};
+    std::memcpy(host_staging_.data(), &header, sizeof header);
     // One thread packs and drives MPI's progress alike, so packing first and then sending overlaps nothing
     // less than interleaving would.
-    if (r.bytes > 0) dt::pack(c, count, buf, host_staging_.data());
-    out.start(host_staging_.data(), r.bytes, options_.chunk_bytes);
+    if (r.bytes > 0) dt::pack(c, count, buf, host_staging_.data() + detail::header_bytes);
+    out.start(host_staging_.data(), header);
     out.packed_until(r.bytes);
   } else {
 #if XF_HAVE_CUDA
@@ -145,13 +147,24 @@ transfer_report messenger::recv(const message_type& t, i64 count, void* buf, int
   transfer_report r;
   r.taken = route_for(t, count, buf);
 
-  detail::wire_header header;
-  MPI_Status status{};
-  XF_MPI_TRY(MPI_Recv(&header, 2, MPI_INT64_T, source, tag, header_comm_, &status), site);
-  // Chunks come from the sender and with the tag that the header matched (MPI_ANY_SOURCE, MPI_ANY_TAG).
-  site.peer = r.peer = status.MPI_SOURCE;
-  site.tag = r.tag = status.MPI_TAG;
-  detail::check_header(header, site);
+  detail::first_part first = detail::match_first(header_comm_, source, tag, site);
+  // The rest comes from the sender and with the tag that the first part matched (MPI_ANY_SOURCE,
+  // MPI_ANY_TAG).
+  site.peer = r.peer = first.source;
+  site.tag = r.tag = first.tag;
+  std::byte* message = nullptr;
+  if (r.taken == route::host) {
+    const i64 room = std::max(first.bytes, detail::header_bytes + capacity);
+    if (host_staging_.size() < static_cast<std::size_t>(room))
+      host_staging_.resize(static_cast<std::size_t>(room));
+    message = host_staging_.data();
+  } else {
+#if XF_HAVE_CUDA
+    if (!device_) device_ = std::make_shared<detail::device_transfer>();
+    message = device_->first_buffer(r.taken, first.bytes, capacity);
+#endif
+  }
+  const detail::wire_header header = detail::receive_first(first, message, site);
   r.bytes = header.bytes;
   r.chunks = detail::chunk_count(header.bytes, header.chunk_bytes);
 
@@ -177,13 +190,11 @@ transfer_report messenger::recv(const message_type& t, i64 count, void* buf, int
 
   detail::chunk_receiver in(data_comm_, r.peer, r.tag, site, requests_);
   if (r.taken == route::host) {
-    if (host_staging_.size() < static_cast<std::size_t>(header.bytes))
-      host_staging_.resize(static_cast<std::size_t>(header.bytes));
-    in.post(host_staging_.data(), header);
+    std::byte* const packed = message + detail::header_bytes;
+    in.post(packed, header);
     in.finish();
     // Unpacks the elements that arrived: whole instances, then the first elements of one more.
     auto* user = static_cast<std::byte*>(buf);
-    const std::byte* packed = host_staging_.data();
     const bool whole = dt::for_each_run(
         c.view(), full + (r.partial ? 1 : 0), 0, r.elements, [&](i64 in_at, i64 out_at, i64 bytes) {
           std::memcpy(user + in_at, packed + out_at, static_cast<std::size_t>(bytes));
@@ -191,7 +202,6 @@ transfer_report messenger::recv(const message_type& t, i64 count, void* buf, int
     XF_EXPECTS(whole, "recv: the committed type's runs do not cover the elements received");
   } else {
 #if XF_HAVE_CUDA
-    if (!device_) device_ = std::make_shared<detail::device_transfer>();
     r.packing = device_->recv(t, full, tail_elements, buf, r.taken, header, in);
 #endif
   }

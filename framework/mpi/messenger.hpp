@@ -34,7 +34,8 @@ enum class device_route : std::uint8_t {
 
 struct messenger_options {
   /// Bytes of each chunk but the last on the wire: the unit in which packing overlaps sending, and
-  /// receiving overlaps unpacking. At least 16, at most 2^31 - 1 (MPI's int count). 256 KiB: large enough
+  /// receiving overlaps unpacking. At least 16, at most 2^31 - 17 (MPI's int count, less the header that
+  /// rides with the first chunk). 256 KiB: large enough
   /// that a chunk's send (tens of microseconds on shared memory) outlasts its pack kernel's launch, small
   /// enough that a 1 MiB message is already four chunks in flight.
   std::int64_t chunk_bytes = 256 << 10;

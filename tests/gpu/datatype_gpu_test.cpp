@@ -547,7 +547,7 @@ TEST_CASE("datatype_gpu.copy_engine_moves_the_faces_of_a_3d_array" * doctest::sk
   }
 }
 
-TEST_CASE("datatype_gpu.the_rule_picks_the_copy_engine_for_one_block_and_wide_rows_across_pcie" *
+TEST_CASE("datatype_gpu.the_rule_picks_the_copy_engine_for_one_block_and_where_it_is_faster_across_pcie" *
           doctest::skip(no_gpu())) {
   const auto choice = [](const datatype& t, bool to_host) {
     const device_type d(commit(t));
@@ -560,11 +560,12 @@ TEST_CASE("datatype_gpu.the_rule_picks_the_copy_engine_for_one_block_and_wide_ro
   };
   CHECK(choice(contiguous(1000, f64), false).path == pack_path::copy_engine);
   CHECK(choice(contiguous(1000, f64), true).path == pack_path::copy_engine);
-  CHECK(choice(vector(1000, 1, 4, f64), true).path == pack_path::kernel);  // 8-byte rows
-  const std::int64_t wide = default_copy_engine_min_row_bytes / 8;
-  CHECK(choice(vector(100, wide, 2 * wide, f64), true).path == pack_path::copy_engine);
-  CHECK(choice(vector(100, wide, 2 * wide, f64), false).path == pack_path::kernel);  // device to device
-  CHECK(choice(vector(100, wide / 2, wide, f64), true).path == pack_path::kernel);   // below the row width
+  // Across PCIe, pcie_pack_costs decides: 100 000 rows of 8 bytes cost the copy engine 125 µs.
+  CHECK(choice(vector(100'000, 1, 4, f64), true).path == pack_path::kernel);
+  CHECK(choice(vector(100, 128, 256, f64), true).path == pack_path::copy_engine);  // 1 KiB rows
+  CHECK(choice(vector(100, 128, 256, f64), false).path == pack_path::kernel);      // device to device
+  CHECK(choice(vector(65'536, 8, 16, f64), true).path == pack_path::kernel);       // 64-byte rows, 4 MiB
+  CHECK(choice(vector(4'096, 4, 8, f64), true).path == pack_path::copy_engine);    // 32-byte rows, 128 KiB
   const pack_choice k = choice(vector(1000, 2, 4, f64), false);
   CHECK(k.method == pack_method::strided);
   CHECK(k.unit_bytes == 16);
