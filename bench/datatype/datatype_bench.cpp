@@ -9,8 +9,8 @@
 //           memory and into pinned host memory: what the rule's costs across PCIe are fitted to;
 //   table2  the X-Y, X-Z and Y-Z faces of an n^3 array of doubles to pinned host memory: the engine (rule,
 //           zero copy, chunked, pack then copy) against cudaMemcpy2D/3D;
-//   fig6    component times: commit, upload, the traversal alone, the packing kernels, the transfer, and
-//           the ways to the host;
+//   fig6    component times: commit, upload, a pointer query and the host's plan of a call, the traversal
+//           alone, the packing kernels, the transfer, and the ways to the host;
 //   table3  packing under contention: a user's vector add, and copies either way, against the engine's
 //           kernel and cudaMemcpy2D, issued first or second.
 // Every output is compared with host pack (framework/datatype/pack.hpp) of the same data before it is
@@ -705,6 +705,22 @@ void run_fig6(run_context& x) {
     row_of("upload", json{{"median_us", upload_time.median_us},
                           {"min_us", upload_time.min_us},
                           {"reps", upload_time.reps},
+                          {"verified", true}});
+    // The host's work in every call before anything is issued: where the two pointers are (a
+    // cudaPointerGetAttributes each) and the plan of the call (shape, path, copy or kernel parameters).
+    const timing query_time = time_host(200, [&] {
+      cudaPointerAttributes a{};
+      XF_CUDA_TRY(cudaPointerGetAttributes(&a, user));
+    });
+    row_of("pointer_query", json{{"median_us", query_time.median_us},
+                                 {"min_us", query_time.min_us},
+                                 {"reps", query_time.reps},
+                                 {"verified", true}});
+    const timing choose_time =
+        time_host(200, [&] { (void)choose_pack_path(d, c.count, user, packed.get(), {pack_path::kernel}); });
+    row_of("choose", json{{"median_us", choose_time.median_us},
+                          {"min_us", choose_time.min_us},
+                          {"reps", choose_time.reps},
                           {"verified", true}});
     {
       // The traversal alone, checked against the host's sum of every element's two offsets.

@@ -461,7 +461,9 @@ int run(int argc, char** argv) {
                       {"max_reps", o.max_reps},
                       {"warmup", o.warmup},
                       {"point_ms", o.point_ms},
-                      {"chunk_bytes", o.chunk_bytes},
+                      {"chunk_bytes", o.chunk_bytes > 0 ? json(o.chunk_bytes)
+                                                        : json("automatic: a quarter of the message "
+                                                               "within [64 KiB, 4 MiB]")},
                       {"timing", "one way = round trip / 2, median; rank 0's wall clock"}};
     doc["results"] = r.rows;
     std::ofstream out(o.json_path);

@@ -61,8 +61,10 @@ std::string transfer_report::describe() const {
 }
 
 messenger::messenger(MPI_Comm comm, messenger_options options) : options_(options) {
-  XF_EXPECTS(options_.chunk_bytes >= 16 && options_.chunk_bytes <= INT_MAX - detail::header_bytes,
-             "chunk_bytes is " + std::to_string(options_.chunk_bytes) + ": 16 to 2^31 - 17 bytes");
+  XF_EXPECTS(
+      options_.chunk_bytes == 0 ||
+          (options_.chunk_bytes >= 16 && options_.chunk_bytes <= INT_MAX - detail::header_bytes),
+      "chunk_bytes is " + std::to_string(options_.chunk_bytes) + ": 0 (automatic) or 16 to 2^31 - 17 bytes");
   const call_site site{};
   XF_MPI_TRY(MPI_Comm_dup(comm, &header_comm_), site);
   XF_MPI_TRY(MPI_Comm_dup(comm, &data_comm_), site);
@@ -79,6 +81,10 @@ messenger::~messenger() {
   if (MPI_Finalized(&finalized) != MPI_SUCCESS || finalized) return;
   if (header_comm_ != MPI_COMM_NULL) (void)MPI_Comm_free(&header_comm_);
   if (data_comm_ != MPI_COMM_NULL) (void)MPI_Comm_free(&data_comm_);
+}
+
+i64 messenger::chunk_for(i64 bytes) const {
+  return options_.chunk_bytes > 0 ? options_.chunk_bytes : detail::automatic_chunk_bytes(bytes);
 }
 
 route messenger::route_for(const message_type& t, i64 count, const void* buf) const {
@@ -116,7 +122,7 @@ transfer_report messenger::send(const message_type& t, i64 count, const void* bu
   if (r.taken == route::host) {
     if (host_staging_.size() < static_cast<std::size_t>(detail::header_bytes + r.bytes))
       host_staging_.resize(static_cast<std::size_t>(detail::header_bytes + r.bytes));
-    const detail::wire_header header{r.bytes, options_.chunk_bytes};
+    const detail::wire_header header{r.bytes, chunk_for(r.bytes)};
     std::memcpy(host_staging_.data(), &header, sizeof header);
     // One thread packs and drives MPI's progress alike, so packing first and then sending overlaps nothing
     // less than interleaving would.
@@ -126,7 +132,7 @@ transfer_report messenger::send(const message_type& t, i64 count, const void* bu
   } else {
 #if XF_HAVE_CUDA
     if (!device_) device_ = std::make_shared<detail::device_transfer>();
-    r.packing = device_->send(t, count, buf, r.taken, options_.chunk_bytes, out);
+    r.packing = device_->send(t, count, buf, r.taken, chunk_for(r.bytes), out);
 #endif
   }
   out.finish();

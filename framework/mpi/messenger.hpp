@@ -34,11 +34,11 @@ enum class device_route : std::uint8_t {
 
 struct messenger_options {
   /// Bytes of each chunk but the last on the wire: the unit in which packing overlaps sending, and
-  /// receiving overlaps unpacking. At least 16, at most 2^31 - 17 (MPI's int count, less the header that
-  /// rides with the first chunk). 256 KiB: large enough
-  /// that a chunk's send (tens of microseconds on shared memory) outlasts its pack kernel's launch, small
-  /// enough that a 1 MiB message is already four chunks in flight.
-  std::int64_t chunk_bytes = 256 << 10;
+  /// receiving overlaps unpacking. 0 (the default): each message's own, detail::automatic_chunk_bytes (a
+  /// quarter of the message within [64 KiB, 4 MiB]). Otherwise at least 16, at most 2^31 - 17 (MPI's int
+  /// count, less the header that rides with the first chunk). A receiver takes whatever chunk the sender
+  /// used.
+  std::int64_t chunk_bytes = 0;
   device_route device = device_route::automatic;
 };
 
@@ -100,6 +100,8 @@ class messenger {
   /// The route a call with these arguments takes. Throws precondition_error where the options force
   /// cuda_aware on a library that is not.
   route route_for(const message_type& t, std::int64_t count, const void* buf) const;
+  /// The chunk a message of `bytes` packed bytes goes in (the option's, or the automatic one).
+  std::int64_t chunk_for(std::int64_t bytes) const;
 
  private:
   messenger_options options_;

@@ -31,6 +31,18 @@ inline constexpr std::int64_t header_bytes = sizeof(wire_header);
 inline std::int64_t chunk_count(std::int64_t bytes, std::int64_t chunk_bytes) {
   return bytes <= 0 ? 0 : (bytes + chunk_bytes - 1) / chunk_bytes;
 }
+/// The chunk of a message of `bytes` packed bytes when the messenger chooses: a quarter of the message,
+/// rounded up to 64 KiB, within [64 KiB, 4 MiB]. Four chunks overlap packing, the wire and unpacking at
+/// every size, and each is large enough that its fixed costs (an MPI rendezvous, a kernel launch, the
+/// receiver's wait) stay small beside its bytes: in the ping-pong of 8-byte blocks on one Hopper GPU, 16
+/// chunks of 256 KiB took 771 µs one way for 4 MiB and 4 chunks of 1 MiB 580 µs, while 1 MiB in one chunk
+/// took 336 µs and in 4 chunks 285 (bench/mpi).
+inline std::int64_t automatic_chunk_bytes(std::int64_t bytes) {
+  constexpr std::int64_t unit = 64 << 10, most = 4 << 20;
+  const std::int64_t quarter = (bytes / 4 + unit - 1) / unit * unit;
+  return quarter < unit ? unit : quarter > most ? most : quarter;
+}
+
 /// The first message's bytes: the header and chunk 0.
 inline std::int64_t first_message_bytes(const wire_header& h) {
   return header_bytes + (h.bytes < h.chunk_bytes ? h.bytes : h.chunk_bytes);

@@ -22,6 +22,7 @@
 #include "framework/mpi/messenger.hpp"
 #include "framework/mpi/mpi_datatype.hpp"
 #include "framework/mpi/mpi_error.hpp"
+#include "framework/mpi/wire.hpp"
 #include "tests/support/random_datatypes.hpp"
 #if XF_HAVE_CUDA
 #include <cuda_runtime_api.h>
@@ -238,13 +239,40 @@ void round_trip(messenger& m, std::uint64_t seed, int from, int tag) {
 }
 
 TEST_CASE("mpi.random_nested_types_travel_both_ways") {
-  // Default chunks (one per message, these are small) and 48-byte chunks (many per message).
+  // Automatic chunks (one per message, these are small) and 48-byte chunks (many per message).
   messenger whole(MPI_COMM_WORLD);
   messenger chunked(MPI_COMM_WORLD, {.chunk_bytes = 48});
   for (int n = 0; n < random_type_count(200); ++n) {
     const std::uint64_t seed = first_seed() + 1000 + static_cast<std::uint64_t>(n);
     CAPTURE(seed);
     round_trip(n % 4 < 2 ? whole : chunked, seed, n % 2, n);
+  }
+}
+
+TEST_CASE("mpi.automatic_chunks_are_a_quarter_of_the_message") {
+  CHECK(detail::automatic_chunk_bytes(0) == 64 << 10);
+  CHECK(detail::automatic_chunk_bytes(100) == 64 << 10);
+  CHECK(detail::automatic_chunk_bytes(1 << 20) == 256 << 10);
+  CHECK(detail::automatic_chunk_bytes((1 << 20) + 8) == 320 << 10);  // rounded up to 64 KiB
+  CHECK(detail::automatic_chunk_bytes(std::int64_t{64} << 20) == 4 << 20);
+  // A 1 MiB message of 8-byte blocks in four chunks, the receiver told their size by the first part.
+  messenger m(MPI_COMM_WORLD);
+  const datatype blocks = dt::vector(131'072, 1, 2, f64);
+  const message_type type(blocks);
+  user_buffer data(blocks, 1);
+  data.randomize(11);
+  if (m.rank() == 0) {
+    const transfer_report r = m.send(type, 1, data.base(), 1, 4);
+    CHECK(r.chunks == 4);
+  } else {
+    user_buffer got(blocks, 1);
+    got.fill(blank);
+    const transfer_report r = m.recv(type, 1, got.base(), 0, 4);
+    CHECK(r.chunks == 4);
+    user_buffer expected(blocks, 1);
+    expected.fill(blank);
+    dt::unpack(type.committed(), 1, host_pack(type.committed(), 1, data.base()).data(), expected.base());
+    CHECK(got.bytes() == expected.bytes());
   }
 }
 
