@@ -426,7 +426,7 @@ std::string pack_topology(const std::string& datatypes, const std::string& type)
 }
 
 /// Every problem loading `text` finds, one "line:column: message" a line.
-std::string problems_of(const std::string& text) {
+std::string load_problem_lines(const std::string& text) {
   try {
     load_topology_text(text, "t.yaml", test::config_registry());
   } catch (const config_error& e) {
@@ -584,15 +584,15 @@ TEST_CASE("datatype_yaml.set_overrides_a_datatype_and_a_parameter") {
 }
 
 TEST_CASE("datatype_yaml.a_datatype_that_contains_itself_is_a_cycle") {
-  CHECK(problems_of(pack_topology("  face: {contiguous: {count: 2, of: face}}\n", "face")) ==
+  CHECK(load_problem_lines(pack_topology("  face: {contiguous: {count: 2, of: face}}\n", "face")) ==
         "6:37: datatype 'face': 'face' -> 'face' is a cycle: a datatype cannot contain itself\n");
-  CHECK(problems_of(pack_topology("  face: face\n", "face")) ==
+  CHECK(load_problem_lines(pack_topology("  face: face\n", "face")) ==
         "6:9: datatype 'face': 'face' -> 'face' is a cycle: a datatype cannot contain itself\n");
   // Three names around: reported once, where the last reference closes it.
-  CHECK(problems_of(pack_topology("  a: {contiguous: {count: 2, of: b}}\n"
-                                  "  b: {contiguous: {count: 2, of: c}}\n"
-                                  "  c: {contiguous: {count: 2, of: a}}\n",
-                                  "a")) ==
+  CHECK(load_problem_lines(pack_topology("  a: {contiguous: {count: 2, of: b}}\n"
+                                         "  b: {contiguous: {count: 2, of: c}}\n"
+                                         "  c: {contiguous: {count: 2, of: a}}\n",
+                                         "a")) ==
         "8:34: datatype 'c': 'a' -> 'b' -> 'c' -> 'a' is a cycle: a datatype "
         "cannot contain itself\n");
 }
@@ -602,7 +602,7 @@ TEST_CASE("datatype_yaml.the_library_depth_bound_is_placed_at_the_child") {
   std::string section = "  d1: {contiguous: {count: 1, of: f64}}\n";
   for (int i = 2; i <= 65; ++i)
     section += "  d" + std::to_string(i) + ": {contiguous: {count: 1, of: d" + std::to_string(i - 1) + "}}\n";
-  const std::string problems = problems_of(pack_topology(section, "d63"));
+  const std::string problems = load_problem_lines(pack_topology(section, "d63"));
   // d65 is on line 70 (the section starts on line 6); `of: d64` at column 36.
   CHECK(problems ==
         "70:36: datatype 'd65': contiguous: child nests 64 levels deep; at most 63 are accepted\n");
@@ -610,11 +610,11 @@ TEST_CASE("datatype_yaml.the_library_depth_bound_is_placed_at_the_child") {
 
 TEST_CASE("datatype_yaml.every_problem_is_reported_in_source_order") {
   const std::string problems =
-      problems_of(pack_topology("  a: {vector: {count: x, blocklength: 1, of: f64}}\n"
-                                "  b: {contiguous: {count: 2, of: nowhere}}\n"
-                                "  c: {subarray: {sizes: [4], subsizes: [4], "
-                                "starts: [1], of: f64}}\n",
-                                "a"));
+      load_problem_lines(pack_topology("  a: {vector: {count: x, blocklength: 1, of: f64}}\n"
+                                       "  b: {contiguous: {count: 2, of: nowhere}}\n"
+                                       "  c: {subarray: {sizes: [4], subsizes: [4], "
+                                       "starts: [1], of: f64}}\n",
+                                       "a"));
   CHECK(problems ==
         "6:7: datatype 'a': vector: missing argument 'stride'\n"
         "6:23: datatype 'a': vector: count must be an integer, not 'x'\n"

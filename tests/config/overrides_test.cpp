@@ -13,7 +13,7 @@ using namespace xf;
 
 namespace {
 
-const char* const pingpong = R"(name: pingpong
+const char* const pingpong_yaml = R"(name: pingpong_yaml
 topics:
   c2g: {frame_size: 64KiB, capacity: 64}
   g2c: {frame_size: 64KiB, capacity: 64}
@@ -23,14 +23,14 @@ operators:
   verify: {class: verify_sink, inputs: [g2c]}
 )";
 
-topology_spec load(const std::vector<std::string>& overrides) {
-  return load_topology_text(pingpong, "pingpong.yaml", test::config_registry(), overrides);
+topology_spec load_pingpong(const std::vector<std::string>& overrides) {
+  return load_topology_text(pingpong_yaml, "pingpong_yaml.yaml", test::config_registry(), overrides);
 }
 
-/// The first problem of loading pingpong with `overrides`, as "file:line:column: error: message".
-std::string first_problem(const std::vector<std::string>& overrides) {
+/// The first problem of loading pingpong_yaml with `overrides`, as "file:line:column: error: message".
+std::string first_override_problem(const std::vector<std::string>& overrides) {
   try {
-    load(overrides);
+    load_pingpong(overrides);
   } catch (const config_error& e) {
     return e.first().str();
   }
@@ -38,9 +38,9 @@ std::string first_problem(const std::vector<std::string>& overrides) {
 }
 
 /// Every problem, one "file:line:column: error: message" per line.
-std::string all_problems(const std::vector<std::string>& overrides) {
+std::string all_override_problems(const std::vector<std::string>& overrides) {
   try {
-    load(overrides);
+    load_pingpong(overrides);
   } catch (const config_error& e) {
     return e.what();
   }
@@ -62,9 +62,9 @@ TEST_CASE("config.override_parse_splits_path_and_value") {
 }
 
 TEST_CASE("config.override_sets_scalars_params_enums_and_lists") {
-  const topology_spec spec =
-      load({"topics.c2g.capacity=8", "operators.source.params.total_bytes=4GiB", "runtime.executor=host",
-            "operators.scale.on=cpu", "operators.source.outputs=[c2g]", "operators.verify.inputs=g2c"});
+  const topology_spec spec = load_pingpong(
+      {"topics.c2g.capacity=8", "operators.source.params.total_bytes=4GiB", "runtime.executor=host",
+       "operators.scale.on=cpu", "operators.source.outputs=[c2g]", "operators.verify.inputs=g2c"});
   CHECK(spec.find_topic("c2g")->capacity == 8);
   CHECK(std::get<std::int64_t>(spec.find_operator("source")->params.at("total_bytes")) ==
         static_cast<std::int64_t>(4 * GiB));
@@ -74,14 +74,14 @@ TEST_CASE("config.override_sets_scalars_params_enums_and_lists") {
   // The overridden value's position is the override; the key stays where the file wrote it.
   const source_pos value = spec.position_of("topics.c2g.capacity");
   CHECK(value == source_pos{"--set topics.c2g.capacity=8", 1, 21});
-  CHECK(spec.position_of("topics.c2g.capacity#key") == source_pos{"pingpong.yaml", 3, 28});
+  CHECK(spec.position_of("topics.c2g.capacity#key") == source_pos{"pingpong_yaml.yaml", 3, 28});
   CHECK(spec.position_of("operators.source.outputs[0]") ==
         source_pos{"--set operators.source.outputs=[c2g]", 1, 27});
 }
 
 TEST_CASE("config.override_creates_missing_maps") {
   // runtime and scale's params are not in the file; both are created on the way.
-  const topology_spec spec = load({"runtime.blocks=3", "operators.scale.params.factor=0.25"});
+  const topology_spec spec = load_pingpong({"runtime.blocks=3", "operators.scale.params.factor=0.25"});
   CHECK(spec.runtime.blocks == 3);
   CHECK(std::get<double>(spec.find_operator("scale")->params.at("factor")) == 0.25);
   CHECK(spec.position_of("runtime#key") == source_pos{"--set runtime.blocks=3", 1, 1});
@@ -89,13 +89,13 @@ TEST_CASE("config.override_creates_missing_maps") {
   CHECK(spec.position_of("operators.scale.params.factor") ==
         source_pos{"--set operators.scale.params.factor=0.25", 1, 31});
   // A map value replaces the whole map.
-  const topology_spec whole = load({"operators.source.params={total_bytes: 8MiB, seed: 3}"});
+  const topology_spec whole = load_pingpong({"operators.source.params={total_bytes: 8MiB, seed: 3}"});
   CHECK(whole.find_operator("source")->params.size() == 2);
   CHECK(std::get<std::int64_t>(whole.find_operator("source")->params.at("seed")) == 3);
 }
 
 TEST_CASE("config.override_later_wins_and_empty_maps_fill") {
-  const topology_spec spec = load({"topics.c2g.capacity=8", "topics.c2g.capacity=16"});
+  const topology_spec spec = load_pingpong({"topics.c2g.capacity=8", "topics.c2g.capacity=16"});
   CHECK(spec.find_topic("c2g")->capacity == 16);
   // A topic written with no settings ("t:") is an empty value that an override turns into a map.
   const topology_spec filled = load_topology_text(
@@ -107,59 +107,59 @@ TEST_CASE("config.override_later_wins_and_empty_maps_fill") {
 }
 
 TEST_CASE("config.override_value_problems_point_into_the_argument") {
-  CHECK(first_problem({"topics.c2g.capacity=abc"}) ==
+  CHECK(first_override_problem({"topics.c2g.capacity=abc"}) ==
         "--set topics.c2g.capacity=abc:1:21: error: topic 'c2g': capacity must be an integer, not 'abc'");
-  CHECK(first_problem({"topics.c2g.capacity=0"}) ==
+  CHECK(first_override_problem({"topics.c2g.capacity=0"}) ==
         "--set topics.c2g.capacity=0:1:21: error: topic 'c2g': capacity must be at least 1, not 0");
-  CHECK(first_problem({"topics.c2g.capacity="}) ==
+  CHECK(first_override_problem({"topics.c2g.capacity="}) ==
         "--set topics.c2g.capacity=:1:21: error: topic 'c2g': capacity must be an integer, not empty");
-  CHECK(first_problem({"runtime.executor=hots"}) ==
+  CHECK(first_override_problem({"runtime.executor=hots"}) ==
         "--set runtime.executor=hots:1:18: error: runtime: executor must be one of auto, device, host, not "
         "'hots' "
         "(did you mean 'host'?)");
   // Inside a flow list: the column of the offending item. (Its follow-on problem, c2g without subscriber,
   // is in the file and comes first.)
-  CHECK(all_problems({"operators.scale.inputs=[c2h]"}) ==
-        "pingpong.yaml:3:3: error: topic 'c2g' has no subscriber (no operator lists it in its inputs)\n"
+  CHECK(all_override_problems({"operators.scale.inputs=[c2h]"}) ==
+        "pingpong_yaml.yaml:3:3: error: topic 'c2g' has no subscriber (no operator lists it in its inputs)\n"
         "--set operators.scale.inputs=[c2h]:1:25: error: operator 'scale': input 'c2h' is not a declared "
         "topic (did "
         "you mean 'c2g'?)");
   // A key the override created is placed at its path segment.
-  CHECK(first_problem({"topics.extra.capacity=4"}) ==
+  CHECK(first_override_problem({"topics.extra.capacity=4"}) ==
         "--set topics.extra.capacity=4:1:8: error: topic 'extra' is not used by any operator");
-  CHECK(first_problem({"topics.c2g.capacty=4"}) ==
+  CHECK(first_override_problem({"topics.c2g.capacty=4"}) ==
         "--set topics.c2g.capacty=4:1:12: error: unknown key 'capacty' in topic 'c2g' (did you mean "
         "'capacity'?)");
-  CHECK(first_problem({"operators.source.params.total_bytes=4gb"}) ==
+  CHECK(first_override_problem({"operators.source.params.total_bytes=4gb"}) ==
         "--set operators.source.params.total_bytes=4gb:1:37: error: operator 'source': parameter "
         "'total_bytes': "
         "unknown unit 'gb' in '4gb' (use B, KiB, MiB, GiB, TiB, or kB, MB, GB, TB)");
 }
 
 TEST_CASE("config.override_structural_errors") {
-  CHECK(first_problem({"topics.c2g.capacity"}) ==
+  CHECK(first_override_problem({"topics.c2g.capacity"}) ==
         "--set topics.c2g.capacity:1:1: error: an override is path=value (e.g. topics.in.capacity=8), but "
         "'topics.c2g.capacity' has no '='");
-  CHECK(first_problem({"=8"}) == "--set =8:1:1: error: an override needs a path before '='");
-  CHECK(first_problem({"topics..capacity=8"}) ==
+  CHECK(first_override_problem({"=8"}) == "--set =8:1:1: error: an override needs a path before '='");
+  CHECK(first_override_problem({"topics..capacity=8"}) ==
         "--set topics..capacity=8:1:8: error: empty name in override path 'topics..capacity'");
-  CHECK(first_problem({"topics.c2g.=8"}) ==
+  CHECK(first_override_problem({"topics.c2g.=8"}) ==
         "--set topics.c2g.=8:1:12: error: empty name in override path 'topics.c2g.'");
-  CHECK(first_problem({"topics.c2g.capacity.max=8"}) ==
+  CHECK(first_override_problem({"topics.c2g.capacity.max=8"}) ==
         "--set topics.c2g.capacity.max=8:1:21: error: cannot set 'topics.c2g.capacity.max': "
         "'topics.c2g.capacity' "
-        "is a single value (at pingpong.yaml:3:38)");
-  CHECK(first_problem({"operators.scale.inputs.0=c2g"}) ==
+        "is a single value (at pingpong_yaml.yaml:3:38)");
+  CHECK(first_override_problem({"operators.scale.inputs.0=c2g"}) ==
         "--set operators.scale.inputs.0=c2g:1:24: error: cannot set 'operators.scale.inputs.0': "
-        "'operators.scale.inputs' is a list (at pingpong.yaml:7:33); set the whole list, e.g. "
+        "'operators.scale.inputs' is a list (at pingpong_yaml.yaml:7:33); set the whole list, e.g. "
         "operators.scale.inputs=[a, b]");
-  CHECK(first_problem({"operators.source.outputs=[c2g"}) ==
+  CHECK(first_override_problem({"operators.source.outputs=[c2g"}) ==
         "--set operators.source.outputs=[c2g:1:26: error: YAML syntax: end of sequence flow not found");
 }
 
 TEST_CASE("config.override_problems_are_all_reported_in_order") {
   try {
-    load({"no_equals", "topics.c2g.capacity=x", "=1"});
+    load_pingpong({"no_equals", "topics.c2g.capacity=x", "=1"});
     FAIL("expected a config_error");
   } catch (const config_error& e) {
     // Malformed overrides stop the load before conversion: all of them are listed, in argument order.
@@ -168,7 +168,7 @@ TEST_CASE("config.override_problems_are_all_reported_in_order") {
     CHECK(e.problems()[1].pos.file == "--set =1");
   }
   try {
-    load({"runtime.blocks=-1", "topics.c2g.capacity=x"});
+    load_pingpong({"runtime.blocks=-1", "topics.c2g.capacity=x"});
     FAIL("expected a config_error");
   } catch (const config_error& e) {
     REQUIRE(e.problems().size() == 2);
@@ -181,7 +181,7 @@ TEST_CASE("config.override_problems_are_all_reported_in_order") {
 TEST_CASE("config.override_problems_follow_the_files") {
   // A problem in the file comes before one in an override, whatever their lines.
   try {
-    load_topology_text(std::string(pingpong) + "runtime: {warps_per_block: 0}\n", "p.yaml",
+    load_topology_text(std::string(pingpong_yaml) + "runtime: {warps_per_block: 0}\n", "p.yaml",
                        test::config_registry(), {"topics.c2g.capacity=0"});
     FAIL("expected a config_error");
   } catch (const config_error& e) {

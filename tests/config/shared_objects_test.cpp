@@ -12,10 +12,14 @@
 #include "framework/model/spec_yaml.hpp"
 #include "framework/model/topology_builder.hpp"
 #include "framework/model/yaml_loader.hpp"
+#include "tests/config/config_problems.hpp"
 #include "tests/config/test_registry.hpp"
 #include "tests/support/scratch_dir.hpp"
 
 using namespace xf;
+using test::first_load_problem;
+using test::load_problems;
+using test::validation_problems;
 
 namespace {
 
@@ -39,36 +43,6 @@ std::string edited(std::string text, const std::string& from, const std::string&
   const std::size_t at = text.find(from);
   REQUIRE_MESSAGE(at != std::string::npos, "'" << from << "' is not in the topology");
   return text.replace(at, from.size(), to);
-}
-
-/// The first problem of loading `yaml` as "t.yaml" ("ok" when there is none).
-std::string first_problem(const std::string& yaml) {
-  try {
-    load_topology_text(yaml, "t.yaml", test::extended_registry());
-  } catch (const config_error& e) {
-    return e.first().str();
-  }
-  return "ok";
-}
-
-/// Every problem of loading `yaml`, one per line ("ok" when there is none).
-std::string all_problems(const std::string& yaml) {
-  try {
-    load_topology_text(yaml, "t.yaml", test::extended_registry());
-  } catch (const config_error& e) {
-    return e.what();
-  }
-  return "ok";
-}
-
-/// Every problem of validating a builder's spec.
-std::string builder_problems(topology_spec spec) {
-  try {
-    validate_topology(spec, test::extended_registry());
-  } catch (const config_error& e) {
-    return e.what();
-  }
-  return "ok";
 }
 
 /// The kmeans topology as the builder writes it.
@@ -157,43 +131,52 @@ TEST_CASE("config.shared_objects_read_every_key_and_default_the_rest") {
 }
 
 TEST_CASE("config.shared_objects_shape_problems") {
-  CHECK(first_problem(edited(kmeans, "count: 96", "cout: 96")) ==
+  CHECK(first_load_problem(edited(kmeans, "count: 96", "cout: 96"), test::extended_registry()) ==
         "t.yaml:6:29: error: unknown key 'cout' in shared object 'centroids' (did you mean 'count'?)");
-  CHECK(first_problem(edited(kmeans, "count: 96", "count: 96, bytes: 384")) ==
+  CHECK(first_load_problem(edited(kmeans, "count: 96", "count: 96, bytes: 384"), test::extended_registry()) ==
         "t.yaml:6:29: error: shared object 'centroids': give bytes or count, not both (bytes at 6:40)");
-  CHECK(first_problem(edited(kmeans, "{element: f32, count: 96}", "{bytes: 384, count: 96}")) ==
+  CHECK(first_load_problem(edited(kmeans, "{element: f32, count: 96}", "{bytes: 384, count: 96}"),
+                           test::extended_registry()) ==
         "t.yaml:6:27: error: shared object 'centroids': give bytes or count, not both (bytes at 6:15)");
-  CHECK(first_problem(edited(kmeans, "count: 96", "count: 0")) ==
+  CHECK(first_load_problem(edited(kmeans, "count: 96", "count: 0"), test::extended_registry()) ==
         "t.yaml:6:36: error: shared object 'centroids': count must be at least 1, not 0");
-  CHECK(first_problem(edited(kmeans, "count: 96", "count: 96, versions: 65")) ==
-        "t.yaml:6:50: error: shared object 'centroids': versions must be between 1 and 64, not 65");
-  CHECK(first_problem(edited(kmeans, "count: 96", "count: 96, protocol: roling")) ==
+  CHECK(
+      first_load_problem(edited(kmeans, "count: 96", "count: 96, versions: 65"), test::extended_registry()) ==
+      "t.yaml:6:50: error: shared object 'centroids': versions must be between 1 and 64, not 65");
+  CHECK(first_load_problem(edited(kmeans, "count: 96", "count: 96, protocol: roling"),
+                           test::extended_registry()) ==
         "t.yaml:6:50: error: shared object 'centroids': protocol must be one of batch, lazy, rolling, not "
         "'roling' (did you mean 'rolling'?)");
-  CHECK(first_problem(edited(kmeans, "element: f32, count", "element: f23, count")) ==
+  CHECK(first_load_problem(edited(kmeans, "element: f32, count", "element: f23, count"),
+                           test::extended_registry()) ==
         "t.yaml:6:24: error: shared object 'centroids': element must be one of u8, i8, u16, i16, u32, i32, "
         "u64, "
         "i64, f32, f64, not 'f23' (did you mean 'f32'?)");
-  CHECK(first_problem(edited(kmeans, "count: 96}", "count: 96, block_size: lots}"))
+  CHECK(first_load_problem(edited(kmeans, "count: 96}", "count: 96, block_size: lots}"),
+                           test::extended_registry())
             .find("t.yaml:6:52: error: shared object 'centroids': block_size: ") == 0);
   CHECK(
-      first_problem(edited(kmeans, "{element: f32, count: 96}", "384")) ==
+      first_load_problem(edited(kmeans, "{element: f32, count: 96}", "384"), test::extended_registry()) ==
       "t.yaml:6:14: error: shared object 'centroids' must be a map of settings (element, bytes, count, init, "
       "versions, protocol, block_size), not '384'");
-  CHECK(first_problem(edited(kmeans, "  centroids: {element: f32, count: 96}", "  - centroids")) ==
+  CHECK(first_load_problem(edited(kmeans, "  centroids: {element: f32, count: 96}", "  - centroids"),
+                           test::extended_registry()) ==
         "t.yaml:6:3: error: shared_objects must be a map from object name to settings, not a list");
-  CHECK(first_problem(edited(kmeans, "count: 96}\n", "count: 96}\n  centroids: {count: 4}\n")) ==
+  CHECK(first_load_problem(edited(kmeans, "count: 96}\n", "count: 96}\n  centroids: {count: 4}\n"),
+                           test::extended_registry()) ==
         "t.yaml:7:3: error: duplicate shared object 'centroids' (first at 6:3)");
-  CHECK(first_problem(
-            edited(kmeans, "shared: {centres: centroids}}\n  update", "shared: [centroids]}\n  update")) ==
+  CHECK(first_load_problem(
+            edited(kmeans, "shared: {centres: centroids}}\n  update", "shared: [centroids]}\n  update"),
+            test::extended_registry()) ==
         "t.yaml:9:66: error: operator 'assign': shared must be a map from object slot to shared object name, "
         "not a list");
-  CHECK(first_problem(edited(kmeans, "{centres: centroids}}\n  update", "{centres: }}\n  update")) ==
+  CHECK(first_load_problem(edited(kmeans, "{centres: centroids}}\n  update", "{centres: }}\n  update"),
+                           test::extended_registry()) ==
         "t.yaml:9:76: error: operator 'assign': slot 'centres' must be a shared object's name, not empty");
-  CHECK(first_problem(edited(kmeans, "{centres: centroids}}\n  update",
-                             "{centres: centroids, centres: c}}\n  update")) ==
-        "t.yaml:9:87: error: duplicate slot 'centres' (first at 9:67)");
-  CHECK(first_problem(edited(kmeans, "shared_objects:", "shared_object:"))
+  CHECK(first_load_problem(
+            edited(kmeans, "{centres: centroids}}\n  update", "{centres: centroids, centres: c}}\n  update"),
+            test::extended_registry()) == "t.yaml:9:87: error: duplicate slot 'centres' (first at 9:67)");
+  CHECK(first_load_problem(edited(kmeans, "shared_objects:", "shared_object:"), test::extended_registry())
             .find("t.yaml:5:1: error: unknown key 'shared_object' at the top level (did you mean "
                   "'shared_objects'?)") == 0);
 }
@@ -247,7 +230,7 @@ TEST_CASE("config.shared_objects_round_trip_through_to_yaml") {
 
 TEST_CASE("config.shared_objects_builder_matches_yaml") {
   topology_spec built = kmeans_builder().build();
-  REQUIRE(builder_problems(built) == "ok");
+  REQUIRE(validation_problems(built, test::extended_registry()) == "ok");
   validate_topology(built, test::extended_registry());
   const topology_spec loaded = load_topology_text(kmeans, "t.yaml", test::extended_registry());
   INFO("built:\n" << to_yaml(built) << "loaded:\n" << to_yaml(loaded));
@@ -273,51 +256,56 @@ TEST_CASE("config.shared_objects_builder_matches_yaml") {
 
 TEST_CASE("config.shared_object_needs_a_size") {
   CHECK(
-      first_problem(edited(kmeans, "{element: f32, count: 96}", "{element: f32}")) ==
+      first_load_problem(edited(kmeans, "{element: f32, count: 96}", "{element: f32}"),
+                         test::extended_registry()) ==
       "t.yaml:6:3: error: shared object 'centroids' has no size: give bytes, count (elements of its element "
       "type) or an init file holding version 0");
   CHECK(
-      first_problem(edited(kmeans, "{element: f32, count: 96}", "{element: f32, bytes: 0}")) ==
+      first_load_problem(edited(kmeans, "{element: f32, count: 96}", "{element: f32, bytes: 0}"),
+                         test::extended_registry()) ==
       "t.yaml:6:3: error: shared object 'centroids' has no size: give bytes, count (elements of its element "
       "type) or an init file holding version 0");
   topology_builder b = kmeans_builder();
   b.shared_object("centroids").bytes(0);
-  CHECK(builder_problems(b.build()) ==
+  CHECK(validation_problems(b.build(), test::extended_registry()) ==
         "<builder>: error: shared object 'centroids' has no size: give bytes, count (elements of its element "
         "type) or an init file holding version 0");
 }
 
 TEST_CASE("config.shared_object_bytes_must_be_whole_elements") {
-  CHECK(first_problem(edited(kmeans, "count: 96", "bytes: 386")) ==
+  CHECK(first_load_problem(edited(kmeans, "count: 96", "bytes: 386"), test::extended_registry()) ==
         "t.yaml:6:36: error: shared object 'centroids': 386 bytes is not a whole number of f32 elements (4 "
         "bytes "
         "each): give a multiple of 4 bytes");
-  CHECK(first_problem(edited(kmeans, "count: 96", "bytes: 384")) == "ok");
+  CHECK(first_load_problem(edited(kmeans, "count: 96", "bytes: 384"), test::extended_registry()) == "ok");
 }
 
 TEST_CASE("config.shared_object_block_size_is_whole_pages") {
   CHECK(
-      first_problem(edited(kmeans, "count: 96", "count: 96, block_size: 6KiB")) ==
+      first_load_problem(edited(kmeans, "count: 96", "count: 96, block_size: 6KiB"),
+                         test::extended_registry()) ==
       "t.yaml:6:52: error: shared object 'centroids': block_size must be a positive multiple of 4 KiB (4096 "
       "bytes), not 6144 bytes");
   CHECK(
-      first_problem(edited(kmeans, "count: 96", "count: 96, block_size: 0")) ==
+      first_load_problem(edited(kmeans, "count: 96", "count: 96, block_size: 0"),
+                         test::extended_registry()) ==
       "t.yaml:6:52: error: shared object 'centroids': block_size must be a positive multiple of 4 KiB (4096 "
       "bytes), not 0 bytes");
-  CHECK(first_problem(edited(kmeans, "count: 96", "count: 96, block_size: 1MiB")) == "ok");
+  CHECK(first_load_problem(edited(kmeans, "count: 96", "count: 96, block_size: 1MiB"),
+                           test::extended_registry()) == "ok");
 }
 
 TEST_CASE("config.shared_object_versions_are_1_to_64") {
   // The loader refuses what YAML writes; validation what the builder does, in the same words.
   topology_builder b = kmeans_builder();
   b.shared_object("centroids").versions(0);
-  CHECK(builder_problems(b.build()) ==
+  CHECK(validation_problems(b.build(), test::extended_registry()) ==
         "<builder>: error: shared object 'centroids': versions must be between 1 and 64, not 0");
   b.shared_object("centroids").versions(65);
-  CHECK(builder_problems(b.build()) ==
+  CHECK(validation_problems(b.build(), test::extended_registry()) ==
         "<builder>: error: shared object 'centroids': versions must be between 1 and 64, not 65");
   b.shared_object("centroids").versions(64);
-  CHECK(builder_problems(b.build()) == "ok");
+  CHECK(validation_problems(b.build(), test::extended_registry()) == "ok");
 }
 
 TEST_CASE("config.shared_object_names_are_valid_and_unique") {
@@ -326,7 +314,7 @@ TEST_CASE("config.shared_object_names_are_valid_and_unique") {
   spec.objects.push_back(spec.objects[0]);
   spec.objects.back().name = "a.b";
   CHECK(
-      builder_problems(spec) ==
+      validation_problems(spec, test::extended_registry()) ==
       "<builder>: error: duplicate shared object 'centroids'\n"
       "<builder>: error: shared object name 'a.b' is not a valid name (use letters, digits, '_' and '-', "
       "starting with a letter or '_')\n"
@@ -337,7 +325,7 @@ TEST_CASE("config.shared_object_names_are_valid_and_unique") {
   for (std::size_t at = named_ids.find("centroids"); at != std::string::npos;
        at = named_ids.find("centroids"))
     named_ids.replace(at, 9, "ids");
-  CHECK(first_problem(named_ids) == "ok");
+  CHECK(first_load_problem(named_ids, test::extended_registry()) == "ok");
 }
 
 TEST_CASE("config.shared_object_init_file_gives_version_0_and_its_size") {
@@ -353,27 +341,27 @@ TEST_CASE("config.shared_object_init_file_gives_version_0_and_its_size") {
   CHECK(load_topology_text(with_init("init: '" + full + "'"), "t.yaml", test::extended_registry())
             .objects[0]
             .bytes == 384);
-  CHECK(first_problem(with_init("count: 96, init: '" + full + "'")) == "ok");
-  CHECK(first_problem(with_init("count: 95, init: '" + full + "'")) ==
+  CHECK(first_load_problem(with_init("count: 96, init: '" + full + "'"), test::extended_registry()) == "ok");
+  CHECK(first_load_problem(with_init("count: 95, init: '" + full + "'"), test::extended_registry()) ==
         "t.yaml:6:46: error: shared object 'centroids': init file '" + full +
             "' holds 384 bytes, but the object is 380 bytes: give a file of 380 bytes, or leave bytes and "
             "count "
             "out to take the file's size");
-  CHECK(first_problem(with_init("init: '" + odd + "'")) ==
+  CHECK(first_load_problem(with_init("init: '" + odd + "'"), test::extended_registry()) ==
         "t.yaml:6:35: error: shared object 'centroids': 385 bytes is not a whole number of f32 elements (4 "
         "bytes "
         "each): give a multiple of 4 bytes");
-  CHECK(first_problem(with_init("init: '" + empty + "'")) ==
+  CHECK(first_load_problem(with_init("init: '" + empty + "'"), test::extended_registry()) ==
         "t.yaml:6:35: error: shared object 'centroids': init file '" + empty +
             "' is empty: put version 0's bytes in it, or give the object's size with bytes or count");
-  CHECK(first_problem(with_init("init: '" + dir.file("missing.bin") + "'")) ==
+  CHECK(first_load_problem(with_init("init: '" + dir.file("missing.bin") + "'"), test::extended_registry()) ==
         "t.yaml:6:35: error: shared object 'centroids': cannot read init file '" + dir.file("missing.bin") +
             "': No such file or directory");
-  CHECK(first_problem(with_init("init: '" + dir.file("") + "'")) ==
+  CHECK(first_load_problem(with_init("init: '" + dir.file("") + "'"), test::extended_registry()) ==
         "t.yaml:6:35: error: shared object 'centroids': cannot read init file '" + dir.file("") +
             "': Is a directory");
   CHECK(
-      first_problem(with_init("init: /dev/zero")) ==
+      first_load_problem(with_init("init: /dev/zero"), test::extended_registry()) ==
       "t.yaml:6:35: error: shared object 'centroids': cannot read init file '/dev/zero': not a regular file");
 }
 
@@ -381,30 +369,35 @@ TEST_CASE("config.shared_object_init_file_gives_version_0_and_its_size") {
 
 TEST_CASE("config.shared_object_valid_topology_passes") {
   // The control for every check below: the unedited topology has no problem.
-  CHECK(all_problems(kmeans) == "ok");
+  CHECK(load_problems(kmeans, test::extended_registry()) == "ok");
 }
 
 TEST_CASE("config.shared_slot_must_be_one_of_its_class") {
   // Only the misnamed key is reported: not also the slot it leaves unbound, nor the object it leaves unread.
-  CHECK(all_problems(edited(kmeans, "{centres: centroids}}\n  update", "{centers: centroids}}\n  update")) ==
+  CHECK(load_problems(edited(kmeans, "{centres: centroids}}\n  update", "{centers: centroids}}\n  update"),
+                      test::extended_registry()) ==
         "t.yaml:9:67: error: operator 'assign': class 'lookup' has no object slot 'centers' (did you mean "
         "'centres'?)");
-  CHECK(all_problems(edited(kmeans, "{centres: centroids}}\n  update", "{table: centroids}}\n  update")) ==
+  CHECK(load_problems(edited(kmeans, "{centres: centroids}}\n  update", "{table: centroids}}\n  update"),
+                      test::extended_registry()) ==
         "t.yaml:9:67: error: operator 'assign': class 'lookup' has no object slot 'table' (its slots: "
         "'centres')");
-  CHECK(all_problems(edited(kmeans, "outputs: [xyz]}", "outputs: [xyz], shared: {seed: centroids}}")) ==
+  CHECK(load_problems(edited(kmeans, "outputs: [xyz]}", "outputs: [xyz], shared: {seed: centroids}}"),
+                      test::extended_registry()) ==
         "t.yaml:8:59: error: operator 'source': class 'random_source' takes no shared objects (leave out "
         "shared)");
 }
 
 TEST_CASE("config.shared_slot_names_a_declared_object") {
   // The object the binding meant is not also reported as unread.
-  CHECK(all_problems(edited(kmeans, "{centres: centroids}}\n  update", "{centres: centroid}}\n  update")) ==
+  CHECK(load_problems(edited(kmeans, "{centres: centroids}}\n  update", "{centres: centroid}}\n  update"),
+                      test::extended_registry()) ==
         "t.yaml:9:76: error: operator 'assign': slot 'centres' names 'centroid', which is not a declared "
         "shared "
         "object (did you mean 'centroids'?)");
   CHECK(
-      all_problems(edited(kmeans, "{centres: centroids}}\n  update", "{centres: weights}}\n  update")) ==
+      load_problems(edited(kmeans, "{centres: centroids}}\n  update", "{centres: weights}}\n  update"),
+                    test::extended_registry()) ==
       "t.yaml:9:76: error: operator 'assign': slot 'centres' names 'weights', which is not a declared shared "
       "object (declare it under shared_objects)");
 }
@@ -414,12 +407,14 @@ TEST_CASE("config.shared_slot_of_the_class_must_be_bound") {
   const std::string unread =
       "t.yaml:6:3: error: shared object 'centroids' is not read by any operator (bind it to a read slot, or "
       "remove it)\n";
-  CHECK(all_problems(edited(kmeans, ", shared: {centres: centroids}}\n  update", "}\n  update")) ==
+  CHECK(load_problems(edited(kmeans, ", shared: {centres: centroids}}\n  update", "}\n  update"),
+                      test::extended_registry()) ==
         unread +
             "t.yaml:9:3: error: operator 'assign': class 'lookup' takes a shared object in slot 'centres' "
             "(read), "
             "but none is bound: add shared: {centres: <object>}");
-  CHECK(all_problems(edited(kmeans, "shared: {centres: centroids}}\n  update", "shared: {}}\n  update")) ==
+  CHECK(load_problems(edited(kmeans, "shared: {centres: centroids}}\n  update", "shared: {}}\n  update"),
+                      test::extended_registry()) ==
         unread +
             "t.yaml:9:66: error: operator 'assign': class 'lookup' takes a shared object in slot 'centres' "
             "(read), but none is bound: add shared: {centres: <object>}");
@@ -430,7 +425,7 @@ TEST_CASE("config.shared_slot_optional_may_be_left_unbound") {
   const std::string yaml =
       edited(kmeans, "{class: update, inputs: [ids], outputs: [out], shared: {centres: centroids}}",
              "{class: accumulate, on: cpu, inputs: [ids], outputs: [out]}");
-  CHECK(all_problems(yaml) == "ok");
+  CHECK(load_problems(yaml, test::extended_registry()) == "ok");
   CHECK(test::extended_registry().find("accumulate")->info.objects.at(0).optional);
   CHECK_FALSE(test::extended_registry().find("lookup")->info.objects.at(0).optional);
 }
@@ -440,13 +435,14 @@ TEST_CASE("config.shared_slot_check_of_its_class") {
   const std::string yaml = edited(kmeans, "shared: {centres: centroids}}\n  update",
                                   "shared: {centres: centroids}, params: {entries: 97}}\n  update");
   CHECK(
-      all_problems(yaml) ==
+      load_problems(yaml, test::extended_registry()) ==
       "t.yaml:9:76: error: operator 'assign': slot 'centres': the object holds 384 bytes, fewer than entries "
       "(97) f32 values");
-  CHECK(all_problems(edited(yaml, "entries: 97", "entries: 96")) == "ok");
+  CHECK(load_problems(edited(yaml, "entries: 97", "entries: 96"), test::extended_registry()) == "ok");
   // It runs on valid parameters only, and on objects of a valid size only: each problem is reported once.
-  CHECK(all_problems(edited(yaml, "entries: 97", "entries: -1")).find("slot 'centres'") == std::string::npos);
-  CHECK(all_problems(edited(yaml, "count: 96", "bytes: 383")) ==
+  CHECK(load_problems(edited(yaml, "entries: 97", "entries: -1"), test::extended_registry())
+            .find("slot 'centres'") == std::string::npos);
+  CHECK(load_problems(edited(yaml, "count: 96", "bytes: 383"), test::extended_registry()) ==
         "t.yaml:6:36: error: shared object 'centroids': 383 bytes is not a whole number of f32 elements (4 "
         "bytes "
         "each): give a multiple of 4 bytes");
@@ -454,12 +450,14 @@ TEST_CASE("config.shared_slot_check_of_its_class") {
 
 TEST_CASE("config.shared_object_written_only_by_a_cpu_operator") {
   const std::string yaml = edited(kmeans, "{class: update,", "{class: accumulate,");
-  CHECK(first_problem(
-            edited(yaml, "shared: {centres: centroids}}\n  sink", "shared: {totals: centroids}}\n  sink")) ==
+  CHECK(first_load_problem(
+            edited(yaml, "shared: {centres: centroids}}\n  sink", "shared: {totals: centroids}}\n  sink"),
+            test::extended_registry()) ==
         "t.yaml:10:79: error: operator 'update' runs on the GPU, but slot 'totals' writes shared object "
         "'centroids': only CPU operators publish versions (place it on cpu)");
-  CHECK(first_problem(edited(yaml, "shared: {centres: centroids}}\n  sink",
-                             "on: cpu, shared: {totals: centroids}}\n  sink")) == "ok");
+  CHECK(first_load_problem(edited(yaml, "shared: {centres: centroids}}\n  sink",
+                                  "on: cpu, shared: {totals: centroids}}\n  sink"),
+                           test::extended_registry()) == "ok");
 }
 
 TEST_CASE("config.shared_object_has_one_writer") {
@@ -469,30 +467,31 @@ TEST_CASE("config.shared_object_has_one_writer") {
              "sink: {class: null_sink, inputs: [out]}",
              "update2: {class: update, inputs: [out], outputs: [out2], shared: {centres: centroids}}\n"
              "  sink: {class: null_sink, inputs: [out2]}");
-  CHECK(all_problems(yaml) ==
+  CHECK(load_problems(yaml, test::extended_registry()) ==
         "t.yaml:12:78: error: shared object 'centroids' has a second writer, 'update2' (slot 'centres'), "
         "besides "
         "'update': versions have one order, so one operator writes an object");
-  CHECK(first_problem(edited(yaml,
-                             "{class: update, inputs: [out], outputs: [out2], shared: {centres: centroids}}",
-                             "{class: pass_through, on: cpu, inputs: [out], outputs: [out2]}")) == "ok");
+  CHECK(first_load_problem(
+            edited(yaml, "{class: update, inputs: [out], outputs: [out2], shared: {centres: centroids}}",
+                   "{class: pass_through, on: cpu, inputs: [out], outputs: [out2]}"),
+            test::extended_registry()) == "ok");
 }
 
 TEST_CASE("config.shared_object_is_read") {
   const std::string unread = edited(edited(kmeans, "{class: lookup,", "{class: scale,"),
                                     ", shared: {centres: centroids}}\n  update", "}\n  update");
   CHECK(
-      first_problem(unread) ==
+      first_load_problem(unread, test::extended_registry()) ==
       "t.yaml:6:3: error: shared object 'centroids' is not read by any operator (bind it to a read slot, or "
       "remove it)");
   // A binding whose class or slot is unknown may be the reader: only its own problem is reported.
-  CHECK(all_problems(edited(kmeans, "{class: lookup,", "{class: lokup,")).find("not read") ==
-        std::string::npos);
+  CHECK(load_problems(edited(kmeans, "{class: lookup,", "{class: lokup,"), test::extended_registry())
+            .find("not read") == std::string::npos);
 }
 
 TEST_CASE("config.shared_object_written_needs_two_versions") {
   CHECK(
-      first_problem(edited(kmeans, "count: 96", "count: 96, versions: 1")) ==
+      first_load_problem(edited(kmeans, "count: 96", "count: 96, versions: 1"), test::extended_registry()) ==
       "t.yaml:6:50: error: shared object 'centroids': versions must be at least 2, since 'update' writes it: "
       "readers keep their frame's version while the writer fills the next");
   // Read only, one version is enough.
@@ -500,11 +499,12 @@ TEST_CASE("config.shared_object_written_needs_two_versions") {
       edited(edited(kmeans, "count: 96", "count: 96, versions: 1"),
              "{class: update, inputs: [ids], outputs: [out], shared: {centres: centroids}}",
              "{class: pass_through, on: cpu, inputs: [ids], outputs: [out]}");
-  CHECK(first_problem(read_only) == "ok");
+  CHECK(first_load_problem(read_only, test::extended_registry()) == "ok");
 }
 
 TEST_CASE("config.shared_object_element_must_suit_the_slot") {
-  CHECK(first_problem(edited(kmeans, "{element: f32, count: 96}", "{element: u32, count: 96}")) ==
+  CHECK(first_load_problem(edited(kmeans, "{element: f32, count: 96}", "{element: u32, count: 96}"),
+                           test::extended_registry()) ==
         "t.yaml:9:76: error: operator 'assign': slot 'centres' takes f32 objects, but shared object "
         "'centroids' is "
         "u32");
@@ -513,7 +513,7 @@ TEST_CASE("config.shared_object_element_must_suit_the_slot") {
 TEST_CASE("config.shared_object_is_not_read_by_a_source") {
   const std::string yaml = edited(kmeans, "{class: random_source, outputs: [xyz]}",
                                   "{class: seeded_source, outputs: [xyz], shared: {seed: centroids}}");
-  CHECK(first_problem(yaml) ==
+  CHECK(first_load_problem(yaml, test::extended_registry()) ==
         "t.yaml:8:65: error: operator 'source': a source cannot read shared objects (slot 'seed'): a reader "
         "sees "
         "the version of its input frame's offset, and a source has no input");

@@ -9,14 +9,17 @@
 #include "framework/model/spec_yaml.hpp"
 #include "framework/model/topology_builder.hpp"
 #include "framework/model/yaml_loader.hpp"
+#include "tests/config/config_problems.hpp"
 #include "tests/config/test_registry.hpp"
 
 using namespace xf;
+using test::first_load_problem;
+using test::validation_problems;
 
 namespace {
 
 /// source → scale (gpu) → verify, as the builder writes it.
-topology_builder pingpong() {
+topology_builder minimal_pingpong() {
   topology_builder b("pingpong");
   b.topic("c2g");
   b.topic("g2c");
@@ -26,30 +29,10 @@ topology_builder pingpong() {
   return b;
 }
 
-/// The text of validating `spec`: every problem, one per line, or "ok".
-std::string problems_of(topology_spec spec, const operator_registry& registry = test::config_registry()) {
-  try {
-    validate_topology(spec, registry);
-  } catch (const config_error& e) {
-    return e.what();
-  }
-  return "ok";
-}
-
-std::string first_of_text(const std::string& yaml,
-                          const operator_registry& registry = test::config_registry()) {
-  try {
-    load_topology_text(yaml, "t.yaml", registry);
-  } catch (const config_error& e) {
-    return e.first().str();
-  }
-  return "ok";
-}
-
 }  // namespace
 
 TEST_CASE("config.builder_spec_validates_and_normalizes_params") {
-  topology_spec spec = pingpong().build();
+  topology_spec spec = minimal_pingpong().build();
   validate_topology(spec, test::config_registry());
   const auto& params = spec.find_operator("source")->params;
   CHECK(std::get<std::int64_t>(params.at("total_bytes")) == static_cast<std::int64_t>(GiB));
@@ -57,9 +40,9 @@ TEST_CASE("config.builder_spec_validates_and_normalizes_params") {
 }
 
 TEST_CASE("config.builder_problems_start_with_builder") {
-  topology_builder b = pingpong();
+  topology_builder b = minimal_pingpong();
   b.link({"g2c"}, op("extra", "nul_sink"), {});
-  CHECK(problems_of(b.build()) ==
+  CHECK(validation_problems(b.build()) ==
         "<builder>: error: operator 'extra': unknown operator class 'nul_sink' (did you mean 'null_sink'?)");
 }
 
@@ -71,7 +54,7 @@ TEST_CASE("config.builder_problems_are_all_reported_in_order_found") {
   b.link({"t"}, op("g", "scale").on(placement::gpu).threads(4).warps(2), {"u"});
   b.link({"u"}, op("k", "verify_sink").on(placement::gpu), {});
   b.runtime().warps_per_block(40);
-  CHECK(problems_of(b.build()) ==
+  CHECK(validation_problems(b.build()) ==
         "<builder>: error: topic 't': frame_size must be a positive multiple of 4 KiB (4096 bytes), not 1000 "
         "bytes\n"
         "<builder>: error: topic 't': capacity must be at least 1, not 0\n"
@@ -88,10 +71,10 @@ TEST_CASE("config.builder_problems_are_all_reported_in_order_found") {
 }
 
 TEST_CASE("config.builder_names_and_duplicates") {
-  topology_builder b = pingpong();
+  topology_builder b = minimal_pingpong();
   b.link({"g2c"}, op("verify", "null_sink"), {});
   b.topic("bad.name");
-  CHECK(problems_of(b.build()) ==
+  CHECK(validation_problems(b.build()) ==
         "<builder>: error: topic name 'bad.name' is not a valid name (use letters, digits, '_' and '-', "
         "starting "
         "with a letter or '_')\n"
@@ -119,17 +102,17 @@ TEST_CASE("config.builder_explicit_partition") {
     b.runtime().partition(partition_policy::explicit_warps).warps_per_block(8);
     return b.build();
   };
-  CHECK(problems_of(build(3, 0)) ==
+  CHECK(validation_problems(build(3, 0)) ==
         "<builder>: error: operator 'g2': runtime.partition is explicit, so this GPU operator needs warps (1 "
         "to 32)");
-  CHECK(problems_of(build(0, 4)) ==
+  CHECK(validation_problems(build(0, 4)) ==
         "<builder>: error: operator 'g1': runtime.partition is explicit, so this GPU operator needs warps (1 "
         "to 32)\n"
         "<builder>: error: operator 'k': warps applies to GPU operators only (this one is on cpu)");
-  const std::string over = problems_of(build(5, 4));
+  const std::string over = validation_problems(build(5, 4));
   CHECK(over.find("operator 'g2': its 4 warps bring the GPU operators' total to 9, more than "
                   "runtime.warps_per_block (8)") != std::string::npos);
-  CHECK(problems_of(build(4, 40)).find("operator 'g2': warps must be between 1 and 32, not 40") !=
+  CHECK(validation_problems(build(4, 40)).find("operator 'g2': warps must be between 1 and 32, not 40") !=
         std::string::npos);
 }
 
@@ -144,7 +127,7 @@ TEST_CASE("config.more_gpu_operators_than_warps_is_left_to_the_plan") {
   b.link({"t2"}, op("g3", "pass_through").on(placement::gpu), {"t3"});
   b.link({"t3"}, op("k", "null_sink"), {});
   b.runtime().warps_per_block(2);
-  CHECK(problems_of(b.build()) == "ok");
+  CHECK(validation_problems(b.build()) == "ok");
 }
 
 TEST_CASE("config.builder_references_and_graph") {
@@ -155,7 +138,7 @@ TEST_CASE("config.builder_references_and_graph") {
   b.link({}, op("src", "sequence_source"), {"a"});
   b.link({"a", "b"}, op("m", "pass_through").on(placement::gpu), {"b"});
   b.link({"b"}, op("k", "null_sink"), {"nowhere"});
-  CHECK(problems_of(b.build()) ==
+  CHECK(validation_problems(b.build()) ==
         "<builder>: error: operator 'm': class 'pass_through' is a map and needs exactly 1 input, not 2\n"
         "<builder>: error: operator 'k': class 'null_sink' is a sink and takes no outputs\n"
         "<builder>: error: operator 'm': topic 'b' is already listed in its inputs\n"
@@ -173,7 +156,7 @@ operators:
   stamp: {class: timestamp, inputs: [t0], outputs: [t1]}
   check: {class: verify_sink, inputs: [t1]}
 )";
-  CHECK(first_of_text(yaml, test::extended_registry()) ==
+  CHECK(first_load_problem(yaml, test::extended_registry()) ==
         "t.yaml:5:40: error: operator 'check': a verify_sink replays its input from the source, so every "
         "operator "
         "upstream must be replayable, but 'stamp' (class 'timestamp') is not");
@@ -183,7 +166,7 @@ operators:
   b.link({}, op("src", "sequence_source"), {"t0"});
   b.link({"t0"}, op("stamp", "timestamp"), {"t1"});
   b.link({"t1"}, op("null", "null_sink"), {});  // a sink without needs_reference does not mind
-  CHECK(problems_of(b.build(), test::extended_registry()) == "ok");
+  CHECK(validation_problems(b.build(), test::extended_registry()) == "ok");
 }
 
 TEST_CASE("config.problems_are_sorted_by_position") {
@@ -264,18 +247,20 @@ TEST_CASE("config.file_errors") {
 }
 
 TEST_CASE("config.document_level_errors") {
-  CHECK(first_of_text("") ==
+  CHECK(first_load_problem("") ==
         "t.yaml:1:1: error: the topology is empty (expected a map with name, topics, operators and runtime)");
-  CHECK(first_of_text("# nothing but a comment\n") ==
+  CHECK(first_load_problem("# nothing but a comment\n") ==
         "t.yaml:1:1: error: the topology is empty (expected a map with name, topics, operators and runtime)");
-  CHECK(first_of_text("name: a\n---\nname: b\n") ==
+  CHECK(first_load_problem("name: a\n---\nname: b\n") ==
         "t.yaml:3:1: error: a topology is one YAML document, but this text holds 2");
-  CHECK(first_of_text("topics: {}\n[a]: 1\n") == "t.yaml:2:1: error: a map key must be a name, not a list");
-  CHECK(first_of_text("just text") ==
+  CHECK(first_load_problem("topics: {}\n[a]: 1\n") ==
+        "t.yaml:2:1: error: a map key must be a name, not a list");
+  CHECK(first_load_problem("just text") ==
         "t.yaml:1:1: error: the topology must be a map with name, topics, operators and runtime, not 'just "
         "text'");
-  CHECK(first_of_text("topics: {}\noperators: {}\n") == "t.yaml:2:1: error: the topology has no operators");
-  CHECK(first_of_text("topics: {}\n") == "t.yaml: error: the topology has no operators");
+  CHECK(first_load_problem("topics: {}\noperators: {}\n") ==
+        "t.yaml:2:1: error: the topology has no operators");
+  CHECK(first_load_problem("topics: {}\n") == "t.yaml: error: the topology has no operators");
 }
 
 TEST_CASE("config.count_and_frame_size_messages") {
@@ -332,13 +317,13 @@ topology_spec reader_topology(const file_cache_spec& cache) {
 std::string cache_problems(void (*change)(file_cache_spec&)) {
   file_cache_spec c;
   change(c);
-  return problems_of(reader_topology(c), registry_with_reader());
+  return validation_problems(reader_topology(c), registry_with_reader());
 }
 
 }  // namespace
 
 TEST_CASE("config.file_cache_settings_are_checked_against_their_limits_and_each_other") {
-  CHECK(problems_of(reader_topology({}), registry_with_reader()) == "ok");
+  CHECK(validation_problems(reader_topology({}), registry_with_reader()) == "ok");
   CHECK(
       cache_problems([](file_cache_spec& c) { c.page_bytes = 6 * KiB; }) ==
       "<builder>: error: runtime.file_cache: page_size must be a power of two from 4KiB to 64KiB, not 6KiB");
@@ -362,9 +347,9 @@ TEST_CASE("config.file_cache_settings_are_checked_against_their_limits_and_each_
   CHECK(cache_problems([](file_cache_spec& c) { c.io_slots_per_block = 33; }) ==
         "<builder>: error: runtime.file_cache: io_slots_per_block must be between 1 and 32, not 33");
   // Where no operator reads through it, the cache is an error of its own.
-  topology_spec plain = pingpong().build();
+  topology_spec plain = minimal_pingpong().build();
   plain.runtime.file_cache = file_cache_spec{};
-  CHECK(problems_of(plain) ==
+  CHECK(validation_problems(plain) ==
         "<builder>: error: runtime: file_cache is set, but no operator of this topology reads files through "
         "the cache");
 }
@@ -400,20 +385,20 @@ runtime:
   // `file_cache:` alone takes every default; a scalar is not a map of settings; values are checked.
   std::string bare = yaml.substr(0, yaml.find("  file_cache:")) + "  file_cache:\n";
   CHECK(load_topology_text(bare, "t.yaml", registry_with_reader()).runtime.file_cache == file_cache_spec{});
-  CHECK(first_of_text(bare + "  watchdog_ms: 10000\n", registry_with_reader()) == "ok");
+  CHECK(first_load_problem(bare + "  watchdog_ms: 10000\n", registry_with_reader()) == "ok");
   const std::string scalar = yaml.substr(0, yaml.find("  file_cache:")) + "  file_cache: 2GiB\n";
-  CHECK(first_of_text(scalar, registry_with_reader()) ==
+  CHECK(first_load_problem(scalar, registry_with_reader()) ==
         "t.yaml:10:15: error: runtime: file_cache must be a map of settings (size, page_size, readahead, "
         "readahead_mode, replacement, io_threads, io_slots_per_block, max_request, io_chunk, direct), "
         "not '2GiB'");
   const std::string bad_mode =
       yaml.substr(0, yaml.find("  file_cache:")) + "  file_cache: {direct: always}\n";
-  CHECK(first_of_text(bad_mode, registry_with_reader()) ==
+  CHECK(first_load_problem(bad_mode, registry_with_reader()) ==
         "t.yaml:10:24: error: runtime.file_cache: direct must be one of auto, on, off, not 'always'");
 }
 
 TEST_CASE("config.columnar_topic_takes_its_frame_from_its_columns_and_round_trips") {
-  topology_builder b = pingpong();
+  topology_builder b = minimal_pingpong();
   column_layout kseq;
   kseq.bloom_bits = 8192;
   kseq.bloom_hashes = 6;
@@ -424,7 +409,7 @@ TEST_CASE("config.columnar_topic_takes_its_frame_from_its_columns_and_round_trip
   b.topic("g2c").frame_bytes(128 << 10);  // holds the 108 KiB columnar frames scale maps into it
   topology_spec spec = b.build();
   // Everything about the topic is valid; what is refused is a row operator reading it.
-  CHECK(problems_of(spec) ==
+  CHECK(validation_problems(spec) ==
         "<builder>: error: operator 'scale': class 'scale' reads row frames, but topic 'c2g' is columnar (a "
         "columnar reader such as query reads it)");
   try {

@@ -40,7 +40,8 @@ struct keep_share_op {
   }
 };
 
-const operator_registry& registry() {
+/// The built-ins, the faulty operators of tests/e2e and keep_share.
+const operator_registry& executor_registry() {
   static const operator_registry r = [] {
     operator_registry reg;
     register_builtin_operators(reg);
@@ -57,10 +58,10 @@ struct run_outcome {
 };
 
 run_outcome run(topology_spec spec, run_control* external = nullptr) {
-  validate_topology(spec, registry());
+  validate_topology(spec, executor_registry());
   plan_options options;
   options.host_cores = 3;  // more blocks than this machine's cores: blocks must interleave
-  const plan p = make_plan(spec, registry(), options);
+  const plan p = make_plan(spec, executor_registry(), options);
   run_control local;
   run_control& control = external ? *external : local;
   run_outcome out{run_topology(p, spec, control), control.failure()};
@@ -142,7 +143,7 @@ TEST_CASE("host_executor.a_map_outputs_the_share_its_parameters_set") {
   // Half of a 16 KiB frame does not fit the output topic's 4 KiB frames.
   try {
     topology_spec too_small = topology(2);
-    validate_topology(too_small, registry());
+    validate_topology(too_small, executor_registry());
     FAIL("expected a config_error");
   } catch (const config_error& e) {
     CHECK_MESSAGE(

@@ -15,10 +15,6 @@
 using namespace xf;
 
 namespace {
-const operator_registry& registry() {
-  return test::builtin_registry();
-}
-
 topology_spec three_gpu_ops(std::uint32_t warps_per_block) {
   topology_builder b("p");
   for (const char* t : {"t0", "t1", "t2", "t3"}) b.topic(t);
@@ -30,14 +26,14 @@ topology_spec three_gpu_ops(std::uint32_t warps_per_block) {
   b.link({"t1"}, op("tap", "null_sink"), {});
   b.runtime().warps_per_block(warps_per_block).blocks(5);
   auto spec = b.build();
-  validate_topology(spec, registry());
+  validate_topology(spec, test::builtin_registry());
   return spec;
 }
 }  // namespace
 
 TEST_CASE("plan.uniform_partition_sums_to_block_warps") {
   const auto spec = three_gpu_ops(8);
-  const plan p = make_plan(spec, registry(), plan_options{});
+  const plan p = make_plan(spec, test::builtin_registry(), plan_options{});
   REQUIRE(p.kernel_operators.size() == 3);
   std::uint32_t total = 0;
   for (std::size_t k : p.kernel_operators) {
@@ -51,7 +47,7 @@ TEST_CASE("plan.uniform_partition_sums_to_block_warps") {
 
 TEST_CASE("plan.groups_publishers_and_start_order") {
   const auto spec = three_gpu_ops(8);
-  const plan p = make_plan(spec, registry(), plan_options{});
+  const plan p = make_plan(spec, test::builtin_registry(), plan_options{});
   // t1 has two subscriber groups (g2, tap) and one publisher operator with 5 block workers.
   const planned_topic& t1 = p.topics[1];
   CHECK(t1.subscribers.size() == 2);
@@ -69,7 +65,7 @@ TEST_CASE("plan.groups_publishers_and_start_order") {
 
 TEST_CASE("plan.more_kernel_operators_than_warps_is_refused") {
   const auto spec = three_gpu_ops(2);
-  CHECK_THROWS_AS(make_plan(spec, registry(), plan_options{}), config_error);
+  CHECK_THROWS_AS(make_plan(spec, test::builtin_registry(), plan_options{}), config_error);
 }
 
 TEST_CASE("plan.device_executor_without_gpu_is_refused") {
@@ -79,7 +75,7 @@ TEST_CASE("plan.device_executor_without_gpu_is_refused") {
   options.device.usable = false;
   options.device.reason = "no CUDA-capable device";
   try {
-    make_plan(spec, registry(), options);
+    make_plan(spec, test::builtin_registry(), options);
     FAIL("expected a config_error");
   } catch (const config_error& e) {
     CHECK(std::string(e.what()).find("no CUDA-capable device") != std::string::npos);
@@ -104,7 +100,7 @@ TEST_CASE("plan.device_executor_sizes_the_grid_from_occupancy") {
   for (auto& t : spec.topics) t.transfer = transfer_mode::mapped;  // staging is what mapped topics get
   plan_options options;
   options.device = fake_gpu();
-  const plan p = make_plan(spec, registry(), options);
+  const plan p = make_plan(spec, test::builtin_registry(), options);
   CHECK(p.executor == resolved_executor::device);
   CHECK(p.blocks == 8);  // 4 SMs x min(2 resident, default 2); capacities (64) allow more
   for (std::size_t k : p.kernel_operators) CHECK(p.operators[k].workers == 8);
@@ -136,7 +132,7 @@ TEST_CASE("plan.device_blocks_are_capped_by_the_work_in_flight") {
   }
   plan_options options;
   options.device = fake_gpu();
-  const plan p = make_plan(spec, registry(), options);
+  const plan p = make_plan(spec, test::builtin_registry(), options);
   CHECK(p.blocks == 3);  // more blocks could only poll
   CHECK(p.operators[p.kernel_operators[1]].parts == 1);
 }
@@ -158,14 +154,14 @@ TEST_CASE("plan.part_size_decides_the_parts_of_frames_in_flight") {
   {
     // By default a frame under kernel_part_bytes is one item, however few frames are in flight (splitting
     // them so that every block had a part measured slower): 3 frames, 3 blocks.
-    const plan p = make_plan(spec, registry(), options);
+    const plan p = make_plan(spec, test::builtin_registry(), options);
     CHECK(g1_of(p).parts == 1);
     CHECK(p.blocks == 3);
   }
   {
     // runtime.part_size splits them: 16 KiB parts, 4 a frame; 12 items in flight fill the 8 blocks.
     spec.runtime.part_bytes = 16 * 1024;
-    const plan quarters = make_plan(spec, registry(), options);
+    const plan quarters = make_plan(spec, test::builtin_registry(), options);
     CHECK(g1_of(quarters).parts == 4);
     CHECK(g1_of(quarters).part_bytes == 16 * 1024);
     CHECK(quarters.blocks == 8);
@@ -179,7 +175,7 @@ TEST_CASE("plan.device_executor_splits_large_frames_into_parts") {
   spec.topics[0].transfer = transfer_mode::mapped;  // the kernel reads t0 in host memory
   plan_options options;
   options.device = fake_gpu();
-  const plan p = make_plan(spec, registry(), options);
+  const plan p = make_plan(spec, test::builtin_registry(), options);
   const planned_operator& g1 = p.operators[p.kernel_operators[1]];  // g3 is declared first
   REQUIRE(g1.spec->name == "g1");
   CHECK(g1.parts == 16);
@@ -205,8 +201,8 @@ operators:
   plan_options options;
   options.device = fake_gpu();
   auto shares = [&](std::vector<std::string> overrides) {
-    const plan p =
-        make_plan(load_topology_text(yaml, "shares.yaml", registry(), overrides), registry(), options);
+    const plan p = make_plan(load_topology_text(yaml, "shares.yaml", test::builtin_registry(), overrides),
+                             test::builtin_registry(), options);
     const planned_operator& q = p.operators[p.kernel_operators.at(0)];
     return std::pair{p.blocks, q.parts};
   };
@@ -246,7 +242,7 @@ TEST_CASE("plan.copy_engines_carry_large_frames_across_pcie") {
   for (auto& t : spec.topics) t.frame_bytes = dma_auto_min_frame_bytes;
 
   SUBCASE("auto: every topic that crosses PCIe, in its direction; GPU-only topics stay on the device") {
-    const plan p = make_plan(spec, registry(), options);
+    const plan p = make_plan(spec, test::builtin_registry(), options);
     CHECK(topic(p, "t0").dma);  // CPU source -> g1
     CHECK(topic(p, "t0").dma_to_device);
     CHECK(topic(p, "t1").dma);  // g1 -> g2 and the CPU tap
@@ -265,7 +261,7 @@ TEST_CASE("plan.copy_engines_carry_large_frames_across_pcie") {
   }
   SUBCASE("auto below the threshold: mapped") {
     for (auto& t : spec.topics) t.frame_bytes = dma_auto_min_frame_bytes / 2;
-    const plan p = make_plan(spec, registry(), options);
+    const plan p = make_plan(spec, test::builtin_registry(), options);
     for (const auto& t : p.topics) CHECK_FALSE(t.dma);
     CHECK(op_named(p, "g1").stage);
   }
@@ -273,7 +269,7 @@ TEST_CASE("plan.copy_engines_carry_large_frames_across_pcie") {
     for (auto& t : spec.topics) t.frame_bytes = 64 * 1024;
     spec.topics[0].capacity = dma_auto_min_capacity;
     spec.topics[3].capacity = dma_auto_min_capacity - 1;
-    check_t0_copied_t3_mapped(make_plan(spec, registry(), options));
+    check_t0_copied_t3_mapped(make_plan(spec, test::builtin_registry(), options));
   }
   SUBCASE("auto with mid-sized frames and a CPU stage between GPU stages: mapped, large frames dma") {
     topology_builder b("relay");
@@ -284,15 +280,15 @@ TEST_CASE("plan.copy_engines_carry_large_frames_across_pcie") {
     b.link({"t2"}, op("g2", "scale").on(placement::gpu), {"t3"});
     b.link({"t3"}, op("sink", "null_sink"), {});
     auto relay = b.build();
-    validate_topology(relay, registry());
-    for (const auto& t : make_plan(relay, registry(), options).topics) CHECK_FALSE(t.dma);
+    validate_topology(relay, test::builtin_registry());
+    for (const auto& t : make_plan(relay, test::builtin_registry(), options).topics) CHECK_FALSE(t.dma);
     for (auto& t : relay.topics) t.frame_bytes = dma_auto_large_frame_bytes;
-    for (const auto& t : make_plan(relay, registry(), options).topics) CHECK(t.dma);
+    for (const auto& t : make_plan(relay, test::builtin_registry(), options).topics) CHECK(t.dma);
   }
   SUBCASE("auto with large frames: dma whatever the ring") {
     for (auto& t : spec.topics) t.frame_bytes = dma_auto_large_frame_bytes;
     for (auto& t : spec.topics) t.capacity = 2;
-    const plan p = make_plan(spec, registry(), options);
+    const plan p = make_plan(spec, test::builtin_registry(), options);
     CHECK(topic(p, "t0").dma);
     CHECK(topic(p, "t3").dma);
   }
@@ -301,16 +297,16 @@ TEST_CASE("plan.copy_engines_carry_large_frames_across_pcie") {
     spec.topics[0].transfer = transfer_mode::dma;
     spec.topics[3].frame_bytes = 4 * 1024 * 1024;
     spec.topics[3].transfer = transfer_mode::mapped;
-    check_t0_copied_t3_mapped(make_plan(spec, registry(), options));
+    check_t0_copied_t3_mapped(make_plan(spec, test::builtin_registry(), options));
   }
   SUBCASE("the naive frames layer (the ablation's baseline) never uses the copy engines") {
     spec.runtime.coherence.frames = frames_policy::naive;
     spec.topics[0].transfer = transfer_mode::dma;
-    const plan p = make_plan(spec, registry(), options);
+    const plan p = make_plan(spec, test::builtin_registry(), options);
     for (const auto& t : p.topics) CHECK_FALSE(t.dma);
   }
   SUBCASE("the host executor has nothing to copy") {
-    const plan p = make_plan(spec, registry(), plan_options{});
+    const plan p = make_plan(spec, test::builtin_registry(), plan_options{});
     REQUIRE(p.executor == resolved_executor::host);
     for (const auto& t : p.topics) CHECK_FALSE(t.dma);
   }
@@ -327,10 +323,10 @@ TEST_CASE("plan.device_items_per_round_follow_frame_size_warps_and_capacity") {
     b.link({"t1"}, op("sink", "null_sink"), {});
     b.runtime().warps_per_block(8);
     auto spec = b.build();
-    validate_topology(spec, registry());
+    validate_topology(spec, test::builtin_registry());
     plan_options options;
     options.device = fake_gpu();
-    const plan p = make_plan(spec, registry(), options);
+    const plan p = make_plan(spec, test::builtin_registry(), options);
     REQUIRE(p.blocks == 8);
     return p.operators[p.kernel_operators[0]].items;
   };
@@ -354,10 +350,10 @@ TEST_CASE("plan.device_items_share_the_leader_warp") {
   b.link({"t4"}, op("sink", "null_sink"), {});
   b.runtime().warps_per_block(32);
   auto spec = b.build();
-  validate_topology(spec, registry());
+  validate_topology(spec, test::builtin_registry());
   plan_options options;
   options.device = fake_gpu();
-  const plan p = make_plan(spec, registry(), options);
+  const plan p = make_plan(spec, test::builtin_registry(), options);
   std::uint32_t lanes = 0;
   for (std::size_t k : p.kernel_operators) {
     CHECK(p.operators[k].items >= 1);
@@ -373,7 +369,7 @@ TEST_CASE("plan.device_blocks_beyond_residency_are_refused") {
   plan_options options;
   options.device = fake_gpu();
   try {
-    make_plan(spec, registry(), options);
+    make_plan(spec, test::builtin_registry(), options);
     FAIL("expected a config_error");
   } catch (const config_error& e) {
     CHECK(std::string(e.what()).find("at most 8 blocks") != std::string::npos);
@@ -384,11 +380,11 @@ TEST_CASE("plan.class_missing_from_the_kernel_falls_back_or_is_refused") {
   auto spec = three_gpu_ops(8);
   plan_options options;
   options.device = fake_gpu(std::type_index(typeid(fma_op)));
-  const plan p = make_plan(spec, registry(), options);
+  const plan p = make_plan(spec, test::builtin_registry(), options);
   CHECK(p.executor == resolved_executor::host);
   CHECK(p.executor_reason.find("'fma'") != std::string::npos);
   spec.runtime.executor = executor_kind::device;
-  CHECK_THROWS_AS(make_plan(spec, registry(), options), config_error);
+  CHECK_THROWS_AS(make_plan(spec, test::builtin_registry(), options), config_error);
   options.force_host = true;  // --host wins over runtime.executor: device
-  CHECK(make_plan(spec, registry(), options).executor == resolved_executor::host);
+  CHECK(make_plan(spec, test::builtin_registry(), options).executor == resolved_executor::host);
 }

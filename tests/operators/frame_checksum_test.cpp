@@ -1,6 +1,7 @@
 // frame_checksum: the vectorised path equals the scalar definition at every length and alignment, and the
 // checksum notices the changes a corrupted frame shows.
 #include "operators/frame_checksum.hpp"
+#include "tests/operators/random_bytes.hpp"
 
 #include <doctest/doctest.h>
 
@@ -11,12 +12,7 @@
 
 namespace {
 
-std::vector<unsigned char> random_bytes(std::size_t n, std::uint32_t seed) {
-  std::mt19937_64 rng(seed);
-  std::vector<unsigned char> v(n);
-  for (auto& b : v) b = static_cast<unsigned char>(rng());
-  return v;
-}
+using xf::testing::random_bytes;
 
 }  // namespace
 

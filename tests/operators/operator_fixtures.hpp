@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "framework/core/errors.hpp"
 #include "framework/model/operator.hpp"
 #include "operators/sources/sequence_source.hpp"
 
@@ -88,6 +89,16 @@ class sequence_reference final : public frame_reference {
  private:
   mutable sequence_source source_;  // produce is thread-safe and a pure function of the offset
 };
+
+/// The message of the run_error that `op.on_start(setup)` throws; empty when the operator starts.
+inline std::string start_error(cpu_operator& op, const operator_setup& setup) {
+  try {
+    op.on_start(setup);
+  } catch (const run_error& e) {
+    return e.what();
+  }
+  return "";
+}
 
 /// A path in the temporary directory, unique per process and call; the file is removed at scope exit.
 class temp_path {

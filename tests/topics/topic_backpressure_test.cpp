@@ -17,7 +17,7 @@ using namespace xf;
 using namespace xf::test;
 using std::chrono::steady_clock;
 
-constexpr std::uint64_t salt = 0xbac;
+constexpr std::uint64_t backpressure_salt = 0xbac;
 
 void run_stalled_group(std::uint32_t capacity) {
   CAPTURE(capacity);
@@ -49,7 +49,7 @@ void run_stalled_group(std::uint32_t capacity) {
             v.close(ticket.offset + 1);
             break;
           }
-          write_frame(ticket.data, v.frame_bytes, ticket.offset, salt);
+          write_frame(ticket.data, v.frame_bytes, ticket.offset, backpressure_salt);
           r.maybe_yield(8);
           publish_frame(v, ticket, 64, ticket.offset);
           published.fetch_add(1);  // after the publish: the watcher's count never runs ahead
@@ -62,7 +62,7 @@ void run_stalled_group(std::uint32_t capacity) {
         const delivery d = next_frame(v, g, abort);
         if (d.ended) return;
         if (delivered[g].mark(d.offset) != 0) failures.add(who + ": " + std::to_string(d.offset) + " twice");
-        if (d.offset < frames && !frame_matches(d.data(v), v.frame_bytes, d.offset, salt))
+        if (d.offset < frames && !frame_matches(d.data(v), v.frame_bytes, d.offset, backpressure_salt))
           failures.add(who + ": offset " + std::to_string(d.offset) + " content wrong");
         if (g == 1) {
           const std::uint64_t released = slow_released.fetch_add(1) + 1;  // before the release

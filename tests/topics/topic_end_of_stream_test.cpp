@@ -15,7 +15,7 @@ namespace {
 using namespace xf;
 using namespace xf::test;
 
-constexpr std::uint64_t salt = 0xe05;
+constexpr std::uint64_t eos_salt = 0xe05;
 
 /// How one publisher of a round behaves.
 struct publisher_plan {
@@ -76,7 +76,7 @@ void run_round(const round_shape& s, std::uint64_t seed) {
             if (d.is_void()) {
               voids_seen[g].fetch_add(1);
             } else {
-              if (!frame_matches(d.data(v), v.frame_bytes, d.offset, salt))
+              if (!frame_matches(d.data(v), v.frame_bytes, d.offset, eos_salt))
                 failures.add(who + ": offset " + std::to_string(d.offset) + " content wrong");
               frames_seen[g].fetch_add(1);
             }
@@ -93,7 +93,7 @@ void run_round(const round_shape& s, std::uint64_t seed) {
         std::uint64_t last_end = 0;  // one past the last offset this publisher published
         for (std::uint64_t i = 0; i < plan.frames; ++i) {
           const publish_ticket ticket = reserve_claimed(v, "eos", abort);
-          write_frame(ticket.data, v.frame_bytes, ticket.offset, salt);
+          write_frame(ticket.data, v.frame_bytes, ticket.offset, eos_salt);
           is_frame.mark(ticket.offset);
           r.maybe_yield(4);
           publish_frame(v, ticket, 64, ticket.offset);

@@ -22,7 +22,7 @@ namespace {
 using test::pattern;
 using test::pattern_byte;
 
-fault_site site_of(std::uint32_t, std::uint64_t offset) {
+fault_site api_site_of(std::uint32_t, std::uint64_t offset) {
   return {"reader", "out", offset};
 }
 
@@ -76,7 +76,7 @@ TEST_CASE("file_pages: the cache's pages and flat buffers read alike") {
   const std::vector<std::uint64_t> sizes{40000, 1000};
   std::vector<cache_file> files;
   for (std::uint32_t f = 0; f < sizes.size(); ++f) {
-    files.push_back({test::write_pattern_file(dir, "f" + std::to_string(f), f, sizes[f]), site_of(0, 0)});
+    files.push_back({test::write_pattern_file(dir, "f" + std::to_string(f), f, sizes[f]), api_site_of(0, 0)});
   }
   read_list list;
   REQUIRE(list.read(file_id{0}, 5000, 10000));
@@ -85,7 +85,7 @@ TEST_CASE("file_pages: the cache's pages and flat buffers read alike") {
   SUBCASE("paged") {
     file_cache_spec spec;
     spec.size = 16 * 4096;
-    file_cache cache(spec, 1, files, site_of, std::chrono::milliseconds(0));
+    file_cache cache(spec, 1, files, api_site_of, std::chrono::milliseconds(0));
     cache.start();
     std::vector<std::uint32_t> entries(8);
     fetch_item item;
@@ -119,7 +119,7 @@ TEST_CASE("direct_reads: unaligned ranges read whole, reused buffers, and a rang
   const std::string path = test::write_pattern_file(dir, "f0", 0, 50000);
   const std::vector<std::byte> data = pattern(0, 50000);
   file_table files;  // O_DIRECT where the filesystem takes it: ranges are widened to its alignment
-  files.open(path, site_of(0, 0));
+  files.open(path, api_site_of(0, 0));
   direct_reads reads(files);
   const fault_site site{"reader", "out", 12};
   for (const auto& range :

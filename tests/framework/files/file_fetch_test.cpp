@@ -25,11 +25,12 @@ namespace {
 
 using test::pattern_byte;
 
-std::string write_pattern_file(const test::scratch_dir& dir, std::uint32_t file, std::uint64_t bytes) {
+std::string write_numbered_pattern_file(const test::scratch_dir& dir, std::uint32_t file,
+                                        std::uint64_t bytes) {
   return test::write_pattern_file(dir, "data" + std::to_string(file) + ".bin", file, bytes);
 }
 
-fault_site site_of(std::uint32_t op, std::uint64_t frame_offset) {
+fault_site fetch_site_of(std::uint32_t op, std::uint64_t frame_offset) {
   return {"op" + std::to_string(op), "t", frame_offset};
 }
 
@@ -61,9 +62,9 @@ struct host_cache_rig {
       : sizes(l.sizes), deferred(l.deferred) {
     std::vector<cache_file> files;
     for (std::uint32_t f = 0; f < l.sizes.size(); ++f) {
-      paths.push_back(write_pattern_file(dir, f, l.sizes[f]));
+      paths.push_back(write_numbered_pattern_file(dir, f, l.sizes[f]));
       files.push_back(
-          {paths.back(), site_of(0, 0), f < l.advice.size() ? l.advice[f] : access_advice::normal});
+          {paths.back(), fetch_site_of(0, 0), f < l.advice.size() ? l.advice[f] : access_advice::normal});
     }
     file_cache_spec spec;
     spec.size = std::uint64_t{l.blocks} * l.share * 4096;
@@ -74,7 +75,7 @@ struct host_cache_rig {
     spec.io_threads = l.io_threads;
     spec.io_slots_per_block = l.requests_per_block;
     spec.replacement = l.replacement;
-    cache = std::make_unique<file_cache>(spec, l.blocks, files, site_of, std::chrono::milliseconds(0));
+    cache = std::make_unique<file_cache>(spec, l.blocks, files, fetch_site_of, std::chrono::milliseconds(0));
     view = cache->view();
     if (before_start) before_start(*this);
     cache->start();
@@ -521,11 +522,11 @@ TEST_CASE("file_fetch: adaptive readahead stays off for data-dependent random re
 TEST_CASE("file_cache: a file that cannot be opened names its reader and path") {
   test::scratch_dir dir;
   const std::string missing = dir.file("missing.bin");
-  CHECK_THROWS_WITH_AS(file_cache(file_cache_spec{}, 2, {{missing, {"reader", "out", std::nullopt}}}, site_of,
-                                  std::chrono::milliseconds(0)),
+  CHECK_THROWS_WITH_AS(file_cache(file_cache_spec{}, 2, {{missing, {"reader", "out", std::nullopt}}},
+                                  fetch_site_of, std::chrono::milliseconds(0)),
                        doctest::Contains("operator 'reader', topic 'out'"), run_error);
-  CHECK_THROWS_WITH_AS(file_cache(file_cache_spec{}, 2, {{missing, {"reader", "out", std::nullopt}}}, site_of,
-                                  std::chrono::milliseconds(0)),
+  CHECK_THROWS_WITH_AS(file_cache(file_cache_spec{}, 2, {{missing, {"reader", "out", std::nullopt}}},
+                                  fetch_site_of, std::chrono::milliseconds(0)),
                        doctest::Contains("missing.bin': cannot open: No such file or directory"), run_error);
 }
 

@@ -17,10 +17,6 @@
 namespace xf {
 namespace {
 
-std::byte pattern_byte(std::uint64_t i) {
-  return test::pattern_byte(0, i);
-}
-
 std::string write_pattern_file(const test::scratch_dir& dir, const std::string& name, std::uint64_t bytes) {
   return test::write_pattern_file(dir, name, 0, bytes);
 }
@@ -36,7 +32,7 @@ struct aligned_buffer {
 
 bool matches_pattern(const std::byte* got, std::uint64_t first, std::uint64_t bytes) {
   for (std::uint64_t i = 0; i < bytes; ++i) {
-    if (got[i] != pattern_byte(first + i)) return false;
+    if (got[i] != test::pattern_byte(0, first + i)) return false;
   }
   return true;
 }

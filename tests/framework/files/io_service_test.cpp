@@ -21,11 +21,7 @@
 namespace xf {
 namespace {
 
-std::byte pattern_byte(std::uint64_t i) {
-  return test::pattern_byte(0, i);
-}
-
-fault_site site_of(std::uint32_t op, std::uint64_t frame_offset);
+fault_site io_site_of(std::uint32_t op, std::uint64_t frame_offset);
 
 /// A pattern file of `bytes` in a scratch directory and the table it is opened in (as file 0) once the
 /// test has injected what it needs.
@@ -35,7 +31,7 @@ struct pattern_file_table {
   file_table files;
   explicit pattern_file_table(std::uint64_t bytes)
       : path(test::write_pattern_file(dir, "data.bin", 0, bytes)) {}
-  void open() { REQUIRE(files.open(path, site_of(1, 0)) == 0); }
+  void open() { REQUIRE(files.open(path, io_site_of(1, 0)) == 0); }
 };
 
 /// The ring, the slots and their staging, in host memory (the host executor's layout).
@@ -76,7 +72,7 @@ struct request_rig {
   }
 };
 
-fault_site site_of(std::uint32_t op, std::uint64_t frame_offset) {
+fault_site io_site_of(std::uint32_t op, std::uint64_t frame_offset) {
   return {op == 1 ? "reader" : "?", "frames", frame_offset};
 }
 
@@ -88,7 +84,7 @@ TEST_CASE("io_service: readers on four threads get every byte of requests from 4
   t.open();
   constexpr std::uint32_t readers = 4, slots_per_reader = 2;
   request_rig rig(readers * slots_per_reader, 1 << 20);
-  io_service service(t.files, rig.ring(), rig.view(), site_of, {.threads = 3, .chunk_bytes = 64 << 10});
+  io_service service(t.files, rig.ring(), rig.view(), io_site_of, {.threads = 3, .chunk_bytes = 64 << 10});
   service.start();
 
   std::atomic<std::uint64_t> bad{0}, requested{0}, requests{0};
@@ -108,7 +104,7 @@ TEST_CASE("io_service: readers on four threads get every byte of requests from 4
         const request_outcome out = rig.wait(slot, seq);
         const std::byte* got = rig.staged(slot);
         bool same = out.status == file_status::ok && out.bytes == bytes;
-        for (std::uint64_t b = 0; same && b < bytes; ++b) same = got[b] == pattern_byte(offset + b);
+        for (std::uint64_t b = 0; same && b < bytes; ++b) same = got[b] == test::pattern_byte(0, offset + b);
         if (!same) bad.fetch_add(1);
         requested.fetch_add(bytes);
         requests.fetch_add(1);
@@ -138,7 +134,7 @@ TEST_CASE("io_service: one request's chunks are read by idle threads, and the la
   pattern_file_table t(2 << 20);
   t.open();
   request_rig rig(1, 1 << 20);
-  io_service service(t.files, rig.ring(), rig.view(), site_of, {.threads = 3, .chunk_bytes = 64 << 10});
+  io_service service(t.files, rig.ring(), rig.view(), io_site_of, {.threads = 3, .chunk_bytes = 64 << 10});
   service.start();
   for (int round = 0; round < 20; ++round) {
     const std::uint64_t offset = static_cast<std::uint64_t>(round % 2) << 20;
@@ -147,7 +143,8 @@ TEST_CASE("io_service: one request's chunks are read by idle threads, and the la
     REQUIRE(out.status == file_status::ok);
     CHECK(out.bytes == std::uint64_t{1} << 20);
     bool same = true;
-    for (std::uint64_t b = 0; same && b < (1 << 20); ++b) same = rig.staged(0)[b] == pattern_byte(offset + b);
+    for (std::uint64_t b = 0; same && b < (1 << 20); ++b)
+      same = rig.staged(0)[b] == test::pattern_byte(0, offset + b);
     CHECK(same);
   }
   service.stop();
@@ -161,7 +158,7 @@ TEST_CASE("io_service: a failed read answers its reader and is the run's error; 
   t.files.inject_fault(t.path, 300000, EIO);
   t.open();
   request_rig rig(2, 256 << 10);
-  io_service service(t.files, rig.ring(), rig.view(), site_of, {.threads = 2, .chunk_bytes = 64 << 10});
+  io_service service(t.files, rig.ring(), rig.view(), io_site_of, {.threads = 2, .chunk_bytes = 64 << 10});
   service.start();
   CHECK(rig.wait(0, rig.ring_request(0, 0, 256 << 10, 41)).status == file_status::ok);
   CHECK_FALSE(service.poll().has_value());
@@ -185,7 +182,7 @@ TEST_CASE("io_service: a request past the file's end or larger than its staging 
   t.open();
   SUBCASE("past the end") {
     request_rig rig(1, 64 << 10);
-    io_service service(t.files, rig.ring(), rig.view(), site_of, {.threads = 1});
+    io_service service(t.files, rig.ring(), rig.view(), io_site_of, {.threads = 1});
     service.start();
     CHECK(rig.wait(0, rig.ring_request(0, 98304, 4096, 5)).status == file_status::io_error);
     const std::optional<run_error> error = service.poll();
@@ -196,7 +193,7 @@ TEST_CASE("io_service: a request past the file's end or larger than its staging 
   }
   SUBCASE("larger than staging") {
     request_rig rig(1, 64 << 10);
-    io_service service(t.files, rig.ring(), rig.view(), site_of, {.threads = 1});
+    io_service service(t.files, rig.ring(), rig.view(), io_site_of, {.threads = 1});
     service.start();
     CHECK(rig.wait(0, rig.ring_request(0, 0, 65536 + 4096, 5)).status == file_status::io_error);
     const std::optional<run_error> error = service.poll();
@@ -205,7 +202,7 @@ TEST_CASE("io_service: a request past the file's end or larger than its staging 
   }
   SUBCASE("a file never opened") {
     request_rig rig(1, 64 << 10);
-    io_service service(t.files, rig.ring(), rig.view(), site_of, {.threads = 1});
+    io_service service(t.files, rig.ring(), rig.view(), io_site_of, {.threads = 1});
     service.start();
     CHECK(rig.wait(0, rig.ring_request(0, 0, 4096, 5, /*file=*/3)).status == file_status::io_error);
     const std::optional<run_error> error = service.poll();
@@ -219,7 +216,7 @@ TEST_CASE("io_service: the watchdog fails a read that hangs, and its reader stop
   t.files.inject_delay(t.path, 500000, std::chrono::milliseconds(2000));
   t.open();
   request_rig rig(1, 64 << 10);
-  io_service service(t.files, rig.ring(), rig.view(), site_of,
+  io_service service(t.files, rig.ring(), rig.view(), io_site_of,
                      {.threads = 1, .watchdog = std::chrono::milliseconds(50)});
   service.start();
   const std::uint64_t seq = rig.ring_request(0, 491520, 16384, 9);
@@ -244,7 +241,7 @@ TEST_CASE("io_service: stop() answers every request it leaves") {
   pattern_file_table t(1 << 20);
   t.open();
   request_rig rig(3, 64 << 10);
-  io_service service(t.files, rig.ring(), rig.view(), site_of, {.threads = 2});
+  io_service service(t.files, rig.ring(), rig.view(), io_site_of, {.threads = 2});
   std::vector<std::uint64_t> seqs;
   for (std::uint32_t s = 0; s < 3; ++s) seqs.push_back(rig.ring_request(s, s * 65536, 65536));
   service.stop();  // never started: all three still in the ring

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "framework/core/errors.hpp"
+#include "tests/operators/random_bytes.hpp"
 #include "tests/support/builtin_topology.hpp"
 #include "tests/support/scratch_dir.hpp"
 
@@ -20,6 +21,7 @@ namespace xf {
 namespace {
 
 using test::builtin_registry;
+using testing::random_bytes;
 
 using bytes = std::vector<std::uint8_t>;
 
@@ -47,7 +49,7 @@ bytes openssl(const bytes& in, bool ctr, bool decrypt) {
 }
 
 /// A scratch directory with byte files in it.
-struct scratch : test::scratch_dir {
+struct byte_file_dir : test::scratch_dir {
   void write(const std::string& name, const bytes& b) const {
     std::ofstream f(file(name), std::ios::binary);
     f.write(reinterpret_cast<const char*>(b.data()), static_cast<std::streamsize>(b.size()));
@@ -59,7 +61,7 @@ struct scratch : test::scratch_dir {
 };
 
 /// file → class (mode) → file, 16 KiB frames, on the host executor; the run's failure, if any.
-std::optional<run_error> run_cipher(const scratch& s, const std::string& cls, const std::string& mode,
+std::optional<run_error> run_cipher(const byte_file_dir& s, const std::string& cls, const std::string& mode,
                                     const std::string& in, const std::string& out) {
   const std::string yaml =
       "name: aes\n"
@@ -79,16 +81,10 @@ std::optional<run_error> run_cipher(const scratch& s, const std::string& cls, co
   return test::run_yaml_on_host(yaml, {"runtime.blocks=3"});
 }
 
-bytes random_bytes(std::size_t n) {
-  std::mt19937_64 rng(n);
-  bytes v(n);
-  for (auto& b : v) b = static_cast<std::uint8_t>(rng());
-  return v;
-}
-
 TEST_CASE("aes128_ops.ctr_over_a_file_equals_one_openssl_stream") {
-  scratch s;
-  const bytes plain = random_bytes(7 * 16384 + 1000);  // a short last frame, not a whole block
+  byte_file_dir s;
+  const bytes plain =
+      random_bytes(7 * 16384 + 1000, 7 * 16384 + 1000);  // a short last frame, not a whole block
   s.write("plain", plain);
   REQUIRE_FALSE(run_cipher(s, "aes128_encrypt", "ctr", "plain", "cipher"));
   CHECK(s.read("cipher") == openssl(plain, true, false));
@@ -97,14 +93,14 @@ TEST_CASE("aes128_ops.ctr_over_a_file_equals_one_openssl_stream") {
 }
 
 TEST_CASE("aes128_ops.ecb_over_a_file_equals_openssl_and_a_partial_block_fails") {
-  scratch s;
-  const bytes plain = random_bytes(5 * 16384 + 4096);
+  byte_file_dir s;
+  const bytes plain = random_bytes(5 * 16384 + 4096, 5 * 16384 + 4096);
   s.write("plain", plain);
   REQUIRE_FALSE(run_cipher(s, "aes128_encrypt", "ecb", "plain", "cipher"));
   CHECK(s.read("cipher") == openssl(plain, false, false));
   REQUIRE_FALSE(run_cipher(s, "aes128_decrypt", "ecb", "cipher", "back"));
   CHECK(s.read("back") == plain);
-  s.write("ragged", random_bytes(2 * 16384 + 100));
+  s.write("ragged", random_bytes(2 * 16384 + 100, 2 * 16384 + 100));
   const auto failure = run_cipher(s, "aes128_encrypt", "ecb", "ragged", "x");
   REQUIRE(failure);
   const std::string what = failure->what();
@@ -114,7 +110,7 @@ TEST_CASE("aes128_ops.ecb_over_a_file_equals_openssl_and_a_partial_block_fails")
 }
 
 TEST_CASE("aes128_ops.bad_keys_fail_validation_at_their_line") {
-  scratch s;
+  byte_file_dir s;
   auto problems = [&](const std::string& params) {
     const std::string yaml =
         "name: aes\n"

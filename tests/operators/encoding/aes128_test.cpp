@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "operators/encoding/aes128.hpp"
+#include "tests/operators/random_bytes.hpp"
 
 using namespace xf;
 
@@ -24,11 +25,7 @@ bytes from_hex(const std::string& hex) {
   return out;
 }
 
-bytes random_bytes(std::mt19937_64& rng, std::size_t n) {
-  bytes out(n);
-  for (auto& b : out) b = static_cast<std::uint8_t>(rng());
-  return out;
-}
+using testing::random_bytes;
 
 /// One-shot OpenSSL pass of `cipher` (no padding) over `in`.
 bytes openssl_run(const EVP_CIPHER* cipher, bool encrypt, const bytes& key, const std::uint8_t* iv,

@@ -15,25 +15,21 @@
 #include "operators/encoding/aes128.hpp"
 #include "operators/encoding/cpu_codecs.hpp"
 #include "operators/encoding/raid6.hpp"
+#include "tests/operators/random_bytes.hpp"
 
 namespace xf {
 namespace {
 
-using aligned_bytes = std::unique_ptr<std::uint8_t[], decltype(&std::free)>;
+using testing::random_bytes;
+using simd_aligned_bytes = std::unique_ptr<std::uint8_t[], decltype(&std::free)>;
 
 /// `bytes` of 64-byte aligned memory, random (aligned_alloc takes whole multiples of the alignment).
-aligned_bytes random_aligned(std::mt19937_64& rng, std::size_t bytes) {
-  aligned_bytes buffer(static_cast<std::uint8_t*>(std::aligned_alloc(64, (bytes + 63) / 64 * 64)),
-                       &std::free);
+simd_aligned_bytes random_aligned(std::mt19937_64& rng, std::size_t bytes) {
+  simd_aligned_bytes buffer(static_cast<std::uint8_t*>(std::aligned_alloc(64, (bytes + 63) / 64 * 64)),
+                            &std::free);
   REQUIRE(buffer != nullptr);
   for (std::size_t i = 0; i < bytes; ++i) buffer[i] = static_cast<std::uint8_t>(rng());
   return buffer;
-}
-
-std::vector<std::uint8_t> random_bytes(std::mt19937_64& rng, std::size_t n) {
-  std::vector<std::uint8_t> out(n);
-  for (auto& b : out) b = static_cast<std::uint8_t>(rng());
-  return out;
 }
 
 TEST_CASE("cpu_codecs.isal_pq_equals_pq_word") {
@@ -42,8 +38,8 @@ TEST_CASE("cpu_codecs.isal_pq_equals_pq_word") {
     for (std::size_t block_bytes : {32ul, 64ul, 192ul, 4096ul}) {
       CAPTURE(k);
       CAPTURE(block_bytes);
-      const aligned_bytes stripe = random_aligned(rng, k * block_bytes);
-      const aligned_bytes pq = random_aligned(rng, 2 * block_bytes);  // stale bytes: all must be written
+      const simd_aligned_bytes stripe = random_aligned(rng, k * block_bytes);
+      const simd_aligned_bytes pq = random_aligned(rng, 2 * block_bytes);  // stale bytes: all must be written
       cpu_codecs::isal_pq(stripe.get(), k, block_bytes, pq.get(), pq.get() + block_bytes);
       const auto* data = reinterpret_cast<const std::uint64_t*>(stripe.get());
       const std::uint64_t block_words = block_bytes / 8;
@@ -57,8 +53,8 @@ TEST_CASE("cpu_codecs.isal_pq_equals_pq_word") {
 
 TEST_CASE("cpu_codecs.isal_pq_rejects_misuse") {
   std::mt19937_64 rng(42);
-  const aligned_bytes stripe = random_aligned(rng, 4 * 4096 + 64);
-  const aligned_bytes pq = random_aligned(rng, 2 * 4096 + 64);
+  const simd_aligned_bytes stripe = random_aligned(rng, 4 * 4096 + 64);
+  const simd_aligned_bytes pq = random_aligned(rng, 2 * 4096 + 64);
   std::uint8_t* p = pq.get();
   std::uint8_t* q = pq.get() + 4096;
   CHECK_NOTHROW(cpu_codecs::isal_pq(stripe.get(), 4, 4096, p, q));

@@ -21,10 +21,10 @@ namespace xf {
 namespace {
 
 using test::builtin_registry;
-using aligned_bytes = std::unique_ptr<std::byte[], decltype(&std::free)>;
+using page_aligned_bytes = std::unique_ptr<std::byte[], decltype(&std::free)>;
 
-aligned_bytes aligned(std::size_t bytes) {
-  aligned_bytes b(static_cast<std::byte*>(std::aligned_alloc(4096, bytes)), &std::free);
+page_aligned_bytes aligned(std::size_t bytes) {
+  page_aligned_bytes b(static_cast<std::byte*>(std::aligned_alloc(4096, bytes)), &std::free);
   REQUIRE(b != nullptr);
   return b;
 }
@@ -42,8 +42,8 @@ void check_library_version(const char* class_name, const param_map& params, std:
   CHECK(typeid(*library) != typeid(detail::gpu_op_on_cpu<Op>));
 
   std::mt19937_64 rng(offset + frame_bytes);
-  aligned_bytes input = aligned(frame_bytes), by_library = aligned(4 * frame_bytes),
-                by_compute = aligned(4 * frame_bytes);
+  page_aligned_bytes input = aligned(frame_bytes), by_library = aligned(4 * frame_bytes),
+                     by_compute = aligned(4 * frame_bytes);
   for (std::uint64_t i = 0; i < frame_bytes; ++i) input[i] = static_cast<std::byte>(rng());
   const frame_in frame{input.get(), frame_bytes, element_type::u8};
   frame_out a{by_library.get(), 4 * frame_bytes, frame_bytes, element_type::u8};
@@ -88,8 +88,8 @@ TEST_CASE("cpu_versions.raid6_recover_by_isa_l_rebuilds_every_lost_block_and_pai
                                               {"output", std::string("stripe")}},
                                              {data_topic});
   std::mt19937_64 rng(17);
-  aligned_bytes data = aligned(k * block), whole = aligned(stripe), damaged = aligned(stripe),
-                rebuilt = aligned(stripe);
+  page_aligned_bytes data = aligned(k * block), whole = aligned(stripe), damaged = aligned(stripe),
+                     rebuilt = aligned(stripe);
   for (std::uint64_t i = 0; i < k * block; ++i) data[i] = static_cast<std::byte>(rng());
   frame_out encoded{whole.get(), stripe, stripe, element_type::u8};
   encode->run_frame(frame_in{data.get(), k * block, element_type::u8}, &encoded, 0);

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "framework/core/errors.hpp"
+#include "tests/operators/random_bytes.hpp"
 #include "tests/support/builtin_topology.hpp"
 #include "tests/support/scratch_dir.hpp"
 
@@ -21,6 +22,7 @@ namespace xf {
 namespace {
 
 using test::builtin_registry;
+using testing::random_bytes;
 
 /// P then Q of each stripe of `data` (k blocks of block_bytes a stripe), by ISA-L.
 std::vector<std::uint8_t> isa_l_pq(const std::vector<std::uint8_t>& data, unsigned k,
@@ -40,13 +42,6 @@ std::vector<std::uint8_t> isa_l_pq(const std::vector<std::uint8_t>& data, unsign
     std::free(buffer);
   }
   return pq;
-}
-
-std::vector<std::uint8_t> random_bytes(std::size_t n, std::uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::vector<std::uint8_t> v(n);
-  for (auto& b : v) b = static_cast<std::uint8_t>(rng());
-  return v;
 }
 
 TEST_CASE("raid6_encode.compute_equals_isa_l_pq_gen") {

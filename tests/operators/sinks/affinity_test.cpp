@@ -73,11 +73,11 @@ std::uint32_t fold(const typename Op::params& p, const std::vector<std::vector<s
   return static_cast<std::uint32_t>(failure);
 }
 
-std::span<const std::byte> bytes_of(const std::vector<std::uint64_t>& state) {
+std::span<const std::byte> state_bytes(const std::vector<std::uint64_t>& state) {
   return {reinterpret_cast<const std::byte*>(state.data()), state.size() * 8};
 }
 
-std::filesystem::path temp_path(const std::string& name) {
+std::filesystem::path affinity_temp_path(const std::string& name) {
   return std::filesystem::temp_directory_path() /
          ("xeflow-affinity-" + std::to_string(::getpid()) + "-" + name);
 }
@@ -105,7 +105,7 @@ TEST_CASE("affinity.two_passes_equal_a_brute_force_count") {
   }
   const auto digest = crc32_z(0, reinterpret_cast<const Bytef*>(entries.data()), entries.size());
 
-  const auto cards_file = temp_path("cards"), shared_file = temp_path("shared");
+  const auto cards_file = affinity_temp_path("cards"), shared_file = affinity_temp_path("shared");
   for (const std::uint32_t threads : {1u, 32u, 100u}) {
     CAPTURE(threads);
     const auto frames = frames_of(all, threads == 1 ? 5000 : 333);
@@ -115,7 +115,7 @@ TEST_CASE("affinity.two_passes_equal_a_brute_force_count") {
     REQUIRE(std::string(parse_path_text(cards_file.string(), one.result)).empty());
     std::vector<std::uint64_t> state;
     REQUIRE(fold<affinity_cards_op>(one, frames, threads, state) == 0);
-    CHECK(affinity_cards_op::finish(one, bytes_of(state)).at("cards_at_merchant") == cards_at_a.size());
+    CHECK(affinity_cards_op::finish(one, state_bytes(state)).at("cards_at_merchant") == cards_at_a.size());
     CHECK(std::filesystem::file_size(cards_file) == cards_at_a.size() * 8);
 
     affinity_shared_op::params two;
@@ -125,7 +125,7 @@ TEST_CASE("affinity.two_passes_equal_a_brute_force_count") {
     REQUIRE(std::string(parse_path_text(cards_file.string(), two.cards)).empty());
     REQUIRE(std::string(parse_path_text(shared_file.string(), two.result)).empty());
     REQUIRE(fold<affinity_shared_op>(two, frames, threads, state) == 0);
-    const operator_counters c = affinity_shared_op::finish(two, bytes_of(state));
+    const operator_counters c = affinity_shared_op::finish(two, state_bytes(state));
     CHECK(c.at("cards_at_merchant") == cards_at_a.size());
     CHECK(c.at("shared_merchants") == shared.size());
     CHECK(c.at("digest") == digest);
@@ -152,7 +152,7 @@ TEST_CASE("affinity.bad_frames_full_sets_and_bad_card_files_are_named") {
 
   affinity_shared_op::params two;
   two.card_slots = 16;
-  const auto odd = temp_path("odd");
+  const auto odd = affinity_temp_path("odd");
   std::ofstream(odd, std::ios::binary) << "12345";
   REQUIRE(std::string(parse_path_text(odd.string(), two.cards)).empty());
   std::vector<std::uint64_t> accumulator(affinity_shared_op::state_bytes(two) / 8);
@@ -165,7 +165,7 @@ TEST_CASE("affinity.bad_frames_full_sets_and_bad_card_files_are_named") {
   }
   CHECK_THROWS_WITH_AS(affinity_shared_op::prepare(two, bytes),
                        doctest::Contains("need card_slots of at least 18"), std::runtime_error);
-  REQUIRE(std::string(parse_path_text(temp_path("missing").string(), two.cards)).empty());
+  REQUIRE(std::string(parse_path_text(affinity_temp_path("missing").string(), two.cards)).empty());
   CHECK_THROWS_WITH_AS(affinity_shared_op::prepare(two, bytes), doctest::Contains("cannot open"),
                        std::runtime_error);
   std::filesystem::remove(odd);

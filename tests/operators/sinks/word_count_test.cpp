@@ -71,7 +71,7 @@ std::string reference_lines(const std::string& text) {
   return lines;
 }
 
-std::string sample_text() {
+std::string zipf_text() {
   std::string text;
   std::uint64_t x = 12345;
   for (int w = 0; w < 20'000; ++w) {
@@ -103,7 +103,7 @@ std::vector<std::string> cut(const std::string& text, std::size_t bytes) {
 }  // namespace
 
 TEST_CASE("word_count.counts_every_word_exactly_for_any_threads_and_cuts") {
-  const std::string text = sample_text();
+  const std::string text = zipf_text();
   const std::string lines = reference_lines(text);
   const auto digest = crc32_z(0, reinterpret_cast<const Bytef*>(lines.data()), lines.size());
   std::uint64_t words = 0, distinct = 0;
@@ -141,7 +141,7 @@ std::string interleave(const std::string& frame, std::size_t lanes, char pad = '
 }
 
 TEST_CASE("word_count.reads_lane_frames_in_text_order") {
-  const std::string text = sample_text();
+  const std::string text = zipf_text();
   const counted plain = count_words(cut(text, 4096), 32);
   REQUIRE(plain.failure == 0);
   for (const std::int64_t lanes : {2, 7, 64}) {

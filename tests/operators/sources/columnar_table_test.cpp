@@ -41,10 +41,6 @@ std::string config_error_text(Fn&& fn) {
   return "";
 }
 
-bool has(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
-
 /// Overwrites `bytes` at byte `at` of the file.
 void patch_file(const std::string& path, std::uint64_t at, const std::vector<std::byte>& bytes) {
   std::vector<std::byte> all = read_file(path);

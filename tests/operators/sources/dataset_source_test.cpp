@@ -33,7 +33,7 @@ std::uint64_t publish(dataset_source& source, frame_buffer& buffer, std::uint64_
   return source.produce(offset, out) ? out.bytes : 0;
 }
 
-std::vector<std::byte> bytes_of(frame_buffer& buffer, std::uint64_t n) {
+std::vector<std::byte> frame_copy(frame_buffer& buffer, std::uint64_t n) {
   return {buffer.data(), buffer.data() + n};
 }
 
@@ -69,11 +69,11 @@ void check_content(element_type e, std::int64_t dataset_frames, std::uint32_t ca
     frame_buffer replay(frame_bytes, e);
     frame_out out = replay.out();
     REQUIRE(source.expected(o, out));
-    CHECK(bytes_of(replay, out.bytes) == want);
+    CHECK(frame_copy(replay, out.bytes) == want);
     // As the executor publishes: heap frame o % capacity, in place from the second round on when P fits.
     frame_buffer& frame = heap[o % capacity];
     REQUIRE(publish(source, frame, o, static_cast<std::uint32_t>(o % capacity)) == bytes);
-    CHECK(bytes_of(frame, bytes) == want);
+    CHECK(frame_copy(frame, bytes) == want);
   }
   CHECK(produce_frame(source, 12, frame_bytes, e).empty());
   frame_buffer past(frame_bytes, e);
@@ -100,7 +100,7 @@ TEST_CASE("operators.dataset_source_publishes_in_place") {
   source.on_start(dataset_setup(page_bytes, element_type::u32, capacity));
   frame_buffer frame(page_bytes, element_type::u32);
   REQUIRE(publish(source, frame, 1, 1) == page_bytes);
-  const std::vector<std::byte> dataset_frame_1 = bytes_of(frame, page_bytes);
+  const std::vector<std::byte> dataset_frame_1 = frame_copy(frame, page_bytes);
   CHECK(counter(source, "frames_filled") == 1);
   CHECK(counter(source, "frames_in_place") == 0);
 
@@ -115,23 +115,23 @@ TEST_CASE("operators.dataset_source_publishes_in_place") {
 
   // Another dataset frame into that heap frame: written.
   REQUIRE(publish(source, frame, 2, 1) == page_bytes);
-  CHECK(bytes_of(frame, page_bytes) == produce_frame(source, 2, page_bytes, element_type::u32));
+  CHECK(frame_copy(frame, page_bytes) == produce_frame(source, 2, page_bytes, element_type::u32));
   CHECK(counter(source, "frames_filled") == 3);  // the produce_frame just above filled one too
 
   // Dataset frame 1 into a heap frame that never held it, and with no frame index (a replay): written.
   frame_buffer other(page_bytes, element_type::u32);
   std::memset(other.data(), 0xab, page_bytes);
   REQUIRE(publish(source, other, 1, 3) == page_bytes);
-  CHECK(bytes_of(other, page_bytes) == dataset_frame_1);
+  CHECK(frame_copy(other, page_bytes) == dataset_frame_1);
   std::memset(other.data(), 0xab, page_bytes);
   REQUIRE(publish(source, other, 1, no_index) == page_bytes);
-  CHECK(bytes_of(other, page_bytes) == dataset_frame_1);
+  CHECK(frame_copy(other, page_bytes) == dataset_frame_1);
   // ... and a replay through expected() neither writes a heap frame's state nor counts.
   const operator_counters before = source.counters();
   std::memset(other.data(), 0xab, page_bytes);
   frame_out replay = other.out();
   REQUIRE(source.expected(1, replay));
-  CHECK(bytes_of(other, page_bytes) == dataset_frame_1);
+  CHECK(frame_copy(other, page_bytes) == dataset_frame_1);
   CHECK(source.counters() == before);
   CHECK(before.at("frames_filled") == 5);
   CHECK(before.at("frames_in_place") == 1);
@@ -149,7 +149,7 @@ TEST_CASE("operators.dataset_source_short_last_frame_in_place") {
   REQUIRE(publish(source, frame, 10, 2) == last_bytes);
   frame.data()[last_bytes + 10] ^= std::byte{0x55};  // past the prefix: the full frame must fix it
   REQUIRE(publish(source, frame, 6, 2) == page_bytes);
-  CHECK(bytes_of(frame, page_bytes) == produce_frame(source, 6, page_bytes, element_type::u16));
+  CHECK(frame_copy(frame, page_bytes) == produce_frame(source, 6, page_bytes, element_type::u16));
   CHECK(counter(source, "frames_filled") == 3);  // two publishes and produce_frame's fill
   // The full frame serves the short one in place.
   frame.data()[0] ^= std::byte{0x55};
@@ -178,7 +178,8 @@ TEST_CASE("operators.dataset_source_publishes_from_threads") {
         if (index % threads != t) continue;
         if (publish(source, heap[index], o, index) != page_bytes) mismatches.fetch_add(1);
         frame_out want = replay.out();
-        if (!source.expected(o, want) || bytes_of(heap[index], page_bytes) != bytes_of(replay, page_bytes)) {
+        if (!source.expected(o, want) ||
+            frame_copy(heap[index], page_bytes) != frame_copy(replay, page_bytes)) {
           mismatches.fetch_add(1);
         }
       }

@@ -43,13 +43,8 @@ prefetch::record_range range_at(prefetch_ranges& source, std::uint64_t offset) {
   return range;
 }
 
-std::string start_error(prefetch_ranges& source, element_type element = element_type::u64) {
-  try {
-    source.on_start(source_setup(page_bytes, element));
-  } catch (const run_error& e) {
-    return e.what();
-  }
-  return "";
+std::string ranges_start_error(prefetch_ranges& source, element_type element = element_type::u64) {
+  return start_error(source, source_setup(page_bytes, element));
 }
 
 }  // namespace
@@ -58,7 +53,7 @@ TEST_CASE("prefetch.ranges_name_each_frames_records") {
   temp_path file;
   write_file(file.str(), pattern_bytes(1000 * 64));
   prefetch_ranges source(ranges_params(file.str(), 64, 300));
-  REQUIRE(start_error(source).empty());
+  REQUIRE(ranges_start_error(source).empty());
   CHECK(source.frame_count() == 4);
   for (std::uint64_t o = 0; o < 4; ++o) {
     const prefetch::record_range r = range_at(source, o);
@@ -70,13 +65,13 @@ TEST_CASE("prefetch.ranges_name_each_frames_records") {
   CHECK_FALSE(source.produce(4, out));
 
   prefetch_ranges fewer(ranges_params(file.str(), 64, 300, 550));
-  REQUIRE(start_error(fewer).empty());
+  REQUIRE(ranges_start_error(fewer).empty());
   CHECK(fewer.frame_count() == 2);
   CHECK(range_at(fewer, 1).count == 250);
 
   // A text is records of one byte.
   prefetch_ranges text(ranges_params(file.str(), 1, 1200));
-  REQUIRE(start_error(text).empty());
+  REQUIRE(ranges_start_error(text).empty());
   CHECK(text.frame_count() == (64000 + 1199) / 1200);
   CHECK(range_at(text, 53).first == 53 * 1200);
   CHECK(range_at(text, 53).count == 64000 - 53 * 1200);
@@ -86,15 +81,15 @@ TEST_CASE("prefetch.ranges_name_what_is_wrong") {
   temp_path file;
   write_file(file.str(), pattern_bytes(1000 * 64 + 5));
   prefetch_ranges unset(ranges_params(file.str(), 64, 0, 10));
-  CHECK(start_error(unset).find("records_per_frame must be set") != std::string::npos);
+  CHECK(ranges_start_error(unset).find("records_per_frame must be set") != std::string::npos);
   prefetch_ranges partial(ranges_params(file.str(), 64, 100));
-  CHECK(start_error(partial).find("partial record") != std::string::npos);
+  CHECK(ranges_start_error(partial).find("partial record") != std::string::npos);
   prefetch_ranges too_many(ranges_params(file.str(), 64, 100, 1001));
-  CHECK(start_error(too_many).find("holds 1000 whole records") != std::string::npos);
+  CHECK(ranges_start_error(too_many).find("holds 1000 whole records") != std::string::npos);
   prefetch_ranges wrong_topic(ranges_params(file.str(), 64, 100, 10));
-  CHECK(start_error(wrong_topic, element_type::u32).find("u64, not u32") != std::string::npos);
+  CHECK(ranges_start_error(wrong_topic, element_type::u32).find("u64, not u32") != std::string::npos);
   prefetch_ranges missing(ranges_params(file.str() + ".missing", 64, 100));
-  const std::string e = start_error(missing);
+  const std::string e = ranges_start_error(missing);
   CHECK(e.find("operator 'src', topic 'out'") != std::string::npos);
   CHECK(e.find(".missing") != std::string::npos);
 }
@@ -115,7 +110,7 @@ TEST_CASE("prefetch.ranges_in_words_mode_are_text_sources_frames") {
   p.words = true;
   p.max_word_bytes = 16;
   prefetch_ranges source(p);
-  REQUIRE(start_error(source).empty());
+  REQUIRE(ranges_start_error(source).empty());
   text_source::params tp;
   tp.path = file.str();
   tp.max_word_bytes = 16;
@@ -138,7 +133,7 @@ TEST_CASE("prefetch.ranges_in_words_mode_are_text_sources_frames") {
   std::string long_word = text.substr(0, 1949) + " " + std::string(40, 'x') + " tail";
   write_file(file.str(), bytes_of(long_word));
   prefetch_ranges broken(p);
-  REQUIRE(start_error(broken).empty());
+  REQUIRE(ranges_start_error(broken).empty());
   frame_buffer buffer(page_bytes, element_type::u64);
   frame_out out = buffer.out();
   CHECK_THROWS_WITH_AS(broken.produce(1, out), doctest::Contains("byte offset 1950: a word of 40 bytes"),
@@ -146,9 +141,9 @@ TEST_CASE("prefetch.ranges_in_words_mode_are_text_sources_frames") {
   auto records = p;
   records.record_bytes = 4;
   prefetch_ranges not_text(records);
-  CHECK(start_error(not_text).find("record_bytes must be 1") != std::string::npos);
+  CHECK(ranges_start_error(not_text).find("record_bytes must be 1") != std::string::npos);
   auto small = p;
   small.records_per_frame = 16;
   prefetch_ranges tiny(small);
-  CHECK(start_error(tiny).find("not above max_word_bytes (16)") != std::string::npos);
+  CHECK(ranges_start_error(tiny).find("not above max_word_bytes (16)") != std::string::npos);
 }

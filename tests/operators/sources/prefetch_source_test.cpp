@@ -38,7 +38,7 @@ std::uint32_t word_at(const std::vector<std::byte>& bytes, std::uint64_t index) 
   return v;
 }
 
-prefetch_source::params source_params(const std::string& path) {
+prefetch_source::params prefetch_params(const std::string& path) {
   prefetch_source::params p;
   p.path = path;
   p.record_bytes = 16;
@@ -63,7 +63,7 @@ std::string start_error(Op& op, const operator_setup& setup) {
 TEST_CASE("prefetch.source_gathers_declared_fields_field_by_field") {
   temp_path file;
   write_file(file.str(), record_dataset(10, 4));
-  prefetch_source source(source_params(file.str()));
+  prefetch_source source(prefetch_params(file.str()));
   source.on_start(source_setup(page_bytes, element_type::u32));
   REQUIRE(source.frame_count() == 3);  // 4 + 4 + 2 records
 
@@ -142,7 +142,7 @@ TEST_CASE("prefetch.source_names_what_is_wrong") {
   };
   for (const bad_case& c : cases) {
     CAPTURE(c.what);
-    prefetch_source::params p = source_params(file.str());
+    prefetch_source::params p = prefetch_params(file.str());
     c.change(p);
     prefetch_source source(p);
     const std::string message = start_error(source, source_setup(page_bytes, c.element));
@@ -156,13 +156,13 @@ TEST_CASE("prefetch.source_takes_its_record_as_a_datatype") {
   temp_path file;
   write_file(file.str(), record_dataset(10, 4));
   // Words 0, 2 and 3 of 16-byte records, as a datatype: a struct of them resized to the record.
-  prefetch_source::params typed = source_params(file.str());
+  prefetch_source::params typed = prefetch_params(file.str());
   typed.record_bytes = 0;
   typed.fields.clear();
   typed.record = dt::resized(
       dt::struct_type({1, 1, 1}, {0, 8, 12}, {dt::primitive::u32, dt::primitive::f32, dt::primitive::i32}), 0,
       16);
-  prefetch_source by_fields(source_params(file.str())), by_type(typed);
+  prefetch_source by_fields(prefetch_params(file.str())), by_type(typed);
   by_fields.on_start(source_setup(page_bytes, element_type::u32));
   by_type.on_start(source_setup(page_bytes, element_type::u32));
   CHECK(by_type.frames().layout.field_count == 2);  // words 2 and 3 follow on: one field 8:8
@@ -184,7 +184,7 @@ TEST_CASE("prefetch.frames_are_packs_of_the_frame_datatype") {
   write_file(file.str(), data);
   for (const std::int64_t item : {4, 2}) {
     CAPTURE(item);
-    prefetch_source::params p = source_params(file.str());
+    prefetch_source::params p = prefetch_params(file.str());
     p.item_bytes = item;
     prefetch_source source(p);
     source.on_start(source_setup(page_bytes, element_type::u16));

@@ -55,7 +55,7 @@ dataset make_dataset(std::uint64_t records) {
   return d;
 }
 
-prefetch_varlen_source::params source_params(const std::string& path, const std::string& index = "") {
+prefetch_varlen_source::params varlen_params(const std::string& path, const std::string& index = "") {
   prefetch_varlen_source::params p;
   p.path = path;
   p.index = index;
@@ -63,15 +63,6 @@ prefetch_varlen_source::params source_params(const std::string& path, const std:
   p.fields = "4:12";  // a, then b as two u32 items
   p.records_per_frame = 7;
   return p;
-}
-
-std::string start_error(prefetch_varlen_source& source, const operator_setup& setup) {
-  try {
-    source.on_start(setup);
-  } catch (const run_error& e) {
-    return e.what();
-  }
-  return "";
 }
 
 std::uint32_t u32_at(const std::vector<std::byte>& frame, std::uint64_t index) {
@@ -89,7 +80,7 @@ TEST_CASE("prefetch_varlen_source.scan_and_index_give_the_fields_field_by_field"
   const auto index = temp_file("index", d.index);
   for (const bool indexed : {false, true}) {
     CAPTURE(indexed);
-    prefetch_varlen_source source(source_params(data.string(), indexed ? index.string() : ""));
+    prefetch_varlen_source source(varlen_params(data.string(), indexed ? index.string() : ""));
     source.on_start(source_setup(page_bytes, element_type::u32));
     REQUIRE(source.frame_count() == 8);
     for (std::uint64_t o = 0; o < 8; ++o) {
@@ -118,7 +109,7 @@ TEST_CASE("prefetch_varlen_source.names_malformed_files_with_the_offset") {
   // Record 3's length below the minimum.
   put(d.data, d.starts[3], std::uint32_t{8});
   const auto short_record = temp_file("short", d.data);
-  prefetch_varlen_source scan(source_params(short_record.string()));
+  prefetch_varlen_source scan(varlen_params(short_record.string()));
   const std::string why = start_error(scan, source_setup(page_bytes, element_type::u32));
   CHECK(why.find("byte offset " + std::to_string(d.starts[3])) != std::string::npos);
   CHECK(why.find("below min_record_bytes (16)") != std::string::npos);
@@ -127,7 +118,7 @@ TEST_CASE("prefetch_varlen_source.names_malformed_files_with_the_offset") {
   dataset e = make_dataset(10);
   e.data.resize(e.data.size() - 2);
   const auto truncated = temp_file("truncated", e.data);
-  prefetch_varlen_source past(source_params(truncated.string()));
+  prefetch_varlen_source past(varlen_params(truncated.string()));
   CHECK(start_error(past, source_setup(page_bytes, element_type::u32))
             .find("byte offset " + std::to_string(e.starts[9])) != std::string::npos);
 
@@ -136,22 +127,22 @@ TEST_CASE("prefetch_varlen_source.names_malformed_files_with_the_offset") {
   put(f.index, 5 * 8, static_cast<std::uint64_t>(f.data.size() - 4));
   const auto data = temp_file("data2", f.data);
   const auto bad_index = temp_file("bad-index", f.index);
-  prefetch_varlen_source through(source_params(data.string(), bad_index.string()));
+  prefetch_varlen_source through(varlen_params(data.string(), bad_index.string()));
   const std::string why_index = start_error(through, source_setup(page_bytes, element_type::u32));
   CHECK(why_index.find(bad_index.string() + ": byte offset 40") != std::string::npos);
   f.index.resize(f.index.size() - 3);
   const auto short_index = temp_file("short-index", f.index);
-  prefetch_varlen_source cut(source_params(data.string(), short_index.string()));
+  prefetch_varlen_source cut(varlen_params(data.string(), short_index.string()));
   CHECK(start_error(cut, source_setup(page_bytes, element_type::u32)).find("truncated entry") !=
         std::string::npos);
 
   // Fields beyond the minimum record, and a length field outside it.
-  auto p = source_params(data.string());
+  auto p = varlen_params(data.string());
   p.fields = "12:8";
   prefetch_varlen_source wide(p);
   CHECK(start_error(wide, source_setup(page_bytes, element_type::u32)).find("fields '12:8'") !=
         std::string::npos);
-  p = source_params(data.string());
+  p = varlen_params(data.string());
   p.length_offset = 14;
   prefetch_varlen_source length_outside(p);
   CHECK(start_error(length_outside, source_setup(page_bytes, element_type::u32)).find("length_offset 14") !=

@@ -48,10 +48,6 @@ std::string conversion_error(const std::string& csv, const table_schema& schema,
   return "";
 }
 
-bool has(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
-
 }  // namespace
 
 TEST_CASE("table_csv.schema_and_bloom_options") {

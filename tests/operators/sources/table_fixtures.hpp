@@ -97,4 +97,9 @@ inline void write_sample_table(const std::string& path, const table_schema& sche
       threads);
 }
 
+/// True when `text` (an error message) contains `part`.
+inline bool has(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
 }  // namespace xf::testing

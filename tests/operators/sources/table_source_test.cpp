@@ -42,7 +42,7 @@ table_schema small_schema() {
 }
 
 /// The run_error on_start throws for `setup` ("" when none).
-std::string start_error(table_source& source, const operator_setup& setup) {
+std::string table_start_error(table_source& source, const operator_setup& setup) {
   try {
     source.on_start(setup);
   } catch (const run_error& e) {
@@ -50,10 +50,6 @@ std::string start_error(table_source& source, const operator_setup& setup) {
     return e.what();
   }
   return "";
-}
-
-bool has(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
 }
 
 }  // namespace
@@ -251,39 +247,43 @@ TEST_CASE("table_source.refuses_a_topic_unlike_the_file") {
 
   table_schema other = schema;
   other.columns[2].layout.chars = 9;
-  std::string what = start_error(source, table_setup(other));
+  std::string what = table_start_error(source, table_setup(other));
   CHECK(has(what, "topic 'table'"));
   CHECK(has(what,
             "column 2: the topic has 'S1' char(9), the table file '" + path.str() + "' has 'S1' char(8)"));
 
   other = schema;
   other.columns[1].name = "K3";
-  CHECK(has(start_error(source, table_setup(other)), "column 1: the topic has 'K3' u16, the table file"));
+  CHECK(
+      has(table_start_error(source, table_setup(other)), "column 1: the topic has 'K3' u16, the table file"));
 
   other = schema;
   other.columns[0].layout.bloom_bits = 2048;
-  CHECK(has(start_error(source, table_setup(other)),
+  CHECK(has(table_start_error(source, table_setup(other)),
             "column 0: the topic has 'KSEQ' u32, bloom 2048 bits 3 hashes, the table file '" + path.str() +
                 "' has 'KSEQ' u32, bloom 1024 bits 3 hashes"));
 
   other = schema;
   other.columns.pop_back();
-  CHECK(has(start_error(source, table_setup(other)), "column 2: the topic has 2 columns, the table file"));
+  CHECK(has(table_start_error(source, table_setup(other)),
+            "column 2: the topic has 2 columns, the table file"));
 
   other = schema;
   other.columns.push_back({"X", {element_type::f32, 0, 0, 0}});
-  CHECK(has(start_error(source, table_setup(other)), "column 3: the topic has 'X' f32, the table file"));
+  CHECK(
+      has(table_start_error(source, table_setup(other)), "column 3: the topic has 'X' f32, the table file"));
 
   other = schema;
   other.rows_per_frame = 800;
-  CHECK(has(start_error(source, table_setup(other)), "rows_per_frame: the topic has 800, the table file"));
+  CHECK(has(table_start_error(source, table_setup(other)),
+            "rows_per_frame: the topic has 800, the table file"));
 
   operator_setup rows = source_setup(page_bytes);
-  CHECK(has(start_error(source, rows), "topic 'out': the output topic is not columnar"));
+  CHECK(has(table_start_error(source, rows), "topic 'out': the output topic is not columnar"));
 
   temp_path never;
   table_source missing(table_source::params{never.str(), 1});
-  const std::string absent = start_error(missing, table_setup(schema));
+  const std::string absent = table_start_error(missing, table_setup(schema));
   CHECK(has(absent, "topic 'table'"));
   CHECK(has(absent, never.str()));
 }

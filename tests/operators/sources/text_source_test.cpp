@@ -17,7 +17,7 @@ using namespace xf::testing;
 
 namespace {
 
-std::filesystem::path write_text(const std::string& name, const std::string& text) {
+std::filesystem::path write_temp_text(const std::string& name, const std::string& text) {
   const auto path = std::filesystem::temp_directory_path() /
                     ("xeflow-text-source-" + std::to_string(::getpid()) + "-" + name);
   std::ofstream(path, std::ios::binary) << text;
@@ -25,7 +25,7 @@ std::filesystem::path write_text(const std::string& name, const std::string& tex
 }
 
 /// Words of 1..9 letters, single spaces, a newline every 7 words: `bytes` bytes or a little more.
-std::string sample_text(std::size_t bytes) {
+std::string word_text(std::size_t bytes) {
   std::string text;
   for (std::size_t w = 0; text.size() < bytes; ++w) {
     text.append(1 + w % 9, static_cast<char>('a' + w % 26));
@@ -39,20 +39,11 @@ std::string frame_text(text_source& source, std::uint64_t offset, std::uint64_t 
   return {reinterpret_cast<const char*>(f.data()), f.size()};
 }
 
-std::string start_error(text_source& source, const operator_setup& setup) {
-  try {
-    source.on_start(setup);
-  } catch (const run_error& e) {
-    return e.what();
-  }
-  return "";
-}
-
 }  // namespace
 
 TEST_CASE("text_source.frames_are_whole_words_that_add_up_to_the_file") {
-  const std::string text = sample_text(50'000);
-  const auto path = write_text("whole", text);
+  const std::string text = word_text(50'000);
+  const auto path = write_temp_text("whole", text);
   text_source::params p;
   p.path = path.string();
   p.max_word_bytes = 16;
@@ -88,7 +79,7 @@ TEST_CASE("text_source.frames_are_whole_words_that_add_up_to_the_file") {
 }
 
 TEST_CASE("text_source.custom_separators_and_an_empty_file") {
-  const auto path = write_text("commas", "alpha,beta,gamma");
+  const auto path = write_temp_text("commas", "alpha,beta,gamma");
   text_source::params p;
   p.path = path.string();
   p.separators = ",";
@@ -97,7 +88,7 @@ TEST_CASE("text_source.custom_separators_and_an_empty_file") {
   source.on_start(source_setup(page_bytes));
   CHECK(frame_text(source, 0, page_bytes) == "alpha,beta,gamma");
 
-  const auto empty = write_text("empty", "");
+  const auto empty = write_temp_text("empty", "");
   p.path = empty.string();
   text_source none(p);
   none.on_start(source_setup(page_bytes));
@@ -109,10 +100,10 @@ TEST_CASE("text_source.custom_separators_and_an_empty_file") {
 
 TEST_CASE("text_source.names_a_word_longer_than_max_word_bytes_and_bad_settings") {
   // A 100-letter word across the first stride's end.
-  std::string text = sample_text(page_bytes - 80);
+  std::string text = word_text(page_bytes - 80);
   const std::size_t long_word_at = text.size();
   text += std::string(100, 'q') + " tail\n";
-  const auto path = write_text("long", text);
+  const auto path = write_temp_text("long", text);
   text_source::params p;
   p.path = path.string();
   p.max_word_bytes = 64;

@@ -15,7 +15,7 @@ using namespace xf;
 namespace {
 
 constexpr std::uint64_t lengths[] = {0, 1, 3, 15, 16, 17, 63, 64, 65, 1000, 4099};
-constexpr std::uint32_t thread_counts[] = {1, 2, 7, 32, 256};
+constexpr std::uint32_t element_thread_counts[] = {1, 2, 7, 32, 256};
 constexpr unsigned char canary = 0xa5;
 
 /// Element i of a test frame: distinct for every i (within the type's range) and never 0.
@@ -71,7 +71,7 @@ std::uint64_t run_map(const T* in, T* out, std::uint64_t n, std::uint32_t thread
 template <class T>
 void check_type() {
   for (const std::uint64_t n : lengths) {
-    for (const std::uint32_t threads : thread_counts) {
+    for (const std::uint32_t threads : element_thread_counts) {
       // in and out aligned (vector path), each misaligned by one element (element path), in place.
       for (const std::size_t in_shift : {std::size_t{0}, sizeof(T)}) {
         for (const bool in_place : {false, true}) {

@@ -21,7 +21,7 @@ namespace {
 
 /// Elements per test frame: not a multiple of any thread count used, so grid strides end unevenly.
 constexpr std::uint64_t element_count = 4099;
-constexpr std::uint32_t thread_counts[] = {1, 32, 256, 7};
+constexpr std::uint32_t map_thread_counts[] = {1, 32, 256, 7};
 
 template <class T>
 std::vector<T> input_frame() {
@@ -63,7 +63,7 @@ template <class Op, class T>
 void check_thread_count_independent(const typename Op::params& p) {
   const auto in = input_frame<T>();
   const auto reference = run_op<Op>(p, in, 1);
-  for (std::uint32_t threads : thread_counts) {
+  for (std::uint32_t threads : map_thread_counts) {
     CAPTURE(threads);
     CHECK(same_bytes(run_op<Op>(p, in, threads), reference));
   }
