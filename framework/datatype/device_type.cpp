@@ -3,6 +3,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <atomic>
 #include <utility>
 
 namespace xf::dt {
@@ -24,10 +25,15 @@ device_limits read_device_limits() {
   return l;
 }
 
+std::uint64_t next_serial() {
+  static std::atomic<std::uint64_t> last{0};
+  return ++last;
+}
+
 }  // namespace
 
 device_type::device_type(committed_type t)
-    : type_(std::move(t)), plan_(plan_packing(type_)), limits_(read_device_limits()) {
+    : type_(std::move(t)), plan_(plan_packing(type_)), limits_(read_device_limits()), serial_(next_serial()) {
   const auto bytes = type_.bytes();
   const std::size_t serialized_words = bytes.size() / sizeof(std::int64_t);
   words_ = device_buffer<std::int64_t>(serialized_words + plan_.tables.size());

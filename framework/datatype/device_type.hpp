@@ -41,6 +41,9 @@ class device_type {
   const std::int64_t* device_tables() const noexcept { return tables_; }
   /// Bytes of device memory the copy holds.
   std::int64_t device_bytes() const noexcept { return static_cast<std::int64_t>(words_.size() * 8); }
+  /// Unique to this upload in the process (a move keeps it): with the object's address, what tells a
+  /// plan made for this type from one made for another type later built at the same address.
+  std::uint64_t serial() const noexcept { return serial_; }
 
  private:
   committed_type type_;
@@ -49,6 +52,7 @@ class device_type {
   device_buffer<std::int64_t> words_;  // the serialized words, then the tables
   serialized_view view_{};
   const std::int64_t* tables_ = nullptr;
+  std::uint64_t serial_ = 0;
 };
 
 }  // namespace xf::dt

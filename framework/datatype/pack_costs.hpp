@@ -33,6 +33,7 @@ struct pcie_pack_costs {
   bool copy_engine_faster(std::int64_t rows, std::int64_t bytes) const {
     return copy_us(rows, bytes) * (1 + copy_margin) <= kernel_us(bytes);
   }
+  friend bool operator==(const pcie_pack_costs&, const pcie_pack_costs&) = default;
 };
 
 }  // namespace xf::dt
