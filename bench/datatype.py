@@ -13,8 +13,8 @@ measured, and draws the figures with matplotlib.
 The rule (framework/datatype/DESIGN.md): the copy engine for one contiguous block, and for a strided block
 across PCIe where its modelled time (pcie_pack_costs, in the JSON) is below the kernel's; the kernel
 otherwise. A point
-confirms it when the automatic choice's time is within --tolerance of the faster of engine_kernel and
-cudaMemcpy2D there.
+confirms it when the path the rule chose (cudaMemcpy2D or engine_kernel, each timed alone) is within
+--tolerance of the faster of the two there.
 
   build-rel/bench/datatype/xeflow-datatype-bench --json datatype.json
   python3 bench/datatype.py --json datatype.json --png-dir plots/
@@ -131,8 +131,12 @@ def fig5_tables(doc, report, tolerance):
             verdict = ""
             if ok(e) and ok(k) and ok(m):
                 points += 1
+                # The rule is judged by the path it chose, timed as that path alone (cudaMemcpy2D called
+                # directly, or the engine forced to its kernel): the engine's own time adds its per-call
+                # host work (pointer queries, the plan), which no choice removes.
                 best = min(k["median_us"], m["median_us"])
-                good = e["median_us"] <= best * (1 + tolerance)
+                chosen = m if rule_choice_is_copy_engine(e) else k
+                good = chosen["median_us"] <= best * (1 + tolerance)
                 confirmed += good
                 verdict = "ok" if good else f"MISS (faster: {'cudaMemcpy2D' if m['median_us'] < k['median_us'] else 'kernel'})"
                 if crossover is None and m["median_us"] < k["median_us"]:
