@@ -27,7 +27,6 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <functional>
 #include <iostream>
 #include <memory>
@@ -37,7 +36,7 @@
 #include <string>
 #include <vector>
 
-#include "bench/common/run_stamp.hpp"
+#include "bench/common/json_output.hpp"
 #include "bench/datatype/hand_kernels.hpp"
 #include "framework/core/cuda_buffer.hpp"
 #include "framework/core/cuda_check.hpp"
@@ -1043,12 +1042,7 @@ int run(int argc, char** argv) {
   std::printf("\n%zu rows, %d failed, %.1f s\n", r.rows.size(), r.failures, (now_us() - start) / 1e6);
 
   if (!o.json_path.empty()) {
-    json doc;
-    doc["benchmark"] = "xeflow-datatype-bench";
-    doc["device"] = device;
-    doc["date"] = ::xf::bench::utc_now();
-    doc["commit"] = o.commit.empty() ? ::xf::bench::git_commit() : o.commit;
-    doc["command_line"] = ::xf::bench::command_line(argc, argv);
+    json doc = ::xf::bench::stamped("xeflow-datatype-bench", device, o.commit, argc, argv);
     doc["pcie_pack_costs"] = {
         {"copy_call_us", o.pcie.copy_call_us},       {"copy_row_ns", o.pcie.copy_row_ns},
         {"copy_gb_per_s", o.pcie.copy_gb_per_s},     {"kernel_call_us", o.pcie.kernel_call_us},
@@ -1057,13 +1051,7 @@ int run(int argc, char** argv) {
                       {"max_reps", o.max_reps}, {"point_ms", o.point_ms},
                       {"face_n", o.face_n},     {"component_bytes", o.component_bytes}};
     doc["results"] = r.rows;
-    std::ofstream out(o.json_path);
-    out << doc.dump(1) << "\n";
-    if (!out) {
-      std::fprintf(stderr, "xeflow-datatype-bench: cannot write %s\n", o.json_path.c_str());
-      return exit_failed;
-    }
-    std::printf("wrote %s\n", o.json_path.c_str());
+    if (!::xf::bench::write_json(o.json_path, doc, "xeflow-datatype-bench")) return exit_failed;
   }
   return r.failures == 0 ? 0 : exit_failed;
 }

@@ -11,13 +11,13 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cstdio>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
-#include "bench/common/run_stamp.hpp"
+#include "bench/common/json_output.hpp"
 #include "bench/mpi/gpu_sharing_kernel.hpp"
+#include "bench/mpi/mpi_program.hpp"
 #include "framework/core/cuda_buffer.hpp"
 #include "framework/core/cuda_check.hpp"
 #include "framework/mpi/mpi_error.hpp"
@@ -108,21 +108,11 @@ int run(int argc, char** argv) {
     }
   }
   if (rank == 0 && !json_path.empty()) {
-    json doc;
-    doc["benchmark"] = "xeflow-mpi-gpu-sharing";
-    doc["device"] = std::string(prop.name) + ", both ranks";
-    doc["date"] = ::xf::bench::utc_now();
-    doc["commit"] = commit.empty() ? ::xf::bench::git_commit() : commit;
-    doc["command_line"] = ::xf::bench::command_line(argc, argv);
+    json doc = ::xf::bench::stamped("xeflow-mpi-gpu-sharing", std::string(prop.name) + ", both ranks", commit,
+                                    argc, argv);
     doc["timing"] = "one way = round trip / 2 (rank 0's clock), median; each rank's GPU work synchronized";
     doc["results"] = rows;
-    std::ofstream out(json_path);
-    out << doc.dump(1) << "\n";
-    if (!out) {
-      std::fprintf(stderr, "xeflow-mpi-gpu-sharing: cannot write %s\n", json_path.c_str());
-      return 1;
-    }
-    std::printf("wrote %s\n", json_path.c_str());
+    if (!::xf::bench::write_json(json_path, doc, "xeflow-mpi-gpu-sharing")) return 1;
   }
   return 0;
 }
@@ -131,14 +121,5 @@ int run(int argc, char** argv) {
 }  // namespace xf::mpi::bench
 
 int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
-  int rc = 1;
-  try {
-    rc = xf::mpi::bench::run(argc, argv);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "xeflow-mpi-gpu-sharing: %s\n", e.what());
-    MPI_Abort(MPI_COMM_WORLD, 1);
-  }
-  MPI_Finalize();
-  return rc;
+  return xf::mpi::bench::run_mpi_program(argc, argv, "xeflow-mpi-gpu-sharing", xf::mpi::bench::run);
 }

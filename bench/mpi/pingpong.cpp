@@ -24,7 +24,6 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -33,7 +32,8 @@
 #include <string>
 #include <vector>
 
-#include "bench/common/run_stamp.hpp"
+#include "bench/common/json_output.hpp"
+#include "bench/mpi/mpi_program.hpp"
 #include "framework/core/cuda_buffer.hpp"
 #include "framework/core/cuda_check.hpp"
 #include "framework/core/units.hpp"
@@ -446,12 +446,7 @@ int run(int argc, char** argv) {
     std::printf("\n%zu rows, %d failed, %.1f s\n", r.rows.size(), r.failures, (now_us() - start) / 1e6);
 
   if (me.rank == 0 && !o.json_path.empty()) {
-    json doc;
-    doc["benchmark"] = "xeflow-mpi-pingpong";
-    doc["device"] = device;
-    doc["date"] = ::xf::bench::utc_now();
-    doc["commit"] = o.commit.empty() ? ::xf::bench::git_commit() : o.commit;
-    doc["command_line"] = ::xf::bench::command_line(argc, argv);
+    json doc = ::xf::bench::stamped("xeflow-mpi-pingpong", device, o.commit, argc, argv);
     doc["mpi_library"] = library_version;
     doc["cuda_awareness"] = {{"aware", awareness.aware}, {"reason", awareness.reason}};
     if (awareness.compiled) doc["cuda_awareness"]["compiled"] = *awareness.compiled;
@@ -466,13 +461,7 @@ int run(int argc, char** argv) {
                                                                "within [64 KiB, 4 MiB]")},
                       {"timing", "one way = round trip / 2, median; rank 0's wall clock"}};
     doc["results"] = r.rows;
-    std::ofstream out(o.json_path);
-    out << doc.dump(1) << "\n";
-    if (!out) {
-      std::fprintf(stderr, "xeflow-mpi-pingpong: cannot write %s\n", o.json_path.c_str());
-      return exit_failed;
-    }
-    std::printf("wrote %s\n", o.json_path.c_str());
+    if (!::xf::bench::write_json(o.json_path, doc, "xeflow-mpi-pingpong")) return exit_failed;
   }
   return r.failures == 0 ? 0 : exit_failed;
 }
@@ -481,19 +470,5 @@ int run(int argc, char** argv) {
 }  // namespace xf::mpi::bench
 
 int main(int argc, char** argv) {
-  if (MPI_Init(&argc, &argv) != MPI_SUCCESS) {
-    std::fprintf(stderr, "xeflow-mpi-pingpong: MPI_Init failed\n");
-    return 1;
-  }
-  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-  int code = 0;
-  try {
-    code = xf::mpi::bench::run(argc, argv);
-  } catch (const std::exception& e) {
-    // The other rank may be waiting for a message that will not come: end the job, not just this rank.
-    std::fprintf(stderr, "xeflow-mpi-pingpong: %s\n", e.what());
-    MPI_Abort(MPI_COMM_WORLD, 1);
-  }
-  MPI_Finalize();
-  return code;
+  return xf::mpi::bench::run_mpi_program(argc, argv, "xeflow-mpi-pingpong", xf::mpi::bench::run);
 }
