@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstring>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -34,7 +35,95 @@ void each_run(const committed_type& t, std::int64_t count, Fn&& fn) {
   XF_EXPECTS(whole, "the committed type's records are malformed");
 }
 
+/// fn(user offset) for every segment of the shape, in order: an odometer over the dimensions, the
+/// innermost fastest, each digit's offset added from its stride or its table.
+template <class Fn>
+void each_segment(const strided_shape& shape, const std::vector<std::int64_t>& tables, Fn&& fn) {
+  const std::size_t dims = shape.dims.size();
+  if (shape.segments == 0) return;
+  if (dims == 0) return fn(shape.base);
+  const auto along = [&](std::size_t k, std::int64_t digit) {
+    const strided_dim& d = shape.dims[k];
+    return d.has_table() ? tables[static_cast<std::size_t>(d.table + digit)] : digit * d.stride;
+  };
+  std::int64_t digits[max_strided_dims] = {};
+  std::int64_t outer = shape.base;  // the offset of every dimension but the innermost at its digit
+  for (std::size_t k = 0; k + 1 < dims; ++k) outer += along(k, 0);
+  const strided_dim& inner = shape.dims[dims - 1];
+  while (true) {
+    for (std::int64_t i = 0; i < inner.count; ++i) fn(outer + along(dims - 1, i));
+    // Carry into the outer dimensions.
+    std::size_t k = dims - 1;
+    while (k-- > 0) {
+      outer -= along(k, digits[k]);
+      if (++digits[k] < shape.dims[k].count) {
+        outer += along(k, digits[k]);
+        break;
+      }
+      digits[k] = 0;
+      outer += along(k, 0);
+    }
+    if (k == static_cast<std::size_t>(-1)) return;
+  }
+}
+
+/// Copies each segment between the user's buffer and the packed one, at a width fixed at compile time
+/// where the segment is 1, 2, 4, 8 or 16 bytes (a call to memcpy per 8-byte block costs more than the copy).
+template <bool Unpack>
+void copy_segments(const committed_type& t, const pack_plan& plan, std::int64_t count, std::byte* user,
+                   std::byte* packed) {
+  const strided_shape shape = shape_for(plan, t.root(), count);
+  const auto run = [&]<std::size_t Width>(std::integral_constant<std::size_t, Width>) {
+    const auto bytes = static_cast<std::size_t>(shape.segment_bytes);
+    std::byte* out = packed;
+    each_segment(shape, plan.tables, [&](std::int64_t at) {
+      if constexpr (Width > 0) {
+        if constexpr (Unpack)
+          std::memcpy(user + at, out, Width);
+        else
+          std::memcpy(out, user + at, Width);
+        out += Width;
+      } else {
+        if constexpr (Unpack)
+          std::memcpy(user + at, out, bytes);
+        else
+          std::memcpy(out, user + at, bytes);
+        out += bytes;
+      }
+    });
+  };
+  switch (shape.segment_bytes) {
+    case 1:
+      return run(std::integral_constant<std::size_t, 1>{});
+    case 2:
+      return run(std::integral_constant<std::size_t, 2>{});
+    case 4:
+      return run(std::integral_constant<std::size_t, 4>{});
+    case 8:
+      return run(std::integral_constant<std::size_t, 8>{});
+    case 16:
+      return run(std::integral_constant<std::size_t, 16>{});
+    default:
+      return run(std::integral_constant<std::size_t, 0>{});
+  }
+}
+
 }  // namespace
+
+void pack(const committed_type& t, const pack_plan& plan, std::int64_t count, const void* user,
+          void* packed) {
+  if (plan.method != pack_method::strided || packed_bytes(t, count) == 0) return pack(t, count, user, packed);
+  copy_segments<false>(t, plan, count, const_cast<std::byte*>(static_cast<const std::byte*>(user)),
+                       static_cast<std::byte*>(packed));
+}
+
+void unpack(const committed_type& t, const pack_plan& plan, std::int64_t count, const void* packed,
+            void* user) {
+  if (plan.method != pack_method::strided || packed_bytes(t, count) == 0)
+    return unpack(t, count, packed, user);
+  copy_segments<true>(t, plan, count, static_cast<std::byte*>(user),
+                      const_cast<std::byte*>(static_cast<const std::byte*>(packed)));
+}
 
 void pack(const committed_type& t, std::int64_t count, const void* user, void* packed) {
   const auto* from = static_cast<const std::byte*>(user);

@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "framework/datatype/committed_type.hpp"
+#include "framework/datatype/pack_plan.hpp"
 
 namespace xf::dt {
 
@@ -22,6 +23,14 @@ void pack(const committed_type& t, std::int64_t count, const void* user, void* p
 /// The reverse of pack(). Where the type map names a byte twice, the later element's bytes stay there, as
 /// MPI leaves a receive into such a type undefined; first_overlap() finds that case.
 void unpack(const committed_type& t, std::int64_t count, const void* packed, void* user);
+
+/// pack() and unpack() with the type's plan (plan_packing(t), made once and kept by the caller): a strided
+/// plan walks its shape's segments with an odometer and copies each at its fixed width, where the
+/// traversal would locate every run (8-byte blocks: one lookup per 8 bytes); other plans take the
+/// traversal. The same bytes as pack() and unpack().
+void pack(const committed_type& t, const pack_plan& plan, std::int64_t count, const void* user, void* packed);
+void unpack(const committed_type& t, const pack_plan& plan, std::int64_t count, const void* packed,
+            void* user);
 
 /// The lowest displacement that two elements of `count` instances both cover, if any: a receive into such
 /// a type is erroneous in MPI. Walks every run once and sorts them: O(runs log runs) time and memory, for a

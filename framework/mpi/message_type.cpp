@@ -1,4 +1,4 @@
-// The message type's caches: overlaps per count, the device copy on first use.
+// The message type's caches: the plan, overlaps per count, the device copy on first use.
 #include "framework/mpi/message_type.hpp"
 
 #include "framework/core/errors.hpp"
@@ -9,7 +9,8 @@
 
 namespace xf::mpi {
 
-message_type::message_type(const dt::datatype& t) : type_(t), committed_(dt::commit(t)) {}
+message_type::message_type(const dt::datatype& t)
+    : type_(t), committed_(dt::commit(t)), plan_(dt::plan_packing(committed_)) {}
 
 std::optional<std::int64_t> message_type::overlap(std::int64_t count) const {
   const auto found = overlaps_.find(count);

@@ -9,6 +9,7 @@
 
 #include "framework/datatype/committed_type.hpp"
 #include "framework/datatype/datatype.hpp"
+#include "framework/datatype/pack_plan.hpp"
 
 namespace xf::dt {
 class device_type;
@@ -25,6 +26,9 @@ class message_type {
 
   const dt::datatype& type() const noexcept { return type_; }
   const dt::committed_type& committed() const noexcept { return committed_; }
+  /// The type's packing plan (dt::plan_packing), made once: the host route packs a strided plan by walking
+  /// its shape.
+  const dt::pack_plan& plan() const noexcept { return plan_; }
 
   /// dt::first_overlap of `count` instances, computed on the first call for that count: a receive into a
   /// type that names a byte twice is erroneous in MPI, and the messenger refuses it.
@@ -36,6 +40,7 @@ class message_type {
  private:
   dt::datatype type_;
   dt::committed_type committed_;
+  dt::pack_plan plan_;
   mutable std::map<std::int64_t, std::optional<std::int64_t>> overlaps_;
   // shared_ptr: destroyable where device_type is incomplete (builds without CUDA never make one).
   mutable std::shared_ptr<const dt::device_type> device_;

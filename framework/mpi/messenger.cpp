@@ -126,7 +126,7 @@ transfer_report messenger::send(const message_type& t, i64 count, const void* bu
     std::memcpy(host_staging_.data(), &header, sizeof header);
     // One thread packs and drives MPI's progress alike, so packing first and then sending overlaps nothing
     // less than interleaving would.
-    if (r.bytes > 0) dt::pack(c, count, buf, host_staging_.data() + detail::header_bytes);
+    if (r.bytes > 0) dt::pack(c, t.plan(), count, buf, host_staging_.data() + detail::header_bytes);
     out.start(host_staging_.data(), header);
     out.packed_until(r.bytes);
   } else {
@@ -199,12 +199,15 @@ transfer_report messenger::recv(const message_type& t, i64 count, void* buf, int
     std::byte* const packed = message + detail::header_bytes;
     in.post(packed, header);
     in.finish();
-    // Unpacks the elements that arrived: whole instances, then the first elements of one more.
+    // Unpacks the elements that arrived: whole instances by the plan, then the first elements of one more
+    // by the traversal's runs.
     auto* user = static_cast<std::byte*>(buf);
-    const bool whole = dt::for_each_run(
-        c.view(), full + (r.partial ? 1 : 0), 0, r.elements, [&](i64 in_at, i64 out_at, i64 bytes) {
-          std::memcpy(user + in_at, packed + out_at, static_cast<std::size_t>(bytes));
-        });
+    if (full > 0) dt::unpack(c, t.plan(), full, packed, user);
+    const bool whole = !r.partial || dt::for_each_run(c.view(), full + 1, full * c.root().elements,
+                                                      r.elements, [&](i64 in_at, i64 out_at, i64 bytes) {
+                                                        std::memcpy(user + in_at, packed + out_at,
+                                                                    static_cast<std::size_t>(bytes));
+                                                      });
     XF_EXPECTS(whole, "recv: the committed type's runs do not cover the elements received");
   } else {
 #if XF_HAVE_CUDA
