@@ -4,7 +4,8 @@
 // Without MPS each process has its own context, and a kernel of one waits for the GPU to switch from the
 // other's: the ping-pong of xeflow-mpi-pingpong pays it twice a one-way trip. Run it as
 //   mpirun -n 2 xeflow-mpi-gpu-sharing [--json F]
-// and again under MPS (nvidia-cuda-mps-control -d) to see the difference (bench/README.md).
+// and again under MPS (nvidia-cuda-mps-control -d) to see the difference (bench/README.md). Exit codes: 0
+// done; 1 failed; 2 no usable GPU; 3 bad command line or not two ranks.
 #include <cuda_runtime_api.h>
 #include <mpi.h>
 
@@ -44,10 +45,17 @@ int run(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return rank == 0 ? app.exit(e) : 1;
+    if (rank == 0) app.exit(e);  // prints the help or the error once
+    return e.get_exit_code() == 0 ? 0 : 3;
   }
   if (size != 2) {
     if (rank == 0) std::fprintf(stderr, "xeflow-mpi-gpu-sharing: run it with mpirun -n 2 (got %d)\n", size);
+    return 3;
+  }
+  int devices = 0;
+  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
+    (void)cudaGetLastError();
+    if (rank == 0) std::fprintf(stderr, "xeflow-mpi-gpu-sharing: no usable GPU\n");
     return 2;
   }
   const call_site site{rank, 1 - rank};
