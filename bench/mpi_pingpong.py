@@ -12,7 +12,7 @@ import argparse
 import json
 import sys
 
-CONTENDERS = ["engine", "engine_staged", "copy_extent_mpi_pack", "mpi_cuda_aware"]
+CONTENDERS = ["engine", "engine_staged", "engine_device_copy", "copy_extent_mpi_pack", "mpi_cuda_aware"]
 TARGET_SPEEDUP = 5.0
 TARGET_BLOCK = 8
 TARGET_MIN_BYTES = 1 << 20

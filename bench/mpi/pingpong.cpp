@@ -4,6 +4,8 @@
 // the repetitions, for each contender in the same run:
 //   engine                framework/mpi's messenger, automatic route (the row says which it took)
 //   engine_staged         the messenger forced through pinned host memory, where `engine` was CUDA-aware
+//   engine_device_copy    the staged route whose receiver copies each piece to device memory before
+//                         unpacking it (staged_unpack::device_copy) instead of reading pinned memory
 //   copy_extent_mpi_pack  what users do today: cudaMemcpy the whole extent to a pinned host buffer,
 //                         MPI_Send it with the MPI derived datatype (the library's engine packs), MPI_Recv
 //                         into a host extent buffer with the datatype, cudaMemcpy the extent back
@@ -325,6 +327,9 @@ int run(int argc, char** argv) {
 
   messenger automatic(MPI_COMM_WORLD, {.chunk_bytes = o.chunk_bytes});
   messenger staged(MPI_COMM_WORLD, {.chunk_bytes = o.chunk_bytes, .device = device_route::staged});
+  messenger device_copy(
+      MPI_COMM_WORLD,
+      {.chunk_bytes = o.chunk_bytes, .device = device_route::staged, .unpack = staged_unpack::device_copy});
   recorder r(me);
   r.header();
   const double start = now_us();
@@ -416,6 +421,8 @@ int run(int argc, char** argv) {
                  {"contender", "engine_staged"},
                  {"skipped", "engine took the staged route already"}});
         }
+        contender copying = engine_with(device_copy, "engine_device_copy");
+        r.add(with_speedup(measure(o, me, copying, p, reset, check)));
       }
       r.add(copy_row);
       if (!o.host) {

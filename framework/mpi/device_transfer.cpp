@@ -44,20 +44,21 @@ bool on_device(const message_type& t, i64 count, const void* buf) {
 std::byte* device_transfer::first_buffer(route r, i64 first_bytes, i64 capacity) {
   // The staged route unpacks from where the first message lands, so the room is for the whole message.
   const i64 room = r == route::cuda_aware ? first_bytes : std::max(first_bytes, header_bytes + capacity);
-  return staging(route::staged, room);
+  return pinned_room(room);
 }
 
-std::byte* device_transfer::staging(route r, i64 bytes) {
-  const auto need = static_cast<std::size_t>(bytes);
-  if (r == route::cuda_aware) {
-    if (device_.size() < need) {
-      device_ = device_buffer<std::byte>(need);
-      // device_buffer zeroes on the legacy default stream, which stream_ (non-blocking) does not wait for.
-      XF_CUDA_TRY(cudaStreamSynchronize(cudaStreamLegacy));
-    }
-    return device_.get();
+std::byte* device_transfer::device_room(i64 bytes) {
+  if (device_.size() < static_cast<std::size_t>(bytes)) {
+    device_ = device_buffer<std::byte>(static_cast<std::size_t>(bytes));
+    // device_buffer zeroes on the legacy default stream, which stream_ (non-blocking) does not wait for.
+    XF_CUDA_TRY(cudaStreamSynchronize(cudaStreamLegacy));
   }
-  if (pinned_.size() < need) pinned_ = pinned_buffer<std::byte>(need);
+  return device_.get();
+}
+
+std::byte* device_transfer::pinned_room(i64 bytes) {
+  if (pinned_.size() < static_cast<std::size_t>(bytes))
+    pinned_ = pinned_buffer<std::byte>(static_cast<std::size_t>(bytes));
   return pinned_.get();
 }
 
@@ -65,7 +66,8 @@ std::string device_transfer::send(const message_type& t, i64 count, const void* 
                                   chunk_sender& out) {
   const dt::device_type& d = t.device();
   const i64 bytes = dt::packed_bytes(t.committed(), count);
-  std::byte* const message = this->staging(r, header_bytes + bytes);
+  std::byte* const message =
+      r == route::cuda_aware ? device_room(header_bytes + bytes) : pinned_room(header_bytes + bytes);
   std::byte* const staging = message + header_bytes;
   header_ = {bytes, chunk_bytes};
   if (r == route::cuda_aware)  // ordered before the packing kernels, so the first piece's event covers it
@@ -107,30 +109,42 @@ std::string device_transfer::send(const message_type& t, i64 count, const void* 
 }
 
 std::string device_transfer::recv(const message_type& t, i64 full, i64 tail_elements, void* buf, route r,
-                                  const wire_header& header, chunk_receiver& in) {
+                                  staged_unpack unpack, const wire_header& header, chunk_receiver& in) {
   const dt::device_type& d = t.device();
-  std::byte* staging = pinned_.get() + header_bytes;  // where first_buffer() put the first message
+  // `landing`: where MPI leaves the packed bytes; `source`: where the kernels read them. The first message
+  // is in pinned memory (first_buffer()).
+  std::byte* landing = pinned_.get() + header_bytes;
+  std::byte* source = landing;
   if (r == route::cuda_aware) {
     // Chunk 0 came with the header into pinned memory; the rest goes to device memory behind it.
     const i64 first = first_message_bytes(header) - header_bytes;
-    staging = this->staging(r, header.bytes);
+    landing = source = device_room(header.bytes);
     if (first > 0)
-      XF_CUDA_TRY(cudaMemcpyAsync(staging, pinned_.get() + header_bytes, static_cast<std::size_t>(first),
+      XF_CUDA_TRY(cudaMemcpyAsync(source, pinned_.get() + header_bytes, static_cast<std::size_t>(first),
                                   cudaMemcpyHostToDevice, stream_.get()));
+  } else if (unpack == staged_unpack::device_copy) {
+    source = device_room(header.bytes);
   }
-  in.post(staging, header);
+  in.post(landing, header);
   if (header.bytes == 0) return "";
   dt::detail::expect_device_of(d);
+  // Packed bytes [from, to) are in; on the device-copy path, copies them to where the kernels read.
+  const auto arrived = [&](i64 from, i64 to) {
+    in.wait_until(to);
+    if (source != landing && to > from)
+      XF_CUDA_TRY(cudaMemcpyAsync(source + from, landing + from, static_cast<std::size_t>(to - from),
+                                  cudaMemcpyHostToDevice, stream_.get()));
+  };
   auto* user = static_cast<std::byte*>(buf);
   std::string packing;
   if (full > 0) {
-    const dt::detail::kernel_work work(d, full, d.plan().method, user, staging);
+    const dt::detail::kernel_work work(d, full, d.plan().method, user, source);
     const i64 step = work.items_within(header.chunk_bytes);
     // Each piece's kernel is queued once its bytes are in, and runs while the next piece's arrive.
     for (i64 first = 0; first < work.items(); first += step) {
       const i64 last = std::min(work.items(), first + step);
-      in.wait_until(work.packed_offset(last));
-      work.unpack_range(first, last, staging + work.packed_offset(first), user, stream_.get());
+      arrived(work.packed_offset(first), work.packed_offset(last));
+      work.unpack_range(first, last, source + work.packed_offset(first), user, stream_.get());
     }
     packing = describe_packing(work);
   }
@@ -138,9 +152,9 @@ std::string device_transfer::recv(const message_type& t, i64 full, i64 tail_elem
     // The message ends inside an instance: its elements one by one (a copy unit of the plan's kernels
     // could straddle the end).
     const i64 packed_at = full * t.type().size(), user_at = full * t.type().extent();
-    const dt::detail::kernel_work tail(d, 1, dt::pack_method::elements, user + user_at, staging + packed_at);
-    in.wait_until(header.bytes);
-    tail.unpack_range(0, tail_elements, staging + packed_at, user + user_at, stream_.get());
+    const dt::detail::kernel_work tail(d, 1, dt::pack_method::elements, user + user_at, source + packed_at);
+    arrived(packed_at, header.bytes);
+    tail.unpack_range(0, tail_elements, source + packed_at, user + user_at, stream_.get());
     if (packing.empty()) packing = describe_packing(tail);
   }
   in.finish();

@@ -42,17 +42,20 @@ class device_transfer {
   /// Posts the receives of the rest of the message `header` announces (its first message in first_buffer())
   /// into the route's staging memory, then unpacks
   /// `full` instances and `tail_elements` elements of one more into `buf`, each piece once its chunks are
-  /// in. Returns when the data is in `buf` (the stream synchronized).
+  /// in (on the staged route with staged_unpack::device_copy, each piece copied to device memory first).
+  /// Returns when the data is in `buf` (the stream synchronized).
   std::string recv(const message_type& t, std::int64_t full, std::int64_t tail_elements, void* buf, route r,
-                   const wire_header& header, chunk_receiver& in);
+                   staged_unpack unpack, const wire_header& header, chunk_receiver& in);
 
  private:
-  std::byte* staging(route r, std::int64_t bytes);
+  /// The staging memory, grown to at least `bytes` (its contents are not kept when it grows).
+  std::byte* device_room(std::int64_t bytes);
+  std::byte* pinned_room(std::int64_t bytes);
 
   cuda_stream stream_;
   pinned_buffer<std::byte>
       pinned_;  // the staged route's messages (header, packed bytes), grown to the largest
-  device_buffer<std::byte> device_;  // the CUDA-aware route's
+  device_buffer<std::byte> device_;  // the CUDA-aware route's, and the device copies of staged_unpack
   std::deque<cuda_event> packed_;    // packed_[k]: chunk k's kernel is done (a deque: events do not move)
   wire_header header_;               // a send's header, the source of its copy to device memory
 };

@@ -211,7 +211,7 @@ transfer_report messenger::recv(const message_type& t, i64 count, void* buf, int
     XF_EXPECTS(whole, "recv: the committed type's runs do not cover the elements received");
   } else {
 #if XF_HAVE_CUDA
-    r.packing = device_->recv(t, full, tail_elements, buf, r.taken, header, in);
+    r.packing = device_->recv(t, full, tail_elements, buf, r.taken, options_.unpack, header, in);
 #endif
   }
   return r;

@@ -32,6 +32,12 @@ enum class device_route : std::uint8_t {
   cuda_aware,  ///< always device to device; refused (precondition_error) where the library is not aware
 };
 
+/// How the staged route's receiver unpacks the packed bytes that MPI left in pinned host memory.
+enum class staged_unpack : std::uint8_t {
+  zero_copy,    ///< the unpacking kernels read pinned memory across PCIe themselves
+  device_copy,  ///< each piece is first copied to device memory by the copy engine, then unpacked there
+};
+
 struct messenger_options {
   /// Bytes of each chunk but the last on the wire: the unit in which packing overlaps sending, and
   /// receiving overlaps unpacking. 0 (the default): each message's own, detail::automatic_chunk_bytes (a
@@ -40,6 +46,10 @@ struct messenger_options {
   /// used.
   std::int64_t chunk_bytes = 0;
   device_route device = device_route::automatic;
+  /// The staged route's unpacking. zero_copy reads each packed byte across PCIe once, from the kernel's
+  /// own loads; device_copy moves the piece in one copy-engine transfer first, so the kernel's narrow loads
+  /// hit device memory. xeflow-mpi-pingpong times both (engine, engine_device_copy).
+  staged_unpack unpack = staged_unpack::zero_copy;
 };
 
 /// What one send or receive did.

@@ -11,6 +11,7 @@
 #include <cstring>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "framework/core/errors.hpp"
@@ -456,19 +457,22 @@ class device_copy {
   i64 origin_;
 };
 
-std::vector<device_route> device_routes() {
-  std::vector<device_route> routes{device_route::staged};
-  if (detect_cuda_awareness().aware) routes.push_back(device_route::cuda_aware);
+/// The device routes this library can take, the staged one with both ways of unpacking.
+std::vector<std::pair<device_route, staged_unpack>> device_routes_and_unpacking() {
+  std::vector<std::pair<device_route, staged_unpack>> routes{
+      {device_route::staged, staged_unpack::zero_copy}, {device_route::staged, staged_unpack::device_copy}};
+  if (detect_cuda_awareness().aware) routes.emplace_back(device_route::cuda_aware, staged_unpack::zero_copy);
   return routes;
 }
 
 TEST_CASE("mpi.gpu_random_nested_types_travel_both_ways" * doctest::skip(no_gpu())) {
   XF_CUDA_TRY(cudaSetDevice(0));  // both ranks share the one GPU
   if (!detect_cuda_awareness().aware) MESSAGE("the CUDA-aware route is not tested: the MPI library is not");
-  for (device_route which : device_routes()) {
+  for (const auto& [which, unpack] : device_routes_and_unpacking()) {
     const route expected_route = which == device_route::staged ? route::staged : route::cuda_aware;
     CAPTURE(name_of(expected_route));
-    messenger m(MPI_COMM_WORLD, {.chunk_bytes = 4096, .device = which});
+    CAPTURE(static_cast<int>(unpack));
+    messenger m(MPI_COMM_WORLD, {.chunk_bytes = 4096, .device = which, .unpack = unpack});
     for (int n = 0; n < random_type_count(60); ++n) {
       const std::uint64_t seed = first_seed() + 5000 + static_cast<std::uint64_t>(n);
       CAPTURE(seed);
@@ -512,8 +516,8 @@ TEST_CASE("mpi.gpu_random_nested_types_travel_both_ways" * doctest::skip(no_gpu(
 
 TEST_CASE("mpi.gpu_a_short_message_and_a_truncated_one" * doctest::skip(no_gpu())) {
   XF_CUDA_TRY(cudaSetDevice(0));
-  for (device_route which : device_routes()) {
-    messenger m(MPI_COMM_WORLD, {.chunk_bytes = 64, .device = which});
+  for (const auto& [which, unpack] : device_routes_and_unpacking()) {
+    messenger m(MPI_COMM_WORLD, {.chunk_bytes = 64, .device = which, .unpack = unpack});
     const std::vector<double> seven = {1, 2, 3, 4, 5, 6, 7};
     if (m.rank() == 0) {
       m.send(message_type(dt::contiguous(7, f64)), 1, seven.data(), 1, 1);
