@@ -11,9 +11,8 @@ measured, and draws the figures with matplotlib.
   table3  contention: each operation's time alone, issued after the user's operation and before it
 
 The rule (framework/datatype/DESIGN.md): the copy engine for one contiguous block, and for a strided block
-across PCIe where its modelled time (pcie_pack_costs, in the JSON) is below the kernel's; the kernel
-otherwise. A point
-confirms it when the path the rule chose (cudaMemcpy2D or engine_kernel, each timed alone) is within
+where its modelled time (pcie_pack_costs across PCIe, device_pack_costs device to device, both in the
+JSON) is below the kernel's; the kernel otherwise. A point confirms it when the path the rule chose (cudaMemcpy2D or engine_kernel, each timed alone) is within
 --tolerance of the faster of the two there.
 
   build-rel/bench/datatype/xeflow-datatype-bench --json datatype.json
@@ -159,7 +158,8 @@ def fig5_tables(doc, report, tolerance):
                            bool(small) and not short,
                            "below at " + ", ".join(short) if short else
                            ", ".join(f"{b} B {x:.1f}x" for b, x in small.items())))
-    print(f"\n  the rule (pcie_pack_costs {doc.get('pcie_pack_costs')}) picked the "
+    print(f"\n  the rule (pcie_pack_costs {doc.get('pcie_pack_costs')}, device_pack_costs "
+          f"{doc.get('device_pack_costs')}) picked the "
           f"faster path (within {tolerance:.0%}) at {confirmed} of {points} points")
     report.append(("fig5: the rule picks the faster path at every point", confirmed == points,
                    f"{confirmed} of {points}"))

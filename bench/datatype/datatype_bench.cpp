@@ -80,8 +80,28 @@ struct options {
   int face_n = 512;
   i64 component_bytes = 4 << 20;
   std::vector<i64> chunk_bytes{256 << 10, 1 << 20};
-  pcie_pack_costs pcie;  ///< the rule's, the library's defaults
+  pack_costs pcie = pcie_pack_costs;      ///< the rule's, the library's defaults
+  pack_costs device = device_pack_costs;  ///< likewise, device to device
 };
+
+std::string copy_cost_text(const pack_costs& c) {
+  char text[128];
+  std::snprintf(text, sizeof text, "%.1f us + max(rows x %.2f ns, bytes at %.1f GB/s), %.0f%% less,",
+                c.copy_call_us, c.copy_row_ns, c.copy_gb_per_s, c.copy_margin * 100);
+  return text;
+}
+
+std::string kernel_cost_text(const pack_costs& c) {
+  char text[96];
+  std::snprintf(text, sizeof text, "%.1f us + bytes at %.1f GB/s", c.kernel_call_us, c.kernel_gb_per_s);
+  return text;
+}
+
+json costs_json(const pack_costs& c) {
+  return {{"copy_call_us", c.copy_call_us},     {"copy_row_ns", c.copy_row_ns},
+          {"copy_gb_per_s", c.copy_gb_per_s},   {"kernel_call_us", c.kernel_call_us},
+          {"kernel_gb_per_s", c.kernel_gb_per_s}, {"copy_margin", c.copy_margin}};
+}
 
 bool wants(const options& o, const std::string& experiment) {
   return std::find(o.experiments.begin(), o.experiments.end(), experiment) != o.experiments.end();
@@ -470,7 +490,7 @@ void fig4_point(run_context& x, const std::string& family, i64 target) {
   const bytes_t& expected = p.expected;
   device_buffer<std::byte> out(expected.size() + 64);
   const output o{out.get(), false};
-  const gpu_pack_options rule{pack_path::automatic, x.o.pcie};
+  const gpu_pack_options rule{pack_path::automatic, x.o.pcie, x.o.device};
   const auto row_of = [&](const std::string& contender, json m) {
     json row = base_row("fig4", contender);
     row.update(m);
@@ -537,7 +557,7 @@ void run_fig5(run_context& x) {
           line.emplace_back(contender, row);
         };
         for (const auto& [name, opt] :
-             {std::pair{std::string("engine"), gpu_pack_options{pack_path::automatic, x.o.pcie}},
+             {std::pair{std::string("engine"), gpu_pack_options{pack_path::automatic, x.o.pcie, x.o.device}},
               std::pair{std::string("engine_kernel"), gpu_pack_options{pack_path::kernel}}}) {
           json m = measure(
               x.o, x.stream, [&] { gpu_pack(d, 1, user, o.data, x.stream, opt); }, o, expected, x.r);
@@ -606,10 +626,10 @@ void run_table2(run_context& x) {
     json m = measure(
         x.o, x.stream,
         [&] {
-          gpu_pack(d, 1, user, host.get(), x.stream, {pack_path::automatic, x.o.pcie});
+          gpu_pack(d, 1, user, host.get(), x.stream, {pack_path::automatic, x.o.pcie, x.o.device});
         },
         o, expected, x.r);
-    m["choice"] = choose_pack_path(d, 1, user, host.get(), {pack_path::automatic, x.o.pcie}).describe();
+    m["choice"] = choose_pack_path(d, 1, user, host.get(), {pack_path::automatic, x.o.pcie, x.o.device}).describe();
     row_of("engine", m);
     row_of("engine_zero_copy",
            measure(
@@ -1020,10 +1040,10 @@ int run(int argc, char** argv) {
                              std::to_string(prop.minor) + ", " + std::to_string(prop.multiProcessorCount) +
                              " SMs)";
   std::printf(
-      "%s; rule: copy engine for one block, or across PCIe where %.1f us + max(rows x %.2f ns, bytes at %.1f "
-      "GB/s), %.0f%% less, beats a kernel's %.1f us + bytes at %.1f GB/s\n",
-      device.c_str(), o.pcie.copy_call_us, o.pcie.copy_row_ns, o.pcie.copy_gb_per_s, o.pcie.copy_margin * 100,
-      o.pcie.kernel_call_us, o.pcie.kernel_gb_per_s);
+      "%s; rule: copy engine for one block, or where a copy's %s beats a kernel's %s across PCIe, or its %s a "
+      "kernel's %s device to device\n",
+      device.c_str(), copy_cost_text(o.pcie).c_str(), kernel_cost_text(o.pcie).c_str(),
+      copy_cost_text(o.device).c_str(), kernel_cost_text(o.device).c_str());
 
   cuda_stream stream;
   recorder r;
@@ -1043,10 +1063,8 @@ int run(int argc, char** argv) {
 
   if (!o.json_path.empty()) {
     json doc = ::xf::bench::stamped("xeflow-datatype-bench", device, o.commit, argc, argv);
-    doc["pcie_pack_costs"] = {
-        {"copy_call_us", o.pcie.copy_call_us},       {"copy_row_ns", o.pcie.copy_row_ns},
-        {"copy_gb_per_s", o.pcie.copy_gb_per_s},     {"kernel_call_us", o.pcie.kernel_call_us},
-        {"kernel_gb_per_s", o.pcie.kernel_gb_per_s}, {"copy_margin", o.pcie.copy_margin}};
+    doc["pcie_pack_costs"] = costs_json(o.pcie);
+    doc["device_pack_costs"] = costs_json(o.device);
     doc["options"] = {{"quick", o.quick},       {"min_reps", o.min_reps},
                       {"max_reps", o.max_reps}, {"point_ms", o.point_ms},
                       {"face_n", o.face_n},     {"component_bytes", o.component_bytes}};

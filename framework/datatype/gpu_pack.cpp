@@ -92,10 +92,13 @@ call_plan plan_call(const device_type& t, std::int64_t count, std::int64_t bytes
   pack_path path = options.path;
   if (path == pack_path::automatic) {
     const bool one_block = fit.shape && fit.shape->dims == 0;
-    const bool copy_faster_across_pcie =
-        fit.shape && (crosses_pcie(c.choice.user) || crosses_pcie(c.choice.packed)) &&
-        options.pcie.copy_engine_faster(fit.shape->rows * fit.shape->planes, c.choice.bytes);
-    if (one_block || copy_faster_across_pcie || (!kernel_reaches && fit.shape))
+    const bool across_pcie = crosses_pcie(c.choice.user) || crosses_pcie(c.choice.packed);
+    const bool device_to_device =
+        c.choice.user == memory_kind::device && c.choice.packed == memory_kind::device;
+    const pack_costs* costs = across_pcie ? &options.pcie : device_to_device ? &options.device : nullptr;
+    const bool copy_faster =
+        fit.shape && costs && costs->copy_engine_faster(fit.shape->rows * fit.shape->planes, c.choice.bytes);
+    if (one_block || copy_faster || (!kernel_reaches && fit.shape))
       path = pack_path::copy_engine;
     else
       path = pack_path::kernel;
@@ -162,7 +165,7 @@ struct plan_key {
   const std::byte* user_device = nullptr;
   const std::byte* packed_device = nullptr;
   pack_path path = pack_path::automatic;
-  pcie_pack_costs pcie;
+  pack_costs pcie, device;
   friend bool operator==(const plan_key&, const plan_key&) = default;
 };
 
@@ -190,7 +193,8 @@ const planned_call& plan_of(const device_type& t, std::int64_t count, const void
                      user_place.device_address,
                      packed_place.device_address,
                      options.path,
-                     options.pcie};
+                     options.pcie,
+                     options.device};
   if (last && key == last_key) return *last;
   last.reset();
   planned_call fresh{plan_call(t, count, bytes, user_place, packed_place, options), std::nullopt};

@@ -18,8 +18,8 @@ namespace xf::dt {
 
 /// What moves the data.
 enum class pack_path : std::uint8_t {
-  automatic,     ///< the rule: copy_engine for one contiguous block, or for a plain strided block across PCIe
-                 ///< where pcie_pack_costs says the copy is faster; kernel otherwise
+  automatic,     ///< the rule: copy_engine for one contiguous block, or for a plain strided block where the
+                 ///< costs (pcie or device, pack_costs.hpp) say the copy is faster; kernel otherwise
   kernel,        ///< the packing kernel of the type's plan (strided, runs or elements)
   point_kernel,  ///< the element kernel whatever the plan (the paper's point-based kernel, for measurement)
   copy_engine,   ///< one cudaMemcpyAsync, cudaMemcpy2DAsync or cudaMemcpy3DAsync; only for a shape it fits
@@ -28,9 +28,10 @@ std::string_view name_of(pack_path p);
 
 struct gpu_pack_options {
   pack_path path = pack_path::automatic;
-  /// The rule's weighing of copy and kernel across PCIe (DESIGN.md; measured by xeflow-datatype-bench's
-  /// fig5 and table2).
-  pcie_pack_costs pcie{};
+  /// The rule's weighing of copy and kernel (DESIGN.md; measured by xeflow-datatype-bench's fig5 and
+  /// table2): across PCIe, and device to device.
+  pack_costs pcie = pcie_pack_costs;
+  pack_costs device = device_pack_costs;
 };
 
 /// Where a pointer's memory is, as the CUDA runtime says.

@@ -547,7 +547,7 @@ TEST_CASE("datatype_gpu.copy_engine_moves_the_faces_of_a_3d_array" * doctest::sk
   }
 }
 
-TEST_CASE("datatype_gpu.the_rule_picks_the_copy_engine_for_one_block_and_where_it_is_faster_across_pcie" *
+TEST_CASE("datatype_gpu.the_rule_picks_the_copy_engine_for_one_block_and_where_its_costs_say_faster" *
           doctest::skip(no_gpu())) {
   const auto choice = [](const datatype& t, bool to_host) {
     const device_type d(commit(t));
@@ -563,10 +563,14 @@ TEST_CASE("datatype_gpu.the_rule_picks_the_copy_engine_for_one_block_and_where_i
   // Across PCIe, pcie_pack_costs decides: 100 000 rows of 8 bytes cost the copy engine 125 µs.
   CHECK(choice(vector(100'000, 1, 4, f64), true).path == pack_path::kernel);
   CHECK(choice(vector(100, 128, 256, f64), true).path == pack_path::copy_engine);  // 1 KiB rows
-  CHECK(choice(vector(100, 128, 256, f64), false).path == pack_path::kernel);      // device to device
   CHECK(choice(vector(65'536, 8, 16, f64), true).path == pack_path::kernel);       // 64-byte rows, 4 MiB
   CHECK(choice(vector(4'096, 4, 8, f64), true).path == pack_path::copy_engine);    // 32-byte rows, 128 KiB
-  const pack_choice k = choice(vector(1000, 2, 4, f64), false);
+  // Device to device, device_pack_costs: a copy for a small block of wide rows, a kernel for many rows or
+  // many bytes.
+  CHECK(choice(vector(100, 128, 256, f64), false).path == pack_path::copy_engine);  // 100 KiB of 1 KiB rows
+  CHECK(choice(vector(8'192, 1, 4, f64), false).path == pack_path::kernel);         // 8-byte rows, 64 KiB
+  CHECK(choice(vector(8'192, 64, 128, f64), false).path == pack_path::kernel);      // 512-byte rows, 4 MiB
+  const pack_choice k = choice(vector(10'000, 2, 4, f64), false);
   CHECK(k.method == pack_method::strided);
   CHECK(k.unit_bytes == 16);
   CHECK(choice(gapped_struct(), false).method == pack_method::elements);
