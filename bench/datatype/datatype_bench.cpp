@@ -98,8 +98,8 @@ std::string kernel_cost_text(const pack_costs& c) {
 }
 
 json costs_json(const pack_costs& c) {
-  return {{"copy_call_us", c.copy_call_us},     {"copy_row_ns", c.copy_row_ns},
-          {"copy_gb_per_s", c.copy_gb_per_s},   {"kernel_call_us", c.kernel_call_us},
+  return {{"copy_call_us", c.copy_call_us},       {"copy_row_ns", c.copy_row_ns},
+          {"copy_gb_per_s", c.copy_gb_per_s},     {"kernel_call_us", c.kernel_call_us},
           {"kernel_gb_per_s", c.kernel_gb_per_s}, {"copy_margin", c.copy_margin}};
 }
 
@@ -629,7 +629,8 @@ void run_table2(run_context& x) {
           gpu_pack(d, 1, user, host.get(), x.stream, {pack_path::automatic, x.o.pcie, x.o.device});
         },
         o, expected, x.r);
-    m["choice"] = choose_pack_path(d, 1, user, host.get(), {pack_path::automatic, x.o.pcie, x.o.device}).describe();
+    m["choice"] =
+        choose_pack_path(d, 1, user, host.get(), {pack_path::automatic, x.o.pcie, x.o.device}).describe();
     row_of("engine", m);
     row_of("engine_zero_copy",
            measure(
@@ -1040,7 +1041,8 @@ int run(int argc, char** argv) {
                              std::to_string(prop.minor) + ", " + std::to_string(prop.multiProcessorCount) +
                              " SMs)";
   std::printf(
-      "%s; rule: copy engine for one block, or where a copy's %s beats a kernel's %s across PCIe, or its %s a "
+      "%s; rule: copy engine for one block, or where a copy's %s beats a kernel's %s across PCIe, or its %s "
+      "a "
       "kernel's %s device to device\n",
       device.c_str(), copy_cost_text(o.pcie).c_str(), kernel_cost_text(o.pcie).c_str(),
       copy_cost_text(o.device).c_str(), kernel_cost_text(o.device).c_str());

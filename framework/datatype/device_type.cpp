@@ -32,8 +32,11 @@ std::uint64_t next_serial() {
 
 }  // namespace
 
-device_type::device_type(committed_type t)
-    : type_(std::move(t)), plan_(plan_packing(type_)), limits_(read_device_limits()), serial_(next_serial()) {
+device_type::device_type(committed_type t, const plan_options& plan)
+    : type_(std::move(t)),
+      plan_(plan_packing(type_, plan)),
+      limits_(read_device_limits()),
+      serial_(next_serial()) {
   const auto bytes = type_.bytes();
   const std::size_t serialized_words = bytes.size() / sizeof(std::int64_t);
   words_ = device_buffer<std::int64_t>(serialized_words + plan_.tables.size());

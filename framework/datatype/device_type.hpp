@@ -30,7 +30,7 @@ class device_type {
   /// into device memory of the current device, synchronously: the copy is done when it returns, for kernels
   /// on any stream. It waits for the legacy default stream (not for non-blocking streams). Throws
   /// cuda_error naming the call that failed.
-  explicit device_type(committed_type t);
+  explicit device_type(committed_type t, const plan_options& plan = {});
 
   const committed_type& host() const noexcept { return type_; }
   const pack_plan& plan() const noexcept { return plan_; }

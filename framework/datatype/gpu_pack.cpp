@@ -316,6 +316,16 @@ kernel_work::kernel_work(const device_type& t, std::int64_t count, pack_method m
       a.tables[d] = shape.dims[d].has_table() ? t.device_tables() + shape.dims[d].table : nullptr;
     }
     a.last = shape.segments * a.units_per_segment;
+  } else if (method == pack_method::run_list) {
+    const std::int64_t divisor = count > 1 ? std::gcd(plan.offset_divisor, root.extent) : plan.offset_divisor;
+    a.unit_bytes = static_cast<int>(
+        unit_bytes_dividing({divisor, low_address_bits(user_device), low_address_bits(packed_address)}));
+    a.units_per_segment = root.size / a.unit_bytes;
+    a.counts[0] = plan.run_count;
+    a.strides[0] = root.extent;
+    a.tables[0] = t.device_tables();
+    a.tables[1] = t.device_tables() + plan.run_count;
+    a.last = count * a.units_per_segment;
   } else if (method == pack_method::runs) {
     const std::int64_t divisor = count > 1 ? std::gcd(plan.offset_divisor, root.extent) : plan.offset_divisor;
     a.unit_bytes = static_cast<int>(unit_bytes_dividing(
@@ -328,7 +338,8 @@ kernel_work::kernel_work(const device_type& t, std::int64_t count, pack_method m
   }
   a.threads = static_cast<unsigned>(std::min(pack_block_threads, t.limits().max_threads_per_block));
   const std::uint32_t record_bytes = a.type.record_count * static_cast<std::uint32_t>(sizeof(type_record));
-  a.records_in_shared = method != pack_method::strided && record_bytes <= max_shared_record_bytes;
+  a.records_in_shared = (method == pack_method::runs || method == pack_method::elements) &&
+                        record_bytes <= max_shared_record_bytes;
   const std::uint32_t records_part = a.records_in_shared ? (record_bytes + 15) / 16 * 16 : 0;
   if (method == pack_method::elements) {
     a.stage_offset = records_part;
@@ -364,12 +375,17 @@ void kernel_work::launch(kernel_launch a, std::int64_t first, std::int64_t last,
     a.packed_first = packed_offset(first);
     a.packed_last = packed_offset(last);
   }
-  // Enough blocks for the range, at most what the device holds at once (the kernels loop over tiles).
-  const std::int64_t tile = static_cast<std::int64_t>(a.threads) * items_per_thread;
+  // Enough blocks for the range: one a tile for the strided and run_list kernels, at most what the device
+  // holds at once for those that load the records into each block (pack_kernels.hpp). A grid's x is
+  // below 2^31; the kernels loop over tiles beyond it.
+  const bool per_block_setup = a.method == pack_method::runs || a.method == pack_method::elements;
+  const std::int64_t tile =
+      static_cast<std::int64_t>(a.threads) * (per_block_setup ? items_per_thread : unit_items_per_thread);
   const device_limits& l = type_->limits();
   const std::int64_t resident =
       static_cast<std::int64_t>(l.sm_count) * std::max(1, l.max_threads_per_sm / static_cast<int>(a.threads));
-  a.blocks = static_cast<unsigned>(std::min((last - first + tile - 1) / tile, resident));
+  const std::int64_t limit = per_block_setup ? resident : std::int64_t{0x7fffffff};
+  a.blocks = static_cast<unsigned>(std::min((last - first + tile - 1) / tile, limit));
   launch_pack_kernel(a, stream);
 }
 

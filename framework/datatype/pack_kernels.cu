@@ -1,11 +1,13 @@
-// The packing kernels. Three ways to find what to copy, one per pack_method:
+// The packing kernels. Four ways to find what to copy, one per pack_method:
 // - strided: a flat index over the copy units splits into a segment and its digits (fast division by
 //   counts that stay fixed for the launch); no traversal, the type-specific fast path;
+// - run_list: the same units, each unit's run found by a binary search of the runs' packed offsets,
+//   listed at commit;
 // - runs: the same units, each segment's offset from locate() over the records in shared memory;
 // - elements: locate() per element, the packed bytes of a tile staged in shared memory so that the packed
 //   side (device memory, or pinned host memory across PCIe) is read and written in whole 16-byte words.
-// Every kernel walks tiles of threads × items_per_thread items, grid-stride, each thread loading all its
-// items before storing any. Unpacking is the same walk with the two sides swapped.
+// Every kernel walks tiles of threads × its items per thread (pack_kernels.hpp), grid-stride, each thread
+// loading all its items before storing any. Unpacking is the same walk with the two sides swapped.
 #include <cuda_runtime.h>
 
 #include <cstdint>
@@ -108,50 +110,88 @@ struct run_offsets {
   }
 };
 
-/// Copies units [a.first, a.last): unit u is unit (u mod units per segment) of segment u / units per
-/// segment, and lies at packed offset (u - first) × sizeof(Unit) from a.to (pack) or a.from (unpack).
-/// Consecutive threads take consecutive units, so both sides coalesce wherever segments are wider than a
-/// unit, and the packed side always does.
-template <class Unit, class Index, class Divider, class Offsets>
-__device__ XF_FORCE_INLINE void copy_units(const kernel_launch& a, const Divider& per_segment,
-                                           const Offsets& offset_of) {
+/// Unit u's byte offset from MPI's buf where every segment is `units_per_segment` units: unit
+/// (u mod units per segment) of segment u / units per segment, the segment placed by `Offsets`.
+template <class Index, class Divider, class Offsets>
+struct segment_units {
+  Divider per_segment;
+  Offsets offset_of;
+  Index units_per_segment;
+  std::int64_t unit_bytes;
+
+  __device__ XF_FORCE_INLINE std::int64_t operator()(Index u) const {
+    const Index segment = static_cast<Index>(per_segment.div(u));
+    return offset_of(segment) + static_cast<std::int64_t>(u - segment * units_per_segment) * unit_bytes;
+  }
+};
+
+/// Unit u's byte offset from MPI's buf from the run list: its instance, then the last run of that
+/// instance starting at or before it in the packed bytes (binary search), and its place in that run.
+template <class Index, class Divider>
+struct listed_units {
+  Divider per_instance;
+  Index units_per_instance;
+  std::int64_t unit_bytes;
+  std::int64_t extent;
+  const std::int64_t* run_in;   ///< bytes from buf, within instance 0
+  const std::int64_t* run_out;  ///< packed bytes within the instance, ascending
+  std::int64_t runs;
+
+  __device__ XF_FORCE_INLINE std::int64_t operator()(Index u) const {
+    const Index instance = static_cast<Index>(per_instance.div(u));
+    const std::int64_t out = static_cast<std::int64_t>(u - instance * units_per_instance) * unit_bytes;
+    const std::int64_t run = detail::block_of(run_out, runs, out);
+    return static_cast<std::int64_t>(instance) * extent + run_in[run] + (out - run_out[run]);
+  }
+};
+
+/// Copies units [a.first, a.last): unit u lies at user_offset(u) from MPI's buf and at packed offset
+/// (u - first) × sizeof(Unit) from a.to (pack) or a.from (unpack). Consecutive threads take consecutive
+/// units, so both sides coalesce wherever runs are wider than a unit, and the packed side always does.
+template <class Unit, class Index, int Items, class UserOffset>
+__device__ XF_FORCE_INLINE void copy_units(const kernel_launch& a, const UserOffset& user_offset) {
   const Index first = static_cast<Index>(a.first), last = static_cast<Index>(a.last);
-  const Index threads = blockDim.x, tile = threads * items_per_thread;
-  const Index units_per_segment = static_cast<Index>(a.units_per_segment);
+  const Index threads = blockDim.x, tile = threads * Items;
   constexpr auto unit_bytes = static_cast<std::int64_t>(sizeof(Unit));
   for (Index tile_first = first + static_cast<Index>(blockIdx.x) * tile; tile_first < last;
        tile_first += static_cast<Index>(gridDim.x) * tile) {
-    Unit value[items_per_thread];
-    Unit* target[items_per_thread];
+    Unit value[Items];
+    Unit* target[Items];
     XF_UNROLL
-    for (int k = 0; k < items_per_thread; ++k) {
+    for (int k = 0; k < Items; ++k) {
       const Index u = tile_first + static_cast<Index>(k) * threads + threadIdx.x;
       target[k] = nullptr;
       if (u >= last) continue;
-      const Index segment = static_cast<Index>(per_segment.div(u));
-      const std::int64_t user =
-          offset_of(segment) + static_cast<std::int64_t>(u - segment * units_per_segment) * unit_bytes;
+      const std::int64_t user = user_offset(u);
       const std::int64_t packed = static_cast<std::int64_t>(u - first) * unit_bytes;
       target[k] = reinterpret_cast<Unit*>(a.to + (a.unpack ? user : packed));
       value[k] = *reinterpret_cast<const Unit*>(a.from + (a.unpack ? packed : user));
     }
     XF_UNROLL
-    for (int k = 0; k < items_per_thread; ++k)
+    for (int k = 0; k < Items; ++k)
       if (target[k] != nullptr) *target[k] = value[k];
   }
 }
 
 template <class Unit, class Index, class Divider, int Dims>
 __global__ void __launch_bounds__(pack_block_threads)
-    strided_kernel(kernel_launch a, Divider per_segment, strided_offsets<Divider, Dims> offsets) {
-  copy_units<Unit, Index>(a, per_segment, offsets);
+    strided_kernel(kernel_launch a, segment_units<Index, Divider, strided_offsets<Divider, Dims>> units) {
+  copy_units<Unit, Index, unit_items_per_thread>(a, units);
+}
+
+template <class Unit, class Index, class Divider>
+__global__ void __launch_bounds__(pack_block_threads)
+    run_list_kernel(kernel_launch a, listed_units<Index, Divider> units) {
+  copy_units<Unit, Index, unit_items_per_thread>(a, units);
 }
 
 template <class Unit>
 __global__ void __launch_bounds__(pack_block_threads)
     runs_kernel(kernel_launch a, plain_divmod_u64 per_segment) {
-  const run_offsets offsets{block_view(a), a.count, a.segment_elements};
-  copy_units<Unit, std::uint64_t>(a, per_segment, offsets);
+  const segment_units<std::uint64_t, plain_divmod_u64, run_offsets> units{
+      per_segment, run_offsets{block_view(a), a.count, a.segment_elements},
+      static_cast<std::uint64_t>(a.units_per_segment), a.unit_bytes};
+  copy_units<Unit, std::uint64_t, items_per_thread>(a, units);
 }
 
 /// One element, by its own type where both addresses are aligned to its size, else byte by byte (an
@@ -252,24 +292,49 @@ strided_offsets<Divider, Dims> strided_offsets_of(const kernel_launch& a) {
   return o;
 }
 
+template <class Index, class Divider, int Dims>
+segment_units<Index, Divider, strided_offsets<Divider, Dims>> strided_units_of(const kernel_launch& a) {
+  using divisor_type = decltype(Divider{}.divisor);
+  return {Divider(static_cast<divisor_type>(a.units_per_segment)), strided_offsets_of<Divider, Dims>(a),
+          static_cast<Index>(a.units_per_segment), a.unit_bytes};
+}
+
 /// The 32-bit strided kernel for a shape of `Dims` dimensions (-1: any).
 template <class Unit, int Dims>
 void launch_strided_u32(const kernel_launch& a, cudaStream_t stream) {
-  strided_kernel<Unit, std::uint32_t, fast_divmod_u32, Dims><<<a.blocks, a.threads, 0, stream>>>(
-      a, fast_divmod_u32(static_cast<std::uint32_t>(a.units_per_segment)),
-      strided_offsets_of<fast_divmod_u32, Dims>(a));
+  strided_kernel<Unit, std::uint32_t, fast_divmod_u32, Dims>
+      <<<a.blocks, a.threads, 0, stream>>>(a, strided_units_of<std::uint32_t, fast_divmod_u32, Dims>(a));
   check_launch("strided_kernel<u32><<<...>>>");
+}
+
+template <class Unit, class Index, class Divider>
+void launch_run_list(const kernel_launch& a, cudaStream_t stream) {
+  using divisor_type = decltype(Divider{}.divisor);
+  const listed_units<Index, Divider> units{Divider(static_cast<divisor_type>(a.units_per_segment)),
+                                           static_cast<Index>(a.units_per_segment),
+                                           a.unit_bytes,
+                                           a.strides[0],
+                                           a.tables[0],
+                                           a.tables[1],
+                                           a.counts[0]};
+  run_list_kernel<Unit, Index, Divider><<<a.blocks, a.threads, 0, stream>>>(a, units);
+  check_launch("run_list_kernel<<<...>>>");
 }
 
 template <int Bytes>
 void launch_units(const kernel_launch& a, cudaStream_t stream) {
   using unit = typename unit_of<Bytes>::type;
+  // Below 2^31 units every index (unit, segment, digit, instance) fits 32 bits: 32-bit arithmetic and
+  // multiply-high division.
+  const bool small = a.last < (std::int64_t{1} << 31);
   if (a.method == pack_method::runs) {
     runs_kernel<unit><<<a.blocks, a.threads, a.shared_bytes, stream>>>(
         a, plain_divmod_u64(static_cast<std::uint64_t>(a.units_per_segment)));
     check_launch("runs_kernel<<<...>>>");
-  } else if (a.last < (std::int64_t{1} << 31)) {
-    // Every index (unit, segment, digit) is below `last`: 32-bit arithmetic and multiply-high division.
+  } else if (a.method == pack_method::run_list) {
+    if (small) return launch_run_list<unit, std::uint32_t, fast_divmod_u32>(a, stream);
+    return launch_run_list<unit, std::uint64_t, plain_divmod_u64>(a, stream);
+  } else if (small) {
     switch (a.dims) {
       case 0:
         return launch_strided_u32<unit, 0>(a, stream);
@@ -283,9 +348,8 @@ void launch_units(const kernel_launch& a, cudaStream_t stream) {
         return launch_strided_u32<unit, -1>(a, stream);
     }
   } else {
-    strided_kernel<unit, std::uint64_t, plain_divmod_u64, -1><<<a.blocks, a.threads, 0, stream>>>(
-        a, plain_divmod_u64(static_cast<std::uint64_t>(a.units_per_segment)),
-        strided_offsets_of<plain_divmod_u64, -1>(a));
+    strided_kernel<unit, std::uint64_t, plain_divmod_u64, -1>
+        <<<a.blocks, a.threads, 0, stream>>>(a, strided_units_of<std::uint64_t, plain_divmod_u64, -1>(a));
     check_launch("strided_kernel<u64><<<...>>>");
   }
 }

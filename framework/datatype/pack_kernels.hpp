@@ -13,11 +13,19 @@
 
 namespace xf::dt::detail {
 
-/// Items (copy units or elements) each thread takes per tile, all loaded before the first is stored: four
-/// loads in flight per thread hide more of the memory latency than one and keep its registers few.
+/// Items (copy units or elements) each thread of the runs and element kernels takes per tile, all loaded
+/// before the first is stored. Those kernels load the type's records into shared memory once per block,
+/// so their grid is at most what the device holds at once and each block walks many tiles.
 inline constexpr int items_per_thread = 4;
 
-/// Threads per block: eight warps, so that a block's tile (threads × items_per_thread) is a few KiB and
+/// Copy units each thread of the strided and run_list kernels takes per tile. They prepare nothing per
+/// block, so their grid covers the whole range (one tile per block). Measured on fig4 at 16-64 MiB against
+/// the hand-written kernels (one element per thread): with 4 units a thread and the grid capped, vector,
+/// indexed and blockindexed took 1.09-1.17x their time; with 2 and no cap 1.04-1.08x, the 4-D subarray
+/// and the nested vector 0.90-1.02x (1 unit: 1.01-1.10x).
+inline constexpr int unit_items_per_thread = 2;
+
+/// Threads per block: eight warps, so that a block's tile (threads × its items per thread) is a few KiB and
 /// one multiprocessor holds several blocks (the launcher caps it by the device's maximum).
 inline constexpr int pack_block_threads = 256;
 
@@ -43,11 +51,14 @@ struct kernel_launch {
   std::int64_t count = 0;  ///< instances
   std::int64_t segment_elements = 0;
 
-  // strided and runs: segments moved in units of unit_bytes (a power of two that divides every offset)
+  // strided, run_list and runs: segments moved in units of unit_bytes (a power of two that divides every
+  // offset); for run_list units_per_segment is the units of one instance
   int unit_bytes = 1;
   std::int64_t units_per_segment = 1;
 
-  // strided: segment s lies at base + its digits' offsets, the innermost dimension last
+  // strided: segment s lies at base + its digits' offsets, the innermost dimension last.
+  // run_list: counts[0] runs, tables[0] their offsets from buf, tables[1] their packed offsets,
+  // strides[0] the instances' extent
   std::int64_t base = 0;
   int dims = 0;
   std::int64_t counts[max_strided_dims] = {};

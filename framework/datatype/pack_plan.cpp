@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "framework/core/errors.hpp"
+#include "framework/datatype/traversal.hpp"
 
 namespace xf::dt {
 
@@ -98,12 +99,42 @@ std::int64_t leaf_block_elements(const serialized_view& v, const type_record& re
   }
 }
 
+/// Lists the runs of one instance into p (run_list) when there are at most `most` of them, runs that
+/// follow on in the user's buffer joined. False, p untouched, when there are more.
+bool list_runs(const serialized_view& v, const type_record& root, std::int64_t most, pack_plan& p) {
+  std::vector<std::int64_t> in, out;
+  std::int64_t divisor = 0, end_in = 0;
+  for (std::int64_t i = 0; i < root.elements;) {
+    const element_place e = locate(v, 1, i);
+    XF_EXPECTS(e.run_elements > 0, "the committed type's records do not locate element " + std::to_string(i));
+    if (!in.empty() && e.in == end_in) {
+      end_in += e.run_bytes;  // follows on: the same run
+    } else {
+      if (static_cast<std::int64_t>(in.size()) >= most) return false;
+      in.push_back(e.in);
+      out.push_back(e.out);
+      divisor = gcd_with(gcd_with(divisor, e.in), e.out);
+      end_in = e.in + e.run_bytes;
+    }
+    divisor = gcd_with(divisor, e.run_bytes);
+    i += e.run_elements;
+  }
+  p.method = pack_method::run_list;
+  p.run_count = static_cast<std::int64_t>(in.size());
+  p.tables = std::move(in);
+  p.tables.insert(p.tables.end(), out.begin(), out.end());
+  p.offset_divisor = divisor;
+  return true;
+}
+
 }  // namespace
 
 std::string_view name_of(pack_method m) {
   switch (m) {
     case pack_method::strided:
       return "strided";
+    case pack_method::run_list:
+      return "run_list";
     case pack_method::runs:
       return "runs";
     case pack_method::elements:
@@ -112,7 +143,7 @@ std::string_view name_of(pack_method m) {
   return "?";
 }
 
-pack_plan plan_packing(const committed_type& t) {
+pack_plan plan_packing(const committed_type& t, const plan_options& o) {
   const serialized_view v = t.view();
   pack_plan p;
   plan_walk walk;
@@ -240,6 +271,7 @@ pack_plan plan_packing(const committed_type& t) {
   p.segment_elements = run_elements;
   p.segment_bytes = run_bytes;
   p.offset_divisor = gcd_with(p.offset_divisor, walk.base_);
+  list_runs(v, t.root(), o.max_listed_runs, p);  // a run_list where it can
   return p;
 }
 
@@ -248,6 +280,10 @@ std::string describe(const pack_plan& p) {
   s << name_of(p.method);
   if (p.method == pack_method::elements) {
     s << " (" << p.not_strided_because << ")";
+    return s.str();
+  }
+  if (p.method == pack_method::run_list) {
+    s << ": " << p.run_count << " runs an instance (" << p.not_strided_because << ")";
     return s.str();
   }
   s << ": segments of " << p.segment_elements << " elements, " << p.segment_bytes << " B";

@@ -1,6 +1,7 @@
 // How a committed type packs on the GPU, worked out once on the host from its records: as a strided shape
 // (segments of one length at offsets that nested counts and strides, or offset tables, give: no traversal
-// in the kernel), as runs of a fixed number of elements that the traversal finds, or element by element.
+// in the kernel), as a list of one instance's runs, as runs of a fixed number of elements that the
+// traversal finds, or element by element.
 // For a strided shape and a count of instances, also the cudaMemcpy/2D/3D that copies it, when there is one.
 // Plain C++, so that the analysis is tested where there is no GPU.
 #pragma once
@@ -19,7 +20,8 @@ namespace xf::dt {
 /// How the kernel finds what to copy.
 enum class pack_method : std::uint8_t {
   strided,  ///< segments at offsets computed from counts and strides (or tables): the type-specific fast path
-  runs,     ///< segments of a fixed number of elements, each found by locate(): one traversal per segment
+  run_list,  ///< one instance's runs listed at commit (user offset, packed offset): a binary search per unit
+  runs,      ///< segments of a fixed number of elements, each found by locate(): one traversal per segment
   elements,  ///< each element found by locate(): the paper's point-based kernel, for any type
 };
 std::string_view name_of(pack_method m);
@@ -49,19 +51,32 @@ struct pack_plan {
   /// instances' dimension not included; at most max_strided_dims - 1).
   std::int64_t base = 0;
   std::vector<strided_dim> dims;
-  std::vector<std::int64_t> tables;  ///< strided: the table dimensions' byte offsets, concatenated
+  /// strided: the table dimensions' byte offsets, concatenated. run_list: the runs' byte offsets from buf,
+  /// then their packed byte offsets (ascending), run_count of each.
+  std::vector<std::int64_t> tables;
+  std::int64_t run_count = 0;  ///< run_list: runs in one instance
   /// strided, runs: a divisor of every segment's byte offset from buf within instance 0 (0 when all are 0).
   /// The kernels copy in units of the largest power of two dividing it, the segment and both pointers.
+  /// run_list: a divisor of every run's offsets (user and packed) and length.
   std::int64_t offset_divisor = 0;
   /// Why the type is not strided (runs, elements): for describe() and the benchmark's rows.
   std::string not_strided_because;
 };
 
+/// What plan_packing may use.
+struct plan_options {
+  /// Most runs a run_list plan lists (16 bytes of device memory each); a type with more is `runs`. Tests
+  /// set 0 to run the runs kernel on types that would be listed.
+  std::int64_t max_listed_runs = std::int64_t{1} << 20;
+};
+
 /// Reads the records once: a dense record (or a primitive) ends the walk as one segment; the constructors
 /// above it become dimensions. A struct above the first dense record makes the type `elements`; an indexed
-/// type with blocks of different lengths, or more dimensions than max_strided_dims allows, makes it `runs`.
-/// O(records + the lookaside of the walked records).
-pack_plan plan_packing(const committed_type& t);
+/// type with blocks of different lengths, or more dimensions than max_strided_dims allows, makes it
+/// `run_list` where one instance has at most o.max_listed_runs runs (runs next to each other in the user's
+/// buffer join), else `runs`. O(records + the lookaside of the walked records), and for run_list
+/// O(runs × the traversal's depth).
+pack_plan plan_packing(const committed_type& t, const plan_options& o = {});
 
 /// "strided: 4096 segments of 8 B, dims [512 × 4096 B, 8 × table]" — for tests' and benchmarks' output.
 std::string describe(const pack_plan& p);

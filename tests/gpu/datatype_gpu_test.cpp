@@ -79,17 +79,37 @@ datatype gapped_struct() {
 
 /// Every segment of the plan lies where the traversal puts its elements: the same distance between the
 /// user's and the packed buffer for each of its elements, segment s at packed offset s × segment bytes.
-void check_plan_against_traversal(const datatype& t, i64 count) {
+void check_plan_against_traversal(const datatype& t, i64 count, const plan_options& options = {}) {
   CAPTURE(describe(t));
   CAPTURE(count);
   const committed_type c = commit(t);
-  const pack_plan p = plan_packing(c);
+  const pack_plan p = plan_packing(c, options);
   CAPTURE(describe(p));
   const serialized_view v = c.view();
   const i64 total = count * t.elements(), bytes = count * t.size();
   if (total == 0) return;
   if (p.method == pack_method::elements) {
     CHECK(!p.not_strided_because.empty());
+    return;
+  }
+  if (p.method == pack_method::run_list) {
+    // Every element of an instance lies in the run whose packed range holds it, as far into it in both
+    // buffers; runs start where the last one ended in the packed bytes, and the divisor divides them.
+    REQUIRE(p.run_count >= 1);
+    REQUIRE(p.tables.size() == static_cast<std::size_t>(2 * p.run_count));
+    const i64 *run_in = p.tables.data(), *run_out = p.tables.data() + p.run_count;
+    REQUIRE(run_out[0] == 0);
+    for (i64 j = 0; j < p.run_count; ++j) {
+      if (j > 0) REQUIRE(run_out[j] > run_out[j - 1]);
+      REQUIRE(run_in[j] % p.offset_divisor == 0);
+      REQUIRE(run_out[j] % p.offset_divisor == 0);
+    }
+    REQUIRE(t.size() % p.offset_divisor == 0);
+    for (i64 i = 0; i < t.elements(); ++i) {
+      const element_place e = locate(v, 1, i);
+      const i64 j = detail::block_of(run_out, p.run_count, e.out);
+      REQUIRE(e.in == run_in[j] + (e.out - run_out[j]));
+    }
     return;
   }
   i64 segments = 0, segment_bytes = 0, divisor = 0;
@@ -185,18 +205,24 @@ TEST_CASE("datatype_gpu.plan_of_each_constructor") {
     const pack_plan p = plan_packing(commit(gapped_struct()));
     CHECK(p.method == pack_method::elements);
   }
-  SUBCASE("indexed blocks of one length are a table; of several lengths, runs of their gcd") {
+  SUBCASE("indexed blocks of one length are a table; of several lengths, a run list (or runs of their gcd)") {
     const pack_plan uniform = plan_packing(commit(indexed({3, 0, 3, 3}, {0, 5, 10, 20}, f32)));
     CHECK(uniform.method == pack_method::strided);
     REQUIRE(uniform.dims.size() == 1);
     CHECK(uniform.dims[0].has_table());
     CHECK(uniform.dims[0].count == 3);  // the empty block is left out
     CHECK(std::vector<i64>(uniform.tables.begin(), uniform.tables.end()) == std::vector<i64>{0, 40, 80});
-    const pack_plan varied = plan_packing(commit(hindexed({4, 6, 2}, {0, 64, 200}, f64)));
-    CHECK(varied.method == pack_method::runs);
-    CHECK(varied.segment_elements == 2);
-    CHECK(varied.segment_bytes == 16);
+    const committed_type c = commit(hindexed({4, 6, 2, 1}, {0, 64, 200, 216}, f64));
+    const pack_plan varied = plan_packing(c);
+    CHECK(varied.method == pack_method::run_list);
+    CHECK(varied.run_count == 3);  // the last block follows on from the third: one run
+    CHECK(varied.tables == std::vector<i64>{0, 64, 200, 0, 32, 80});
     CHECK(varied.offset_divisor == 8);
+    const pack_plan runs = plan_packing(c, plan_options{2});
+    CHECK(runs.method == pack_method::runs);
+    CHECK(runs.segment_elements == 1);
+    CHECK(runs.segment_bytes == 8);
+    CHECK(runs.offset_divisor == 8);
   }
   SUBCASE(
       "the faces of a 3-D array: one block, rows at a pitch, single doubles at a pitch; a patch: planes") {
@@ -225,12 +251,16 @@ TEST_CASE("datatype_gpu.plan_of_each_constructor") {
     CHECK(patch.rows_per_plane == 64);
     CHECK(patch.base == 5 * 64 * 8 + 3 * 8);
   }
-  SUBCASE("more dimensions than the kernels take become runs") {
+  SUBCASE("more dimensions than the kernels take become a run list, or runs") {
     datatype t = f64;
     for (int level = 0; level < 8; ++level) t = vector(2, 1, 3, t);
-    const pack_plan p = plan_packing(commit(t));
-    CHECK(p.method == pack_method::runs);
-    CHECK(p.segment_elements == 1);
+    const committed_type c = commit(t);
+    const pack_plan p = plan_packing(c);
+    CHECK(p.method == pack_method::run_list);
+    CHECK(p.run_count == 256);
+    const pack_plan runs = plan_packing(c, plan_options{255});
+    CHECK(runs.method == pack_method::runs);
+    CHECK(runs.segment_elements == 1);
   }
   SUBCASE("a copy-engine call needs a pitch within the device's limit") {
     const committed_type c = commit(vector(8, 1, 1 << 20, f64));
@@ -253,19 +283,24 @@ int random_type_count(int normally) {
 
 TEST_CASE("datatype_gpu.plans_place_every_segment_where_the_traversal_does") {
   // XF_DATATYPE_SEED=n replays one type; each type's seed is printed with a failure.
-  int methods[3] = {};
+  // A type listed as runs is checked also as the runs method (its plan when the list is not allowed).
+  int methods[4] = {};
   for (int n = 0; n < random_type_count(400); ++n) {
     const std::uint64_t seed = first_seed() + static_cast<std::uint64_t>(n);
     CAPTURE(seed);
     testing::random_types random(seed, testing::large_random_types);
     const datatype t = random.make(4);
-    ++methods[static_cast<int>(plan_packing(commit(t)).method)];
-    for (i64 count : {i64{1}, i64{2}, i64{5}}) check_plan_against_traversal(t, count);
+    const pack_method method = plan_packing(commit(t)).method;
+    ++methods[static_cast<int>(method)];
+    for (i64 count : {i64{1}, i64{2}, i64{5}}) {
+      check_plan_against_traversal(t, count);
+      if (method == pack_method::run_list) check_plan_against_traversal(t, count, plan_options{0});
+    }
   }
   // The random trees reach every method, or this test would not check them all.
   if (std::getenv("XF_DATATYPE_SEED") == nullptr) {
     CHECK(methods[static_cast<int>(pack_method::strided)] > 20);
-    CHECK(methods[static_cast<int>(pack_method::runs)] > 20);
+    CHECK(methods[static_cast<int>(pack_method::run_list)] > 20);
     CHECK(methods[static_cast<int>(pack_method::elements)] > 20);
   }
 }
@@ -331,9 +366,9 @@ std::vector<pack_path> paths_for(const device_type& d, i64 count) {
 
 /// gpu_pack by every path into `packed` (device or pinned host memory, at least packed_bytes + 16 bytes)
 /// equals host pack; gpu_unpack of the result onto a blank buffer equals host unpack (unless the type
-/// names a byte twice).
+/// names a byte twice). A type the plan lists as runs is checked again with the runs kernel.
 void check_on_gpu(const datatype& t, i64 count, std::uint64_t seed, std::byte* packed, cudaStream_t stream,
-                  int misalign = 0) {
+                  int misalign = 0, const plan_options& options = {}) {
   cudaPointerAttributes where{};
   XF_CUDA_TRY(cudaPointerGetAttributes(&where, packed));
   const bool packed_on_host = where.type == cudaMemoryTypeHost;
@@ -341,8 +376,10 @@ void check_on_gpu(const datatype& t, i64 count, std::uint64_t seed, std::byte* p
   CAPTURE(count);
   CAPTURE(misalign);
   const committed_type c = commit(t);
-  const device_type d(c);
+  const device_type d(c, options);
   CAPTURE(describe(d.plan()));
+  if (d.plan().method == pack_method::run_list)
+    check_on_gpu(t, count, seed, packed, stream, misalign, plan_options{0});
   device_user_buffer user(t, count, seed, misalign);
   const auto bytes = static_cast<std::size_t>(packed_bytes(c, count));
   bytes_t expected(bytes);
