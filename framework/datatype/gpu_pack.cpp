@@ -322,9 +322,11 @@ kernel_work::kernel_work(const device_type& t, std::int64_t count, pack_method m
         unit_bytes_dividing({divisor, low_address_bits(user_device), low_address_bits(packed_address)}));
     a.units_per_segment = root.size / a.unit_bytes;
     a.counts[0] = plan.run_count;
+    a.counts[1] = plan.bucket_shift;
     a.strides[0] = root.extent;
     a.tables[0] = t.device_tables();
     a.tables[1] = t.device_tables() + plan.run_count;
+    a.tables[2] = t.device_tables() + 2 * plan.run_count;
     a.last = count * a.units_per_segment;
   } else if (method == pack_method::runs) {
     const std::int64_t divisor = count > 1 ? std::gcd(plan.offset_divisor, root.extent) : plan.offset_divisor;

@@ -126,21 +126,25 @@ struct segment_units {
 };
 
 /// Unit u's byte offset from MPI's buf from the run list: its instance, then the last run of that
-/// instance starting at or before it in the packed bytes (binary search), and its place in that run.
+/// instance starting at or before it in the packed bytes (a binary search between the runs of its
+/// bucket's first byte and of the next bucket's), and its place in that run.
 template <class Index, class Divider>
 struct listed_units {
   Divider per_instance;
   Index units_per_instance;
   std::int64_t unit_bytes;
   std::int64_t extent;
-  const std::int64_t* run_in;   ///< bytes from buf, within instance 0
-  const std::int64_t* run_out;  ///< packed bytes within the instance, ascending
-  std::int64_t runs;
+  const std::int64_t* run_in;        ///< bytes from buf, within instance 0
+  const std::int64_t* run_out;       ///< packed bytes within the instance, ascending
+  const std::int64_t* bucket_first;  ///< the run holding each bucket's first packed byte, then the last run
+  unsigned bucket_shift;
 
   __device__ XF_FORCE_INLINE std::int64_t operator()(Index u) const {
     const Index instance = static_cast<Index>(per_instance.div(u));
     const std::int64_t out = static_cast<std::int64_t>(u - instance * units_per_instance) * unit_bytes;
-    const std::int64_t run = detail::block_of(run_out, runs, out);
+    const std::int64_t bucket = out >> bucket_shift;
+    const std::int64_t low = bucket_first[bucket], high = bucket_first[bucket + 1];
+    const std::int64_t run = low + block_of(run_out + low, high - low + 1, out);
     return static_cast<std::int64_t>(instance) * extent + run_in[run] + (out - run_out[run]);
   }
 };
@@ -316,7 +320,8 @@ void launch_run_list(const kernel_launch& a, cudaStream_t stream) {
                                            a.strides[0],
                                            a.tables[0],
                                            a.tables[1],
-                                           a.counts[0]};
+                                           a.tables[2],
+                                           static_cast<unsigned>(a.counts[1])};
   run_list_kernel<Unit, Index, Divider><<<a.blocks, a.threads, 0, stream>>>(a, units);
   check_launch("run_list_kernel<<<...>>>");
 }

@@ -57,8 +57,8 @@ struct kernel_launch {
   std::int64_t units_per_segment = 1;
 
   // strided: segment s lies at base + its digits' offsets, the innermost dimension last.
-  // run_list: counts[0] runs, tables[0] their offsets from buf, tables[1] their packed offsets,
-  // strides[0] the instances' extent
+  // run_list: counts[0] runs, tables[0] their offsets from buf, tables[1] their packed offsets, tables[2]
+  // the run of each bucket's first byte, counts[1] a bucket's bytes (log 2), strides[0] the instances' extent
   std::int64_t base = 0;
   int dims = 0;
   std::int64_t counts[max_strided_dims] = {};

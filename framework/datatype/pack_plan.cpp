@@ -119,10 +119,23 @@ bool list_runs(const serialized_view& v, const type_record& root, std::int64_t m
     divisor = gcd_with(divisor, e.run_bytes);
     i += e.run_elements;
   }
+  // Buckets of a power of two of packed bytes, at least the runs' average: a unit's run lies between the
+  // runs of its bucket's first byte and of the next bucket's, a few runs to search rather than all.
+  const auto runs = static_cast<std::int64_t>(in.size());
+  std::int64_t shift = 0;
+  while ((std::int64_t{1} << shift) * runs < root.size) ++shift;
+  const std::int64_t buckets = (root.size + (std::int64_t{1} << shift) - 1) >> shift;
   p.method = pack_method::run_list;
-  p.run_count = static_cast<std::int64_t>(in.size());
+  p.run_count = runs;
+  p.bucket_shift = shift;
+  p.bucket_count = buckets;
   p.tables = std::move(in);
   p.tables.insert(p.tables.end(), out.begin(), out.end());
+  for (std::int64_t b = 0, run = 0; b < buckets; ++b) {
+    while (run + 1 < runs && out[static_cast<std::size_t>(run + 1)] <= (b << shift)) ++run;
+    p.tables.push_back(run);
+  }
+  p.tables.push_back(runs - 1);
   p.offset_divisor = divisor;
   return true;
 }
@@ -283,7 +296,8 @@ std::string describe(const pack_plan& p) {
     return s.str();
   }
   if (p.method == pack_method::run_list) {
-    s << ": " << p.run_count << " runs an instance (" << p.not_strided_because << ")";
+    s << ": " << p.run_count << " runs an instance, in buckets of " << (std::int64_t{1} << p.bucket_shift)
+      << " B (" << p.not_strided_because << ")";
     return s.str();
   }
   s << ": segments of " << p.segment_elements << " elements, " << p.segment_bytes << " B";

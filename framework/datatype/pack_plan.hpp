@@ -52,9 +52,12 @@ struct pack_plan {
   std::int64_t base = 0;
   std::vector<strided_dim> dims;
   /// strided: the table dimensions' byte offsets, concatenated. run_list: the runs' byte offsets from buf,
-  /// then their packed byte offsets (ascending), run_count of each.
+  /// then their packed byte offsets (ascending), run_count of each; then for each bucket of
+  /// 2^bucket_shift packed bytes the run holding its first byte, and run_count - 1 (bucket_count + 1).
   std::vector<std::int64_t> tables;
-  std::int64_t run_count = 0;  ///< run_list: runs in one instance
+  std::int64_t run_count = 0;     ///< run_list: runs in one instance
+  std::int64_t bucket_shift = 0;  ///< run_list: a bucket's packed bytes, log 2 (about a run's average)
+  std::int64_t bucket_count = 0;  ///< run_list: buckets in one instance (at most run_count)
   /// strided, runs: a divisor of every segment's byte offset from buf within instance 0 (0 when all are 0).
   /// The kernels copy in units of the largest power of two dividing it, the segment and both pointers.
   /// run_list: a divisor of every run's offsets (user and packed) and length.

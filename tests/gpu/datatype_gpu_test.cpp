@@ -95,9 +95,13 @@ void check_plan_against_traversal(const datatype& t, i64 count, const plan_optio
   if (p.method == pack_method::run_list) {
     // Every element of an instance lies in the run whose packed range holds it, as far into it in both
     // buffers; runs start where the last one ended in the packed bytes, and the divisor divides them.
+    // Each bucket names the run holding its first byte; the kernel's search between a bucket's run and
+    // the next one's finds every element's run.
     REQUIRE(p.run_count >= 1);
-    REQUIRE(p.tables.size() == static_cast<std::size_t>(2 * p.run_count));
-    const i64 *run_in = p.tables.data(), *run_out = p.tables.data() + p.run_count;
+    REQUIRE(p.bucket_count >= 1);
+    REQUIRE(p.bucket_count <= p.run_count);
+    REQUIRE(p.tables.size() == static_cast<std::size_t>(2 * p.run_count + p.bucket_count + 1));
+    const i64 *run_in = p.tables.data(), *run_out = run_in + p.run_count, *bucket = run_out + p.run_count;
     REQUIRE(run_out[0] == 0);
     for (i64 j = 0; j < p.run_count; ++j) {
       if (j > 0) REQUIRE(run_out[j] > run_out[j - 1]);
@@ -105,9 +109,14 @@ void check_plan_against_traversal(const datatype& t, i64 count, const plan_optio
       REQUIRE(run_out[j] % p.offset_divisor == 0);
     }
     REQUIRE(t.size() % p.offset_divisor == 0);
+    REQUIRE(bucket[p.bucket_count] == p.run_count - 1);
+    for (i64 b = 0; b < p.bucket_count; ++b)
+      REQUIRE(bucket[b] == detail::block_of(run_out, p.run_count, b << p.bucket_shift));
     for (i64 i = 0; i < t.elements(); ++i) {
       const element_place e = locate(v, 1, i);
-      const i64 j = detail::block_of(run_out, p.run_count, e.out);
+      const i64 b = e.out >> p.bucket_shift;
+      const i64 j = bucket[b] + detail::block_of(run_out + bucket[b], bucket[b + 1] - bucket[b] + 1, e.out);
+      REQUIRE(j == detail::block_of(run_out, p.run_count, e.out));
       REQUIRE(e.in == run_in[j] + (e.out - run_out[j]));
     }
     return;
@@ -216,7 +225,10 @@ TEST_CASE("datatype_gpu.plan_of_each_constructor") {
     const pack_plan varied = plan_packing(c);
     CHECK(varied.method == pack_method::run_list);
     CHECK(varied.run_count == 3);  // the last block follows on from the third: one run
-    CHECK(varied.tables == std::vector<i64>{0, 64, 200, 0, 32, 80});
+    // 104 packed bytes in 3 runs: buckets of 64 bytes (at least the average run), the runs of bytes 0 and
+    // 64, then the last run.
+    CHECK(varied.bucket_shift == 6);
+    CHECK(varied.tables == std::vector<i64>{0, 64, 200, 0, 32, 80, 0, 1, 2});
     CHECK(varied.offset_divisor == 8);
     const pack_plan runs = plan_packing(c, plan_options{2});
     CHECK(runs.method == pack_method::runs);
