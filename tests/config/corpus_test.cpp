@@ -316,7 +316,13 @@ topics: {t: , u: {}}
                                                 "defaults.yaml", test::config_registry());
   CHECK(spec.name.empty());
   REQUIRE(spec.topics.size() == 2);
-  CHECK(spec.topics[0] == topic_spec{"t", 64 * KiB, 64, element_type::u32, frame_layout::row});
+  topic_spec expected;
+  expected.name = "t";
+  expected.frame_bytes = 64 * KiB;
+  expected.capacity = 64;
+  expected.element = element_type::u32;
+  expected.layout = frame_layout::row;
+  CHECK(spec.topics[0] == expected);
   REQUIRE(spec.operators.size() == 3);
   CHECK(spec.operators[0].on == placement::cpu);  // a CPU-only class
   CHECK(spec.operators[1].on == placement::gpu);  // a class with a GPU compute
