@@ -7,7 +7,8 @@ The layers, from the ground floor up (docs/architecture.md draws them):
   framework/files     the GPU file cache (includes only the ground floor)
   framework/shared    shared objects, ADSM/GMAC (includes only the ground floor)
   framework/datatype  MPI derived datatypes: trees, serialized form, traversal (only the ground floor)
-  framework/mpi       datatype send and receive between processes over MPI (datatype and ground floor)
+  framework/mpi       datatype send and receive between processes over MPI, topics carried between ranks
+                      (datatype, topics and ground floor)
   framework/model     topology spec, builder, YAML (datatypes too), operator contract, registry
   framework/plan      the plan, warp partition, cost model, tuner
   framework/kernel    the virtualised kernel's round as host/device steps
@@ -27,8 +28,9 @@ ALLOWED = {
     "framework/files": {"framework/core", "framework/files"},
     "framework/shared": {"framework/core", "framework/shared"},
     "framework/datatype": {"framework/core", "framework/datatype"},
-    # Datatype send and receive over MPI: above the datatype engine, and nothing includes it.
-    "framework/mpi": {"framework/core", "framework/datatype", "framework/mpi"},
+    # Datatype send and receive over MPI, and topics carried between ranks: above the datatype engine and
+    # the topics, and nothing includes it.
+    "framework/mpi": {"framework/core", "topics", "framework/datatype", "framework/mpi"},
     "framework/model": {"framework/core", "topics", "framework/files", "framework/shared",
                         "framework/datatype", "framework/model"},
     "framework/plan": {"framework/core", "topics", "framework/files", "framework/shared",

@@ -86,6 +86,7 @@ class bridge_receiver {
   void end(std::uint64_t end);
 
   std::uint64_t published() const noexcept { return published_; }
+  std::uint64_t frame_bytes() const noexcept { return view_.frame_bytes; }
 
  private:
   topic_view view_;

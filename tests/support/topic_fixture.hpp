@@ -27,10 +27,12 @@ namespace xf::test {
 /// The stress tests' sizes: a quarter of `normal` by default, which still crosses every slot of every
 /// topic many times and keeps each case to seconds, and `normal` itself in the long run (XF_LONG=1, as
 /// `tools/check.sh --long` sets it) outside the sanitizers.
-inline std::uint64_t stress_frames(std::uint64_t normal) {
+inline bool long_stress() {
   const char* long_run = std::getenv("XF_LONG");
-  const bool full = long_run != nullptr && std::string_view(long_run) == "1" && !under_sanitizer;
-  return full ? normal : normal / 4;
+  return long_run != nullptr && std::string_view(long_run) == "1" && !under_sanitizer;
+}
+inline std::uint64_t stress_frames(std::uint64_t normal) {
+  return long_stress() ? normal : normal / 4;
 }
 
 // ---- frame contents ---------------------------------------------------------------------------------
