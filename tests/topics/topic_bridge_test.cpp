@@ -11,39 +11,15 @@
 #include <vector>
 
 #include "framework/core/backoff.hpp"
-#include "tests/support/topic_fixture.hpp"
+#include "tests/support/carried_stream.hpp"
 #include "topics/bridge_endpoint.hpp"
-#include "topics/topic_driver.hpp"
 
 namespace {
 
 using namespace xf;
 using namespace xf::test;
 
-constexpr std::uint64_t salt = 31;
-
-/// What the writer publishes at `offset`: a void every seventh offset, else a frame of varying length.
-bool void_at(std::uint64_t offset) {
-  return offset % 7 == 3;
-}
-
-/// The writer's frame at `offset`: its offset, its pattern, and the pattern's complement in the last whole
-/// word of its valid bytes (the bridge carries only those).
-void write_carried(std::byte* data, std::uint64_t offset, std::uint64_t bytes) {
-  const std::uint64_t p = pattern(offset, salt), last = bytes / 8 - 1;
-  std::memcpy(data, &offset, 8);
-  std::memcpy(data + 8, &p, 8);
-  const std::uint64_t end = ~p;
-  std::memcpy(data + last * 8, &end, 8);
-}
-bool carried_intact(const std::byte* data, std::uint64_t offset, std::uint64_t bytes) {
-  std::uint64_t words[3];
-  std::memcpy(&words[0], data, 8);
-  std::memcpy(&words[1], data + 8, 8);
-  std::memcpy(&words[2], data + (bytes / 8 - 1) * 8, 8);
-  const std::uint64_t p = pattern(offset, salt);
-  return words[0] == offset && words[1] == p && words[2] == ~p;
-}
+const carried_stream stream{31};
 
 /// One message of the loopback carrier: a frame (with a copy of its bytes) or the end of stream.
 struct carried {
@@ -86,31 +62,6 @@ class loopback {
   std::size_t most_ = 0;
 };
 
-/// Reads group `group` of `view` to the end, checking each offset in order; returns offsets seen.
-std::uint64_t read_in_order(const topic_view& view, std::uint32_t group, const std::string& who,
-                            const std::atomic<bool>& abort, failure_log& failures) {
-  rng r(group * 977 + who.size());
-  for (std::uint64_t expected = 0;; ++expected) {
-    const delivery d = next_frame(view, group, abort);
-    if (d.ended) {
-      if (d.offset != expected) failures.add(who + ": ended at " + std::to_string(d.offset));
-      return expected;
-    }
-    if (d.offset != expected)
-      failures.add(who + ": got offset " + std::to_string(d.offset) + ", expected " +
-                   std::to_string(expected));
-    if (void_at(d.offset) != d.is_void())
-      failures.add(who + ": offset " + std::to_string(d.offset) + (d.is_void() ? " void" : " not void"));
-    if (!d.is_void()) {
-      if (d.slot->bytes != pattern_bytes(d.offset, view.frame_bytes) || d.slot->tag != d.offset * 3 ||
-          d.slot->born_ns != d.offset + 1000 || !carried_intact(d.data(view), d.offset, d.slot->bytes))
-        failures.add(who + ": offset " + std::to_string(d.offset) + " arrived changed");
-    }
-    r.maybe_yield();
-    view.release(group, d.offset);
-  }
-}
-
 struct bridge_case {
   std::uint32_t writer_capacity;
   std::uint32_t reader_capacity;
@@ -131,20 +82,8 @@ void run_bridge(const bridge_case& c) {
   std::uint64_t seen[3] = {};
   {
     worker_team team(abort, failures);
-    team.spawn("writer", [&] {
-      for (std::uint64_t o = 0; o < c.frames; ++o) {
-        if (void_at(o)) {
-          publish_void(va, reserve_void_at(va, o, abort));
-          continue;
-        }
-        const publish_ticket t = reserve_at(va, "a", o, abort);
-        const std::uint64_t bytes = pattern_bytes(o, va.frame_bytes);
-        write_carried(t.data, o, bytes);
-        publish_frame(va, t, bytes, o * 3, o + 1000);
-      }
-      va.close(c.frames);
-    });
-    team.spawn("a group 0", [&] { seen[0] = read_in_order(va, 0, "a group 0", abort, failures); });
+    team.spawn("writer", [&] { stream.publish(va, "a", c.frames, abort); });
+    team.spawn("a group 0", [&] { seen[0] = stream.read(va, 0, "a group 0", abort, failures); });
     team.spawn("bridge sender", [&] {
       bridge_sender sender(va, 1);
       rng r(5);
@@ -178,8 +117,8 @@ void run_bridge(const bridge_case& c) {
         receiver.publish(m->frame.offset, m->frame.bytes, m->frame.tag, m->frame.flags, m->frame.born_ns);
       }
     });
-    team.spawn("b group 0", [&] { seen[1] = read_in_order(vb, 0, "b group 0", abort, failures); });
-    team.spawn("b group 1", [&] { seen[2] = read_in_order(vb, 1, "b group 1", abort, failures); });
+    team.spawn("b group 0", [&] { seen[1] = stream.read(vb, 0, "b group 0", abort, failures); });
+    team.spawn("b group 1", [&] { seen[2] = stream.read(vb, 1, "b group 1", abort, failures); });
     team.join();
   }
   INFO(failures.str());
