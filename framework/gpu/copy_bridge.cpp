@@ -221,8 +221,8 @@ struct copy_bridge::lane {
   }
 };
 
-copy_bridge::copy_bridge(const std::vector<topic>& topics, std::vector<route> routes)
-    : topics_(topics), routes_(std::move(routes)) {
+copy_bridge::copy_bridge(const std::vector<topic>& topics, std::vector<route> routes, int device)
+    : topics_(topics), routes_(std::move(routes)), device_(device) {
   for (const route& r : routes_) {
     auto l = std::make_unique<lane>();
     const topic& t = topics_.at(r.topic);
@@ -233,9 +233,8 @@ copy_bridge::copy_bridge(const std::vector<topic>& topics, std::vector<route> ro
     l->host = t.view();
     l->min_batch_bytes = std::min(min_run_bytes, t.config().frame_bytes * capacity / 4);
     if (l->select) {
-      int device = 0, max_pitch = 0;
-      XF_CUDA_TRY(cudaGetDevice(&device));
-      XF_CUDA_TRY(cudaDeviceGetAttribute(&max_pitch, cudaDevAttrMaxPitch, device));
+      int max_pitch = 0;
+      XF_CUDA_TRY(cudaDeviceGetAttribute(&max_pitch, cudaDevAttrMaxPitch, device_));
       l->two_d = t.config().frame_bytes <= static_cast<std::uint64_t>(max_pitch);
       l->chosen = std::make_unique<chosen_parts[]>(capacity);
     }
@@ -364,6 +363,9 @@ void copy_bridge::choose_ahead(lane& l) {
 void copy_bridge::loop() {
   lane* current = nullptr;
   try {
+    // The current device is per thread, and a new one's is GPU 0: the copies, events and streams are the
+    // run's GPU's, and a call on GPU 0 would create a context there for nothing.
+    XF_CUDA_TRY(cudaSetDevice(device_));
     backoff wait(idle_wait);
     while (!stop_.load(std::memory_order_relaxed)) {
       bool progress = false, all_done = true;

@@ -86,8 +86,9 @@ class copy_bridge {
   };
 
   /// Allocates each routed topic's device replica (cudaMalloc: capacity × frame bytes), seq or release
-  /// words and streams. `topics` must outlive the bridge. Throws cuda_error.
-  copy_bridge(const std::vector<topic>& topics, std::vector<route> routes);
+  /// words and streams on GPU `device` (a CUDA ordinal), which must be the calling thread's current
+  /// device; the bridge's thread makes it its own. `topics` must outlive the bridge. Throws cuda_error.
+  copy_bridge(const std::vector<topic>& topics, std::vector<route> routes, int device);
   ~copy_bridge();
   copy_bridge(const copy_bridge&) = delete;
   copy_bridge& operator=(const copy_bridge&) = delete;
@@ -127,10 +128,11 @@ class copy_bridge {
 
   const std::vector<topic>& topics_;
   std::vector<route> routes_;
+  int device_;
   std::vector<std::unique_ptr<lane>> lanes_;
   /// Threads that choose the parts of a selecting route's frames as they are published, ahead of the
   /// bridge's thread (the index is read frame by frame on the CPU, which one thread cannot do at the link's
-  /// rate); none without a selecting route.
+  /// rate); none without a selecting route. They make no CUDA call.
   std::vector<std::thread> choosers_;
   std::atomic<bool> choice_failed_{false};
   std::exception_ptr choice_error_;  ///< the first choice that threw (under error_mutex_)

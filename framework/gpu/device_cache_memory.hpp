@@ -12,12 +12,16 @@ namespace xf {
 
 class device_cache_memory final : public cache_memory {
  public:
-  device_cache_memory() = default;
+  /// On GPU `device` (a CUDA ordinal: the run's).
+  explicit device_cache_memory(int device) : device_(device) {}
+  /// On the calling thread's current device (programs that chose one themselves).
+  device_cache_memory();
   ~device_cache_memory() override;
   device_cache_memory(const device_cache_memory&) = delete;
   device_cache_memory& operator=(const device_cache_memory&) = delete;
 
   /// Throws run_error naming the bytes asked and the device memory free when the device cannot hold them.
+  /// Makes `device` the calling thread's current device (cudaMalloc and cudaMemGetInfo take no device).
   void* allocate(std::size_t bytes, cache_place place, bool zero) override;
   void upload(void* kernel_dst, const void* host_src, std::size_t bytes) override;
   void download(void* host_dst, const void* kernel_src, std::size_t bytes) override;
@@ -31,6 +35,7 @@ class device_cache_memory final : public cache_memory {
     void* p;
     cache_place place;
   };
+  int device_;
   std::vector<block> blocks_;
 };
 

@@ -6,25 +6,47 @@
 #include <cuda_runtime_api.h>
 
 namespace xf {
+namespace {
 
-device_status probe_device() noexcept {
+std::string describe(cudaError_t err) {
+  std::string text = std::string(cudaGetErrorName(err)) + ": " + cudaGetErrorString(err);
+  cudaGetLastError();  // clear it: the host executor runs on
+  return text;
+}
+
+}  // namespace
+
+std::uint32_t device_count() noexcept {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess) {
+    cudaGetLastError();
+    return 0;
+  }
+  return static_cast<std::uint32_t>(count);
+}
+
+device_status probe_device(std::uint32_t ordinal) noexcept {
   device_status status;
+  status.ordinal = ordinal;
   int count = 0;
   cudaError_t err = cudaGetDeviceCount(&count);
   if (err != cudaSuccess) {
-    status.reason = std::string(cudaGetErrorName(err)) + ": " + cudaGetErrorString(err);
-    cudaGetLastError();  // clear it: the host executor runs on
+    status.reason = describe(err);
     return status;
   }
   if (count == 0) {
     status.reason = "no CUDA-capable device";
     return status;
   }
+  if (ordinal >= static_cast<std::uint32_t>(count)) {
+    status.reason = "no GPU " + std::to_string(ordinal) + ": this machine has " + std::to_string(count) +
+                    (count == 1 ? " GPU (0)" : " GPUs (0-" + std::to_string(count - 1) + ")");
+    return status;
+  }
   cudaDeviceProp prop{};
-  err = cudaGetDeviceProperties(&prop, 0);
+  err = cudaGetDeviceProperties(&prop, static_cast<int>(ordinal));
   if (err != cudaSuccess) {
-    status.reason = std::string(cudaGetErrorName(err)) + ": " + cudaGetErrorString(err);
-    cudaGetLastError();
+    status.reason = describe(err);
     return status;
   }
   // The GPU executor's topics need CPU and GPU to touch managed memory at once, and its persistent

@@ -3,10 +3,15 @@
 
 namespace xf {
 
-device_status probe_device() noexcept {
+device_status probe_device(std::uint32_t ordinal) noexcept {
   device_status status;
+  status.ordinal = ordinal;
   status.reason = "built without CUDA";
   return status;
+}
+
+std::uint32_t device_count() noexcept {
+  return 0;
 }
 
 }  // namespace xf

@@ -76,6 +76,7 @@ device_run::device_run(const plan& p, std::vector<topic>& topics,
                        managed_topic_memory& memory, const kernel_files* readers,
                        std::span<const shared::version_table_view> objects)
     : plan_(p),
+      device_(static_cast<int>(p.device)),
       topics_(topics),
       program_(program),
       blocks_(p.blocks),
@@ -87,6 +88,9 @@ device_run::device_run(const plan& p, std::vector<topic>& topics,
   XF_EXPECTS(op_count >= 1 && op_count <= max_kernel_operators, "1 to 32 kernel operators");
   XF_EXPECTS(params.size() == op_count, "one params blob per kernel operator");
   XF_EXPECTS(accumulators.size() == op_count, "one accumulator per kernel operator");
+  // Everything below, and the launch and the watchdog's calls after it, are on the plan's GPU through this
+  // thread's current device (cudaMalloc, streams and the launch take none).
+  XF_CUDA_TRY(cudaSetDevice(device_));
 
   auto catalog = [&](std::size_t bytes) {
     void* ptr = memory_.allocate(bytes, topic_layer::catalog, memory_side::device);
@@ -111,7 +115,7 @@ device_run::device_run(const plan& p, std::vector<topic>& topics,
     if (p.topics[t].dma)
       routes.push_back({t, p.topics[t].dma_to_device,
                         p.topics[t].dma_to_device ? gpu_pages_read(p, t, operators) : frame_selector{}});
-  bridge_ = std::make_unique<copy_bridge>(topics, std::move(routes));
+  bridge_ = std::make_unique<copy_bridge>(topics, std::move(routes), device_);
   auto* views = static_cast<topic_view*>(catalog(sizeof(topic_view) * topics.size()));
   for (std::size_t t = 0; t < topics.size(); ++t)
     views[t] = bridge_->routes(t) ? bridge_->kernel_view(t) : topics[t].view();
@@ -194,9 +198,8 @@ device_run::device_run(const plan& p, std::vector<topic>& topics,
   costs_ = device_buffer<op_cost>(op_count);
   costs_copy_ = pinned_buffer<op_cost>(op_count);
   {
-    int device = 0, khz = 0;
-    XF_CUDA_TRY(cudaGetDevice(&device));
-    XF_CUDA_TRY(cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, device));
+    int khz = 0;
+    XF_CUDA_TRY(cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, device_));
     sm_clock_khz_ = static_cast<std::uint64_t>(khz);
   }
   scratch_ = device_buffer<std::byte>(scratch_per_block * blocks_);

@@ -33,7 +33,8 @@ class device_run {
   /// starts from (a GPU sink's, prepared on the host; empty for maps). Throws cuda_error or run_error (an
   /// operator whose class is not compiled into `program`).
   /// `readers` (null without GPU file readers) must outlive this object too. `objects`: the shared
-  /// objects' version tables as the kernel reads them (indexed like plan.objects).
+  /// objects' version tables as the kernel reads them (indexed like plan.objects). Runs on GPU p.device,
+  /// which it makes the calling thread's current device: call the other members from that thread.
   device_run(const plan& p, std::vector<topic>& topics, const std::vector<std::vector<std::byte>>& params,
              const std::vector<std::span<const std::byte>>& accumulators,
              const std::vector<const host_kernel_op*>& operators, const kernel_program& program,
@@ -103,6 +104,7 @@ class device_run {
   void set_up_readers(kernel_op* ops, std::uint32_t item_count);
 
   const plan& plan_;
+  int device_;  ///< the plan's GPU (CUDA ordinal)
   std::vector<topic>& topics_;
   const kernel_program& program_;
   std::uint32_t blocks_ = 0;

@@ -2,9 +2,22 @@
 #include "framework/gpu/object_replica.hpp"
 
 namespace xf {
+namespace {
 
-cuda_version_replica::cuda_version_replica(shared::versioned_object& object, shared::version_words* words)
-    : buffers_(object.host_buffers().size()) {
+/// Makes `device` the calling thread's current device. A writer's thread that never chose one has GPU 0
+/// current, and its first call would create GPU 0's primary context: memory on a GPU this process may not
+/// run on (another rank's, perhaps).
+void use_device(int device) {
+  int current = -1;
+  XF_CUDA_TRY(cudaGetDevice(&current));
+  if (current != device) XF_CUDA_TRY(cudaSetDevice(device));
+}
+
+}  // namespace
+
+cuda_version_replica::cuda_version_replica(shared::versioned_object& object, shared::version_words* words,
+                                           int device)
+    : device_(device), buffers_(object.host_buffers().size()) {
   const std::span<std::byte> host = object.host_buffers();
   XF_CUDA_TRY(cudaHostRegister(host.data(), host.size(), cudaHostRegisterDefault));
   pinned_buffers_ = host.data();
@@ -21,12 +34,14 @@ cuda_version_replica::~cuda_version_replica() {
 }
 
 void cuda_version_replica::copy(std::uint64_t at, const std::byte* host, std::uint64_t bytes) {
+  use_device(device_);
   XF_CUDA_TRY(cudaMemcpyAsync(buffers_.get() + at, host, bytes, cudaMemcpyHostToDevice, stream_.get()));
 }
 
 void cuda_version_replica::finish() {
   // The writer spins on the copies' event rather than sleeping in cudaStreamSynchronize: a version's
   // copies take microseconds, and a publish is how long readers of the next frames wait.
+  use_device(device_);
   XF_CUDA_TRY(cudaEventRecord(copied_.get(), stream_.get()));
   for (;;) {
     const cudaError_t e = cudaEventQuery(copied_.get());

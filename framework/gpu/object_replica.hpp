@@ -2,7 +2,8 @@
 // kernel (framework/shared/versioned_object.hpp): each publish copies the blocks that changed from the
 // host's buffer of that version, on a stream of the replica's own, and waits for them before the version's
 // entry is stored. The host buffers are pinned for the copy engines; the version table's words are pinned
-// and mapped, since the kernel reads the horizon and the entries where the writer stores them.
+// and mapped, since the kernel reads the horizon and the entries where the writer stores them. The writer
+// publishes on a thread of its own (a CPU operator's worker), which the replica makes use its GPU.
 #pragma once
 
 #include <memory>
@@ -14,13 +15,17 @@ namespace xf {
 
 class cuda_version_replica final : public shared::version_replica {
  public:
-  /// For `object`, whose table is `words` (page-aligned host memory the caller owns). Throws cuda_error.
-  cuda_version_replica(shared::versioned_object& object, shared::version_words* words);
+  /// For `object`, whose table is `words` (page-aligned host memory the caller owns), on GPU `device` (a
+  /// CUDA ordinal; the buffers are allocated on the calling thread's current device, which must be it).
+  /// Throws cuda_error.
+  cuda_version_replica(shared::versioned_object& object, shared::version_words* words, int device);
   ~cuda_version_replica() override;
   cuda_version_replica(const cuda_version_replica&) = delete;
   cuda_version_replica& operator=(const cuda_version_replica&) = delete;
 
   const std::byte* buffers() const override { return buffers_.get(); }
+  /// Called by the object's writer, on its own thread: each first makes `device` that thread's current
+  /// device (only a cudaGetDevice when it already is).
   void copy(std::uint64_t at, const std::byte* host, std::uint64_t bytes) override;
   void finish() override;
   /// The words as kernels address them.
@@ -29,6 +34,7 @@ class cuda_version_replica final : public shared::version_replica {
   void leak() noexcept;
 
  private:
+  int device_;
   device_buffer<std::byte> buffers_;
   cuda_stream stream_;
   cuda_event copied_;

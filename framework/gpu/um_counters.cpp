@@ -56,7 +56,7 @@ std::string cupti_message(CUptiResult r) {
 
 }  // namespace
 
-um_counters::um_counters() {
+um_counters::um_counters(int device) {
   if (g_active.exchange(true)) {
     why_ = "another run is collecting unified-memory counters";
     return;
@@ -74,7 +74,7 @@ um_counters::um_counters() {
   for (int i = 0; i < 4; ++i) {
     config[i].scope = CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_SCOPE_PROCESS_SINGLE_DEVICE;
     config[i].kind = kinds[i];
-    config[i].deviceId = 0;
+    config[i].deviceId = static_cast<std::uint32_t>(device);
     config[i].enable = 1;
   }
   CUptiResult r = cuptiActivityConfigureUnifiedMemoryCounter(config, 4);
@@ -145,7 +145,7 @@ std::vector<um_traffic> um_counters::stop(std::size_t owners) {
 
 #else  // no CUPTI in this build
 
-um_counters::um_counters() : why_("built without CUPTI") {}
+um_counters::um_counters(int) : why_("built without CUPTI") {}
 um_counters::~um_counters() = default;
 void um_counters::add_range(std::uintptr_t, std::uint64_t, std::size_t) {}
 std::vector<um_traffic> um_counters::stop(std::size_t owners) {

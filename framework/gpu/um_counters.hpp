@@ -22,7 +22,8 @@ struct um_traffic {
 /// instance at a time. Start before the topics' memory is touched by the GPU, stop after the kernel ended.
 class um_counters {
  public:
-  um_counters();
+  /// Counts the traffic between the host and GPU `device` (a CUDA ordinal: the one the run's kernel is on).
+  explicit um_counters(int device);
   ~um_counters();
   um_counters(const um_counters&) = delete;
   um_counters& operator=(const um_counters&) = delete;

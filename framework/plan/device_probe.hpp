@@ -9,12 +9,21 @@ namespace xf {
 
 struct device_status {
   bool usable = false;
-  std::string description;  ///< "NVIDIA H100 80GB HBM3 (sm_90, 132 SMs, 79.1 GiB)" when usable
-  std::string reason;       ///< why not, when not usable ("built without CUDA", "no CUDA-capable device")
+  std::uint32_t ordinal = 0;  ///< the GPU probed (its CUDA ordinal)
+  std::string description;    ///< "NVIDIA H100 80GB HBM3 (sm_90, 132 SMs, 79.1 GiB)" when usable
+  /// Why not, when not usable ("built without CUDA", "no CUDA-capable device", "no GPU 2: this machine
+  /// has 2 GPUs (0-1)").
+  std::string reason;
   std::uint32_t sm_count = 0;
 };
 
-/// Probes device 0 through the CUDA runtime (when built with CUDA). Never throws.
-device_status probe_device() noexcept;
+/// Probes GPU `ordinal` through the CUDA runtime (when built with CUDA): an ordinal among the devices
+/// CUDA_VISIBLE_DEVICES leaves visible, as cudaSetDevice takes it. The calling thread's current device
+/// stays as it was. Never throws.
+device_status probe_device(std::uint32_t ordinal = 0) noexcept;
+
+/// The GPUs this process sees (cudaGetDeviceCount): 0 in a build without CUDA, without a driver, or on
+/// any error. Never throws.
+std::uint32_t device_count() noexcept;
 
 }  // namespace xf

@@ -24,6 +24,15 @@ class device_kernel_executor final : public kernel_executor {
   device_kernel_executor(run_context& run, const run_options& options)
       : run_(run), program_(options.kernel), stop_after_tuning_(options.stop_after_tuning) {
     XF_EXPECTS(program_ != nullptr, "the device executor needs the launcher's kernel_program");
+    // This thread makes the run's memory, launches the kernel and watches it: everything it does is on
+    // the plan's GPU, and the calls that take no device (cudaMemGetInfo, cudaMalloc, the launch, streams)
+    // use the thread's current one. Before any other CUDA call, so no context is made on GPU 0 for nothing.
+    const std::uint32_t device = run_.plan_of().device;
+    try {
+      XF_CUDA_TRY(cudaSetDevice(static_cast<int>(device)));
+    } catch (const cuda_error& e) {
+      throw run_error(fault_site{}, "cannot run on GPU " + std::to_string(device) + ": " + e.what());
+    }
   }
   ~device_kernel_executor() override {
     if (device_ && device_->wedged()) {
@@ -37,7 +46,7 @@ class device_kernel_executor final : public kernel_executor {
   std::unique_ptr<topic_memory> topic_memory_for_run() override;
   void configure_topic(std::size_t t, topic_config& config) const override;
   std::unique_ptr<cache_memory> cache_memory_for_run() override {
-    return std::make_unique<device_cache_memory>();
+    return std::make_unique<device_cache_memory>(static_cast<int>(run_.plan_of().device));
   }
   void start(std::vector<std::thread>& threads) override;
   void watch() override;
@@ -78,7 +87,7 @@ std::unique_ptr<topic_memory> device_kernel_executor::topic_memory_for_run() {
   const plan& p = run_.plan_of();
   // Never ask for more managed memory than the card has free: the topics' and catalog's managed memory
   // stays within 90% of it, whatever the policies migrate where.
-  um_ = std::make_unique<um_counters>();  // enabled before any managed memory exists
+  um_ = std::make_unique<um_counters>(static_cast<int>(p.device));  // before any managed memory exists
   std::size_t free_bytes = 0, total_bytes = 0;
   XF_CUDA_TRY(cudaMemGetInfo(&free_bytes, &total_bytes));
   // The copy engines' device replicas (cudaMalloc) come out of the same 90% first.
@@ -94,7 +103,8 @@ std::unique_ptr<topic_memory> device_kernel_executor::topic_memory_for_run() {
                           " free): lower its capacity or frame size, or set its transfer to mapped");
     budget -= replica;
   }
-  return std::make_unique<managed_topic_memory>(run_.spec().runtime.coherence, 0, budget);
+  return std::make_unique<managed_topic_memory>(run_.spec().runtime.coherence, static_cast<int>(p.device),
+                                                budget);
 }
 
 void device_kernel_executor::configure_topic(std::size_t t, topic_config& config) const {
@@ -128,7 +138,8 @@ void device_kernel_executor::start(std::vector<std::thread>&) {
   for (std::size_t i = 0; i < shared_objects.size(); ++i) {
     shared::version_table_view v = shared_objects.host_views()[i];
     if (shared_objects.read_in_kernel(i)) {
-      auto replica = std::make_unique<cuda_version_replica>(shared_objects.object(i), v.words);
+      auto replica = std::make_unique<cuda_version_replica>(shared_objects.object(i), v.words,
+                                                            static_cast<int>(p.device));
       v.words = replica->device_words();
       v.buffers = replica->buffers();
       shared_objects.object(i).attach_replica(std::move(replica));

@@ -65,6 +65,28 @@ void check(CUresult r, const char* call) {
   throw std::runtime_error(std::string("shared objects: ") + call + " failed: " + (name ? name : "?"));
 }
 
+/// Makes `device` the calling thread's current device for one call that takes none (cudaMemGetInfo,
+/// cudaDeviceSynchronize), and gives the thread its own back after: the object space is called from the
+/// application's threads, whose current device is theirs to choose.
+class device_scope {
+ public:
+  explicit device_scope(int device) {
+    XF_CUDA_TRY(cudaGetDevice(&previous_));
+    if (previous_ == device) return;
+    XF_CUDA_TRY(cudaSetDevice(device));
+    switched_ = true;
+  }
+  ~device_scope() {
+    if (switched_) cuda_ok(cudaSetDevice(previous_));
+  }
+  device_scope(const device_scope&) = delete;
+  device_scope& operator=(const device_scope&) = delete;
+
+ private:
+  int previous_ = 0;
+  bool switched_ = false;
+};
+
 CUmemAllocationProp device_memory(int device) {
   CUmemAllocationProp p{};
   p.type = CU_MEM_ALLOCATION_TYPE_PINNED;
@@ -101,7 +123,10 @@ cuda_accelerator::~cuda_accelerator() {
 void* cuda_accelerator::allocate(std::size_t bytes) {
   const std::size_t size = (bytes + granularity_ - 1) / granularity_ * granularity_;
   std::size_t free_bytes = 0, total_bytes = 0;
-  XF_CUDA_TRY(cudaMemGetInfo(&free_bytes, &total_bytes));
+  {
+    const device_scope on(device_);
+    XF_CUDA_TRY(cudaMemGetInfo(&free_bytes, &total_bytes));
+  }
   if (size > free_bytes)
     throw std::runtime_error("shared objects: an object of " + std::to_string(bytes) + " bytes needs " +
                              std::to_string(size) + " bytes of GPU memory, and " +
@@ -190,6 +215,7 @@ void cuda_accelerator::bind_thread() {
 }
 
 void cuda_accelerator::wait_for_kernels() {
+  const device_scope on(device_);
   XF_CUDA_TRY(cudaDeviceSynchronize());
 }
 

@@ -28,7 +28,9 @@ namespace xf::shared {
 
 class cuda_accelerator final : public accelerator {
  public:
-  /// On CUDA device `device`; throws cuda_error where it cannot (no GPU, no virtual memory management).
+  /// On CUDA device `device`, which becomes the constructing thread's current device (the transfer
+  /// agent's thread makes it its own through bind_thread; allocate and wait_for_kernels switch to it for
+  /// their call). Throws cuda_error where it cannot (no GPU, no virtual memory management).
   explicit cuda_accelerator(int device = 0);
   ~cuda_accelerator() override;
   cuda_accelerator(const cuda_accelerator&) = delete;
