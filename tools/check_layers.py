@@ -14,7 +14,9 @@ The layers, from the ground floor up (docs/architecture.md draws them):
   framework/kernel    the virtualised kernel's round as host/device steps
   framework/gpu       the device driver: persistent kernel, device run, copy bridge
   operators           the built-in operators and their fused kernel
-  framework/runtime   run context, CPU workers, kernel executors, stats, launcher
+  framework/runtime   run context, CPU workers, kernel executors, stats
+  framework/launch    the launcher, and the processes that run a topology (one, or MPI ranks with their
+                      sessions: bridges and control messages)
 Prints every upward include as file:line and exits 1 when there is one.
 """
 import pathlib
@@ -29,7 +31,7 @@ ALLOWED = {
     "framework/shared": {"framework/core", "framework/shared"},
     "framework/datatype": {"framework/core", "framework/datatype"},
     # Datatype send and receive over MPI, and topics carried between ranks: above the datatype engine and
-    # the topics, and nothing includes it.
+    # the topics; the launcher's ranked runs include it.
     "framework/mpi": {"framework/core", "topics", "framework/datatype", "framework/mpi"},
     "framework/model": {"framework/core", "topics", "framework/files", "framework/shared",
                         "framework/datatype", "framework/model"},
@@ -45,6 +47,10 @@ ALLOWED = {
     "framework/runtime": {"framework/core", "topics", "framework/files", "framework/shared",
                           "framework/datatype", "framework/model", "framework/plan", "framework/kernel",
                           "framework/gpu", "operators", "framework/runtime"},
+    "framework/launch": {"framework/core", "topics", "framework/files", "framework/shared",
+                         "framework/datatype", "framework/mpi", "framework/model", "framework/plan",
+                         "framework/kernel", "framework/gpu", "operators", "framework/runtime",
+                         "framework/launch"},
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
 

@@ -9,7 +9,7 @@
 #include "framework/core/errors.hpp"
 #include "framework/core/units.hpp"
 #include "framework/model/spec_validation.hpp"
-#include "framework/runtime/launcher.hpp"
+#include "framework/launch/launcher.hpp"
 #include "operators/sources/columnar_table.hpp"
 #include "operators/sources/table_csv.hpp"
 

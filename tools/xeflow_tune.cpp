@@ -19,7 +19,7 @@
 #include "framework/plan/device_probe.hpp"
 #include "framework/plan/plan.hpp"
 #include "framework/runtime/executor.hpp"
-#include "framework/runtime/launcher.hpp"
+#include "framework/launch/launcher.hpp"
 #include "framework/runtime/logging.hpp"
 #include "operators/builtin.hpp"
 #include "operators/builtin_gpu.hpp"

@@ -16,6 +16,7 @@ std::optional<outgoing_frame> bridge_sender::next(std::uint64_t credit) {
     taken_ = true;
   }
   const poll_result state = view_.poll(next_);
+  credit_bound_ = state == poll_result::ready && next_ >= credit;
   if (state == poll_result::ended) return outgoing_frame{.offset = next_, .ended = true};
   if (state == poll_result::pending || next_ >= credit) return std::nullopt;
   const index_slot& slot = view_.slot(next_);

@@ -52,12 +52,16 @@ class bridge_sender {
 
   /// The offset next() returns next (frames before it were returned).
   std::uint64_t next_offset() const noexcept { return next_; }
+  /// Whether the last next() returned nothing only for want of credit: its offset is published, and the
+  /// reader has no slot free for it.
+  bool credit_bound() const noexcept { return credit_bound_; }
 
  private:
   topic_view view_;
   std::uint32_t group_;
   std::uint64_t next_ = 0;
   bool taken_ = false;  ///< next_ was taken from the group's cursor and not yet returned
+  bool credit_bound_ = false;
 };
 
 /// The reader's side: the topic's only publisher (its config has one publisher worker). Offsets land in

@@ -24,7 +24,7 @@
 #include "framework/model/spec_validation.hpp"
 #include "framework/model/topology_builder.hpp"
 #include "framework/runtime/executor.hpp"
-#include "framework/runtime/launcher.hpp"
+#include "framework/launch/launcher.hpp"
 #include "operators/builtin.hpp"
 #include "operators/builtin_gpu.hpp"
 #include "operators/sinks/table_versions.hpp"

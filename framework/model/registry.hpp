@@ -2,7 +2,7 @@
 // one line each (`registry.add<file_sink>("file_sink");`), GPU operators by their list
 // (`registry.add_gpu_operators<builtin_gpu_operators>();`, each under its class_name), the same list that
 // builds the kernel. Built-in operators join through `register_builtin_operators` (operators/builtin.hpp);
-// a user's launcher adds its own next to them (framework/runtime/launcher.hpp).
+// a user's launcher adds its own next to them (framework/launch/launcher.hpp).
 #pragma once
 
 #include <array>

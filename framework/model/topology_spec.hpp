@@ -161,6 +161,14 @@ struct operator_spec {
   std::uint32_t warps = 0;    ///< GPU operators: warps per block under the explicit partition (0: unset)
   /// The shared objects it takes: its class's object slot (operator_info::objects) → a shared object's name.
   std::map<std::string, std::string> shared;
+  /// The MPI rank it runs on (`rank:`, a number, or a name of runtime.ranks, which validation resolves
+  /// into `rank`). A topology run by one process runs every operator whatever its rank.
+  std::uint32_t rank = 0;
+  std::string rank_name;  ///< as written, when `rank:` named one of runtime.ranks; empty otherwise
+  /// GPU operators: the ordinal of the GPU its rank's kernel runs on (`device:`); unset: the rank's
+  /// position among the ranks of its node, modulo the node's GPUs. Every GPU operator of a rank that sets
+  /// it sets the same: a rank runs one kernel on one GPU.
+  std::optional<std::uint32_t> device;
   friend bool operator==(const operator_spec&, const operator_spec&) = default;
 };
 
@@ -181,6 +189,8 @@ struct runtime_spec {
   std::uint64_t part_bytes = 0;
   /// runtime.file_cache: given only for topologies whose operators read files through the cache.
   std::optional<file_cache_spec> file_cache;
+  /// runtime.ranks: names for MPI ranks, which operators' `rank:` may use instead of the number.
+  std::map<std::string, std::uint32_t> ranks;
   friend bool operator==(const runtime_spec&, const runtime_spec&) = default;
 };
 

@@ -2,6 +2,7 @@
 // endpoints.
 #include "framework/mpi/topic_link.hpp"
 
+#include <chrono>
 #include <utility>
 
 #include "framework/core/errors.hpp"
@@ -23,6 +24,12 @@ bool done(MPI_Request& request, const call_site& site) {
   int flag = 0;
   XF_MPI_TRY(MPI_Test(&request, &flag, MPI_STATUS_IGNORE), site);
   return flag != 0;
+}
+
+std::uint64_t steady_ns() {
+  return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                        std::chrono::steady_clock::now().time_since_epoch())
+                                        .count());
 }
 
 /// Cancels and frees a request left in flight (a link destroyed mid-stream: the run is unwinding).
@@ -89,11 +96,19 @@ bool topic_link_sender::step() {
     if (f->ended) {
       end_sent_ = true;
     } else {
-      ++counters_.frames;
+      if (counters_.frames++ == 0) counters_.first_ns = steady_ns();
       counters_.bytes += f->bytes;
     }
   }
-  return end_sent_ && sends_.empty() && last_credit_;
+  if (sender_.credit_bound() && !end_sent_) {
+    if (credit_wait_since_ == 0) credit_wait_since_ = steady_ns();
+  } else if (credit_wait_since_ != 0) {
+    counters_.credit_wait_ns += steady_ns() - credit_wait_since_;
+    credit_wait_since_ = 0;
+  }
+  const bool finished = end_sent_ && sends_.empty() && last_credit_;
+  if (finished && counters_.end_ns == 0) counters_.end_ns = steady_ns();
+  return finished;
 }
 
 // ---- the reader's end -------------------------------------------------------------------------------
@@ -154,10 +169,11 @@ bool topic_link_receiver::step() {
     if (h.ended != 0) {
       receiver_.end(h.offset);
       ended_ = true;
+      counters_.end_ns = steady_ns();
       break;
     }
     receiver_.publish(h.offset, h.bytes, h.tag, h.flags, h.born_ns);
-    ++counters_.frames;
+    if (counters_.frames++ == 0) counters_.first_ns = steady_ns();
     counters_.bytes += h.bytes;
   }
   // Done once the closing word (sent by a later step than the one that saw the end) has left.

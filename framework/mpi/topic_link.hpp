@@ -46,6 +46,10 @@ struct link_counters {
   std::uint64_t frames = 0;  ///< frames (void ones included)
   std::uint64_t bytes = 0;   ///< valid bytes
   std::uint64_t credit_messages = 0;
+  /// The writer's end: time a published frame waited for the reader's credit.
+  std::uint64_t credit_wait_ns = 0;
+  /// Host clock (steady, ns) of the first frame sent or received, and of the end of stream; 0 before.
+  std::uint64_t first_ns = 0, end_ns = 0;
 };
 
 /// The writer's rank's end.
@@ -80,7 +84,8 @@ class topic_link_sender {
   MPI_Request credit_request_ = MPI_REQUEST_NULL;
   std::deque<in_flight> sends_;
   bool end_sent_ = false;
-  bool last_credit_ = false;  ///< the reader's closing word arrived
+  bool last_credit_ = false;             ///< the reader's closing word arrived
+  std::uint64_t credit_wait_since_ = 0;  ///< when the frame now waiting for credit began to (0: none)
   link_counters counters_;
 };
 

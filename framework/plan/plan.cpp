@@ -53,14 +53,86 @@ void split_frames(planned_operator& po, const topic_spec& in, std::uint32_t bloc
   po.part_bytes = part;
 }
 
+/// A ranked run's part: drops the topics and shared objects none of this rank's operators touch (the
+/// operators of the other ranks were never added) and renumbers what is left.
+void keep_this_ranks_part(plan& p) {
+  constexpr std::size_t dropped = ~std::size_t{0};
+  std::vector<std::size_t> topic_at(p.topics.size(), dropped), object_at(p.objects.size(), dropped);
+  for (const planned_operator& po : p.operators) {
+    for (std::size_t t : po.inputs) topic_at[t] = 0;
+    for (std::size_t t : po.outputs) topic_at[t] = 0;
+    for (std::size_t o : po.objects)
+      if (o != no_object) object_at[o] = 0;
+  }
+  std::vector<planned_topic> topics;
+  for (std::size_t t = 0; t < p.topics.size(); ++t)
+    if (topic_at[t] != dropped) {
+      topic_at[t] = topics.size();
+      topics.push_back(std::move(p.topics[t]));
+    }
+  std::vector<planned_object> objects;
+  for (std::size_t o = 0; o < p.objects.size(); ++o)
+    if (object_at[o] != dropped) {
+      object_at[o] = objects.size();
+      objects.push_back(std::move(p.objects[o]));
+    }
+  p.topics = std::move(topics);
+  p.objects = std::move(objects);
+  for (planned_operator& po : p.operators) {
+    for (std::size_t& t : po.inputs) t = topic_at[t];
+    for (std::size_t& t : po.outputs) t = topic_at[t];
+    for (std::size_t& o : po.objects)
+      if (o != no_object) o = object_at[o];
+  }
+}
+
+/// A ranked run's bridges at this rank: a topic published on another rank is fed here by a bridge (one
+/// publisher worker); a topic published here gets a bridge to every other rank with subscribers.
+void plan_bridges(plan& p, const topology_spec& spec) {
+  for (const bridge_route& route : bridge_routes(spec)) {
+    const topic_spec* spec_topic = &spec.topics[route.topic];
+    const auto t = std::find_if(p.topics.begin(), p.topics.end(),
+                                [&](const planned_topic& pt) { return pt.spec == spec_topic; });
+    if (t == p.topics.end()) continue;  // neither end is this rank's
+    if (route.to == p.rank) {
+      t->bridge_from = route.from;
+      t->publisher_workers = 1;
+    } else if (route.from == p.rank) {
+      t->bridge_to.push_back(route.to);
+    }
+  }
+}
+
 }  // namespace
+
+std::vector<bridge_route> bridge_routes(const topology_spec& spec) {
+  std::vector<bridge_route> routes;
+  for (std::size_t t = 0; t < spec.topics.size(); ++t) {
+    const std::string& name = spec.topics[t].name;
+    auto touches = [&](const std::vector<std::string>& names) {
+      return std::find(names.begin(), names.end(), name) != names.end();
+    };
+    const auto writer = std::find_if(spec.operators.begin(), spec.operators.end(),
+                                     [&](const operator_spec& o) { return touches(o.outputs); });
+    if (writer == spec.operators.end()) continue;
+    std::vector<std::uint32_t> readers;
+    for (const operator_spec& o : spec.operators)
+      if (touches(o.inputs) && o.rank != writer->rank) readers.push_back(o.rank);
+    std::sort(readers.begin(), readers.end());
+    readers.erase(std::unique(readers.begin(), readers.end()), readers.end());
+    for (std::uint32_t r : readers) routes.push_back({t, writer->rank, r});
+  }
+  return routes;
+}
 
 plan make_plan(const topology_spec& spec, const operator_registry& registry, const plan_options& options) {
   plan p;
   std::map<std::string, std::size_t, std::less<>> topic_index;
   for (const auto& t : spec.topics) {
     topic_index.emplace(t.name, p.topics.size());
-    p.topics.push_back(planned_topic{&t, {}, {}, 0});
+    planned_topic pt;
+    pt.spec = &t;
+    p.topics.push_back(std::move(pt));
   }
 
   std::map<std::string, std::size_t, std::less<>> object_index;
@@ -75,7 +147,22 @@ plan make_plan(const topology_spec& spec, const operator_registry& registry, con
   p.partition = spec.runtime.partition;
   p.watchdog_ms = spec.runtime.watchdog_ms;
 
+  if (options.part) {
+    const rank_part& part = *options.part;
+    XF_EXPECTS(part.ranks > 0 && part.rank < part.ranks, "a rank among the run's ranks");
+    p.rank = part.rank;
+    p.ranks = part.ranks;
+    for (const auto& o : spec.operators)
+      if (o.rank >= part.ranks)
+        throw config_error(spec.position_of_field("operators." + o.name, "rank"),
+                           "operator '" + o.name + "' is placed on rank " + std::to_string(o.rank) +
+                               ", but this run has " + std::to_string(part.ranks) +
+                               (part.ranks == 1 ? " rank" : " ranks") + " (0 to " +
+                               std::to_string(part.ranks - 1) + "; mpirun -n sets how many)");
+  }
+
   for (const auto& o : spec.operators) {
+    if (options.part && o.rank != options.part->rank) continue;
     planned_operator po;
     po.spec = &o;
     po.entry = registry.find(o.class_name);
@@ -118,9 +205,12 @@ plan make_plan(const topology_spec& spec, const operator_registry& registry, con
     p.operators.push_back(std::move(po));
   }
 
+  if (options.part) keep_this_ranks_part(p);
+
   // Executor: the device when a GPU is usable, the launcher has a kernel with every GPU operator of the
   // topology compiled in, and nothing forces the host.
   const device_capabilities& dev = options.device;
+  p.device = dev.ordinal;
   bool any_kernel_op = false;
   std::string missing;  // a GPU operator whose class the launcher's kernel lacks
   std::size_t missing_op = 0;
@@ -265,6 +355,8 @@ plan make_plan(const topology_spec& spec, const operator_registry& registry, con
     }
   }
 
+  if (options.part) plan_bridges(p, spec);
+
   // Start order: Kahn's algorithm over operator → topic → operator edges (validation rejected cycles).
   std::vector<std::size_t> pending_inputs(p.operators.size());
   for (std::size_t i = 0; i < p.operators.size(); ++i) {
@@ -298,6 +390,13 @@ plan make_plan(const topology_spec& spec, const operator_registry& registry, con
       return std::any_of(t.publishers.begin(), t.publishers.end(), on_gpu) ||
              std::any_of(t.subscribers.begin(), t.subscribers.end(), on_gpu);
     };
+    // A bridge's ends are CPU threads: the receiving end a CPU publisher, the sending ends CPU subscribers.
+    auto gpu_publishers_only = [&](const planned_topic& t) {
+      return !t.bridge_from && std::all_of(t.publishers.begin(), t.publishers.end(), on_gpu);
+    };
+    auto gpu_subscribers_only = [&](const planned_topic& t) {
+      return t.bridge_to.empty() && std::all_of(t.subscribers.begin(), t.subscribers.end(), on_gpu);
+    };
     const bool cpu_relay =
         std::any_of(p.operators.begin(), p.operators.end(), [&](const planned_operator& po) {
           if (po.in_kernel || po.inputs.empty() || po.outputs.empty()) return false;
@@ -309,10 +408,10 @@ plan make_plan(const topology_spec& spec, const operator_registry& registry, con
     // the other, frames placed by the coherence policy (the `naive` frames layer is the ablation's
     // baseline: plain managed memory, nothing else), and transfer dma, or auto as above.
     for (planned_topic& t : p.topics) {
-      if (t.publishers.empty()) continue;
-      const bool gpu_publishers = std::all_of(t.publishers.begin(), t.publishers.end(), on_gpu);
+      if (t.publishers.empty() && !t.bridge_from) continue;
+      const bool gpu_publishers = gpu_publishers_only(t);
       const bool cpu_publishers = std::none_of(t.publishers.begin(), t.publishers.end(), on_gpu);
-      const bool crosses = gpu_publishers ? !std::all_of(t.subscribers.begin(), t.subscribers.end(), on_gpu)
+      const bool crosses = gpu_publishers ? !gpu_subscribers_only(t)
                                           : std::any_of(t.subscribers.begin(), t.subscribers.end(), on_gpu);
       const transfer_mode mode = t.spec->transfer;
       t.dma = (gpu_publishers || cpu_publishers) && crosses &&
@@ -327,8 +426,7 @@ plan make_plan(const topology_spec& spec, const operator_registry& registry, con
       const planned_topic& in = p.topics[frame_topic(po)];
       // Where the kernel finds the frames: device memory for GPU-only topics and the copy engines' replica.
       auto in_device_memory = [&](const planned_topic& t) {
-        return t.dma || (std::all_of(t.publishers.begin(), t.publishers.end(), on_gpu) &&
-                         std::all_of(t.subscribers.begin(), t.subscribers.end(), on_gpu));
+        return t.dma || (gpu_publishers_only(t) && gpu_subscribers_only(t));
       };
       // A file reader's item spans rounds (its stages), over which the block's scratch would have to hold
       // its frames: it reads and writes the topics in place.
@@ -371,8 +469,10 @@ plan make_plan(const topology_spec& spec, const operator_registry& registry, con
 
 std::string plan::describe() const {
   std::ostringstream out;
-  out << "executor: " << (executor == resolved_executor::host ? "host" : "device") << " (" << executor_reason
-      << ")";
+  if (ranks > 1) out << "rank " << rank << " of " << ranks << ": ";
+  out << "executor: " << (executor == resolved_executor::host ? "host" : "device");
+  if (executor == resolved_executor::device && device != 0) out << " (GPU " << device << ")";
+  out << " (" << executor_reason << ")";
   if (!kernel_operators.empty()) {
     out << "; kernel: " << blocks << " blocks x " << warps_per_block << " warps, partition "
         << name_of(partition);
@@ -394,6 +494,10 @@ std::string plan::describe() const {
       if (executor == resolved_executor::device && po.stage_output) out << ", output staged";
     } else
       out << po.workers << (po.workers == 1 ? " thread" : " threads");
+  }
+  for (const planned_topic& t : topics) {
+    if (t.bridge_from) out << "\n  topic " << t.spec->name << ": carried from rank " << *t.bridge_from;
+    for (std::uint32_t r : t.bridge_to) out << "\n  topic " << t.spec->name << ": carried to rank " << r;
   }
   for (const planned_topic& t : topics)
     if (t.dma)

@@ -29,6 +29,22 @@ struct planned_topic {
   /// With `dma`: true when its publishers are CPU operators (frames go to the device), false when they
   /// are GPU operators (frames go to the host).
   bool dma_to_device = false;
+  /// A ranked run: the rank whose operators publish this topic, when it is another one. This rank's copy
+  /// of the topic is then published by a bridge's receiving end (its one publisher worker), at the
+  /// writer's offsets.
+  std::optional<std::uint32_t> bridge_from;
+  /// A ranked run, on the publishers' rank: the ranks whose operators subscribe too. Each gets a bridge
+  /// whose sending end is one more subscriber group, numbered after the operators' groups in this order.
+  std::vector<std::uint32_t> bridge_to;
+
+  /// Subscriber groups: the operators' and the bridges'.
+  std::uint32_t groups() const noexcept {
+    return static_cast<std::uint32_t>(subscribers.size() + bridge_to.size());
+  }
+  /// The group of the bridge to bridge_to[k].
+  std::uint32_t bridge_group(std::size_t k) const noexcept {
+    return static_cast<std::uint32_t>(subscribers.size() + k);
+  }
 };
 
 /// planned_operator::objects of an optional slot the topology left unbound.
@@ -72,6 +88,14 @@ struct planned_operator {
 };
 
 struct plan {
+  /// A ranked run: the rank this plan is the part of, and how many ranks run (the operators of the other
+  /// ranks are not in it; its topics are those its operators touch). One process: rank 0 of 1, every
+  /// operator whatever its `rank:`.
+  std::uint32_t rank = 0;
+  std::uint32_t ranks = 1;
+  /// The GPU ordinal the device executor runs on (this rank's GPU operators' `device:`, or the rank's
+  /// position on its node modulo the node's GPUs).
+  std::uint32_t device = 0;
   resolved_executor executor = resolved_executor::host;
   std::string executor_reason;  ///< why this executor (for the log)
   std::uint32_t blocks = 0;
@@ -121,8 +145,9 @@ inline constexpr std::uint32_t default_blocks_per_sm = 2;
 
 /// What the machine and the launcher's GPU kernel allow (filled by the launcher; all empty without one).
 struct device_capabilities {
-  bool usable = false;  ///< from probe_device()
-  std::string reason;   ///< why not usable
+  bool usable = false;        ///< from probe_device()
+  std::uint32_t ordinal = 0;  ///< the GPU probed
+  std::string reason;         ///< why not usable
   std::uint32_t sm_count = 0;
   /// Blocks of the kernel with `threads` threads that fit on one SM at once; empty: no kernel.
   std::function<int(int threads)> blocks_per_sm;
@@ -130,11 +155,30 @@ struct device_capabilities {
   std::function<bool(std::type_index)> compiled_in;
 };
 
+/// A ranked run's part to plan: this process's rank among `ranks`.
+struct rank_part {
+  std::uint32_t rank = 0;
+  std::uint32_t ranks = 1;
+};
+
 struct plan_options {
   bool force_host = false;  ///< --host
+  /// Set: plan only this rank's operators (a ranked run; every rank plans its own part of the same spec).
+  /// Unset: one process runs every operator.
+  std::optional<rank_part> part;
   device_capabilities device;
   std::uint32_t host_cores = 0;  ///< 0: std::thread::hardware_concurrency()
 };
+
+/// A topic carried from the rank that publishes it to one that subscribes to it too.
+struct bridge_route {
+  std::size_t topic = 0;  ///< index into spec.topics
+  std::uint32_t from = 0, to = 0;
+};
+/// Every bridge a ranked run of `spec` (validated) has, the same on every rank: topics in declaration
+/// order, each to its subscribers' ranks in increasing order. A rank's plan has its part of them
+/// (planned_topic::bridge_from, bridge_to).
+std::vector<bridge_route> bridge_routes(const topology_spec& spec);
 
 /// Resolves a validated spec. Throws config_error for what only the machine can refuse (executor: device
 /// without a usable GPU, more kernel operators than warps per block).

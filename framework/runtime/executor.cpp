@@ -2,6 +2,7 @@
 // for progress, and the stats once every thread has stopped.
 #include "framework/runtime/executor.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <thread>
@@ -11,6 +12,7 @@
 #include "framework/runtime/kernel_executor.hpp"
 #include "framework/runtime/run_context.hpp"
 #include "framework/runtime/stats_builder.hpp"
+#include "framework/runtime/topic_carrier.hpp"
 
 namespace xf {
 namespace {
@@ -90,7 +92,9 @@ run_stats run_topology(const plan& p, const topology_spec& spec, run_control& co
   };
   run_context run(p, spec, control);
   run.ledger = options.ledger;
+  run.replay = options.replay;
   std::unique_ptr<kernel_executor> executor;
+  topic_carrier* carrier = nullptr;  // attached: detached before the topics go
   std::vector<std::thread> threads;
   std::atomic<bool> workers_done{false};
   std::vector<run_progress> timeline;
@@ -101,6 +105,14 @@ run_stats run_topology(const plan& p, const topology_spec& spec, run_control& co
     run.make_topics(executor->topic_memory_for_run(),
                     [&](std::size_t t, topic_config& config) { executor->configure_topic(t, config); });
     end_phase("topics");
+    if (std::any_of(p.topics.begin(), p.topics.end(),
+                    [](const planned_topic& t) { return t.bridge_from || !t.bridge_to.empty(); })) {
+      XF_EXPECTS(options.carrier != nullptr, "a carrier for the plan's bridged topics");
+      std::vector<topic_view> views;
+      for (std::size_t t = 0; t < p.topics.size(); ++t) views.push_back(run.view(t));
+      options.carrier->attach(views, control);
+      carrier = options.carrier;
+    }
     run.make_operators();
     run.make_objects();
     run.make_file_cache(executor->cache_memory_for_run(), p.blocks);
@@ -124,6 +136,9 @@ run_stats run_topology(const plan& p, const topology_spec& spec, run_control& co
     control.fail(run_error(fault_site{}, e.what()));
   }
   for (auto& t : threads) t.join();
+  // The bridges outlive the workers: a stream this rank published is carried to its end, one it receives
+  // ends when its writer's does.
+  if (carrier != nullptr) carrier->detach();
   end_phase("run");
   workers_done.store(true);
   if (monitor.joinable()) monitor.join();
@@ -136,6 +151,9 @@ run_stats run_topology(const plan& p, const topology_spec& spec, run_control& co
   run_stats stats = build_stats(run, executor.get(), sinks, timeline,
                                 std::chrono::duration<double>(run_clock::now() - start).count());
   stats.phases = std::move(phases);
+  stats.rank = p.rank;
+  stats.ranks = p.ranks;
+  if (carrier != nullptr) stats.bridges = carrier->stats();
   return stats;
 }
 

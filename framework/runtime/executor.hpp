@@ -16,6 +16,7 @@ namespace xf {
 
 class kernel_program;
 class frame_ledger;
+class topic_carrier;
 
 /// Live totals for a progress line, sampled while the run goes on.
 struct run_progress {
@@ -37,6 +38,12 @@ struct run_options {
   bool stop_after_tuning = false;
   /// Non-null: every CPU subscriber records each frame it receives here (frame_ledger.hpp).
   frame_ledger* ledger = nullptr;
+  /// A ranked run: what carries the plan's bridged topics (topic_carrier.hpp); required when the plan
+  /// has bridges.
+  topic_carrier* carrier = nullptr;
+  /// A ranked run: the whole topology planned as one process, whose chains its verify sinks replay (a
+  /// source on another rank is replayed here). Null: the plan's own chains.
+  const plan* replay = nullptr;
 };
 
 /// Runs `p` (made from `spec`, which must outlive the call) to the end of every stream, an interrupt

@@ -30,6 +30,11 @@ class frame_ledger {
   /// a void offset). Thread-safe.
   void record(std::uint32_t topic, std::uint32_t group, std::uint64_t offset, const std::byte* data,
               std::uint64_t bytes, std::uint64_t tag, bool is_void);
+  /// Adds an entry recorded elsewhere (another rank's, when a ranked run merges its ledgers).
+  void add(const entry& e) {
+    std::lock_guard lock(mutex_);
+    entries_.push_back(e);
+  }
   /// Every entry, sorted by topic, group and offset.
   std::vector<entry> entries() const;
   /// One line per entry: "topic group offset bytes tag void crc32", topics by name.

@@ -192,4 +192,55 @@ reference_chain::reference_chain(const plan& p, const std::vector<operator_insta
 
 reference_chain::~reference_chain() = default;
 
+whole_topology_replay::whole_topology_replay(const plan& whole, const std::atomic<bool>* interrupted)
+    : whole_(whole), instances_(whole.operators.size()), started_(whole.operators.size(), false) {
+  for (std::size_t i : whole.start_order) {
+    const planned_operator& po = whole.operators[i];
+    const operator_role role = po.entry->info.role;
+    // Only what a chain replays: sources and maps that take no shared object (reference_chain skips the
+    // others). One that cannot be made or started here leaves its topic's chain unreplayable: a verify
+    // sink downstream then says so.
+    if ((role != operator_role::source && role != operator_role::map) || !po.objects.empty() ||
+        !po.entry->info.replayable)
+      continue;
+    std::vector<topic_info> inputs;
+    for (std::size_t t : po.inputs) inputs.push_back(topic_info_of(*whole.topics[t].spec));
+    try {
+      if (po.in_kernel) {
+        instances_[i].kernel = po.entry->make_host_kernel(po.spec->params, inputs);
+        continue;
+      }
+      instances_[i].cpu = po.entry->make_cpu(po.spec->params, inputs);
+      if (role != operator_role::source) continue;
+      operator_setup setup;
+      setup.name = po.spec->name;
+      setup.threads = po.workers;
+      setup.interrupted = interrupted;
+      for (std::size_t t : po.outputs) setup.outputs.push_back(topic_info_of(*whole.topics[t].spec));
+      instances_[i].cpu->on_start(setup);
+      started_[i] = true;
+    } catch (const std::exception&) {
+      instances_[i] = {};
+    }
+  }
+  chain_ = std::make_unique<reference_chain>(whole, instances_);
+}
+
+whole_topology_replay::~whole_topology_replay() {
+  chain_.reset();
+  for (std::size_t i = 0; i < instances_.size(); ++i)
+    if (started_[i]) {
+      try {
+        instances_[i].cpu->on_stop();
+      } catch (...) {  // a replay copy's stop says nothing about the run
+      }
+    }
+}
+
+const frame_reference* whole_topology_replay::for_topic(const topic_spec* t) const {
+  for (std::size_t k = 0; k < whole_.topics.size(); ++k)
+    if (whole_.topics[k].spec == t) return chain_->for_topic(k);
+  return nullptr;
+}
+
 }  // namespace xf

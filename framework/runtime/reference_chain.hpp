@@ -3,6 +3,7 @@
 // way (GPU operators through their host compute). Verify sinks compare what arrives against it.
 #pragma once
 
+#include <atomic>
 #include <memory>
 #include <vector>
 
@@ -42,6 +43,27 @@ class reference_chain {
   std::vector<std::unique_ptr<host_kernel_op>> replay_kernels_;
   std::vector<std::unique_ptr<frame_reference>> owned_;
   std::vector<const frame_reference*> by_topic_;
+};
+
+/// A ranked run's replays: the chains of the whole topology, over instances of its own, so that a verify
+/// sink on one rank replays a source and maps that run on others (the replayed chain does not care where
+/// they ran). `whole` is the plan of the whole topology as one process (it must outlive this object); its
+/// sources are started here for their replays, and stopped when this object goes.
+class whole_topology_replay {
+ public:
+  whole_topology_replay(const plan& whole, const std::atomic<bool>* interrupted);
+  ~whole_topology_replay();
+  whole_topology_replay(const whole_topology_replay&) = delete;
+  whole_topology_replay& operator=(const whole_topology_replay&) = delete;
+
+  /// What the topic `t` (a spec's topic) must hold, or null when its chain is not replayable here.
+  const frame_reference* for_topic(const topic_spec* t) const;
+
+ private:
+  const plan& whole_;
+  std::vector<operator_instance> instances_;
+  std::vector<bool> started_;
+  std::unique_ptr<reference_chain> chain_;
 };
 
 }  // namespace xf

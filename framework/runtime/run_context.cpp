@@ -99,6 +99,8 @@ void run_context::start_operators() {
   // The chain holds pointers to the instances; it replays sources only once the run is under way, and
   // start_order starts every source before the verify sinks downstream of it.
   references_ = std::make_unique<reference_chain>(plan_, instances_);
+  if (replay != nullptr)
+    whole_replay_ = std::make_unique<whole_topology_replay>(*replay, &control_.drain_flag());
   for (std::size_t i : plan_.start_order) {
     const planned_operator& po = plan_.operators[i];
     if (!instances_[i].cpu) continue;
@@ -109,7 +111,8 @@ void run_context::start_operators() {
     auto info = [&](std::size_t t) { return topic_info_of(*plan_.topics[t].spec); };
     for (std::size_t t : po.inputs) {
       setup.inputs.push_back(info(t));
-      setup.input_references.push_back(references_->for_topic(t));
+      setup.input_references.push_back(whole_replay_ ? whole_replay_->for_topic(plan_.topics[t].spec)
+                                                     : references_->for_topic(t));
     }
     for (std::size_t t : po.outputs) setup.outputs.push_back(info(t));
     setup.objects = objects_->ports_of(i);

@@ -134,6 +134,8 @@ class run_context {
   std::atomic<std::uint64_t> stream_last_ns{0};
   /// Non-null: what every CPU subscriber receives is recorded here (run_options::ledger).
   frame_ledger* ledger = nullptr;
+  /// Non-null: a ranked run's whole topology, whose chains the verify sinks replay (run_options::replay).
+  const plan* replay = nullptr;
   /// Detaches the topics, their memory and the file cache without freeing them: a wedged GPU kernel still
   /// owns them (freeing would wait for it). The caller ends the process.
   void leak() noexcept;
@@ -148,6 +150,7 @@ class run_context {
   std::vector<frame_selector> parts_read_;  ///< by topic
   std::vector<live_counters> counters_;
   std::unique_ptr<reference_chain> references_;
+  std::unique_ptr<whole_topology_replay> whole_replay_;
   std::vector<bool> started_;
   std::unique_ptr<file_cache> file_cache_;
   std::unique_ptr<run_objects> objects_;
@@ -164,7 +167,7 @@ void run_context::make_topics(std::unique_ptr<topic_memory> memory, Configure&& 
     config.name = pt.spec->name;
     config.frame_bytes = pt.spec->frame_bytes;
     config.capacity = pt.spec->capacity;
-    config.groups = static_cast<std::uint32_t>(pt.subscribers.size());
+    config.groups = pt.groups();
     config.publishers = pt.publisher_workers;
     configure(t, config);
     try {

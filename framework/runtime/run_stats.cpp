@@ -51,8 +51,10 @@ class text_table {
 std::string format_stats_table(const run_stats& s) {
   std::ostringstream out;
   const double wall = s.wall_seconds > 0 ? s.wall_seconds : 1e-9;
-  out << "topology " << (s.topology.empty() ? "(unnamed)" : s.topology) << ": " << name_of(s.status) << " in "
-      << fixed(s.wall_seconds, 3) << " s (executor: " << s.executor << ")\n";
+  out << "topology " << (s.topology.empty() ? "(unnamed)" : s.topology);
+  if (s.ranks > 1) out << ", rank " << s.rank << " of " << s.ranks;
+  out << ": " << name_of(s.status) << " in " << fixed(s.wall_seconds, 3) << " s (executor: " << s.executor
+      << ")\n";
   if (s.stream_seconds > 0) {
     std::uint64_t sink_bytes = 0;
     for (const auto& o : s.operators)
@@ -121,6 +123,15 @@ std::string format_stats_table(const run_stats& s) {
                    fixed(static_cast<double>(o.publishes.wait_ns) / 1e6, 3),
                    fixed(static_cast<double>(o.reader_wait_ns) / 1e6, 3)});
     out << "\nshared objects (versions published after the initial one):\n" << objects.str();
+  }
+  if (!s.bridges.empty()) {
+    text_table bridges({"topic", "to/from", "frames", "GB", "s", "GB/s", "credit wait s", "credits"});
+    for (const auto& b : s.bridges)
+      bridges.add({b.topic, (b.sends ? "to rank " : "from rank ") + std::to_string(b.peer),
+                   std::to_string(b.frames), fixed(gb(b.bytes), 3), fixed(b.seconds, 3),
+                   fixed(b.seconds > 0 ? gb(b.bytes) / b.seconds : 0, 3), fixed(seconds(b.credit_wait_ns), 3),
+                   std::to_string(b.credit_messages)});
+    out << "\nbridges (topics carried between ranks):\n" << bridges.str();
   }
   bool any_um = false;
   for (const auto& t : s.topics) any_um = any_um || t.um_known;
@@ -227,6 +238,10 @@ std::string format_stats_json(const run_stats& s) {
   nlohmann::ordered_json doc;
   doc["topology"] = s.topology;
   doc["executor"] = s.executor;
+  if (s.ranks > 1) {
+    doc["rank"] = s.rank;
+    doc["ranks"] = s.ranks;
+  }
   doc["status"] = std::string(name_of(s.status));
   if (!s.error.empty()) doc["error"] = s.error;
   doc["wall_seconds"] = s.wall_seconds;
@@ -302,6 +317,19 @@ std::string format_stats_json(const run_stats& s) {
                                        {"publish_seconds", seconds(o.publishes.publish_ns)},
                                        {"writer_wait_seconds", seconds(o.publishes.wait_ns)},
                                        {"reader_wait_seconds", seconds(o.reader_wait_ns)}});
+  }
+  if (!s.bridges.empty()) {
+    doc["bridges"] = nlohmann::ordered_json::array();
+    for (const auto& b : s.bridges)
+      doc["bridges"].push_back({{"topic", b.topic},
+                                {"peer", b.peer},
+                                {"direction", b.sends ? "send" : "receive"},
+                                {"frames", b.frames},
+                                {"bytes", b.bytes},
+                                {"seconds", b.seconds},
+                                {"gb_per_second", b.seconds > 0 ? gb(b.bytes) / b.seconds : 0.0},
+                                {"credit_wait_seconds", seconds(b.credit_wait_ns)},
+                                {"credit_messages", b.credit_messages}});
   }
   if (!s.um_note.empty()) doc["unified_memory_note"] = s.um_note;
   if (s.kernel) {

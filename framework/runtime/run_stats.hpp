@@ -9,6 +9,7 @@
 
 #include "framework/model/operator.hpp"
 #include "framework/plan/partition_tuner.hpp"
+#include "framework/runtime/topic_carrier.hpp"
 #include "framework/shared/versioned_object.hpp"
 
 namespace xf {
@@ -119,6 +120,8 @@ constexpr std::string_view name_of(run_status s) {
 struct run_stats {
   std::string topology;
   std::string executor;
+  /// A ranked run: this rank among `ranks` (one process: rank 0 of 1).
+  std::uint32_t rank = 0, ranks = 1;
   run_status status = run_status::completed;
   std::string error;  ///< the failure, when failed
   double wall_seconds = 0;
@@ -138,6 +141,7 @@ struct run_stats {
   std::vector<operator_stats> operators;
   std::vector<topic_stats> topics;
   std::vector<object_stats> objects;  ///< the topology's shared objects
+  std::vector<bridge_stats> bridges;  ///< a ranked run: the bridges of this rank's topics
   std::optional<kernel_breakdown> kernel;
   std::optional<partition_stats> partition;
   std::optional<file_cache_stats> file_cache;

@@ -14,13 +14,16 @@
 //   }
 #pragma once
 
+#include <cstdint>
 #include <functional>
+#include <optional>
 #include <typeindex>
 #include <vector>
 
 #include "framework/kernel/kernel_program.hpp"
 #include "framework/model/gpu_operator_list.hpp"
 #include "framework/model/registry.hpp"
+#include "framework/plan/plan.hpp"
 
 namespace xf {
 
@@ -32,15 +35,15 @@ enum exit_code : int {
   exit_interrupted = 130,  ///< SIGINT: the streams were drained and the stats printed
 };
 
-struct plan;
 struct topology_spec;
-struct plan_options;
 
 /// Plans a loaded, validated spec for this machine: probes the GPU (unless `force_host` or the spec's
 /// executor is host) and logs where the GPU operators run. Throws config_error. Shared by xeflow-run and
-/// xeflow-tune.
+/// xeflow-tune. A ranked run plans its `part`; its GPU is its GPU operators' `device:`, or `node_rank`
+/// (its position among its node's ranks) modulo the node's GPUs.
 plan plan_for_this_machine(const topology_spec& spec, const operator_registry& registry, bool force_host,
-                           const kernel_program* kernel);
+                           const kernel_program* kernel, const std::optional<rank_part>& part = std::nullopt,
+                           std::uint32_t node_rank = 0);
 
 /// A launcher's operators beyond the built-in CPU ones: what run_launcher<GpuOperators> passes on.
 struct launcher_operators {
@@ -51,7 +54,10 @@ struct launcher_operators {
 
 /// Parses the command line, loads and validates the topology, runs it and prints the stats, with the
 /// built-in CPU operators and `operators`. A GPU operator registered outside the kernel's list is refused
-/// (exit_config_error) before anything runs.
+/// (exit_config_error) before anything runs. Started by mpirun (or srun) as several processes, each is
+/// one rank: every rank loads and plans the whole topology and runs the operators placed on it (`rank:`),
+/// topics between ranks carried by bridges; rank 0 prints the plan, the stats and the errors of every
+/// rank, and every rank exits with the same code.
 int run_launcher(int argc, char** argv, const launcher_operators& operators);
 
 /// run_launcher with the GPU operators of `GpuOperators` (a gpu_operator_list, registered under their

@@ -1,0 +1,434 @@
+// xeflow-run: load, validate, plan and run a topology; print progress and stats. In a ranked run (mpirun)
+// every step that can fail is agreed on by every rank (the lowest rank with a problem reports it, every
+// rank exits with the same code), and rank 0 prints for all.
+#include "framework/launch/launcher.hpp"
+
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <typeindex>
+
+#include "framework/core/units.hpp"
+#include "framework/launch/process_group.hpp"
+#include "framework/model/spec_yaml.hpp"
+#include "framework/model/yaml_loader.hpp"
+#include "framework/plan/device_probe.hpp"
+#include "framework/plan/plan.hpp"
+#include "framework/runtime/executor.hpp"
+#include "framework/runtime/frame_ledger.hpp"
+#include "framework/runtime/logging.hpp"
+#include "operators/builtin.hpp"
+
+namespace xf {
+namespace {
+
+run_control* g_control = nullptr;  // the run SIGINT acts on
+std::atomic<int> g_interrupts{0};
+
+extern "C" void on_sigint(int) {
+  // First interrupt: drain (sources stop, in-flight frames finish); second: abort at once.
+  const int seen = g_interrupts.fetch_add(1);
+  if (g_control) {
+    if (seen == 0)
+      g_control->request_drain();
+    else
+      g_control->request_abort();
+  }
+}
+
+void print_operators(const operator_registry& registry) {
+  for (const operator_entry* e : registry.entries()) {
+    const operator_info& info = e->info;
+    std::cout << info.class_name << "  (" << name_of(info.role) << ", " << (info.gpu ? "gpu or cpu" : "cpu")
+              << ")\n    " << info.description << '\n';
+    if (!(info.elements == element_set::all()))
+      std::cout << "    element types: " << names_of(info.elements) << '\n';
+    for (const param_decl& p : info.params) {
+      std::cout << "    " << p.name << ": " << name_of(p.kind);
+      if (p.default_value)
+        std::cout << " = " << to_string(*p.default_value);
+      else
+        std::cout << " (required)";
+      std::cout << "  — " << p.description << '\n';
+    }
+    for (const object_slot_decl& o : info.objects) {
+      std::cout << "    shared " << o.name << ": " << name_of(o.access) << (o.optional ? ", optional" : "");
+      if (!(o.elements == element_set::all())) std::cout << ", " << names_of(o.elements);
+      std::cout << "  — " << o.description << '\n';
+    }
+  }
+}
+
+class progress_line {
+ public:
+  void show(const run_progress& p) {
+    const double gbytes = static_cast<double>(p.sink_bytes) / 1e9;
+    const double rate = p.elapsed_seconds > 0 ? gbytes / p.elapsed_seconds : 0;
+    std::fprintf(stderr, "\r  %8.1f s  %12llu frames  %9.3f GB  %8.3f GB/s ", p.elapsed_seconds,
+                 static_cast<unsigned long long>(p.sink_frames), gbytes, rate);
+    std::fflush(stderr);
+    shown_ = true;
+  }
+  void clear() {
+    if (shown_) std::fprintf(stderr, "\r%70s\r", "");
+  }
+
+ private:
+  bool shown_ = false;
+};
+
+/// What the GPU and the launcher's kernel allow, for the planner.
+device_capabilities describe_device(const device_status& device, const kernel_program* kernel) {
+  device_capabilities caps;
+  caps.usable = device.usable;
+  caps.reason = device.usable ? device.description : device.reason;
+  caps.sm_count = device.sm_count;
+  if (kernel) {
+    caps.blocks_per_sm = [kernel](int threads) { return kernel->blocks_per_sm(threads); };
+    caps.compiled_in = [kernel](std::type_index t) { return kernel->index_of(t).has_value(); };
+  }
+  return caps;
+}
+
+/// The GPU a rank runs on: its GPU operators' `device:` (validation made them agree), else its position
+/// on the node modulo the node's GPUs.
+std::uint32_t device_ordinal(const topology_spec& spec, const std::optional<rank_part>& part,
+                             std::uint32_t node_rank) {
+  for (const operator_spec& o : spec.operators)
+    if (o.on == placement::gpu && o.device && (!part || o.rank == part->rank)) return *o.device;
+  const std::uint32_t gpus = device_count();
+  return gpus == 0 ? 0 : node_rank % gpus;
+}
+
+/// How bad an outcome is, so that ranks agree on the worst: a failure, then an interrupt, then success.
+int severity(int code) {
+  return code == exit_run_failed ? 3 : code == exit_config_error ? 2 : code == exit_interrupted ? 1 : 0;
+}
+int code_of(int severity) {
+  return severity == 3   ? exit_run_failed
+         : severity == 2 ? exit_config_error
+         : severity == 1 ? exit_interrupted
+                         : exit_ok;
+}
+
+/// A ranked run's ledger entry in the numbering of one process running the whole topology: topics by their
+/// place in the spec, groups by their subscriber's place among the topic's subscribers in declaration
+/// order (make_plan's numbering), so that a ranked run's ledger compares with a single process's.
+frame_ledger::entry renumbered(const frame_ledger::entry& e, const plan& p, const topology_spec& spec) {
+  frame_ledger::entry out = e;
+  const planned_topic& t = p.topics[e.topic];
+  out.topic = static_cast<std::uint32_t>(t.spec - spec.topics.data());
+  const operator_spec* subscriber = p.operators[t.subscribers.at(e.group)].spec;
+  std::uint32_t group = 0;
+  for (const operator_spec& o : spec.operators) {
+    if (&o == subscriber) break;
+    group += static_cast<std::uint32_t>(std::count(o.inputs.begin(), o.inputs.end(), t.spec->name));
+  }
+  out.group = group;
+  return out;
+}
+
+/// Writes the ledger; a ranked run's ranks send theirs to rank 0, which writes them as one.
+void write_ledger(const std::string& path, const frame_ledger& ledger, const plan& p,
+                  const topology_spec& spec, process_group& group) {
+  std::vector<std::string> names;
+  if (group.size() == 1) {
+    for (const planned_topic& t : p.topics) names.push_back(t.spec->name);
+  } else {
+    std::string mine;
+    for (const frame_ledger::entry& e : ledger.entries()) {
+      const frame_ledger::entry g = renumbered(e, p, spec);
+      mine.append(reinterpret_cast<const char*>(&g), sizeof g);
+    }
+    const std::vector<std::string> all = group.gather(mine);
+    if (group.rank() != 0) return;
+    frame_ledger merged;
+    for (const std::string& part : all)
+      for (std::size_t at = 0; at + sizeof(frame_ledger::entry) <= part.size();
+           at += sizeof(frame_ledger::entry)) {
+        frame_ledger::entry e;
+        std::memcpy(&e, part.data() + at, sizeof e);
+        merged.add(e);
+      }
+    for (const topic_spec& t : spec.topics) names.push_back(t.name);
+    std::ofstream out(path);
+    merged.write(out, names);
+    if (!out) spdlog::error("cannot write the ledger to {}", path);
+    return;
+  }
+  std::ofstream out(path);
+  ledger.write(out, names);
+  if (!out) spdlog::error("cannot write the ledger to {}", path);
+}
+
+/// Agrees on a step every rank took: when some rank's `problem` is set, the lowest such rank prints it
+/// (naming itself when it is not rank 0) and every rank gets true (the caller exits with
+/// exit_config_error).
+bool any_rank_failed(process_group& group, const std::optional<std::string>& problem) {
+  const std::optional<std::uint32_t> failing = group.first_failing(!problem.has_value());
+  if (!failing) return false;
+  if (*failing == group.rank()) {
+    if (group.rank() != 0) std::cerr << "rank " << group.rank() << ": ";
+    std::cerr << *problem << '\n';
+  }
+  return true;
+}
+
+}  // namespace
+
+plan plan_for_this_machine(const topology_spec& spec, const operator_registry& registry, bool force_host,
+                           const kernel_program* kernel, const std::optional<rank_part>& part,
+                           std::uint32_t node_rank) {
+  plan_options options;
+  options.part = part;
+  options.force_host = force_host || spec.runtime.executor == executor_kind::host;
+  if (!options.force_host) {
+    const std::uint32_t ordinal = device_ordinal(spec, part, node_rank);
+    const device_status device = probe_device(ordinal);
+    options.device = describe_device(device, kernel);
+    options.device.ordinal = ordinal;
+    if (!device.usable)
+      spdlog::info("no usable GPU ({}): GPU operators run on the host executor", device.reason);
+    else
+      spdlog::info("GPU {}: {}", ordinal, device.description);
+  }
+  plan p = make_plan(spec, registry, options);
+  if (p.executor == resolved_executor::host && !p.kernel_operators.empty() && !options.force_host)
+    spdlog::info("GPU operators run on the host executor: {}", p.executor_reason);
+  return p;
+}
+
+int run_launcher(int argc, char** argv, const launcher_operators& operators) {
+  const kernel_program* kernel = operators.kernel;
+  CLI::App app{"xeflow-run: run a streaming topology across CPU and GPU"};
+  std::string topology_path;
+  std::vector<std::string> overrides;
+  bool force_host = false, validate_only = false, list_operators = false, show_plan = false;
+  std::string stats_format = "text";
+  int verbose = 0;
+  bool quiet = false;
+  app.add_option("topology", topology_path, "topology YAML file");
+  app.add_option("--set", overrides, "override a field: path=value (e.g. topics.in.capacity=8)")
+      ->type_name("PATH=VALUE");
+  app.add_flag("--host", force_host, "run GPU operators on the host executor even when a GPU is present");
+  app.add_flag("--validate", validate_only, "check the topology and exit");
+  app.add_flag("--plan", show_plan,
+               "print the plan (executor, workers, partition; each rank's under mpirun) and exit");
+  app.add_flag("--list-operators", list_operators, "list the registered operator classes and exit");
+  app.add_option("--stats", stats_format, "final stats format")->check(CLI::IsMember({"text", "json"}));
+  unsigned timeline_ms = 0;
+  app.add_option("--timeline-ms", timeline_ms,
+                 "record the sinks' frames and bytes every this many ms into the stats (JSON: timeline)");
+  std::string ledger_path;
+  app.add_option("--ledger", ledger_path,
+                 "write what every CPU subscriber received to this file: a line per topic, group and offset "
+                 "(bytes, source offset, void, CRC-32) — two runs of a topology compare line by line");
+  app.add_flag("-v,--verbose", verbose, "more logging (-vv: trace)");
+  app.add_flag("-q,--quiet", quiet, "warnings and errors only, no progress line");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e);
+    return code == 0 ? exit_ok : exit_config_error;
+  }
+
+  std::unique_ptr<process_group> group;
+  try {
+    group = join_process_group(argc, argv);
+  } catch (const config_error& e) {
+    std::cerr << "xeflow-run: error: " << e.first().message << '\n';
+    return exit_config_error;
+  } catch (const std::exception& e) {
+    std::cerr << "xeflow-run: error: cannot join the MPI job: " << e.what() << '\n';
+    return exit_config_error;
+  }
+  const bool ranked = group->size() > 1;
+  const bool lead = group->rank() == 0;  // prints what concerns every rank
+  configure_logging(quiet ? -1 : verbose, ranked ? "rank " + std::to_string(group->rank()) : "");
+
+  operator_registry registry;
+  register_builtin_cpu_operators(registry);
+  if (operators.add) operators.add(registry);
+  for (const operator_entry* e : registry.entries())
+    if (e->gpu_type && std::find(operators.kernel_types.begin(), operators.kernel_types.end(),
+                                 *e->gpu_type) == operators.kernel_types.end()) {
+      if (lead)
+        std::cerr << "xeflow-run: error: GPU operator class '" << e->info.class_name
+                  << "' is registered but not in the launcher's gpu_operator_list, which builds its kernel\n";
+      return exit_config_error;
+    }
+  if (list_operators) {
+    if (lead) print_operators(registry);
+    return exit_ok;
+  }
+  if (topology_path.empty()) {
+    if (lead) std::cerr << "xeflow-run: error: no topology given (try --help)\n";
+    return exit_config_error;
+  }
+
+  const auto load_start = std::chrono::steady_clock::now();
+  topology_spec spec;
+  std::optional<std::string> problem;
+  try {
+    spec = load_topology_file(topology_path, registry, overrides);
+  } catch (const config_error& e) {
+    problem = e.what();
+  }
+  if (any_rank_failed(*group, problem)) return exit_config_error;
+  if (ranked) {
+    // Every rank must run the same topology: the same file and overrides everywhere.
+    const std::vector<std::string> forms = group->gather(to_yaml(spec));
+    std::optional<std::string> differs;
+    for (std::size_t r = 1; r < forms.size(); ++r)
+      if (forms[r] != forms[0]) {
+        differs = "xeflow-run: error: rank " + std::to_string(r) +
+                  " loaded a different topology than rank 0 (" + topology_path +
+                  " and the --set overrides must be the same on every rank)";
+        break;
+      }
+    if (any_rank_failed(*group, differs)) return exit_config_error;
+  }
+  const auto loaded = std::chrono::steady_clock::now();
+  if (validate_only) {
+    if (lead) {
+      std::cout << topology_path << ": ok (" << spec.topics.size() << " topics, " << spec.operators.size()
+                << " operators";
+      if (ranked) std::cout << ", " << group->size() << " ranks";
+      std::cout << ")\n";
+    }
+    return exit_ok;
+  }
+  plan p;
+  try {
+    const std::optional<rank_part> part =
+        ranked ? std::optional<rank_part>{rank_part{group->rank(), group->size()}} : std::nullopt;
+    p = plan_for_this_machine(spec, registry, force_host, kernel, part, group->node_rank());
+  } catch (const config_error& e) {
+    problem = e.what();
+  }
+  if (any_rank_failed(*group, problem)) return exit_config_error;
+  if (ranked && lead) {
+    std::uint32_t highest = 0;
+    for (const operator_spec& o : spec.operators) highest = std::max(highest, o.rank);
+    if (highest + 1 < group->size())
+      spdlog::info("operators are placed on ranks 0 to {}: ranks {} to {} run none", highest, highest + 1,
+                   group->size() - 1);
+  } else if (!ranked) {
+    std::uint32_t highest = 0;
+    for (const operator_spec& o : spec.operators) highest = std::max(highest, o.rank);
+    if (highest > 0)
+      spdlog::info(
+          "operators are placed on ranks 0 to {}: this one process runs them all (mpirun -n {} "
+          "places them)",
+          highest, highest + 1);
+  }
+  if (show_plan) {
+    const std::vector<std::string> plans = group->gather(p.describe());
+    for (const std::string& text : plans) std::cout << text << '\n';
+    return exit_ok;
+  }
+  spdlog::info("{}", p.describe());
+
+  run_control control;
+  g_control = &control;
+  struct sigaction action {};
+  action.sa_handler = on_sigint;
+  sigemptyset(&action.sa_mask);
+  struct sigaction previous {
+  }, previous_term{};
+  sigaction(SIGINT, &action, &previous);
+  // mpirun passes an interrupt on to the ranks as SIGTERM (and SIGKILL a while later: Open MPI's
+  // odls_base_sigkill_timeout, 1 s by default).
+  if (ranked) sigaction(SIGTERM, &action, &previous_term);
+
+  progress_line progress;
+  run_options run_options;
+  run_options.kernel = kernel;
+  run_options.timeline_interval = std::chrono::milliseconds(timeline_ms);
+  frame_ledger ledger;
+  if (!ledger_path.empty()) run_options.ledger = &ledger;
+  if (!quiet && lead && isatty(STDERR_FILENO))
+    run_options.on_progress = [&](const run_progress& r) { progress.show(r); };
+  const std::chrono::duration<double> load_seconds = loaded - load_start,
+                                      plan_seconds = std::chrono::steady_clock::now() - loaded;
+  // The whole topology as one host process: what the verify sinks here replay of the chains upstream of
+  // them, wherever those run.
+  std::optional<plan> whole;
+  if (ranked) {
+    plan_options one_process;
+    one_process.force_host = true;
+    whole = make_plan(spec, registry, one_process);
+    run_options.replay = &*whole;
+  }
+  std::unique_ptr<rank_session> session = ranked ? group->start_session(spec, p, control) : nullptr;
+  run_options.carrier = session.get();
+  const auto run_start = std::chrono::steady_clock::now();
+  run_stats stats = run_topology(p, spec, control, run_options);
+  // Planning asks the GPU what it can run: its first CUDA call sets up the driver and the context. What
+  // run_topology took beyond its phases is the teardown (the topics' pinned frames freed, the kernel's
+  // buffers released).
+  const std::chrono::duration<double> run_seconds = std::chrono::steady_clock::now() - run_start;
+  double phase_seconds = 0;
+  for (const auto& ph : stats.phases) phase_seconds += ph.seconds;
+  stats.phases.insert(stats.phases.begin(),
+                      {{"load", load_seconds.count()}, {"GPU and plan", plan_seconds.count()}});
+  stats.phases.push_back({"teardown", std::max(0.0, run_seconds.count() - phase_seconds)});
+  progress.clear();
+  if (stats.status == xf::run_status::failed && stats.device_wedged) {
+    // The GPU kernel hung or faulted: tearing the CUDA context down would wait on it. End here (every
+    // rank, in a ranked run: the others cannot finish theirs without this one).
+    spdlog::error("{}", stats.error);
+    spdlog::default_logger()->flush();
+    group->end_job(exit_run_failed, "xeflow-run: the GPU kernel is wedged; ending");
+  }
+  const bool told = session && session->failure_was_told();
+  if (session) session->finish();
+  session.reset();
+  sigaction(SIGINT, &previous, nullptr);
+  if (ranked) sigaction(SIGTERM, &previous_term, nullptr);
+  g_control = nullptr;
+
+  if (!ledger_path.empty()) write_ledger(ledger_path, ledger, p, spec, *group);
+  const std::string shown = stats_format == "json" ? format_stats_json(stats) : format_stats_table(stats);
+  const std::vector<std::string> all_stats = group->gather(shown);
+  if (lead) {
+    if (!ranked)
+      std::cout << shown;
+    else if (stats_format == "json") {
+      std::cout << "{\"ranks\": " << group->size() << ", \"per_rank\": [";
+      for (std::size_t r = 0; r < all_stats.size(); ++r) std::cout << (r ? ",\n" : "\n") << all_stats[r];
+      std::cout << "\n]}";
+    } else {
+      for (std::size_t r = 0; r < all_stats.size(); ++r) std::cout << (r ? "\n" : "") << all_stats[r];
+    }
+    std::cout << (stats_format == "json" ? "\n" : "") << std::flush;
+  }
+  // The errors: every rank's own failure (a failure it was told of names its origin already).
+  const std::string own_error = stats.status == xf::run_status::failed && !told ? stats.error : "";
+  const std::vector<std::string> errors = group->gather(own_error);
+  for (std::size_t r = 0; r < errors.size(); ++r)
+    if (!errors[r].empty()) {
+      if (ranked)
+        spdlog::error("rank {}: {}", r, errors[r]);
+      else
+        spdlog::error("{}", errors[r]);
+    }
+  const int code = stats.status == xf::run_status::failed        ? exit_run_failed
+                   : stats.status == xf::run_status::interrupted ? exit_interrupted
+                                                                 : exit_ok;
+  const int agreed = code_of(group->max_over_ranks(severity(code)));
+  if (agreed == exit_interrupted && lead)
+    spdlog::warn("interrupted: streams drained, stats above are partial");
+  return agreed;
+}
+
+}  // namespace xf
