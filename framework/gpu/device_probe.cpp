@@ -16,6 +16,12 @@ std::string describe(cudaError_t err) {
 
 }  // namespace
 
+bool select_device(std::uint32_t ordinal) noexcept {
+  if (cudaSetDevice(static_cast<int>(ordinal)) == cudaSuccess) return true;
+  cudaGetLastError();
+  return false;
+}
+
 std::uint32_t device_count() noexcept {
   int count = 0;
   if (cudaGetDeviceCount(&count) != cudaSuccess) {

@@ -10,6 +10,10 @@ device_status probe_device(std::uint32_t ordinal) noexcept {
   return status;
 }
 
+bool select_device(std::uint32_t) noexcept {
+  return false;
+}
+
 std::uint32_t device_count() noexcept {
   return 0;
 }

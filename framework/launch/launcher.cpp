@@ -194,6 +194,8 @@ plan plan_for_this_machine(const topology_spec& spec, const operator_registry& r
   if (!options.force_host) {
     const std::uint32_t ordinal = device_ordinal(spec, part, node_rank);
     const device_status device = probe_device(ordinal);
+    // The kernel's occupancy is asked of the current device, and the run's thread runs on it.
+    if (device.usable) select_device(ordinal);
     options.device = describe_device(device, kernel);
     options.device.ordinal = ordinal;
     if (!device.usable)

@@ -22,6 +22,10 @@ struct device_status {
 /// stays as it was. Never throws.
 device_status probe_device(std::uint32_t ordinal = 0) noexcept;
 
+/// Makes GPU `ordinal` the calling thread's current device (what the launcher's kernel is asked about
+/// before planning: its occupancy there). False without CUDA or when CUDA refuses. Never throws.
+bool select_device(std::uint32_t ordinal) noexcept;
+
 /// The GPUs this process sees (cudaGetDeviceCount): 0 in a build without CUDA, without a driver, or on
 /// any error. Never throws.
 std::uint32_t device_count() noexcept;
