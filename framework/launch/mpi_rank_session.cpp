@@ -41,6 +41,7 @@ struct bridge_end {
   std::unique_ptr<mpi::topic_link_sender> sender;
   std::unique_ptr<mpi::topic_link_receiver> receiver;
   bool done = false;
+  bool failed = false;          ///< its step threw: the run fails, the link is stepped no more
   mpi::link_counters counters;  ///< kept when the link goes
 };
 
@@ -93,11 +94,12 @@ class mpi_session final : public rank_session {
     attach_requested_ = true;
   }
 
-  void detach() override {
+  bool detach() override {
     std::unique_lock lock(mutex_);
-    if (!attach_requested_) return;
+    if (!attach_requested_) return false;
     detach_requested_ = true;
     changed_.wait(lock, [&] { return links_released_; });
+    return abandoned_;
   }
 
   std::vector<bridge_stats> stats() const override {
@@ -206,7 +208,7 @@ class mpi_session final : public rank_session {
   bool step_links() {
     bool progressed = false;
     for (bridge_end& e : ends_) {
-      if (e.done) continue;
+      if (e.done || e.failed) continue;
       try {
         const mpi::link_counters before = e.sends ? e.sender->counters() : e.receiver->counters();
         e.done = e.sends ? e.sender->step() : e.receiver->step();
@@ -217,7 +219,7 @@ class mpi_session final : public rank_session {
         control_.fail(run_error(fault_site{{}, e.topic, {}},
                                 std::string("the bridge ") + (e.sends ? "to" : "from") + " rank " +
                                     std::to_string(e.peer) + " failed: " + ex.what()));
-        e.done = true;
+        e.failed = true;
       }
     }
     return progressed;
@@ -228,9 +230,11 @@ class mpi_session final : public rank_session {
     release_links_locked();
   }
 
-  /// Keeps each link's counters and destroys it (a link not done cancels what it has in flight).
+  /// Keeps each link's counters and destroys it. A link not done cancels what it has in flight; a send
+  /// (or a receive already under way) may still complete later, so its topic must outlive the run.
   void release_links_locked() {
     for (bridge_end& e : ends_) {
+      if (!e.done && (e.sender || e.receiver)) abandoned_ = true;
       if (e.sender) e.counters = e.sender->counters();
       if (e.receiver) e.counters = e.receiver->counters();
       e.sender.reset();
@@ -354,6 +358,7 @@ class mpi_session final : public rank_session {
   std::vector<topic_view> views_;
   bool attach_requested_ = false, detach_requested_ = false, finish_requested_ = false;
   bool links_released_ = false;
+  bool abandoned_ = false;  ///< a link was released before it was done
   std::thread thread_;
 };
 

@@ -138,7 +138,7 @@ run_stats run_topology(const plan& p, const topology_spec& spec, run_control& co
   for (auto& t : threads) t.join();
   // The bridges outlive the workers: a stream this rank published is carried to its end, one it receives
   // ends when its writer's does.
-  if (carrier != nullptr) carrier->detach();
+  const bool transfers_in_flight = carrier != nullptr && carrier->detach();
   end_phase("run");
   workers_done.store(true);
   if (monitor.joinable()) monitor.join();
@@ -154,6 +154,7 @@ run_stats run_topology(const plan& p, const topology_spec& spec, run_control& co
   stats.rank = p.rank;
   stats.ranks = p.ranks;
   if (carrier != nullptr) stats.bridges = carrier->stats();
+  if (transfers_in_flight) run.leak();
   return stats;
 }
 

@@ -31,8 +31,10 @@ class topic_carrier {
   /// The run's topics exist (views indexed like the plan's topics): start carrying.
   virtual void attach(const std::vector<topic_view>& views, run_control& control) = 0;
   /// Every worker of the run has stopped. Returns once every bridge is done — its stream carried to the
-  /// end, or abandoned because the run aborted — and nothing of the carrier touches the topics any more.
-  virtual void detach() = 0;
+  /// end, or abandoned because the run aborted — and the carrier itself touches the topics no more. True
+  /// when a bridge was abandoned with transfers in flight: the transport may still read or write the
+  /// topics' frames, which must then outlive the run (the process ends soon after a failed run).
+  virtual bool detach() = 0;
   /// What each bridge moved (after detach).
   virtual std::vector<bridge_stats> stats() const = 0;
 };

@@ -26,6 +26,7 @@ class child_process {
   child_process& operator=(const child_process&) = delete;
 
   void signal(int sig) const;
+  pid_t pid() const noexcept { return pid_; }
   /// Waits for exit (killing the child with SIGKILL at the deadline) and collects the output.
   process_result wait(std::chrono::milliseconds deadline);
 
