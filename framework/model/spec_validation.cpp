@@ -54,6 +54,7 @@ class validator {
     resolve_references();
     check_topic_uses();
     check_publishers();
+    check_placement();
     check_cycles();
     check_maps();
     check_inputs();
@@ -421,6 +422,157 @@ class validator {
     }
   }
 
+  /// Placement on MPI ranks and GPUs: rank names resolved into numbers, `device:` on GPU operators only,
+  /// and what must share a rank. Rank numbers are not checked against how many ranks run: only the
+  /// planner, which runs with them, knows that.
+  void check_placement() {
+    check_rank_names();
+    rank_known_.assign(spec_.operators.size(), false);
+    for (std::size_t o = 0; o < spec_.operators.size(); ++o) {
+      operator_spec& op = spec_.operators[o];
+      const std::string path = op_path(op);
+      const std::string context = "operator '" + op.name + "': ";
+      if (!op.rank_name.empty()) {
+        const auto named = spec_.runtime.ranks.find(op.rank_name);
+        if (named == spec_.runtime.ranks.end()) {
+          problem(at_field(path, "rank"), context + unknown_rank_name(op.rank_name));
+        } else {
+          op.rank = named->second;
+          rank_known_[o] = count_problem("rank", op.rank, rank_limits).empty();  // else reported at its name
+        }
+      } else if (std::string why = count_problem("rank", op.rank, rank_limits); !why.empty()) {
+        problem(at_field(path, "rank"), context + why);
+      } else {
+        rank_known_[o] = true;
+      }
+      if (!op.device) continue;
+      if (op.on == placement::cpu)
+        problem(at_field(path, "device"),
+                context +
+                    "device applies to GPU operators only (this one is on cpu): it names the GPU its "
+                    "rank's kernel runs on");
+      else if (std::string why = count_problem("device", *op.device, device_limits); !why.empty())
+        problem(at_field(path, "device"), context + why);
+    }
+    check_rank_devices();
+    check_topic_ranks();
+    check_object_ranks();
+  }
+
+  /// runtime.ranks: names that read as names (never as numbers), for numbers within rank_limits.
+  void check_rank_names() {
+    for (const auto& [name, rank] : spec_.runtime.ranks) {
+      const std::string path = "runtime.ranks." + name;
+      if (!is_valid_name(name))
+        problem(at_key(path), "runtime.ranks: rank name '" + name +
+                                  "' is not a valid name (use letters, digits, '_' and '-', starting with a "
+                                  "letter or '_')");
+      if (std::string why = count_problem("rank '" + name + "'", rank, rank_limits); !why.empty())
+        problem(at(path), "runtime.ranks: " + why);
+    }
+  }
+
+  std::string unknown_rank_name(const std::string& name) const {
+    std::vector<std::string> names;
+    for (const auto& entry : spec_.runtime.ranks) names.push_back(entry.first);
+    const std::string text = "rank '" + name + "' is not a name of runtime.ranks";
+    if (names.empty())
+      return text + " (it names no rank: give a rank number, or name the rank under runtime.ranks)";
+    const std::string close = closest_match(name, names);
+    return text + " (" + (close.empty() ? "" : "did you mean '" + close + "'? ") +
+           "its names: " + quoted_list(names) + ")";
+  }
+
+  /// "rank 1", or "rank 'writer' (1)" for a rank given by its name.
+  std::string rank_text(const operator_spec& op) const {
+    return op.rank_name.empty() ? "rank " + std::to_string(op.rank)
+                                : "rank '" + op.rank_name + "' (" + std::to_string(op.rank) + ")";
+  }
+
+  /// Where an operator's rank is written, else `fallback` (the use that puts it on the wrong rank).
+  source_pos rank_or(const operator_spec& op, const std::string& fallback) const {
+    const std::string path = op_path(op) + ".rank";
+    return spec_.positions.count(path) != 0 ? at(path) : at(fallback);
+  }
+
+  /// A rank's GPU operators run in its one kernel, on one GPU: those that give `device:` give the same.
+  void check_rank_devices() {
+    std::map<std::uint32_t, std::size_t> first_with_device;  // rank → operator
+    for (std::size_t o = 0; o < spec_.operators.size(); ++o) {
+      const operator_spec& op = spec_.operators[o];
+      if (!rank_known_[o] || op.on != placement::gpu || !op.device) continue;
+      const auto [first, fresh] = first_with_device.emplace(op.rank, o);
+      const operator_spec& other = spec_.operators[first->second];
+      if (fresh || *other.device == *op.device) continue;
+      problem(at_field(op_path(op), "device"),
+              "operator '" + op.name + "': device " + std::to_string(*op.device) + ", but '" + other.name +
+                  "', a GPU operator on the same " + rank_text(op) + ", gives device " +
+                  std::to_string(*other.device) + ": a rank runs one kernel on one GPU");
+    }
+  }
+
+  /// A topic's offsets are claimed where it is published (its claim counter is in that process's memory),
+  /// so its publishers share one rank; a subscriber elsewhere gets its frames over a bridge.
+  void check_topic_ranks() {
+    for (std::size_t t = 0; t < spec_.topics.size(); ++t) {
+      const auto& pubs = publishers_[t];
+      const auto first =
+          std::find_if(pubs.begin(), pubs.end(), [&](const topic_use& u) { return rank_known_[u.op]; });
+      if (first == pubs.end()) continue;
+      const operator_spec& a = spec_.operators[first->op];
+      for (auto use = first + 1; use != pubs.end(); ++use) {
+        const operator_spec& b = spec_.operators[use->op];
+        if (!rank_known_[use->op] || b.rank == a.rank) continue;
+        problem(rank_or(b, output_item(*use)),
+                "topic '" + spec_.topics[t].name + "' has publishers on two ranks ('" + a.name + "' on " +
+                    rank_text(a) + ", '" + b.name + "' on " + rank_text(b) +
+                    "); offsets are claimed where a topic is published, so a topic's publishers share one "
+                    "rank (its subscribers may be on any)");
+        break;
+      }
+    }
+  }
+
+  /// A shared object lives on its writer's rank: its readers resolve each frame's version in the writer's
+  /// memory. An object no operator writes only ever holds version 0 (its init file, or zeros), the same
+  /// wherever it is read, so its readers are not held to one rank here.
+  void check_object_ranks() {
+    struct binding {
+      std::size_t op;
+      std::string slot;
+    };
+    std::map<std::string, binding, std::less<>> writers;
+    std::map<std::string, std::vector<binding>, std::less<>> readers;
+    for (std::size_t o = 0; o < spec_.operators.size(); ++o) {
+      if (entries_[o] == nullptr || !rank_known_[o]) continue;
+      for (const auto& [slot, object] : spec_.operators[o].shared) {
+        const object_slot_decl* decl = entries_[o]->info.find_object(slot);
+        if (decl == nullptr || spec_.find_object(object) == nullptr)
+          continue;  // reported by the bindings' checks
+        if (decl->access == object_access::write)
+          writers.try_emplace(object, binding{o, slot});  // a second writer is reported there too
+        else
+          readers[object].push_back({o, slot});
+      }
+    }
+    for (const auto& [object, writer] : writers) {
+      const operator_spec& w = spec_.operators[writer.op];
+      for (const binding& reader : readers[object]) {
+        const operator_spec& r = spec_.operators[reader.op];
+        if (r.rank == w.rank) continue;
+        // At whichever of the two comes second, as the topic's second publisher is.
+        const binding& later = reader.op > writer.op ? reader : writer;
+        const operator_spec& at_op = spec_.operators[later.op];
+        problem(rank_or(at_op, op_path(at_op) + ".shared." + later.slot),
+                "shared object '" + object + "' is written by '" + w.name + "' on " + rank_text(w) +
+                    " and read by '" + r.name + "' on " + rank_text(r) +
+                    "; a shared object lives on one rank: its readers resolve versions in the writer's "
+                    "memory");
+        break;
+      }
+    }
+  }
+
   /// One step of a path through the operator graph: an operator and the topic taken to the next one.
   struct path_step {
     std::size_t op;
@@ -640,6 +792,7 @@ class validator {
   std::vector<const operator_entry*> entries_;       // per operator; null when the class is unknown
   std::vector<bool> params_valid_;                   // per operator: its parameters passed their checks
   std::vector<bool> columns_valid_;                  // per topic: its columnar fields passed theirs
+  std::vector<bool> rank_known_;                     // per operator: its rank is a valid number (resolved)
   std::vector<std::vector<topic_use>> publishers_;   // per topic
   std::vector<std::vector<topic_use>> subscribers_;  // per topic
   std::vector<std::vector<std::size_t>> inputs_;     // per operator: resolved topic indices

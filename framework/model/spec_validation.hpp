@@ -16,14 +16,17 @@
 namespace xf {
 
 /// Checks `spec` and normalizes each operator's params in place (normalize_params: "1GiB" becomes
-/// 1073741824 for a bytes parameter, a datatype parameter's name the spec's datatype of that name). Throws
+/// 1073741824 for a bytes parameter, a datatype parameter's name the spec's datatype of that name), and
+/// sets the rank of each operator whose `rank:` names one of runtime.ranks to that rank's number. Throws
 /// config_error with every problem found, sorted by position. What it checks: names (of topics, operators
 /// and datatypes), frame sizes and capacities, runtime settings, operator classes, placement, arity by
 /// role, threads/warps and the warp partition, params, topic references, publishers and subscribers of
 /// each topic, cycles, 1:1 map frame sizes and element types, that verify sinks have a linear replayable
-/// chain upstream, and shared objects and their bindings (shared_object_checks.hpp: an object that gives no
-/// size takes its init file's, filled in here). Not checked here: what only the machine can refuse
-/// (plan.hpp).
+/// chain upstream, shared objects and their bindings (shared_object_checks.hpp: an object that gives no
+/// size takes its init file's, filled in here), and ranks and GPUs: rank names, `device:` on GPU operators
+/// only and one per rank, a topic's publishers on one rank, a shared object's writer and readers on one.
+/// Not checked here: what only the machine or the run can refuse (plan.hpp), such as a rank past the
+/// number of ranks that run.
 void validate_topology(topology_spec& spec, const operator_registry& registry);
 
 /// validate_topology without the throw: the problems, in the order found (unsorted).
@@ -60,6 +63,11 @@ inline constexpr count_limits timer_slack_us_limits{0, 1000};
 inline constexpr std::uint64_t part_size_multiple = 4096;
 inline constexpr count_limits io_threads_limits{0, 64};          ///< 0: derived from the machine
 inline constexpr count_limits io_slots_per_block_limits{1, 32};  ///< a block's free-slot bitmap is one word
+/// An operator's `rank:` and the numbers runtime.ranks names. Far above any run's number of ranks, which
+/// only the planner knows (it checks each rank against it); the bound keeps a stray value out of the spec.
+inline constexpr count_limits rank_limits{0, 65535};
+/// A GPU operator's `device:`, the ordinal of its rank's GPU (CUDA numbers a node's devices from 0).
+inline constexpr count_limits device_limits{0, 1023};
 /// A shared object's version ring: a reader holds at most one version at a time, and each buffer is a
 /// copy of the object on both sides, so more than a few dozen only cost memory.
 inline constexpr count_limits object_versions_limits{1, 64};

@@ -198,6 +198,13 @@ std::string to_yaml(const topology_spec& spec) {
       for (const auto& [slot, object] : o.shared) out << YAML::Key << slot << YAML::Value << object;
       out << YAML::EndMap;
     }
+    // A rank named in runtime.ranks is written by its name, as it was given: the name outlives a change
+    // of the number it stands for.
+    if (!o.rank_name.empty())
+      out << YAML::Key << "rank" << YAML::Value << o.rank_name;
+    else if (o.rank != 0)
+      out << YAML::Key << "rank" << YAML::Value << o.rank;
+    if (o.device) out << YAML::Key << "device" << YAML::Value << *o.device;
     out << YAML::EndMap;
   }
   out << YAML::EndMap;
@@ -235,6 +242,11 @@ std::string to_yaml(const topology_spec& spec) {
     out << YAML::Key << "max_request" << YAML::Value << exact_bytes(c->max_request);
     out << YAML::Key << "io_chunk" << YAML::Value << exact_bytes(c->io_chunk);
     out << YAML::Key << "direct" << YAML::Value << std::string(name_of(c->direct));
+    out << YAML::EndMap;
+  }
+  if (!spec.runtime.ranks.empty()) {  // left out when empty, so topologies of one rank read as before
+    out << YAML::Key << "ranks" << YAML::Value << YAML::Flow << YAML::BeginMap;
+    for (const auto& [name, rank] : spec.runtime.ranks) out << YAML::Key << name << YAML::Value << rank;
     out << YAML::EndMap;
   }
   out << YAML::EndMap;

@@ -58,6 +58,21 @@ op& op::shared(const std::string& slot, const std::string& object) {
   return *this;
 }
 
+op& op::rank(std::uint32_t number) {
+  spec_.rank = number;
+  spec_.rank_name.clear();
+  return *this;
+}
+op& op::rank(std::string name) {
+  spec_.rank = 0;  // validation resolves the name
+  spec_.rank_name = std::move(name);
+  return *this;
+}
+op& op::device(std::uint32_t ordinal) {
+  spec_.device = ordinal;
+  return *this;
+}
+
 topic_builder& topic_builder::frame_bytes(std::uint64_t bytes) {
   spec().frame_bytes = bytes;
   return *this;
@@ -154,6 +169,10 @@ runtime_builder& runtime_builder::timer_slack_us(std::uint32_t us) {
 }
 runtime_builder& runtime_builder::part_bytes(std::uint64_t bytes) {
   spec_->part_bytes = bytes;
+  return *this;
+}
+runtime_builder& runtime_builder::rank_name(std::string name, std::uint32_t rank) {
+  spec_->ranks[std::move(name)] = rank;
   return *this;
 }
 

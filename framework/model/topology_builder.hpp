@@ -23,6 +23,12 @@
 //   b.datatype("face", face);
 //   b.link({"arrays"}, xf::op("pack", "pack").param("type", face), {"faces"});  // or "face", its name
 //
+// Operators are placed on MPI ranks by number or by a name the runtime gives a rank, and a GPU operator
+// may name its rank's GPU:
+//
+//   b.runtime().rank_name("reader", 1);
+//   b.link({"c2g"}, xf::op("scale", "scale").on(xf::placement::gpu).rank("reader").device(0), {"g2c"});
+//
 // build() returns the spec as written; validate_topology() checks it exactly as it checks a YAML file.
 #pragma once
 
@@ -51,6 +57,12 @@ class op {
   op& param(const std::string& key, const dt::datatype& value);
   /// Binds the class's object slot `slot` to the topology's shared object `object` (YAML: shared).
   op& shared(const std::string& slot, const std::string& object);
+  /// The MPI rank it runs on (YAML: rank), by number, or by a name of runtime.ranks (runtime_builder::
+  /// rank_name), which validate_topology resolves into the number. The later call wins.
+  op& rank(std::uint32_t number);
+  op& rank(std::string name);
+  /// A GPU operator's GPU ordinal on its rank's node (YAML: device).
+  op& device(std::uint32_t ordinal);
   const operator_spec& spec() const { return spec_; }
 
  private:
@@ -111,6 +123,8 @@ class runtime_builder {
   runtime_builder& watchdog_ms(std::uint32_t ms);
   runtime_builder& timer_slack_us(std::uint32_t us);
   runtime_builder& part_bytes(std::uint64_t bytes);
+  /// Names rank `rank` `name` for operators' rank(name) (YAML: runtime.ranks); naming it again renumbers it.
+  runtime_builder& rank_name(std::string name, std::uint32_t rank);
 
  private:
   runtime_spec* spec_;

@@ -82,21 +82,35 @@ class yaml_field_reader {
     auto text = scalar(entry, context, field, "an integer");
     if (!text) return std::nullopt;
     std::int64_t value = 0;
-    switch (parse_integer(*text, value)) {
-      case integer_parse::not_integer:
-        problem(entry.value.pos, context + field + " must be an integer, not '" + *text + "'");
-        return std::nullopt;
-      case integer_parse::too_large:
-        problem(entry.value.pos, context + count_problem_text(field, *text, limits));
-        return std::nullopt;
-      case integer_parse::ok:
-        break;
-    }
-    if (std::string why = count_problem(field, value, limits); !why.empty()) {
-      problem(entry.value.pos, context + why);
+    const integer_parse parsed = parse_integer(*text, value);
+    if (parsed == integer_parse::not_integer) {
+      problem(entry.value.pos, context + field + " must be an integer, not '" + *text + "'");
       return std::nullopt;
     }
-    return static_cast<std::uint32_t>(value);
+    return within(entry, *text, parsed, value, context, field, limits);
+  }
+
+  /// A count, or a name that validation looks up (`rank: 1` or `rank: writer`). Names cannot start with a
+  /// digit (is_valid_name), so every value reads one way. `expected` says what the value may be.
+  struct count_or_name_value {
+    std::uint32_t count = 0;
+    std::string name;  ///< empty when a count was given
+  };
+  std::optional<count_or_name_value> count_or_name(const yaml_entry& entry, const std::string& context,
+                                                   const std::string& field, count_limits limits,
+                                                   const std::string& expected) {
+    auto text = scalar(entry, context, field, expected);
+    if (!text) return std::nullopt;
+    std::int64_t value = 0;
+    const integer_parse parsed = parse_integer(*text, value);
+    if (parsed == integer_parse::not_integer) {
+      if (is_valid_name(*text)) return count_or_name_value{0, *text};
+      problem(entry.value.pos, context + field + " must be " + expected + ", not '" + *text + "'");
+      return std::nullopt;
+    }
+    if (auto n = within(entry, *text, parsed, value, context, field, limits))
+      return count_or_name_value{*n, {}};
+    return std::nullopt;
   }
 
   /// The index of the entry's value among `names`, or a problem with a suggestion.
@@ -124,6 +138,22 @@ class yaml_field_reader {
 
   source_map& positions_;
   std::vector<diagnostic> problems_;
+
+ private:
+  /// An integer read from `text` as `parsed` gave it, checked against `limits`.
+  std::optional<std::uint32_t> within(const yaml_entry& entry, const std::string& text, integer_parse parsed,
+                                      std::int64_t value, const std::string& context,
+                                      const std::string& field, count_limits limits) {
+    if (parsed == integer_parse::too_large) {
+      problem(entry.value.pos, context + count_problem_text(field, text, limits));
+      return std::nullopt;
+    }
+    if (std::string why = count_problem(field, value, limits); !why.empty()) {
+      problem(entry.value.pos, context + why);
+      return std::nullopt;
+    }
+    return static_cast<std::uint32_t>(value);
+  }
 };
 
 }  // namespace xf

@@ -32,13 +32,13 @@ const std::vector<std::string> top_keys{"name",           "topics",    "datatype
 const std::vector<std::string> topic_keys{"frame_size", "capacity",       "device_memory", "element",
                                           "layout",     "rows_per_frame", "columns",       "transfer"};
 const std::vector<std::string> column_keys{"name", "type", "bloom_bits", "bloom_hashes"};
-const std::vector<std::string> operator_keys{"class",   "on",    "inputs", "outputs",
-                                             "threads", "warps", "params", "shared"};
+const std::vector<std::string> operator_keys{"class", "on",     "inputs", "outputs", "threads",
+                                             "warps", "params", "shared", "rank",    "device"};
 const std::vector<std::string> object_keys{"element",  "bytes",    "count",     "init",
                                            "versions", "protocol", "block_size"};
-const std::vector<std::string> runtime_keys{"executor",       "blocks",    "warps_per_block", "partition",
-                                            "tuning",         "coherence", "watchdog_ms",     "file_cache",
-                                            "timer_slack_us", "part_size"};
+const std::vector<std::string> runtime_keys{
+    "executor",    "blocks",     "warps_per_block", "partition", "tuning", "coherence",
+    "watchdog_ms", "file_cache", "timer_slack_us",  "part_size", "ranks"};
 const std::vector<std::string> tuning_keys{"samples", "retune_spread_percent", "retune_hold_ms"};
 const std::vector<std::string> coherence_keys{"catalog", "index", "frames"};
 const std::vector<std::string> file_cache_keys{
@@ -411,6 +411,15 @@ class spec_reader : yaml_field_reader {
           read_params(*field, path + ".params", context, op);
         } else if (key == "shared") {
           read_bindings(*field, path + ".shared", context, op);
+        } else if (key == "rank") {
+          // A name is looked up in runtime.ranks by validation, which also sees specs built in C++.
+          if (auto r = count_or_name(*field, context, key, rank_limits,
+                                     "a rank number or a name of runtime.ranks")) {
+            op.rank = r->count;
+            op.rank_name = r->name;
+          }
+        } else if (key == "device") {
+          if (auto n = count(*field, context, key, device_limits)) op.device = *n;
         }
       }
       if (!placed) {
@@ -459,7 +468,24 @@ class spec_reader : yaml_field_reader {
         if (auto b = byte_count(*field, context, key, "64KiB")) rt.part_bytes = *b;
       } else if (key == "file_cache") {
         read_file_cache(*field, rt.file_cache.emplace());
+      } else if (key == "ranks") {
+        read_ranks(*field, rt.ranks);
       }
+    }
+  }
+
+  /// runtime.ranks: rank name → rank number. The names are checked by validation, which also sees specs
+  /// built in C++.
+  void read_ranks(const yaml_entry& ranks, std::map<std::string, std::uint32_t>& names) {
+    if (ranks.value.type == yaml_node::kind::null) return;
+    if (ranks.value.type != yaml_node::kind::map) {
+      problem(ranks.value.pos, "runtime: ranks must be a map from rank name to rank number, not " +
+                                   describe_node(ranks.value));
+      return;
+    }
+    for (const auto& [name, entry] : accepted(ranks.value, {}, "", "rank name")) {
+      record("runtime.ranks." + name, *entry);
+      if (auto n = count(*entry, "runtime.ranks: ", "rank '" + name + "'", rank_limits)) names[name] = *n;
     }
   }
 

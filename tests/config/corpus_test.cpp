@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -185,6 +186,22 @@ topology_spec datatypes_builder() {
   return b.build();
 }
 
+topology_spec ranks_builder() {
+  topology_builder b("ranks");
+  b.topic("c2g").frame_bytes(64 * KiB).capacity(64);
+  b.topic("g2c").frame_bytes(64 * KiB).capacity(64);
+  b.link(
+      {},
+      op("source", "sequence_source").rank("writer").threads(2).param("total_bytes", "1GiB").param("seed", 1),
+      {"c2g"});
+  b.link({"c2g"}, op("scale", "scale").on(placement::gpu).rank("reader").device(1).param("factor", 2.0),
+         {"g2c"});
+  b.link({"g2c"}, op("verify", "verify_sink").rank("reader"), {});
+  b.link({"g2c"}, op("count", "null_sink").rank(2), {});
+  b.runtime().rank_name("writer", 0).rank_name("reader", 1);
+  return b.build();
+}
+
 /// Loads every file of `folder` with `registry`: each must fail with the first problem its header names.
 void check_bad_corpus(const fs::path& folder, const operator_registry& registry) {
   for (const auto& file : yaml_files(folder)) {
@@ -258,7 +275,8 @@ TEST_CASE("config.good_corpus_matches_the_builder") {
       {"c_g2c.yaml", c_g2c_builder},
       {"explicit_partition.yaml", explicit_partition_builder},
       {"auto_online_partition.yaml", auto_online_partition_builder},
-      {"datatypes.yaml", datatypes_builder}};
+      {"datatypes.yaml", datatypes_builder},
+      {"ranks.yaml", ranks_builder}};
   for (const auto& twin : twins) {
     const std::string& name = twin.first;
     const auto build = twin.second;
@@ -306,6 +324,55 @@ TEST_CASE("config.loader_records_positions") {
   CHECK(at("operators.scale.warps") == at("operators.scale"));
 }
 
+TEST_CASE("config.loader_reads_placement_and_resolves_rank_names") {
+  const topology_spec spec =
+      load_topology_file((source_root() / "tests/config/good/ranks.yaml").string(), test::config_registry());
+  const operator_spec& source = *spec.find_operator("source");
+  const operator_spec& scale = *spec.find_operator("scale");
+  const operator_spec& count = *spec.find_operator("count");
+  // A name keeps its text and gets its number from runtime.ranks (0 too); a number has no name.
+  CHECK(source.rank == 0);
+  CHECK(source.rank_name == "writer");
+  CHECK(scale.rank == 1);
+  CHECK(scale.rank_name == "reader");
+  CHECK(spec.find_operator("verify")->rank == 1);
+  CHECK(count.rank == 2);
+  CHECK(count.rank_name.empty());
+  CHECK(scale.device == std::optional<std::uint32_t>{1});
+  CHECK_FALSE(source.device.has_value());
+  CHECK(spec.runtime.ranks == std::map<std::string, std::uint32_t>{{"reader", 1}, {"writer", 0}});
+  auto at = [&](const std::string& path) {
+    const source_pos p = spec.position_of(path);
+    return std::to_string(p.line) + ":" + std::to_string(p.column);
+  };
+  CHECK(at("operators.source.rank") == "11:11");
+  CHECK(at("operators.scale.rank") == "15:40");
+  CHECK(at("operators.scale.rank#key") == "15:34");
+  CHECK(at("operators.scale.device") == "15:56");
+  CHECK(at("operators.count.rank") == "17:35");
+  CHECK(at("runtime.ranks") == "19:10");
+  CHECK(at("runtime.ranks#key") == "19:3");
+  CHECK(at("runtime.ranks.reader") == "19:30");
+  CHECK(at("runtime.ranks.reader#key") == "19:22");
+
+  // Written back: a name as a name, a number as a number, rank 0 unnamed and no device left out.
+  const std::string text = to_yaml(spec);
+  INFO(text);
+  CHECK(text.find("    rank: writer\n") != std::string::npos);
+  CHECK(text.find("    rank: reader\n    device: 1\n") != std::string::npos);
+  CHECK(text.find("    rank: 2\n") != std::string::npos);
+  CHECK(text.find("  ranks: {reader: 1, writer: 0}\n") != std::string::npos);
+  CHECK(to_yaml(load_topology_file((source_root() / "tests/config/good/pingpong.yaml").string(),
+                                   test::config_registry()))
+            .find("rank") == std::string::npos);
+  // Renumbering a named rank moves every operator that names it, and the file still says the name.
+  const topology_spec moved = load_topology_file((source_root() / "tests/config/good/ranks.yaml").string(),
+                                                 test::config_registry(), {"runtime.ranks.reader=5"});
+  CHECK(moved.find_operator("scale")->rank == 5);
+  CHECK(moved.find_operator("verify")->rank == 5);
+  CHECK(to_yaml(moved).find("    rank: reader\n") != std::string::npos);
+}
+
 TEST_CASE("config.loader_applies_defaults") {
   const topology_spec spec = load_topology_text(R"(operators:
   src: {class: sequence_source, outputs: t}
@@ -329,6 +396,9 @@ topics: {t: , u: {}}
   CHECK(spec.operators[1].inputs == std::vector<std::string>{"t"});
   CHECK(spec.operators[0].threads == 1);
   CHECK(spec.operators[1].warps == 0);
+  CHECK(spec.operators[1].rank == 0);
+  CHECK(spec.operators[1].rank_name.empty());
+  CHECK_FALSE(spec.operators[1].device.has_value());
   CHECK(spec.runtime == runtime_spec{});
 }
 

@@ -1,6 +1,7 @@
 // `--set path=value` overrides: applying, creating missing maps, and where their problems are reported.
 #include <doctest/doctest.h>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -189,6 +190,31 @@ TEST_CASE("config.override_problems_follow_the_files") {
     CHECK(e.problems()[0].pos.file == "p.yaml");
     CHECK(e.problems()[1].pos.file == "--set topics.c2g.capacity=0");
   }
+}
+
+TEST_CASE("config.override_places_operators_on_ranks_and_gpus") {
+  // runtime.ranks is created on the way, and the name given to verify resolves through it.
+  const topology_spec spec = load_pingpong({"operators.scale.rank=1", "operators.scale.device=2",
+                                            "runtime.ranks.sink_side=4", "operators.verify.rank=sink_side"});
+  CHECK(spec.find_operator("source")->rank == 0);
+  CHECK(spec.find_operator("scale")->rank == 1);
+  CHECK(spec.find_operator("scale")->device == std::optional<std::uint32_t>{2});
+  CHECK(spec.find_operator("verify")->rank == 4);
+  CHECK(spec.find_operator("verify")->rank_name == "sink_side");
+  CHECK(spec.position_of("operators.scale.rank") == source_pos{"--set operators.scale.rank=1", 1, 22});
+  CHECK(spec.position_of("runtime.ranks.sink_side") == source_pos{"--set runtime.ranks.sink_side=4", 1, 25});
+  // Their problems point into the argument.
+  CHECK(
+      first_override_problem({"runtime.ranks.sink_side=4", "operators.verify.rank=sink_sde"}) ==
+      "--set operators.verify.rank=sink_sde:1:23: error: operator 'verify': rank 'sink_sde' is not a name of "
+      "runtime.ranks (did you mean 'sink_side'? its names: 'sink_side')");
+  CHECK(first_override_problem({"operators.scale.rank=-3"}) ==
+        "--set operators.scale.rank=-3:1:22: error: operator 'scale': rank must be between 0 and 65535, not "
+        "-3");
+  CHECK(
+      first_override_problem({"operators.source.device=0"}) ==
+      "--set operators.source.device=0:1:25: error: operator 'source': device applies to GPU operators only "
+      "(this one is on cpu): it names the GPU its rank's kernel runs on");
 }
 
 TEST_CASE("config.override_on_an_empty_topology_builds_it") {

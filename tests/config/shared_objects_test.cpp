@@ -502,6 +502,32 @@ TEST_CASE("config.shared_object_written_needs_two_versions") {
   CHECK(first_load_problem(read_only, test::extended_registry()) == "ok");
 }
 
+TEST_CASE("config.shared_object_lives_on_its_writers_rank") {
+  // The writer moved to another rank: the problem is at its rank, the later of the two operators'.
+  CHECK(load_problems(edited(kmeans, "{class: update,", "{class: update, rank: 1,"),
+                      test::extended_registry()) ==
+        "t.yaml:10:33: error: shared object 'centroids' is written by 'update' on rank 1 and read by "
+        "'assign' on "
+        "rank 0; a shared object lives on one rank: its readers resolve versions in the writer's memory");
+  // The reader moved instead: the writer, later and with no rank written, is reported at its binding.
+  const std::string reader_moved = edited(kmeans, "{class: lookup,", "{class: lookup, rank: gpu_side,") +
+                                   "runtime: {ranks: {gpu_side: 1}}\n";
+  CHECK(
+      load_problems(reader_moved, test::extended_registry()) ==
+      "t.yaml:10:76: error: shared object 'centroids' is written by 'update' on rank 0 and read by 'assign' "
+      "on "
+      "rank 'gpu_side' (1); a shared object lives on one rank: its readers resolve versions in the writer's "
+      "memory");
+  CHECK(load_problems(edited(reader_moved, "{class: update,", "{class: update, rank: 1,"),
+                      test::extended_registry()) == "ok");
+  // An object nobody writes holds version 0 alone, the same on any rank: its readers may be anywhere.
+  const std::string read_only =
+      edited(edited(kmeans, "{class: update, inputs: [ids], outputs: [out], shared: {centres: centroids}}",
+                    "{class: lookup, rank: 2, inputs: [ids], outputs: [out], shared: {centres: centroids}}"),
+             "{class: lookup,", "{class: lookup, rank: 1,");
+  CHECK(load_problems(read_only, test::extended_registry()) == "ok");
+}
+
 TEST_CASE("config.shared_object_element_must_suit_the_slot") {
   CHECK(first_load_problem(edited(kmeans, "{element: f32, count: 96}", "{element: u32, count: 96}"),
                            test::extended_registry()) ==

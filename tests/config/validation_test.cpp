@@ -2,6 +2,8 @@
 // file and document-level errors.
 #include <doctest/doctest.h>
 
+#include <map>
+#include <optional>
 #include <string>
 
 #include "framework/core/units.hpp"
@@ -27,6 +29,19 @@ topology_builder minimal_pingpong() {
   b.link({"c2g"}, op("scale", "scale").on(placement::gpu).param("factor", 2.0), {"g2c"});
   b.link({"g2c"}, op("verify", "verify_sink"), {});
   return b;
+}
+
+/// source → scale → verify, placed as the operators given say, with `names` as runtime.ranks.
+topology_spec placed_pingpong(const op& source, const op& scale, const op& verify,
+                              const std::map<std::string, std::uint32_t>& names = {}) {
+  topology_builder b("placed");
+  b.topic("c2g");
+  b.topic("g2c");
+  b.link({}, source, {"c2g"});
+  b.link({"c2g"}, scale, {"g2c"});
+  b.link({"g2c"}, verify, {});
+  for (const auto& [name, rank] : names) b.runtime().rank_name(name, rank);
+  return b.build();
 }
 
 }  // namespace
@@ -128,6 +143,102 @@ TEST_CASE("config.more_gpu_operators_than_warps_is_left_to_the_plan") {
   b.link({"t3"}, op("k", "null_sink"), {});
   b.runtime().warps_per_block(2);
   CHECK(validation_problems(b.build()) == "ok");
+}
+
+TEST_CASE("config.builder_places_operators_on_ranks_and_gpus") {
+  topology_spec spec =
+      placed_pingpong(op("source", "sequence_source").rank("cpu_side"),
+                      op("scale", "scale").on(placement::gpu).rank("gpu_side").device(3),
+                      op("verify", "verify_sink").rank(40000), {{"cpu_side", 0}, {"gpu_side", 7}});
+  validate_topology(spec, test::config_registry());
+  CHECK(spec.find_operator("source")->rank == 0);
+  CHECK(spec.find_operator("scale")->rank == 7);
+  CHECK(spec.find_operator("scale")->rank_name == "gpu_side");
+  CHECK(spec.find_operator("scale")->device == std::optional<std::uint32_t>{3});
+  // Not checked against how many ranks run: validation does not know that, the planner does.
+  CHECK(spec.find_operator("verify")->rank == 40000);
+  // Written and read back, names and all.
+  CHECK(load_topology_text(to_yaml(spec), "again.yaml", test::config_registry()) == spec);
+  // Of rank(name) and rank(number), the later call wins.
+  CHECK(op("k", "null_sink").rank("gpu_side").rank(2).spec().rank_name.empty());
+  CHECK(op("k", "null_sink").rank("gpu_side").rank(2).spec().rank == 2);
+  CHECK(op("k", "null_sink").rank(2).rank("gpu_side").spec().rank_name == "gpu_side");
+  CHECK(op("k", "null_sink").rank(2).rank("gpu_side").spec().rank == 0);
+}
+
+TEST_CASE("config.rank_names_resolve_or_are_reported") {
+  const op source("source", "sequence_source");
+  const op verify("verify", "verify_sink");
+  auto scale_on = [](const char* rank) { return op("scale", "scale").on(placement::gpu).rank(rank); };
+  CHECK(
+      validation_problems(placed_pingpong(source, scale_on("gpu_side"), verify)) ==
+      "<builder>: error: operator 'scale': rank 'gpu_side' is not a name of runtime.ranks (it names no rank: "
+      "give a rank number, or name the rank under runtime.ranks)");
+  const std::map<std::string, std::uint32_t> names{{"writer", 0}, {"reader", 1}};
+  CHECK(validation_problems(placed_pingpong(source, scale_on("gpu"), verify, names)) ==
+        "<builder>: error: operator 'scale': rank 'gpu' is not a name of runtime.ranks (its names: 'reader', "
+        "'writer')");
+  CHECK(validation_problems(placed_pingpong(source, scale_on("readr"), verify, names)) ==
+        "<builder>: error: operator 'scale': rank 'readr' is not a name of runtime.ranks (did you mean "
+        "'reader'? its names: 'reader', 'writer')");
+  // runtime.ranks' names and numbers, and an operator's number; a name for a bad number adds nothing.
+  CHECK(validation_problems(placed_pingpong(source, scale_on("gpu_side"),
+                                            op("verify", "verify_sink").rank(70000),
+                                            {{"1st", 1}, {"gpu_side", 65536}})) ==
+        "<builder>: error: runtime.ranks: rank name '1st' is not a valid name (use letters, digits, '_' and "
+        "'-', starting with a letter or '_')\n"
+        "<builder>: error: runtime.ranks: rank 'gpu_side' must be between 0 and 65535, not 65536\n"
+        "<builder>: error: operator 'verify': rank must be between 0 and 65535, not 70000");
+}
+
+TEST_CASE("config.device_is_for_gpu_operators_one_per_rank") {
+  auto two_gpu_operators = [](const op& g1, const op& g2) {
+    topology_builder b("gpus");
+    for (const char* t : {"t0", "t1", "t2"}) b.topic(t);
+    b.link({}, op("src", "sequence_source"), {"t0"});
+    b.link({"t0"}, g1, {"t1"});
+    b.link({"t1"}, g2, {"t2"});
+    b.link({"t2"}, op("k", "null_sink"), {});
+    return validation_problems(b.build());
+  };
+  const op g1 = op("g1", "scale").on(placement::gpu).device(0);
+  auto g2 = [] { return op("g2", "fma").on(placement::gpu); };
+  CHECK(two_gpu_operators(g1, g2().device(0)) == "ok");
+  CHECK(two_gpu_operators(g1, g2()) == "ok");                    // unset: the rank's GPU, which g1 names
+  CHECK(two_gpu_operators(g1, g2().rank(1).device(1)) == "ok");  // another rank, another kernel
+  CHECK(two_gpu_operators(g1, g2().device(1)) ==
+        "<builder>: error: operator 'g2': device 1, but 'g1', a GPU operator on the same rank 0, gives "
+        "device 0: "
+        "a rank runs one kernel on one GPU");
+  CHECK(
+      two_gpu_operators(g1, op("g2", "fma").on(placement::cpu).device(1)) ==
+      "<builder>: error: operator 'g2': device applies to GPU operators only (this one is on cpu): it names "
+      "the GPU its rank's kernel runs on");
+  CHECK(two_gpu_operators(op("g1", "scale").on(placement::gpu).device(1024), g2()) ==
+        "<builder>: error: operator 'g1': device must be between 0 and 1023, not 1024");
+}
+
+TEST_CASE("config.topic_publishers_share_a_rank") {
+  const std::string yaml = R"(topics: {logs: {}}
+operators:
+  a: {class: file_source, rank: 1, outputs: [logs], params: {path: a.log}}
+  b: {class: file_source, outputs: [logs], params: {path: b.log}}
+  keep: {class: file_sink, rank: 3, inputs: [logs], params: {path: out.bin}}
+)";
+  // b's rank is not written (0): the problem is placed at the output that puts it there.
+  CHECK(
+      first_load_problem(yaml) ==
+      "t.yaml:4:37: error: topic 'logs' has publishers on two ranks ('a' on rank 1, 'b' on rank 0); offsets "
+      "are claimed where a topic is published, so a topic's publishers share one rank (its subscribers may "
+      "be on any)");
+  // On one rank, with their subscriber on another.
+  const std::string shared = R"(topics: {logs: {}}
+operators:
+  a: {class: file_source, rank: 1, outputs: [logs], params: {path: a.log}}
+  b: {class: file_source, rank: 1, outputs: [logs], params: {path: b.log}}
+  keep: {class: file_sink, rank: 3, inputs: [logs], params: {path: out.bin}}
+)";
+  CHECK(first_load_problem(shared) == "ok");
 }
 
 TEST_CASE("config.builder_references_and_graph") {
