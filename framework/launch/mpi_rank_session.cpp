@@ -14,6 +14,7 @@
 
 #include "framework/core/backoff.hpp"
 #include "framework/core/errors.hpp"
+#include "framework/core/timer_slack.hpp"
 #include "framework/mpi/mpi_error.hpp"
 #include "framework/mpi/topic_link.hpp"
 #include "framework/plan/plan.hpp"
@@ -48,7 +49,7 @@ struct bridge_end {
 class mpi_session final : public rank_session {
  public:
   mpi_session(MPI_Comm world, const topology_spec& spec, const plan& p, run_control& control)
-      : control_(control) {
+      : control_(control), timer_slack_ns_(std::uint64_t{spec.runtime.timer_slack_us} * 1000) {
     MPI_Comm_rank(world, &rank_);
     MPI_Comm_size(world, &ranks_);
     XF_MPI_TRY(MPI_Comm_dup(world, &control_comm_), site());
@@ -135,6 +136,8 @@ class mpi_session final : public rank_session {
   call_site site() const { return call_site{rank_}; }
 
   void loop() {
+    // The run's threads sleep with the topology's timer slack; this one starts before the run sets it.
+    const scoped_timer_slack slack(timer_slack_ns_);
     try {
       post_control_receive();
       backoff idle;
@@ -341,6 +344,7 @@ class mpi_session final : public rank_session {
   };
 
   run_control& control_;
+  std::uint64_t timer_slack_ns_;
   int rank_ = 0, ranks_ = 1;
   MPI_Comm control_comm_ = MPI_COMM_NULL;
   std::vector<MPI_Comm> all_comms_;
