@@ -8,8 +8,8 @@
 
 #include "framework/core/errors.hpp"
 #include "framework/core/units.hpp"
-#include "framework/model/spec_validation.hpp"
 #include "framework/launch/launcher.hpp"
+#include "framework/model/spec_validation.hpp"
 #include "operators/sources/columnar_table.hpp"
 #include "operators/sources/table_csv.hpp"
 
