@@ -358,8 +358,14 @@ int run_launcher(int argc, char** argv, const launcher_operators& operators) {
   run_options.timeline_interval = std::chrono::milliseconds(timeline_ms);
   frame_ledger ledger;
   if (!ledger_path.empty()) run_options.ledger = &ledger;
+  // A ranked run's progress line is rank 0's, with every rank's sinks (the sessions send theirs).
+  std::unique_ptr<rank_session> session;
   if (!quiet && lead && isatty(STDERR_FILENO))
-    run_options.on_progress = [&](const run_progress& r) { progress.show(r); };
+    run_options.on_progress = [&](const run_progress& r) {
+      progress.show(session ? session->merged_progress(r) : r);
+    };
+  else if (!quiet && ranked)
+    run_options.on_progress = [&](const run_progress& r) { session->report_progress(r); };
   const std::chrono::duration<double> load_seconds = loaded - load_start,
                                       plan_seconds = std::chrono::steady_clock::now() - loaded;
   // The whole topology as one host process: what the verify sinks here replay of the chains upstream of
@@ -371,7 +377,7 @@ int run_launcher(int argc, char** argv, const launcher_operators& operators) {
     whole = make_plan(spec, registry, one_process);
     run_options.replay = &*whole;
   }
-  std::unique_ptr<rank_session> session = ranked ? group->start_session(spec, p, control) : nullptr;
+  if (ranked) session = group->start_session(spec, p, control);
   run_options.carrier = session.get();
   const auto run_start = std::chrono::steady_clock::now();
   run_stats stats = run_topology(p, spec, control, run_options);

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
+#include <cstring>
 #include <deque>
 #include <mutex>
 #include <thread>
@@ -25,8 +26,8 @@ namespace {
 using mpi::call_site;
 using session_clock = std::chrono::steady_clock;
 
-/// Control messages: a kind byte, then text (a failure's words).
-enum class control_kind : char { failure = 'F', drain = 'D' };
+/// Control messages: a kind byte, then text (a failure's words) or a rank's progress (its bytes).
+enum class control_kind : char { failure = 'F', drain = 'D', progress = 'P' };
 constexpr int control_tag = 1;
 constexpr std::size_t control_bytes = 4096;
 
@@ -52,6 +53,7 @@ class mpi_session final : public rank_session {
       : control_(control), timer_slack_ns_(std::uint64_t{spec.runtime.timer_slack_us} * 1000) {
     MPI_Comm_rank(world, &rank_);
     MPI_Comm_size(world, &ranks_);
+    progress_of_.resize(static_cast<std::size_t>(ranks_));
     XF_MPI_TRY(MPI_Comm_dup(world, &control_comm_), site());
     // Every rank makes every route's communicator, in the same order (MPI_Comm_dup is collective), and
     // keeps those it is an end of.
@@ -131,6 +133,22 @@ class mpi_session final : public rank_session {
   }
 
   bool failure_was_told() const override { return failure_told_.load(); }
+
+  void report_progress(const run_progress& own) override {
+    if (rank_ == 0) return;
+    std::unique_lock lock(mutex_);
+    progress_to_send_ = own;
+  }
+
+  run_progress merged_progress(const run_progress& own) const override {
+    run_progress all = own;
+    std::unique_lock lock(mutex_);
+    for (const run_progress& p : progress_of_) {
+      all.sink_frames += p.sink_frames;
+      all.sink_bytes += p.sink_bytes;
+    }
+    return all;
+  }
 
  private:
   call_site site() const { return call_site{rank_}; }
@@ -276,6 +294,10 @@ class mpi_session final : public rank_session {
       } else if (kind == control_kind::drain) {
         drain_announced_ = true;
         control_.request_drain();
+      } else if (kind == control_kind::progress && text.size() == sizeof(run_progress)) {
+        std::unique_lock lock(mutex_);
+        std::memcpy(&progress_of_[static_cast<std::size_t>(status.MPI_SOURCE)], text.data(),
+                    sizeof(run_progress));
       }
       post_control_receive();
     }
@@ -294,6 +316,19 @@ class mpi_session final : public rank_session {
     if (!drain_announced_ && control_.draining()) {
       drain_announced_ = true;
       send_to_all(control_kind::drain, "");
+    }
+    std::optional<run_progress> progress;
+    {
+      std::unique_lock lock(mutex_);
+      progress.swap(progress_to_send_);
+    }
+    if (progress) {
+      outgoing& o = sends_.emplace_back();
+      o.bytes = std::string(1, static_cast<char>(control_kind::progress)) +
+                std::string(reinterpret_cast<const char*>(&*progress), sizeof(run_progress));
+      XF_MPI_TRY(MPI_Issend(o.bytes.data(), static_cast<int>(o.bytes.size()), MPI_CHAR, 0, control_tag,
+                            control_comm_, &o.request),
+                 (call_site{rank_, 0, control_tag}));
     }
   }
 
@@ -360,6 +395,8 @@ class mpi_session final : public rank_session {
   mutable std::mutex mutex_;
   std::condition_variable changed_;
   std::vector<topic_view> views_;
+  std::optional<run_progress> progress_to_send_;  ///< ranks other than 0: the latest, not yet sent
+  std::vector<run_progress> progress_of_;         ///< rank 0: the latest of each rank
   bool attach_requested_ = false, detach_requested_ = false, finish_requested_ = false;
   bool links_released_ = false;
   bool abandoned_ = false;  ///< a link was released before it was done

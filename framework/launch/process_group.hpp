@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "framework/runtime/executor.hpp"
 #include "framework/runtime/topic_carrier.hpp"
 
 namespace xf {
@@ -29,6 +30,11 @@ class rank_session : public topic_carrier {
   virtual void finish() = 0;
   /// Whether this rank's failure came from another rank (it was told), not from its own operators.
   virtual bool failure_was_told() const = 0;
+  /// This rank's sinks' totals so far (its run's progress callback): ranks other than 0 send the latest to
+  /// rank 0 now and then.
+  virtual void report_progress(const run_progress& own) = 0;
+  /// Rank 0: `own` with the latest totals every other rank reported added (the whole run's progress).
+  virtual run_progress merged_progress(const run_progress& own) const = 0;
 };
 
 /// After a failure on any rank, how long every rank has to stop before the job is ended.
