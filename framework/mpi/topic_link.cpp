@@ -19,11 +19,18 @@ int rank_in(MPI_Comm comm) {
 }
 
 /// True when the request completed (or was none). MPI_Test frees a completed request.
-bool done(MPI_Request& request, const call_site& site) {
+bool done(MPI_Request& request, const call_site& site, MPI_Status* status = MPI_STATUS_IGNORE) {
   if (request == MPI_REQUEST_NULL) return true;
   int flag = 0;
-  XF_MPI_TRY(MPI_Test(&request, &flag, MPI_STATUS_IGNORE), site);
+  XF_MPI_TRY(MPI_Test(&request, &flag, status), site);
   return flag != 0;
+}
+
+/// Cancels a receive no message will come for, and waits until MPI has let go of its buffer.
+void cancel(MPI_Request& request, const call_site& site) {
+  if (request == MPI_REQUEST_NULL) return;
+  XF_MPI_TRY(MPI_Cancel(&request), site);
+  XF_MPI_TRY(MPI_Wait(&request, MPI_STATUS_IGNORE), site);
 }
 
 std::uint64_t steady_ns() {
@@ -89,10 +96,14 @@ bool topic_link_sender::step() {
                   {MPI_REQUEST_NULL, MPI_REQUEST_NULL}});
     XF_MPI_TRY(MPI_Isend(&s.header, sizeof s.header, MPI_BYTE, peer_, link_header_tag, comm_, &s.requests[0]),
                (call_site{rank_, peer_, link_header_tag}));
-    if (f->data != nullptr && f->bytes > 0)
-      XF_MPI_TRY(MPI_Isend(f->data, static_cast<int>(f->bytes), MPI_BYTE, peer_, link_data_tag, comm_,
-                           &s.requests[1]),
+    // Every offset but the end sends its bytes, none for a void or an empty frame: the reader posted a
+    // receive for them, and the k-th message on the data tag is offset k's.
+    if (!f->ended) {
+      const bool has_bytes = f->data != nullptr && f->bytes > 0;
+      XF_MPI_TRY(MPI_Isend(has_bytes ? f->data : nullptr, has_bytes ? static_cast<int>(f->bytes) : 0,
+                           MPI_BYTE, peer_, link_data_tag, comm_, &s.requests[1]),
                  (call_site{rank_, peer_, link_data_tag}));
+    }
     if (f->ended) {
       end_sent_ = true;
     } else {
@@ -114,28 +125,40 @@ bool topic_link_sender::step() {
 // ---- the reader's end -------------------------------------------------------------------------------
 
 topic_link_receiver::topic_link_receiver(const topic_view& view, std::string topic, MPI_Comm comm, int peer)
-    : receiver_(view, std::move(topic)), comm_(comm), peer_(peer), rank_(rank_in(comm)) {
-  post_header_receive();
-}
+    : receiver_(view, std::move(topic)), comm_(comm), peer_(peer), rank_(rank_in(comm)) {}
 
 topic_link_receiver::~topic_link_receiver() {
-  abandon(header_request_);
   abandon(credit_request_);
-  for (arriving& a : arrivals_) abandon(a.data);
+  for (arriving& a : arrivals_) {
+    abandon(a.header_request);
+    abandon(a.data);
+  }
 }
 
-void topic_link_receiver::post_header_receive() {
-  XF_MPI_TRY(MPI_Irecv(&next_header_, sizeof next_header_, MPI_BYTE, peer_, link_header_tag, comm_,
-                       &header_request_),
-             (call_site{rank_, peer_, link_header_tag}));
+void topic_link_receiver::post_receives(std::uint64_t credit) {
+  for (; posted_ < credit; ++posted_) {
+    arriving& a = arrivals_.emplace_back();
+    a.offset = posted_;
+    XF_MPI_TRY(
+        MPI_Irecv(&a.header, sizeof a.header, MPI_BYTE, peer_, link_header_tag, comm_, &a.header_request),
+        (call_site{rank_, peer_, link_header_tag}));
+    XF_MPI_TRY(MPI_Irecv(receiver_.frame_for(posted_), static_cast<int>(receiver_.frame_bytes()), MPI_BYTE,
+                         peer_, link_data_tag, comm_, &a.data),
+               (call_site{rank_, peer_, link_data_tag}));
+  }
 }
 
 bool topic_link_receiver::step() {
-  const call_site credit_site{rank_, peer_, link_credit_tag}, data_site{rank_, peer_, link_data_tag};
-  // The credit, when it grew and the last one has left (one word in flight at a time); after the end,
-  // the closing word.
+  const call_site credit_site{rank_, peer_, link_credit_tag}, data_site{rank_, peer_, link_data_tag},
+      header_site{rank_, peer_, link_header_tag};
+  // The credit, when it grew and the last one has left (one word in flight at a time), once the receives
+  // below it are posted; after the end, the closing word.
   if (!last_credit_sent_ && done(credit_request_, credit_site)) {
-    const std::uint64_t credit = ended_ ? link_closed : receiver_.credit();
+    std::uint64_t credit = link_closed;
+    if (!ended_) {
+      credit = receiver_.credit();
+      post_receives(credit);
+    }
     if (credit > credit_sent_) {
       credit_word_ = credit_sent_ = credit;
       XF_MPI_TRY(MPI_Isend(&credit_word_, 1, MPI_UINT64_T, peer_, link_credit_tag, comm_, &credit_request_),
@@ -144,34 +167,38 @@ bool topic_link_receiver::step() {
       last_credit_sent_ = ended_;
     }
   }
-  // Headers, in order: each frame's bytes go straight into its frame.
-  while (header_request_ != MPI_REQUEST_NULL &&
-         done(header_request_, call_site{rank_, peer_, link_header_tag})) {
-    arriving& a = arrivals_.emplace_back(arriving{next_header_});
-    const link_header& h = a.header;
-    if (h.ended == 0) {
-      post_header_receive();
-      if (h.bytes > 0 && (h.flags & slot_void) == 0) {
-        XF_EXPECTS(h.bytes <= receiver_.frame_bytes(), "a link carried " + std::to_string(h.bytes) +
-                                                           " bytes at offset " + std::to_string(h.offset) +
-                                                           " into frames of " +
-                                                           std::to_string(receiver_.frame_bytes()));
-        XF_MPI_TRY(MPI_Irecv(receiver_.frame_for(h.offset), static_cast<int>(h.bytes), MPI_BYTE, peer_,
-                             link_data_tag, comm_, &a.data),
-                   data_site);
+  // Publish in order what has arrived whole.
+  while (!ended_ && !arrivals_.empty()) {
+    arriving& a = arrivals_.front();
+    if (!a.header_in) {
+      if (!done(a.header_request, header_site)) break;
+      a.header_in = true;
+      const link_header& h = a.header;
+      XF_EXPECTS(h.offset == a.offset, "a link's header for offset " + std::to_string(a.offset) +
+                                           " says offset " + std::to_string(h.offset));
+      if (h.ended != 0) {
+        // The end takes the place of an offset: no bytes follow it, nor anything after it.
+        receiver_.end(h.offset);
+        ended_ = true;
+        counters_.end_ns = steady_ns();
+        for (arriving& rest : arrivals_) {
+          cancel(rest.data, data_site);
+          cancel(rest.header_request, header_site);
+        }
+        arrivals_.clear();
+        break;
       }
     }
-  }
-  // Publish in order what has arrived whole.
-  while (!arrivals_.empty() && done(arrivals_.front().data, data_site)) {
-    const link_header h = arrivals_.front().header;
+    MPI_Status status;
+    if (!done(a.data, data_site, &status)) break;
+    const link_header h = a.header;
+    int received = 0;
+    MPI_Get_count(&status, MPI_BYTE, &received);
+    const bool is_void = (h.flags & slot_void) != 0;
+    XF_EXPECTS(static_cast<std::uint64_t>(received) == (is_void ? 0 : h.bytes),
+               "a link's offset " + std::to_string(h.offset) + " carried " + std::to_string(received) +
+                   " bytes where its header says " + std::to_string(is_void ? 0 : h.bytes));
     arrivals_.pop_front();
-    if (h.ended != 0) {
-      receiver_.end(h.offset);
-      ended_ = true;
-      counters_.end_ns = steady_ns();
-      break;
-    }
     receiver_.publish(h.offset, h.bytes, h.tag, h.flags, h.born_ns);
     if (counters_.frames++ == 0) counters_.first_ns = steady_ns();
     counters_.bytes += h.bytes;

@@ -1,13 +1,16 @@
 // A topic carried from one rank to another over MPI: the writer's rank runs a topic_link_sender over a
 // bridge_sender (one subscriber group of its topic), the reader's rank a topic_link_receiver over a
-// bridge_receiver (its topic's only publisher); topics/bridge_endpoint.hpp has the protocol. Each frame
+// bridge_receiver (its topic's only publisher); topics/bridge_endpoint.hpp has the protocol. Each offset
 // travels as two messages on the link's communicator: its 40-byte header (offset, bytes, tag, flags, born)
-// and, unless it is void or empty, its valid bytes, sent from the writer's frame and received straight
+// and its valid bytes (none for a void or empty frame), sent from the writer's frame and received straight
 // into the reader's. The reader's credit (the first offset it has no free slot for) travels back as one
 // word whenever it grows; the writer sends only offsets below it, so MPI never holds more frames than the
-// reader has slots, and a frame is released on the writer's side when its send completes. Once the end
-// of stream has arrived the reader sends a last credit, all ones, and the writer waits for it: no message
-// is left unmatched on the communicator when both ends are done.
+// reader has slots, and a frame is released on the writer's side when its send completes. The reader posts
+// both receives of every offset below its credit before it sends the credit, so every message arrives to a
+// receive already posted (no unexpected-message copy, no wait for a header before its bytes can land): the
+// link streams as MPI does with a window of receives. Once the end of stream has arrived the reader sends
+// a last credit, all ones, and the writer waits for it: no message is left unmatched on the communicator
+// when both ends are done.
 //
 // Both ends are non-blocking: step() tests the requests in flight and starts what it can, and returns
 // whether the link is done (the end of stream sent / received and published). One thread a rank calls
@@ -107,18 +110,22 @@ class topic_link_receiver {
   const link_counters& counters() const noexcept { return counters_; }
 
  private:
+  /// An offset below the credit: its header's and its bytes' receives, posted ahead.
   struct arriving {
+    std::uint64_t offset = 0;
     link_header header;
+    MPI_Request header_request = MPI_REQUEST_NULL;
     MPI_Request data = MPI_REQUEST_NULL;
+    bool header_in = false;
   };
-  void post_header_receive();
+  /// Posts both receives of every offset below `credit` not posted yet.
+  void post_receives(std::uint64_t credit);
 
   bridge_receiver receiver_;
   MPI_Comm comm_;
   int peer_, rank_ = -1;
-  link_header next_header_{};
-  MPI_Request header_request_ = MPI_REQUEST_NULL;
-  std::deque<arriving> arrivals_;  ///< headers received, in offset order, their bytes arriving
+  std::uint64_t posted_ = 0;       ///< offsets below it have their receives posted
+  std::deque<arriving> arrivals_;  ///< offsets posted and not yet published, in order
   std::uint64_t credit_sent_ = 0, credit_word_ = 0;
   MPI_Request credit_request_ = MPI_REQUEST_NULL;
   bool ended_ = false;
