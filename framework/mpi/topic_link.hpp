@@ -133,11 +133,22 @@ class topic_link_receiver {
   link_counters counters_;
 };
 
-/// Runs step() until it returns true, waiting between steps with the framework's backoff; throws
-/// run_aborted when `abort` is set first.
+/// Runs step() until it returns true, waiting between steps that moved nothing with the framework's
+/// backoff (restarted by every step that moved a frame or a credit, so a busy link never sleeps between
+/// frames); throws run_aborted when `abort` is set first.
 template <class End>
 void run_link(End& end, const std::atomic<bool>& abort) {
-  wait_until([&] { return end.step(); }, abort);
+  backoff idle;
+  for (;;) {
+    const link_counters before = end.counters();
+    if (end.step()) return;
+    if (abort.load(std::memory_order_relaxed)) throw run_aborted();
+    const link_counters& after = end.counters();
+    if (after.frames != before.frames || after.credit_messages != before.credit_messages)
+      idle = backoff{};
+    else
+      idle.pause();
+  }
 }
 
 }  // namespace xf::mpi
