@@ -67,6 +67,11 @@ device_status probe_device(std::uint32_t ordinal) noexcept {
     return status;
   }
   status.sm_count = static_cast<std::uint32_t>(prop.multiProcessorCount);
+  int mps = 0;
+  if (cudaDeviceGetAttribute(&mps, cudaDevAttrMpsEnabled, static_cast<int>(ordinal)) == cudaSuccess)
+    status.mps = mps != 0;
+  else
+    cudaGetLastError();
   char memory[32];
   std::snprintf(memory, sizeof memory, "%.1f GiB",
                 static_cast<double>(prop.totalGlobalMem) / (1024.0 * 1024 * 1024));

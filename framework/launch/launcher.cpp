@@ -187,7 +187,7 @@ bool any_rank_failed(process_group& group, const std::optional<std::string>& pro
 
 plan plan_for_this_machine(const topology_spec& spec, const operator_registry& registry, bool force_host,
                            const kernel_program* kernel, const std::optional<rank_part>& part,
-                           std::uint32_t node_rank) {
+                           std::uint32_t node_rank, std::uint32_t gpu_sharers) {
   plan_options options;
   options.part = part;
   options.force_host = force_host || spec.runtime.executor == executor_kind::host;
@@ -198,6 +198,13 @@ plan plan_for_this_machine(const topology_spec& spec, const operator_registry& r
     if (device.usable) select_device(ordinal);
     options.device = describe_device(device, kernel);
     options.device.ordinal = ordinal;
+    if (device.usable && device.mps && gpu_sharers > 1) {
+      options.device.sharers = gpu_sharers;
+      spdlog::info(
+          "GPU {} runs the kernels of {} ranks of this node at once (MPS): this one plans its share "
+          "of the resident blocks",
+          ordinal, gpu_sharers);
+    }
     if (!device.usable)
       spdlog::info("no usable GPU ({}): GPU operators run on the host executor", device.reason);
     else
@@ -309,11 +316,24 @@ int run_launcher(int argc, char** argv, const launcher_operators& operators) {
     }
     return exit_ok;
   }
+  const std::optional<rank_part> part =
+      ranked ? std::optional<rank_part>{rank_part{group->rank(), group->size()}} : std::nullopt;
+  // The ranks of this node whose kernels share this rank's GPU.
+  std::uint32_t gpu_sharers = 1;
+  if (ranked) {
+    const bool runs_kernel =
+        !force_host && spec.runtime.executor != executor_kind::host &&
+        std::any_of(spec.operators.begin(), spec.operators.end(), [&](const operator_spec& o) {
+          return o.on == placement::gpu && o.rank == group->rank();
+        });
+    constexpr std::uint32_t no_gpu = ~std::uint32_t{0};
+    const std::uint32_t mine = runs_kernel ? device_ordinal(spec, part, group->node_rank()) : no_gpu;
+    const std::vector<std::uint32_t> node = group->node_values(mine);
+    if (mine != no_gpu) gpu_sharers = static_cast<std::uint32_t>(std::count(node.begin(), node.end(), mine));
+  }
   plan p;
   try {
-    const std::optional<rank_part> part =
-        ranked ? std::optional<rank_part>{rank_part{group->rank(), group->size()}} : std::nullopt;
-    p = plan_for_this_machine(spec, registry, force_host, kernel, part, group->node_rank());
+    p = plan_for_this_machine(spec, registry, force_host, kernel, part, group->node_rank(), gpu_sharers);
   } catch (const config_error& e) {
     problem = e.what();
   }

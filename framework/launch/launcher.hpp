@@ -40,10 +40,11 @@ struct topology_spec;
 /// Plans a loaded, validated spec for this machine: probes the GPU (unless `force_host` or the spec's
 /// executor is host) and logs where the GPU operators run. Throws config_error. Shared by xeflow-run and
 /// xeflow-tune. A ranked run plans its `part`; its GPU is its GPU operators' `device:`, or `node_rank`
-/// (its position among its node's ranks) modulo the node's GPUs.
+/// (its position among its node's ranks) modulo the node's GPUs. `gpu_sharers`: the ranks of this node
+/// whose kernels run on that GPU (under MPS they run at once, and each plans its share of the blocks).
 plan plan_for_this_machine(const topology_spec& spec, const operator_registry& registry, bool force_host,
                            const kernel_program* kernel, const std::optional<rank_part>& part = std::nullopt,
-                           std::uint32_t node_rank = 0);
+                           std::uint32_t node_rank = 0, std::uint32_t gpu_sharers = 1);
 
 /// A launcher's operators beyond the built-in CPU ones: what run_launcher<GpuOperators> passes on.
 struct launcher_operators {

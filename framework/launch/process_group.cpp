@@ -26,6 +26,7 @@ class single_process final : public process_group {
   }
   int max_over_ranks(int value) override { return value; }
   std::vector<std::string> gather(const std::string& text) override { return {text}; }
+  std::vector<std::uint32_t> node_values(std::uint32_t value) override { return {value}; }
   std::unique_ptr<rank_session> start_session(const topology_spec&, const plan&, run_control&) override {
     return nullptr;  // one process plans every operator: no bridges
   }

@@ -55,6 +55,8 @@ class process_group {
   virtual int max_over_ranks(int value) = 0;
   /// Rank 0 gets every rank's `text`, in rank order; the others get nothing.
   virtual std::vector<std::string> gather(const std::string& text) = 0;
+  /// Every rank of this node gets the `value` of every rank of this node.
+  virtual std::vector<std::uint32_t> node_values(std::uint32_t value) = 0;
 
   /// A ranked run's session for the part `p` of `spec` (collective: it makes the bridges' channels).
   /// The session fails the run through `control` and reads its flags; both must outlive it.

@@ -43,6 +43,7 @@ class mpi_group final : public process_group {
     node_rank_ = static_cast<std::uint32_t>(node_rank);
   }
   ~mpi_group() override {
+    MPI_Comm_free(&node_);
     MPI_Comm_free(&world_);
     MPI_Finalize();
   }
@@ -85,6 +86,12 @@ class mpi_group final : public process_group {
     return texts;
   }
 
+  std::vector<std::uint32_t> node_values(std::uint32_t value) override {
+    std::vector<std::uint32_t> values(static_cast<std::size_t>(node_size_));
+    XF_MPI_TRY(MPI_Allgather(&value, 1, MPI_UINT32_T, values.data(), 1, MPI_UINT32_T, node_), site());
+    return values;
+  }
+
   std::unique_ptr<rank_session> start_session(const topology_spec& spec, const plan& p,
                                               run_control& control) override {
     return start_mpi_rank_session(world_, spec, p, control);
@@ -101,6 +108,8 @@ class mpi_group final : public process_group {
   call_site site() const { return call_site{static_cast<int>(rank_)}; }
 
   MPI_Comm world_ = MPI_COMM_NULL;
+  MPI_Comm node_ = MPI_COMM_NULL;  ///< this node's ranks
+  int node_size_ = 1;
   std::uint32_t rank_ = 0, size_ = 1, node_rank_ = 0;
 };
 

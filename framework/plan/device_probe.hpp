@@ -15,6 +15,9 @@ struct device_status {
   /// has 2 GPUs (0-1)").
   std::string reason;
   std::uint32_t sm_count = 0;
+  /// Contexts on it are shared through MPS: kernels of several processes run on it at once (without
+  /// MPS they take turns).
+  bool mps = false;
 };
 
 /// Probes GPU `ordinal` through the CUDA runtime (when built with CUDA): an ordinal among the devices

@@ -261,22 +261,27 @@ plan make_plan(const topology_spec& spec, const operator_registry& registry, con
   if (p.executor == resolved_executor::device) {
     const auto per_sm =
         static_cast<std::uint32_t>(std::max(0, dev.blocks_per_sm(static_cast<int>(threads_per_block))));
-    const std::uint32_t resident = per_sm * dev.sm_count;
+    const std::uint32_t sharers = std::max(1u, dev.sharers);
+    const std::uint32_t resident = per_sm * dev.sm_count / sharers;
+    const std::string shared =
+        sharers > 1 ? ", shared under MPS by " + std::to_string(sharers) + " kernels of this node's ranks"
+                    : "";
     if (resident == 0)
       throw config_error(spec.position_of("runtime.warps_per_block"),
                          "the GPU kernel cannot run blocks of " + std::to_string(p.warps_per_block) +
-                             " warps on this GPU (no block fits on an SM)");
+                             " warps on this GPU (no block fits on an SM" + shared + ")");
     if (spec.runtime.blocks > resident)
       throw config_error(spec.position_of("runtime.blocks"),
                          "runtime.blocks is " + std::to_string(spec.runtime.blocks) + ", but at most " +
                              std::to_string(resident) + " blocks of " + std::to_string(p.warps_per_block) +
                              " warps can be resident at once on this GPU (" + std::to_string(dev.sm_count) +
-                             " SMs x " + std::to_string(per_sm) +
+                             " SMs x " + std::to_string(per_sm) + shared +
                              "); every block of the persistent kernel must run at the same time");
     // By default no more blocks than there are work items in flight: a block beyond that only holds
     // offsets that cannot be published yet and polls for them, which costs PCIe reads and no progress.
     const std::uint32_t full =
-        spec.runtime.blocks ? spec.runtime.blocks : dev.sm_count * std::min(per_sm, default_blocks_per_sm);
+        spec.runtime.blocks ? spec.runtime.blocks
+                            : std::max(1u, dev.sm_count * std::min(per_sm, default_blocks_per_sm) / sharers);
     std::uint64_t items_in_flight = 1;
     for (planned_operator& po : p.operators) {
       if (!po.in_kernel) continue;

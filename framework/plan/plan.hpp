@@ -149,6 +149,10 @@ struct device_capabilities {
   std::uint32_t ordinal = 0;  ///< the GPU probed
   std::string reason;         ///< why not usable
   std::uint32_t sm_count = 0;
+  /// Kernels that run on this GPU at once, this one included: ranks of one node sharing the GPU under MPS.
+  /// Every block of a persistent kernel must stay resident, so each plans its share of the resident
+  /// blocks (without MPS the kernels take turns, each with the whole GPU: 1).
+  std::uint32_t sharers = 1;
   /// Blocks of the kernel with `threads` threads that fit on one SM at once; empty: no kernel.
   std::function<int(int threads)> blocks_per_sm;
   /// Whether a GPU operator type is compiled into the launcher's kernel; empty: no kernel.

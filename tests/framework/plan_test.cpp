@@ -388,3 +388,22 @@ TEST_CASE("plan.class_missing_from_the_kernel_falls_back_or_is_refused") {
   options.force_host = true;  // --host wins over runtime.executor: device
   CHECK(make_plan(spec, test::builtin_registry(), options).executor == resolved_executor::host);
 }
+
+TEST_CASE("plan.kernels_sharing_a_gpu_under_mps_each_plan_their_share_of_the_blocks") {
+  auto spec = three_gpu_ops(8);
+  spec.runtime.blocks = 0;
+  plan_options options;
+  options.device = fake_gpu();
+  options.device.sharers = 2;
+  const plan p = make_plan(spec, test::builtin_registry(), options);
+  CHECK(p.blocks == 4);  // half of 4 SMs x 2
+  // An explicit grid larger than the share cannot be resident beside the other kernel.
+  spec.runtime.blocks = 5;
+  try {
+    (void)make_plan(spec, test::builtin_registry(), options);
+    FAIL("5 blocks fit beside another kernel on a GPU of 8 resident blocks");
+  } catch (const config_error& e) {
+    CHECK(std::string(e.what()).find("at most 4 blocks") != std::string::npos);
+    CHECK(std::string(e.what()).find("shared under MPS by 2 kernels") != std::string::npos);
+  }
+}
