@@ -33,11 +33,10 @@ class mpi_group final : public process_group {
     int rank = 0, size = 1, node_rank = 0;
     MPI_Comm_rank(world_, &rank);
     MPI_Comm_size(world_, &size);
-    MPI_Comm node = MPI_COMM_NULL;
-    XF_MPI_TRY(MPI_Comm_split_type(world_, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node),
+    XF_MPI_TRY(MPI_Comm_split_type(world_, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node_),
                call_site{rank});
-    MPI_Comm_rank(node, &node_rank);
-    MPI_Comm_free(&node);
+    MPI_Comm_rank(node_, &node_rank);
+    MPI_Comm_size(node_, &node_size_);
     rank_ = static_cast<std::uint32_t>(rank);
     size_ = static_cast<std::uint32_t>(size);
     node_rank_ = static_cast<std::uint32_t>(node_rank);
