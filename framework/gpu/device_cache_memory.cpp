@@ -13,10 +13,6 @@
 
 namespace xf {
 
-device_cache_memory::device_cache_memory() {
-  XF_CUDA_TRY(cudaGetDevice(&device_));
-}
-
 device_cache_memory::~device_cache_memory() {
   for (const block& b : blocks_) cuda_ok(b.place == cache_place::kernel ? cudaFree(b.p) : cudaFreeHost(b.p));
 }
@@ -24,7 +20,7 @@ device_cache_memory::~device_cache_memory() {
 void* device_cache_memory::allocate(std::size_t bytes, cache_place place, bool zero) {
   const std::size_t rounded = std::max<std::size_t>((bytes + 4095) / 4096 * 4096, 4096);
   void* p = nullptr;
-  XF_CUDA_TRY(cudaSetDevice(device_));
+  if (device_ != current_device) XF_CUDA_TRY(cudaSetDevice(device_));
   if (place == cache_place::kernel) {
     // Ask for no more than the card has free (a cudaMalloc past it fails with a bare "out of memory").
     std::size_t free = 0, total = 0;

@@ -14,14 +14,16 @@ class device_cache_memory final : public cache_memory {
  public:
   /// On GPU `device` (a CUDA ordinal: the run's).
   explicit device_cache_memory(int device) : device_(device) {}
-  /// On the calling thread's current device (programs that chose one themselves).
-  device_cache_memory();
+  /// On the current device of the thread that allocates (programs that chose one themselves). Makes no
+  /// CUDA call here: a program without a GPU may make one and fail only when it allocates.
+  device_cache_memory() : device_(current_device) {}
   ~device_cache_memory() override;
   device_cache_memory(const device_cache_memory&) = delete;
   device_cache_memory& operator=(const device_cache_memory&) = delete;
 
   /// Throws run_error naming the bytes asked and the device memory free when the device cannot hold them.
-  /// Makes `device` the calling thread's current device (cudaMalloc and cudaMemGetInfo take no device).
+  /// Makes `device` (when one was given) the calling thread's current device (cudaMalloc and
+  /// cudaMemGetInfo take no device).
   void* allocate(std::size_t bytes, cache_place place, bool zero) override;
   void upload(void* kernel_dst, const void* host_src, std::size_t bytes) override;
   void download(void* host_dst, const void* kernel_src, std::size_t bytes) override;
@@ -35,6 +37,7 @@ class device_cache_memory final : public cache_memory {
     void* p;
     cache_place place;
   };
+  static constexpr int current_device = -1;
   int device_;
   std::vector<block> blocks_;
 };
