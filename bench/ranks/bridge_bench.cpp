@@ -83,7 +83,6 @@ struct options {
   int repeats = 3;
   int round_trips = 2000, min_round_trips = 100, warmup = 50;
   std::uint32_t latency_capacity = 2;
-  u64 one_message_bytes = xf::mpi::link_one_message_bytes;
   std::uint32_t timer_slack_us = 1;
   double deadline_s = 120;
   std::vector<link_loop> loops{link_loop::run_link, link_loop::session};
@@ -343,7 +342,7 @@ bridge_stream_result bridge_stream(const ranks& r, worker_team& team, const opti
   link_counters counters;
   double seconds = 0;
   if (r.rank == 0) {
-    topic_link_sender link(v, 0, r.stream, 1, o.one_message_bytes);
+    topic_link_sender link(v, 0, r.stream, 1);
     XF_MPI_TRY(MPI_Barrier(r.world), r.site());
     const u64 start = now_ns();
     const u64 end = run_threads(
@@ -360,7 +359,7 @@ bridge_stream_result bridge_stream(const ranks& r, worker_team& team, const opti
     seconds = static_cast<double>(end - start) * 1e-9;
     counters = link.counters();
   } else {
-    topic_link_receiver link(v, t.name(), r.stream, 0, o.one_message_bytes);
+    topic_link_receiver link(v, t.name(), r.stream, 0);
     XF_MPI_TRY(MPI_Barrier(r.world), r.site());
     const u64 start = now_ns();
     const u64 end = run_threads(
@@ -494,9 +493,9 @@ std::vector<double> bridge_pingpong(const ranks& r, worker_team& team, const opt
                         " where the stream should have ended at " + std::to_string(total));
   };
 
-  topic_link_sender sending(out, 0, writes_there ? r.there : r.back, r.peer(), o.one_message_bytes);
+  topic_link_sender sending(out, 0, writes_there ? r.there : r.back, r.peer());
   topic_link_receiver receiving(in, writes_there ? back.name() : there.name(),
-                                writes_there ? r.back : r.there, r.peer(), o.one_message_bytes);
+                                writes_there ? r.back : r.there, r.peer());
   XF_MPI_TRY(MPI_Barrier(r.world), r.site());
   // Rank 0's thread times each round trip; rank 1's answers it.
   const auto ping = [&] {
@@ -646,9 +645,6 @@ int run(int argc, char** argv, int thread_level) {
   auto* warmup_option =
       app.add_option("--warmup", o.warmup, "untimed round trips before each ping-pong (default 50)")
           ->check(CLI::Range(0, 1'000'000));
-  app.add_option("--one-message-bytes", o.one_message_bytes,
-                 "the largest frames the links carry one message an offset (header and bytes together; "
-                 "default the library's, xf::mpi::link_one_message_bytes; 0: always two messages)");
   app.add_option("--latency-capacity", o.latency_capacity,
                  "the bridge ping-pong's topics' capacity (default 2; at large frames each slot is one "
                  "more frame the ping-pong cycles through, where MPI's cycles through one a side)")
@@ -833,7 +829,6 @@ int run(int argc, char** argv, int thread_level) {
                       {"min_round_trips", o.min_round_trips},
                       {"warmup", o.warmup},
                       {"latency_capacity", o.latency_capacity},
-                      {"one_message_bytes", o.one_message_bytes},
                       {"timer_slack_us", o.timer_slack_us},
                       {"deadline_s", o.deadline_s},
                       {"link_loop", loop},

@@ -3,7 +3,6 @@
 #include "framework/mpi/topic_link.hpp"
 
 #include <chrono>
-#include <cstring>
 #include <utility>
 
 #include "framework/core/errors.hpp"
@@ -51,15 +50,8 @@ void abandon(MPI_Request& request) {
 
 // ---- the writer's end -------------------------------------------------------------------------------
 
-topic_link_sender::topic_link_sender(const topic_view& view, std::uint32_t group, MPI_Comm comm, int peer,
-                                     std::uint64_t one_message_bytes)
-    : sender_(view, group),
-      one_message_(link_uses_one_message(view.frame_bytes, one_message_bytes)),
-      capacity_(view.capacity),
-      comm_(comm),
-      peer_(peer),
-      rank_(rank_in(comm)) {
-  if (one_message_) staging_.resize(std::size_t{capacity_} * (sizeof(link_header) + view.frame_bytes));
+topic_link_sender::topic_link_sender(const topic_view& view, std::uint32_t group, MPI_Comm comm, int peer)
+    : sender_(view, group), comm_(comm), peer_(peer), rank_(rank_in(comm)) {
   post_credit_receive();
 }
 
@@ -102,32 +94,15 @@ bool topic_link_sender::step() {
                   f->ended,
                   link_header{f->offset, f->bytes, f->tag, f->born_ns, f->flags, f->ended ? 1u : 0u},
                   {MPI_REQUEST_NULL, MPI_REQUEST_NULL}});
-    if (one_message_) {
-      // The header and the bytes behind it, in the staging of the offset's slot (or the end's own).
-      const bool has_bytes = !f->ended && f->data != nullptr && f->bytes > 0;
-      std::byte* stage = f->ended ? reinterpret_cast<std::byte*>(&end_staging_)
-                                  : staging_.data() + (f->offset % capacity_) * (staging_.size() / capacity_);
-      if (!f->ended)
-        std::memcpy(stage, &s.header, sizeof s.header);
-      else
-        end_staging_ = s.header;
-      if (has_bytes) std::memcpy(stage + sizeof s.header, f->data, f->bytes);
-      const std::uint64_t length = sizeof s.header + (has_bytes ? f->bytes : 0);
-      XF_MPI_TRY(
-          MPI_Isend(stage, static_cast<int>(length), MPI_BYTE, peer_, link_header_tag, comm_, &s.requests[0]),
-          (call_site{rank_, peer_, link_header_tag}));
-    } else {
-      XF_MPI_TRY(
-          MPI_Isend(&s.header, sizeof s.header, MPI_BYTE, peer_, link_header_tag, comm_, &s.requests[0]),
-          (call_site{rank_, peer_, link_header_tag}));
-      // Every offset but the end sends its bytes, none for a void or an empty frame: the reader posted a
-      // receive for them, and the k-th message on the data tag is offset k's.
-      if (!f->ended) {
-        const bool has_bytes = f->data != nullptr && f->bytes > 0;
-        XF_MPI_TRY(MPI_Isend(has_bytes ? f->data : nullptr, has_bytes ? static_cast<int>(f->bytes) : 0,
-                             MPI_BYTE, peer_, link_data_tag, comm_, &s.requests[1]),
-                   (call_site{rank_, peer_, link_data_tag}));
-      }
+    XF_MPI_TRY(MPI_Isend(&s.header, sizeof s.header, MPI_BYTE, peer_, link_header_tag, comm_, &s.requests[0]),
+               (call_site{rank_, peer_, link_header_tag}));
+    // Every offset but the end sends its bytes, none for a void or an empty frame: the reader posted a
+    // receive for them, and the k-th message on the data tag is offset k's.
+    if (!f->ended) {
+      const bool has_bytes = f->data != nullptr && f->bytes > 0;
+      XF_MPI_TRY(MPI_Isend(has_bytes ? f->data : nullptr, has_bytes ? static_cast<int>(f->bytes) : 0,
+                           MPI_BYTE, peer_, link_data_tag, comm_, &s.requests[1]),
+                 (call_site{rank_, peer_, link_data_tag}));
     }
     if (f->ended) {
       end_sent_ = true;
@@ -149,19 +124,8 @@ bool topic_link_sender::step() {
 
 // ---- the reader's end -------------------------------------------------------------------------------
 
-topic_link_receiver::topic_link_receiver(const topic_view& view, std::string topic, MPI_Comm comm, int peer,
-                                         std::uint64_t one_message_bytes)
-    : receiver_(view, std::move(topic)),
-      one_message_(link_uses_one_message(view.frame_bytes, one_message_bytes)),
-      capacity_(view.capacity),
-      comm_(comm),
-      peer_(peer),
-      rank_(rank_in(comm)) {
-  if (one_message_) {
-    slot_headers_.resize(capacity_);
-    slot_types_.assign(capacity_, MPI_DATATYPE_NULL);
-  }
-}
+topic_link_receiver::topic_link_receiver(const topic_view& view, std::string topic, MPI_Comm comm, int peer)
+    : receiver_(view, std::move(topic)), comm_(comm), peer_(peer), rank_(rank_in(comm)) {}
 
 topic_link_receiver::~topic_link_receiver() {
   abandon(credit_request_);
@@ -169,36 +133,12 @@ topic_link_receiver::~topic_link_receiver() {
     abandon(a.header_request);
     abandon(a.data);
   }
-  for (MPI_Datatype& t : slot_types_)
-    if (t != MPI_DATATYPE_NULL) MPI_Type_free(&t);
-}
-
-MPI_Datatype topic_link_receiver::slot_type(std::uint64_t offset) {
-  const std::size_t k = offset % capacity_;
-  if (slot_types_[k] != MPI_DATATYPE_NULL) return slot_types_[k];
-  // A slot's header and its frame: both stay where they are for the topic's life.
-  const call_site site{rank_, peer_, link_header_tag};
-  std::array<MPI_Aint, 2> at{};
-  XF_MPI_TRY(MPI_Get_address(&slot_headers_[k], &at[0]), site);
-  XF_MPI_TRY(MPI_Get_address(receiver_.frame_for(offset), &at[1]), site);
-  const std::array<int, 2> lengths{static_cast<int>(sizeof(link_header)),
-                                   static_cast<int>(receiver_.frame_bytes())};
-  MPI_Datatype type = MPI_DATATYPE_NULL;
-  XF_MPI_TRY(MPI_Type_create_hindexed(2, lengths.data(), at.data(), MPI_BYTE, &type), site);
-  XF_MPI_TRY(MPI_Type_commit(&type), site);
-  return slot_types_[k] = type;
 }
 
 void topic_link_receiver::post_receives(std::uint64_t credit) {
   for (; posted_ < credit; ++posted_) {
     arriving& a = arrivals_.emplace_back();
     a.offset = posted_;
-    if (one_message_) {
-      XF_MPI_TRY(
-          MPI_Irecv(MPI_BOTTOM, 1, slot_type(posted_), peer_, link_header_tag, comm_, &a.header_request),
-          (call_site{rank_, peer_, link_header_tag}));
-      continue;
-    }
     XF_MPI_TRY(
         MPI_Irecv(&a.header, sizeof a.header, MPI_BYTE, peer_, link_header_tag, comm_, &a.header_request),
         (call_site{rank_, peer_, link_header_tag}));
@@ -231,19 +171,8 @@ bool topic_link_receiver::step() {
   while (!ended_ && !arrivals_.empty()) {
     arriving& a = arrivals_.front();
     if (!a.header_in) {
-      MPI_Status status;
-      if (!done(a.header_request, header_site, &status)) break;
+      if (!done(a.header_request, header_site)) break;
       a.header_in = true;
-      if (one_message_) {
-        a.header = slot_headers_[a.offset % capacity_];
-        int received = 0;
-        MPI_Get_count(&status, MPI_BYTE, &received);
-        const bool bytes_follow = a.header.ended == 0 && (a.header.flags & slot_void) == 0;
-        XF_EXPECTS(
-            static_cast<std::uint64_t>(received) == sizeof(link_header) + (bytes_follow ? a.header.bytes : 0),
-            "a link's offset " + std::to_string(a.offset) + " came as " + std::to_string(received) +
-                " bytes where its header says " + std::to_string(a.header.bytes) + " follow it");
-      }
       const link_header& h = a.header;
       XF_EXPECTS(h.offset == a.offset, "a link's header for offset " + std::to_string(a.offset) +
                                            " says offset " + std::to_string(h.offset));
@@ -260,17 +189,15 @@ bool topic_link_receiver::step() {
         break;
       }
     }
+    MPI_Status status;
+    if (!done(a.data, data_site, &status)) break;
     const link_header h = a.header;
-    if (!one_message_) {
-      MPI_Status status;
-      if (!done(a.data, data_site, &status)) break;
-      int received = 0;
-      MPI_Get_count(&status, MPI_BYTE, &received);
-      const bool is_void = (h.flags & slot_void) != 0;
-      XF_EXPECTS(static_cast<std::uint64_t>(received) == (is_void ? 0 : h.bytes),
-                 "a link's offset " + std::to_string(h.offset) + " carried " + std::to_string(received) +
-                     " bytes where its header says " + std::to_string(is_void ? 0 : h.bytes));
-    }
+    int received = 0;
+    MPI_Get_count(&status, MPI_BYTE, &received);
+    const bool is_void = (h.flags & slot_void) != 0;
+    XF_EXPECTS(static_cast<std::uint64_t>(received) == (is_void ? 0 : h.bytes),
+               "a link's offset " + std::to_string(h.offset) + " carried " + std::to_string(received) +
+                   " bytes where its header says " + std::to_string(is_void ? 0 : h.bytes));
     arrivals_.pop_front();
     receiver_.publish(h.offset, h.bytes, h.tag, h.flags, h.born_ns);
     if (counters_.frames++ == 0) counters_.first_ns = steady_ns();

@@ -8,9 +8,13 @@
 // reader has slots, and a frame is released on the writer's side when its send completes. The reader posts
 // both receives of every offset below its credit before it sends the credit, so every message arrives to a
 // receive already posted (no unexpected-message copy, no wait for a header before its bytes can land): the
-// link streams as MPI does with a window of receives. Once the end of stream has arrived the reader sends
-// a last credit, all ones, and the writer waits for it: no message is left unmatched on the communicator
-// when both ends are done.
+// link streams as MPI does with a window of receives. Small frames as one message each (header and bytes
+// copied together by the writer, received by a two-block datatype into the reader's slot) were measured
+// against this on an H200 with Open MPI 4.1.6 over shared memory, alternated: no faster at 4 KiB (73-82% of
+// MPI's streaming against 81%), slower from 8 KiB (57-77% against 76-91%; a datatype receive leaves MPI's
+// single-copy path), and 0.1-0.2 us less one way at 4-8 KiB. Every offset stays two messages. Once the end of
+// stream has arrived the reader sends a last credit, all ones, and the writer waits for it: no message is
+// left unmatched on the communicator when both ends are done.
 //
 // Both ends are non-blocking: step() tests the requests in flight and starts what it can, and returns
 // whether the link is done (the end of stream sent / received and published). One thread a rank calls
@@ -26,7 +30,6 @@
 #include <cstdint>
 #include <deque>
 #include <string>
-#include <vector>
 
 #include "framework/core/backoff.hpp"
 #include "topics/bridge_endpoint.hpp"
@@ -45,20 +48,6 @@ struct link_header {
 };
 static_assert(sizeof(link_header) == 40);
 
-/// Topics whose frames hold at most this many bytes carry each offset as one message: its header with its
-/// bytes behind it, copied together on the writer's side, received by a datatype of two blocks straight
-/// into the reader's slot (its header, its frame). Larger frames travel as two messages, the bytes straight
-/// from the writer's frame: there a copy would cost more than a message. Measured on an H200 with Open MPI
-/// 4.1.6 over shared memory, with two messages every offset: 81% of MPI's streaming at 4 KiB and 76% at
-/// 16 KiB (100% at 64 KiB), and 1.4 µs one way beyond MPI's own at 4 KiB.
-inline constexpr std::uint64_t link_one_message_bytes = 16 * 1024;
-/// Whether a topic's link carries one message an offset (both ends decide alike: the topic's frame size
-/// against the same threshold).
-constexpr bool link_uses_one_message(std::uint64_t frame_bytes,
-                                     std::uint64_t one_message_bytes = link_one_message_bytes) {
-  return frame_bytes <= one_message_bytes;
-}
-
 /// What a link moved, for stats.
 struct link_counters {
   std::uint64_t frames = 0;  ///< frames (void ones included)
@@ -74,10 +63,7 @@ struct link_counters {
 class topic_link_sender {
  public:
   /// `view`'s group `group` is the bridge's (no other worker); `peer` the reader's rank on `comm`.
-  /// `one_message_bytes`: the largest frames carried one message an offset (the reader's end must be given
-  /// the same).
-  topic_link_sender(const topic_view& view, std::uint32_t group, MPI_Comm comm, int peer,
-                    std::uint64_t one_message_bytes = link_one_message_bytes);
+  topic_link_sender(const topic_view& view, std::uint32_t group, MPI_Comm comm, int peer);
   ~topic_link_sender();
   topic_link_sender(const topic_link_sender&) = delete;
   topic_link_sender& operator=(const topic_link_sender&) = delete;
@@ -99,12 +85,6 @@ class topic_link_sender {
   void post_credit_receive();
 
   bridge_sender sender_;
-  bool one_message_;
-  std::uint32_t capacity_;
-  /// One message an offset: a header and a frame's room for each of the writer's slots (an offset in
-  /// flight holds its slot until its send completes), and one header for the end.
-  std::vector<std::byte> staging_;
-  link_header end_staging_{};
   MPI_Comm comm_;
   int peer_, rank_ = -1;
   std::uint64_t credit_ = 0, credit_word_ = 0;
@@ -120,9 +100,8 @@ class topic_link_sender {
 class topic_link_receiver {
  public:
   /// `view` is the topic the link publishes (its only publisher), `topic` its name in errors; `peer` the
-  /// writer's rank on `comm`; `one_message_bytes` as the writer's end.
-  topic_link_receiver(const topic_view& view, std::string topic, MPI_Comm comm, int peer,
-                      std::uint64_t one_message_bytes = link_one_message_bytes);
+  /// writer's rank on `comm`.
+  topic_link_receiver(const topic_view& view, std::string topic, MPI_Comm comm, int peer);
   ~topic_link_receiver();
   topic_link_receiver(const topic_link_receiver&) = delete;
   topic_link_receiver& operator=(const topic_link_receiver&) = delete;
@@ -143,16 +122,10 @@ class topic_link_receiver {
     MPI_Request data = MPI_REQUEST_NULL;
     bool header_in = false;
   };
-  /// Posts the receives of every offset below `credit` not posted yet.
+  /// Posts both receives of every offset below `credit` not posted yet.
   void post_receives(std::uint64_t credit);
-  /// One message an offset: the datatype that receives slot k's header and frame at once.
-  MPI_Datatype slot_type(std::uint64_t offset);
 
   bridge_receiver receiver_;
-  bool one_message_;
-  std::uint32_t capacity_;
-  std::vector<link_header> slot_headers_;  ///< one message an offset: where each slot's header lands
-  std::vector<MPI_Datatype> slot_types_;   ///< made when first used
   MPI_Comm comm_;
   int peer_, rank_ = -1;
   std::uint64_t posted_ = 0;       ///< offsets below it have their receives posted

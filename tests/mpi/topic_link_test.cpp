@@ -15,14 +15,11 @@ using namespace xf::test;
 
 const carried_stream stream{77};
 
-/// One case on both ranks: `frames` offsets from rank 0's topic (capacity `writer`) to rank 1's (`reader`),
-/// frames of `frame_bytes` (at most mpi::link_one_message_bytes: one message an offset; more: two).
-void carry(std::uint64_t frames, std::uint32_t writer, std::uint32_t reader,
-           std::uint64_t frame_bytes = 4096) {
+/// One case on both ranks: `frames` offsets from rank 0's topic (capacity `writer`) to rank 1's (`reader`).
+void carry(std::uint64_t frames, std::uint32_t writer, std::uint32_t reader) {
   CAPTURE(frames);
   CAPTURE(writer);
   CAPTURE(reader);
-  CAPTURE(frame_bytes);
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm comm = MPI_COMM_NULL;
@@ -34,7 +31,7 @@ void carry(std::uint64_t frames, std::uint32_t writer, std::uint32_t reader,
   std::uint64_t seen[2] = {~0ull, ~0ull};
   mpi::link_counters counters;
   if (rank == 0) {
-    topic a(test_topic("a", writer, 2, 1, frame_bytes), memory);  // group 0 local, group 1 the link
+    topic a(test_topic("a", writer, 2, 1), memory);  // group 0 local, group 1 the link
     const topic_view& v = a.view();
     {
       worker_team team(abort, failures);
@@ -52,7 +49,7 @@ void carry(std::uint64_t frames, std::uint32_t writer, std::uint32_t reader,
     }
     CHECK(seen[0] == frames);
   } else if (rank == 1) {
-    topic b(test_topic("a (carried)", reader, 2, 1, frame_bytes), memory);
+    topic b(test_topic("a (carried)", reader, 2, 1), memory);
     const topic_view& v = b.view();
     {
       worker_team team(abort, failures);
@@ -81,17 +78,8 @@ void carry(std::uint64_t frames, std::uint32_t writer, std::uint32_t reader,
 }  // namespace
 
 TEST_CASE("topic_link.carries_a_topic_between_ranks_in_order_with_its_fields_and_the_end") {
-  // 10^6 offsets in the long run (XF_LONG=1, tools/check.sh --long), 10^5 otherwise; one message an
-  // offset (4 KiB frames).
+  // 10^6 offsets in the long run (XF_LONG=1, tools/check.sh --long), 10^5 otherwise.
   carry(long_stress() ? 1'000'000 : 100'000, 16, 16);
-}
-
-TEST_CASE("topic_link.larger_frames_travel_as_header_and_bytes") {
-  static_assert(!mpi::link_uses_one_message(64 * 1024));
-  const std::uint64_t frames = stress_frames(4'000);
-  carry(frames, 16, 16, 64 * 1024);
-  carry(frames, 1, 4, 64 * 1024);
-  carry(0, 4, 4, 64 * 1024);
 }
 
 TEST_CASE("topic_link.capacity_one_on_either_side") {
