@@ -175,12 +175,20 @@ out_of_tree() {
     ./xeflow-custom "$app/custom.yaml" --host -q > run.log
     echo "pkg-config: $(head -1 run.log)"' _ "$app" "$out/pkg-config" &
   local pkg_build=$!
-  cmake -S "$app" -B "$out/cmake" -DCMAKE_PREFIX_PATH="$prefix" -DXEFLOW_HOST_KERNEL=ON > "$out/cmake.log"
-  cmake --build "$out/cmake" -j "$jobs" >> "$out/cmake.log"
-  "$out/cmake/xeflow-custom" "$app/custom.yaml" --host -q > "$out/cmake/run.log"
-  echo "CMake: $(head -1 "$out/cmake/run.log")"
+  # (Inside step's `if`, set -e is off: each command's status is checked here.)
+  local cmake_status=0
+  { cmake -S "$app" -B "$out/cmake" -DCMAKE_PREFIX_PATH="$prefix" -DXEFLOW_HOST_KERNEL=ON > "$out/cmake.log" 2>&1 &&
+    cmake --build "$out/cmake" -j "$jobs" >> "$out/cmake.log" 2>&1 &&
+    "$out/cmake/xeflow-custom" "$app/custom.yaml" --host -q > "$out/cmake/run.log"; } || cmake_status=$?
+  if [ "$cmake_status" = 0 ]; then
+    echo "CMake: $(head -1 "$out/cmake/run.log")"
+  else
+    echo "CMake: FAILED ($cmake_status):"
+    tail -30 "$out/cmake.log"
+  fi
   wait "$pkg_build" || pkg_status=$?
-  return $pkg_status
+  [ "$cmake_status" = 0 ] && return $pkg_status
+  return "$cmake_status"
 }
 step "out of tree (apps/custom_operator: pkg-config, CMake)" out_of_tree
 
