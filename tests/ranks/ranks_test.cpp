@@ -71,6 +71,21 @@ void check_ranks_verified(const std::vector<nlohmann::json>& stats) {
   CHECK(verify_sinks > 0);
 }
 
+/// Runs `topology` (removed after) over `ranks` ranks on the host executor and checks that every rank
+/// completed with every verify sink clean; returns every rank's stats.
+std::vector<nlohmann::json> run_verified(int ranks, const fs::path& topology) {
+  const auto r =
+      run_process(ranked(ranks, xeflow_run(), {topology.string(), "--host", "-q", "--stats", "json"}),
+                  std::chrono::seconds(120));
+  fs::remove(topology);
+  INFO(r.err);
+  REQUIRE_FALSE(r.timed_out);
+  CHECK(r.exit_code == 0);
+  const std::vector<nlohmann::json> stats = rank_stats(r, ranks);
+  check_ranks_verified(stats);
+  return stats;
+}
+
 std::string read_file(const fs::path& path) {
   std::ifstream in(path);
   std::ostringstream text;
@@ -168,14 +183,7 @@ operators:
   back: {class: verify_sink, rank: 0, inputs: [fused]}
 runtime: {ranks: {ingest: 0, last: 3}}
 )");
-  const auto r = run_process(ranked(4, xeflow_run(), {topology.string(), "--host", "-q", "--stats", "json"}),
-                             std::chrono::seconds(120));
-  fs::remove(topology);
-  INFO(r.err);
-  REQUIRE_FALSE(r.timed_out);
-  CHECK(r.exit_code == 0);
-  const std::vector<nlohmann::json> stats = rank_stats(r, 4);
-  check_ranks_verified(stats);
+  const std::vector<nlohmann::json> stats = run_verified(4, topology);
   CHECK((*find_operator(stats, "verify"))["frames_in"] == 512);
   CHECK((*find_operator(stats, "back"))["frames_in"] == 512);
   // fused leaves rank 2 twice: to rank 3 and back to rank 0.
@@ -192,14 +200,7 @@ operators:
   copy: {class: scale, on: gpu, rank: 0, inputs: [raw], outputs: [copied], params: {factor: 1}}
   verify: {class: verify_sink, rank: 1, inputs: [copied]}
 )");
-  const auto r = run_process(ranked(2, xeflow_run(), {topology.string(), "--host", "-q", "--stats", "json"}),
-                             std::chrono::seconds(120));
-  fs::remove(topology);
-  INFO(r.err);
-  REQUIRE_FALSE(r.timed_out);
-  CHECK(r.exit_code == 0);
-  const std::vector<nlohmann::json> stats = rank_stats(r, 2);
-  check_ranks_verified(stats);
+  const std::vector<nlohmann::json> stats = run_verified(2, topology);
   CHECK((*find_operator(stats, "verify"))["frames_in"] == 512);
 }
 
