@@ -118,6 +118,7 @@ class mpi_session final : public rank_session {
       if (e.counters.first_ns != 0 && e.counters.end_ns > e.counters.first_ns)
         b.seconds = static_cast<double>(e.counters.end_ns - e.counters.first_ns) / 1e9;
       b.credit_wait_ns = e.counters.credit_wait_ns;
+      b.first_ns = e.counters.first_ns;
       b.credit_messages = e.counters.credit_messages;
       all.push_back(b);
     }

@@ -144,6 +144,12 @@ run_stats run_topology(const plan& p, const topology_spec& spec, run_control& co
   if (monitor.joinable()) monitor.join();
   if (run.files() != nullptr) run.files()->stop();
   run.stop_operators();
+  // A rank whose streams come in over bridges has no source to open its stream window: the first frame a
+  // bridge brought in does.
+  std::vector<bridge_stats> bridges;
+  if (carrier != nullptr) bridges = carrier->stats();
+  for (const bridge_stats& b : bridges)
+    if (!b.sends && b.first_ns != 0) fetch_min_relaxed(run.stream_first_ns, b.first_ns);
   const std::vector<operator_counters> sinks = executor && !executor->wedged()
                                                    ? finish_kernel_sinks(run, *executor)
                                                    : std::vector<operator_counters>{};
@@ -153,7 +159,7 @@ run_stats run_topology(const plan& p, const topology_spec& spec, run_control& co
   stats.phases = std::move(phases);
   stats.rank = p.rank;
   stats.ranks = p.ranks;
-  if (carrier != nullptr) stats.bridges = carrier->stats();
+  stats.bridges = std::move(bridges);
   if (transfers_in_flight) run.leak();
   return stats;
 }

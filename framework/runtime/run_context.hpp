@@ -129,7 +129,8 @@ class run_context {
   file_cache* files() noexcept { return kernel_files_.cache; }
   const kernel_files& kernel_files_of() const noexcept { return kernel_files_; }
 
-  /// The stream window: the first frame any source published, the last any sink received (host ns).
+  /// The stream window: the first frame any source published (or, on a rank fed by bridges, any bridge
+  /// brought in), the last any sink received (host ns).
   std::atomic<std::uint64_t> stream_first_ns{~std::uint64_t{0}};
   std::atomic<std::uint64_t> stream_last_ns{0};
   /// Non-null: what every CPU subscriber receives is recorded here (run_options::ledger).

@@ -23,6 +23,8 @@ struct bridge_stats {
   double seconds = 0;                ///< from the first frame to the end of the stream
   std::uint64_t credit_wait_ns = 0;  ///< sending end: frames ready, but the reader had no slot free
   std::uint64_t credit_messages = 0;
+  /// Steady clock (ns, as run_context's now_ns) of the first frame sent or received; 0: none.
+  std::uint64_t first_ns = 0;
 };
 
 class topic_carrier {
