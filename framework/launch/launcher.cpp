@@ -15,6 +15,7 @@
 #include <cstring>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <typeindex>
 
 #include "framework/core/units.hpp"
@@ -107,6 +108,24 @@ std::uint32_t device_ordinal(const topology_spec& spec, const std::optional<rank
     if (o.on == placement::gpu && o.device && (!part || o.rank == part->rank)) return *o.device;
   const std::uint32_t gpus = device_count();
   return gpus == 0 ? 0 : node_rank % gpus;
+}
+
+/// Where the operators run, when the topology places them on several ranks: one line a rank.
+void print_placement(const topology_spec& spec, std::ostream& out) {
+  std::map<std::uint32_t, std::vector<const operator_spec*>> by_rank;
+  for (const operator_spec& o : spec.operators) by_rank[o.rank].push_back(&o);
+  if (by_rank.size() < 2 && spec.runtime.ranks.empty()) return;
+  for (const auto& [rank, operators] : by_rank) {
+    out << "  rank " << rank;
+    for (const auto& [name, number] : spec.runtime.ranks)
+      if (number == rank) out << " (" << name << ")";
+    out << ":";
+    for (const operator_spec* o : operators) {
+      out << ' ' << o->name;
+      if (o->device) out << " (GPU " << *o->device << ")";
+    }
+    out << '\n';
+  }
 }
 
 /// How bad an outcome is, so that ranks agree on the worst: a failure, then an interrupt, then success.
@@ -313,6 +332,7 @@ int run_launcher(int argc, char** argv, const launcher_operators& operators) {
                 << " operators";
       if (ranked) std::cout << ", " << group->size() << " ranks";
       std::cout << ")\n";
+      print_placement(spec, std::cout);
     }
     return exit_ok;
   }

@@ -292,6 +292,47 @@ operators:
   fs::remove(other);
 }
 
+TEST_CASE("ranks.sigterm_from_mpirun_drains_every_rank") {
+  // What mpirun sends its ranks on Ctrl-C: the rank that runs the source drains, and tells the other.
+  const fs::path topology = write_temp("endless_term.yaml", R"(name: ranked_endless
+topics:
+  raw: {frame_size: 16KiB, capacity: 8}
+operators:
+  source: {class: sequence_source, rank: 0, outputs: [raw], params: {total_bytes: 1TiB}}
+  verify: {class: verify_sink, rank: 1, inputs: [raw]}
+)");
+  child_process child(ranked(2, xeflow_run(), {topology.string(), "--host", "-q", "--stats", "json"}));
+  std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+  std::vector<pid_t> ranks = children_of(child.pid());
+  REQUIRE(ranks.size() == 2);
+  std::sort(ranks.begin(), ranks.end());
+  kill(ranks.front(), SIGTERM);
+  const auto r = child.wait(std::chrono::seconds(60));
+  fs::remove(topology);
+  INFO(r.err);
+  REQUIRE_FALSE(r.timed_out);
+  CHECK(r.exit_code == 130);
+  const std::vector<nlohmann::json> stats = rank_stats(r, 2);
+  for (const nlohmann::json& rank : stats) CHECK(rank["status"] == "interrupted");
+  const nlohmann::json& verify = *find_operator(stats, "verify");
+  for (const char* k : {"lost", "duplicated", "reordered", "corrupt"}) CHECK(verify["counters"][k] == 0);
+}
+
+TEST_CASE("ranks.validate_shows_the_placement") {
+  const fs::path topology = write_temp("placed.yaml", kFanOut);
+  const auto one = run_process({xeflow_run(), topology.string(), "--validate"}, std::chrono::seconds(60));
+  const auto two =
+      run_process(ranked(2, xeflow_run(), {topology.string(), "--validate"}), std::chrono::seconds(60));
+  fs::remove(topology);
+  INFO(one.out << two.out << two.err);
+  CHECK(one.exit_code == 0);
+  CHECK(two.exit_code == 0);
+  CHECK(one.out.find("  rank 0: source verify_raw_here verify_scaled\n  rank 1: scale verify_raw count\n") !=
+        std::string::npos);
+  CHECK(two.out.find("6 operators, 2 ranks)") != std::string::npos);
+  CHECK(two.out.find("  rank 1: scale verify_raw count") != std::string::npos);
+}
+
 TEST_CASE("ranks.plan_shows_each_ranks_part") {
   const fs::path topology = write_temp("plan.yaml", kFanOut);
   const auto r = run_process(ranked(2, xeflow_run(), {topology.string(), "--host", "--plan", "-q"}),
