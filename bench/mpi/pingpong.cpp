@@ -1,7 +1,7 @@
-// xeflow-mpi-pingpong: the GPU MPI datatypes paper's Fig. 7. Two processes on one GPU; rank 0 sends
-// `count` = 1 instance of a vector of doubles (blocks of 8, 32 or 128 B, stride two blocks) from device
-// memory, rank 1 receives it into device memory and sends it back. Time per round trip / 2, median over
-// the repetitions, for each contender in the same run:
+// xeflow-mpi-pingpong: the GPU MPI datatypes paper's Fig. 7. Two processes on one GPU (--gpu-per-rank:
+// each on its own GPU); rank 0 sends `count` = 1 instance of a vector of doubles (blocks of 8, 32 or
+// 128 B, stride two blocks) from device memory, rank 1 receives it into device memory and sends it back.
+// Time per round trip / 2, median over the repetitions, for each contender in the same run:
 //   engine                framework/mpi's messenger, automatic route (the row says which it took)
 //   engine_staged         the messenger forced through pinned host memory, where `engine` was CUDA-aware
 //   engine_device_copy    the staged route whose receiver copies each piece to device memory before
@@ -59,6 +59,7 @@ constexpr std::byte blank{0x5a};
 
 struct options {
   bool host = false;
+  bool gpu_per_rank = false;  ///< rank r on GPU r (modulo the GPUs), instead of both on GPU 0
   std::vector<i64> block_bytes{8, 32, 128};
   std::vector<i64> packed_bytes;
   int min_reps = 5, max_reps = 200, warmup = 2;
@@ -256,6 +257,8 @@ int run(int argc, char** argv) {
   CLI::App app{"xeflow-mpi-pingpong: ping-pong of a vector type in GPU memory (run with mpirun -n 2)"};
   app.add_option("--json", o.json_path, "write the results here (rank 0)");
   app.add_flag("--host", o.host, "host buffers, no GPU: engine against copy_extent_mpi_pack with memcpy");
+  app.add_flag("--gpu-per-rank", o.gpu_per_rank,
+               "rank r on GPU r (modulo the GPUs): the ping-pong between two GPUs (default: both on GPU 0)");
   app.add_option("--blocks", blocks, "block sizes in bytes (multiples of 8)");
   app.add_option("--sizes", sizes, "packed message sizes (multiples of every block size)");
   app.add_option("--min-reps", o.min_reps, "repetitions at least");
@@ -306,11 +309,13 @@ int run(int argc, char** argv) {
         std::fprintf(stderr, "xeflow-mpi-pingpong: no usable GPU (--host runs without one)\n");
       return exit_no_gpu;
     }
-    XF_CUDA_TRY(cudaSetDevice(0));  // both processes on the same GPU, as the paper's Fig. 7
+    // Both processes on the same GPU, as the paper's Fig. 7; or each on its own.
+    const int ordinal = o.gpu_per_rank ? me.rank % devices : 0;
+    XF_CUDA_TRY(cudaSetDevice(ordinal));
     cudaDeviceProp prop{};
-    XF_CUDA_TRY(cudaGetDeviceProperties(&prop, 0));
+    XF_CUDA_TRY(cudaGetDeviceProperties(&prop, ordinal));
     device = std::string(prop.name) + " (sm_" + std::to_string(prop.major) + std::to_string(prop.minor) +
-             ", both ranks)";
+             (o.gpu_per_rank && devices > 1 ? ", rank r on GPU r)" : ", both ranks on GPU 0)");
   }
   char library[MPI_MAX_LIBRARY_VERSION_STRING] = {};
   int library_length = 0;
@@ -459,6 +464,7 @@ int run(int argc, char** argv) {
     if (awareness.compiled) doc["cuda_awareness"]["compiled"] = *awareness.compiled;
     if (awareness.queried) doc["cuda_awareness"]["queried"] = *awareness.queried;
     doc["options"] = {{"host", o.host},
+                      {"gpu_per_rank", o.gpu_per_rank},
                       {"min_reps", o.min_reps},
                       {"max_reps", o.max_reps},
                       {"warmup", o.warmup},

@@ -253,7 +253,7 @@ plan make_plan(const topology_spec& spec, const operator_registry& registry, con
     p.executor_reason = device_refusal;
   } else {
     p.executor = resolved_executor::device;
-    p.executor_reason = "GPU available";
+    p.executor_reason = "GPU " + std::to_string(options.device.ordinal);
   }
 
   // Blocks: the host executor's play the kernel's role on CPU threads; the device's must all be resident.

@@ -238,6 +238,7 @@ std::string format_stats_json(const run_stats& s) {
   nlohmann::ordered_json doc;
   doc["topology"] = s.topology;
   doc["executor"] = s.executor;
+  if (s.gpu) doc["gpu"] = *s.gpu;
   if (s.ranks > 1) {
     doc["rank"] = s.rank;
     doc["ranks"] = s.ranks;

@@ -120,6 +120,8 @@ constexpr std::string_view name_of(run_status s) {
 struct run_stats {
   std::string topology;
   std::string executor;
+  /// The device executor's GPU ordinal (the CUDA device the kernel ran on); unset on the host executor.
+  std::optional<std::uint32_t> gpu;
   /// A ranked run: this rank among `ranks` (one process: rank 0 of 1).
   std::uint32_t rank = 0, ranks = 1;
   run_status status = run_status::completed;

@@ -1,7 +1,9 @@
 // Ranked runs as a user starts them: `mpirun -n N xeflow-run topology.yaml` (and the faulty launcher, a
 // user's own launcher with an operator that throws), host executor, over 2 and 4 ranks on one machine.
 // Fan-out across ranks, chains through several, a bridge of one slot, a failure on each rank, an
-// interrupt, placement errors, and the ledger of a ranked run against one process's.
+// interrupt, placement errors, and the ledger of a ranked run against one process's. On a GPU: two ranks
+// sharing one GPU; on a machine with two: GPU stages on both bridged, a fan-out to both, a failed frame
+// on either.
 #include <dirent.h>
 #include <doctest/doctest.h>
 #include <signal.h>
@@ -358,8 +360,8 @@ topics:
   fused: {frame_size: 256KiB, capacity: 32, element: f32}
 operators:
   source: {class: random_source, rank: 0, threads: 2, outputs: [raw], params: {total_bytes: 1GiB, seed: 7}}
-  scale: {class: scale, on: gpu, rank: 0, inputs: [raw], outputs: [scaled], params: {factor: 0.5}}
-  fma: {class: fma, on: gpu, rank: 1, inputs: [scaled], outputs: [fused], params: {iterations: 16}}
+  scale: {class: scale, on: gpu, rank: 0, device: 0, inputs: [raw], outputs: [scaled], params: {factor: 0.5}}
+  fma: {class: fma, on: gpu, rank: 1, device: 0, inputs: [scaled], outputs: [fused], params: {iterations: 16}}
   verify_scaled: {class: verify_sink, rank: 1, inputs: [scaled]}
   verify_fused: {class: verify_sink, rank: 0, inputs: [fused]}
 runtime: {executor: device}
@@ -372,6 +374,126 @@ runtime: {executor: device}
   CHECK(r.exit_code == 0);
   const std::vector<nlohmann::json> stats = rank_stats(r, 2);
   check_ranks_verified(stats);
-  for (const nlohmann::json& rank : stats) CHECK(rank["executor"].get<std::string>().rfind("device", 0) == 0);
+  for (const nlohmann::json& rank : stats) CHECK(rank["gpu"] == 0);
   CHECK((*find_operator(stats, "verify_fused"))["frames_in"] == 4096);
+}
+
+namespace {
+
+/// Whether this machine has the two GPUs a case needs; says why it is skipped when it has fewer.
+bool two_gpus() {
+  const std::uint32_t gpus = xf::probe_device().usable ? xf::device_count() : 0;
+  if (gpus >= 2) return true;
+  MESSAGE("skipped: needs two GPUs (this machine has " << gpus << ")");
+  return false;
+}
+
+/// Runs `topology` (removed after) over two ranks on the device executor and checks that every rank
+/// completed on its own GPU (rank r on GPU r) with every verify sink clean; returns every rank's stats.
+std::vector<nlohmann::json> run_on_two_gpus(const fs::path& topology) {
+  const auto r = run_process(ranked(2, xeflow_run(), {topology.string(), "-q", "--stats", "json"}),
+                             std::chrono::seconds(240));
+  fs::remove(topology);
+  INFO(r.err);
+  REQUIRE_FALSE(r.timed_out);
+  CHECK(r.exit_code == 0);
+  const std::vector<nlohmann::json> stats = rank_stats(r, 2);
+  check_ranks_verified(stats);
+  for (std::size_t rank = 0; rank < stats.size(); ++rank) CHECK(stats[rank]["gpu"] == rank);
+  return stats;
+}
+
+}  // namespace
+
+TEST_CASE("ranks.gpu_stages_on_two_gpus_bridged_between_them [gpu]") {
+  if (!two_gpus()) return;
+  // C(G)4C: two GPU stages on GPU 0 (rank 0), the bridge, two more on GPU 1 (rank 1); the last topic is
+  // verified on rank 1 and carried back to rank 0 and verified there, the middle one verified on rank 1.
+  for (const char* transfer : {"mapped", "dma"}) {
+    CAPTURE(transfer);
+    const std::string t = std::string(", transfer: ") + transfer + "}";
+    const fs::path topology = write_temp("two_gpus.yaml", R"(name: two_gpus_chain
+topics:
+  raw: {frame_size: 256KiB, capacity: 32, element: f32)" + t + R"(
+  scaled: {frame_size: 256KiB, capacity: 32, element: f32)" + t +
+                                                              R"(
+  fused: {frame_size: 256KiB, capacity: 32, element: f32)" + t +
+                                                              R"(
+  rescaled: {frame_size: 256KiB, capacity: 32, element: f32)" +
+                                                              t + R"(
+  out: {frame_size: 256KiB, capacity: 32, element: f32)" + t + R"(
+operators:
+  source: {class: random_source, rank: 0, threads: 2, outputs: [raw], params: {total_bytes: 1GiB, seed: 11}}
+  scale: {class: scale, on: gpu, rank: 0, device: 0, inputs: [raw], outputs: [scaled], params: {factor: 0.5}}
+  fma: {class: fma, on: gpu, rank: 0, device: 0, inputs: [scaled], outputs: [fused], params: {iterations: 8}}
+  rescale: {class: scale, on: gpu, rank: 1, device: 1, inputs: [fused], outputs: [rescaled], params: {factor: 3}}
+  fma_again: {class: fma, on: gpu, rank: 1, device: 1, inputs: [rescaled], outputs: [out], params: {iterations: 4}}
+  verify_fused: {class: verify_sink, rank: 1, inputs: [fused]}
+  verify_out: {class: verify_sink, rank: 1, inputs: [out]}
+  verify_back: {class: verify_sink, rank: 0, inputs: [out]}
+runtime: {executor: device}
+)");
+    const std::vector<nlohmann::json> stats = run_on_two_gpus(topology);
+    for (const char* sink : {"verify_fused", "verify_out", "verify_back"})
+      CHECK((*find_operator(stats, sink))["frames_in"] == 4096);
+  }
+}
+
+TEST_CASE("ranks.a_topic_fans_out_to_both_gpus [gpu]") {
+  if (!two_gpus()) return;
+  // One source on rank 0; a GPU operator on each GPU reads its topic; each result is verified on the
+  // other rank, and the source's topic on rank 1 as well.
+  const fs::path topology = write_temp("fan_out_gpus.yaml", R"(name: two_gpus_fan_out
+topics:
+  raw: {frame_size: 128KiB, capacity: 32, element: f32}
+  on_gpu0: {frame_size: 128KiB, capacity: 32, element: f32}
+  on_gpu1: {frame_size: 128KiB, capacity: 32, element: f32}
+operators:
+  source: {class: random_source, rank: 0, threads: 2, outputs: [raw], params: {total_bytes: 512MiB, seed: 5}}
+  scale: {class: scale, on: gpu, rank: 0, device: 0, inputs: [raw], outputs: [on_gpu0], params: {factor: 2}}
+  fma: {class: fma, on: gpu, rank: 1, device: 1, inputs: [raw], outputs: [on_gpu1], params: {iterations: 8}}
+  verify_gpu0: {class: verify_sink, rank: 1, inputs: [on_gpu0]}
+  verify_gpu1: {class: verify_sink, rank: 0, inputs: [on_gpu1]}
+  verify_raw: {class: verify_sink, rank: 1, inputs: [raw]}
+runtime: {executor: device}
+)");
+  const std::vector<nlohmann::json> stats = run_on_two_gpus(topology);
+  for (const char* sink : {"verify_gpu0", "verify_gpu1", "verify_raw"})
+    CHECK((*find_operator(stats, sink))["frames_in"] == 4096);
+}
+
+TEST_CASE("ranks.a_failed_gpu_frame_on_either_gpu_ends_both_ranks [gpu]") {
+  if (!two_gpus()) return;
+  for (int failing : {0, 1}) {
+    CAPTURE(failing);
+    const std::string f = std::to_string(failing), other = std::to_string(1 - failing);
+    // The failing GPU operator runs on its rank's GPU; the other rank runs a GPU stage of its own after it.
+    const fs::path topology =
+        write_temp("two_gpus_fail.yaml", R"(topics:
+  t0: {frame_size: 64KiB, capacity: 16, element: f32}
+  t1: {frame_size: 64KiB, capacity: 16, element: f32}
+  t2: {frame_size: 64KiB, capacity: 16, element: f32}
+operators:
+  source: {class: sequence_source, rank: )" + other +
+                                             R"(, outputs: [t0], params: {total_bytes: 64GiB}}
+  boom: {class: fail_at, on: gpu, rank: )" + f +
+                                             ", device: " + f +
+                                             R"(, inputs: [t0], outputs: [t1], params: {at: 300}}
+  pass: {class: pass_through, on: gpu, rank: )" +
+                                             other + ", device: " + other +
+                                             R"(, inputs: [t1], outputs: [t2]}
+  sink: {class: null_sink, rank: )" + other + R"(, inputs: [t2]}
+runtime: {executor: device}
+)");
+    const auto r =
+        run_process(ranked(2, faulty_launcher(), {topology.string(), "-q"}), std::chrono::seconds(120));
+    fs::remove(topology);
+    INFO(r.err);
+    REQUIRE_FALSE(r.timed_out);
+    CHECK(r.exit_code == 1);
+    CHECK(r.err.find("rank " + f + ": operator 'boom', topic 't0', offset 300") != std::string::npos);
+    CHECK(r.err.find("failed the frame (code 7)") != std::string::npos);
+    // A 64 GiB stream: only the failure, spread to the other rank, can have ended it this soon.
+    CHECK(r.seconds < 60);
+  }
 }
