@@ -303,11 +303,13 @@ int run(int argc, char** argv) {
     return exit_no_gpus;
   }
 
+  // The rank's GPU is current before its side's stream and events exist: they belong to the device
+  // current when they are made.
+  XF_CUDA_TRY(cudaSetDevice(o.devices[static_cast<std::size_t>(rank)]));
   side s;
   s.rank = rank;
   s.peer = 1 - rank;
   s.device = o.devices[static_cast<std::size_t>(rank)];
-  XF_CUDA_TRY(cudaSetDevice(s.device));
   std::vector<std::string> names;
   for (int d : o.devices) {
     cudaDeviceProp prop{};
@@ -483,8 +485,8 @@ int run(int argc, char** argv) {
       char library[MPI_MAX_LIBRARY_VERSION_STRING] = {};
       int length = 0;
       MPI_Get_library_version(library, &length);
-      std::string version(library, static_cast<std::size_t>(length));
-      doc["mpi_library"] = version.substr(0, version.find('\n'));
+      const std::string version(library, static_cast<std::size_t>(length));
+      doc["mpi_library"] = version.substr(0, version.find_first_of(std::string("\n\0", 2)));
       doc["cuda_awareness"] = {{"aware", awareness.aware}, {"reason", awareness.reason}};
       doc["peer_access"] = can_peer != 0;
       doc["options"] = {{"bytes", o.bytes},
