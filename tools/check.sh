@@ -17,7 +17,7 @@ for arg in "$@"; do
   esac
 done
 # Open MPI: the two-rank test of framework/mpi (mpirun -n 2) in the normal build.
-bash tools/install-deps.sh clang clang-format cmake lld libopenmpi-dev openmpi-bin
+bash tools/install-deps.sh clang clang-format cmake lld libopenmpi-dev openmpi-bin python3-jsonschema python3-yaml
 jobs=$(nproc)
 status=0
 steps_passed=0
@@ -191,6 +191,9 @@ out_of_tree() {
   return "$cmake_status"
 }
 step "out of tree (apps/custom_operator: pkg-config, CMake)" out_of_tree
+# The JSON Schema editors check topologies with (xeflow-run --schema): valid draft-07, every topology of the
+# repository valid under it, typical mistakes flagged (python3-jsonschema).
+step "topology schema (tools/check_schema.py)" python3 tools/check_schema.py build-check/tools/xeflow-run
 
 echo "=== check.sh: $((SECONDS - begin)) s"
 # A test program that ends without doctest's summary (a crash, a sanitizer's abort, a timeout) counts as

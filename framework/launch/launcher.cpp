@@ -19,6 +19,7 @@
 #include <typeindex>
 
 #include "framework/core/units.hpp"
+#include "framework/launch/operator_catalog.hpp"
 #include "framework/launch/process_group.hpp"
 #include "framework/model/spec_yaml.hpp"
 #include "framework/model/yaml_loader.hpp"
@@ -43,29 +44,6 @@ extern "C" void on_sigint(int) {
       g_control->request_drain();
     else
       g_control->request_abort();
-  }
-}
-
-void print_operators(const operator_registry& registry) {
-  for (const operator_entry* e : registry.entries()) {
-    const operator_info& info = e->info;
-    std::cout << info.class_name << "  (" << name_of(info.role) << ", " << (info.gpu ? "gpu or cpu" : "cpu")
-              << ")\n    " << info.description << '\n';
-    if (!(info.elements == element_set::all()))
-      std::cout << "    element types: " << names_of(info.elements) << '\n';
-    for (const param_decl& p : info.params) {
-      std::cout << "    " << p.name << ": " << name_of(p.kind);
-      if (p.default_value)
-        std::cout << " = " << to_string(*p.default_value);
-      else
-        std::cout << " (required)";
-      std::cout << "  — " << p.description << '\n';
-    }
-    for (const object_slot_decl& o : info.objects) {
-      std::cout << "    shared " << o.name << ": " << name_of(o.access) << (o.optional ? ", optional" : "");
-      if (!(o.elements == element_set::all())) std::cout << ", " << names_of(o.elements);
-      std::cout << "  — " << o.description << '\n';
-    }
   }
 }
 
@@ -252,6 +230,10 @@ int run_launcher(int argc, char** argv, const launcher_operators& operators) {
   app.add_flag("--plan", show_plan,
                "print the plan (executor, workers, partition; each rank's under mpirun) and exit");
   app.add_flag("--list-operators", list_operators, "list the registered operator classes and exit");
+  bool catalog_json = false, print_schema = false;
+  app.add_flag("--json", catalog_json, "with --list-operators: as JSON");
+  app.add_flag("--schema", print_schema,
+               "print the JSON Schema of this launcher's topology YAML (for editors) and exit");
   app.add_option("--stats", stats_format, "final stats format")->check(CLI::IsMember({"text", "json"}));
   unsigned timeline_ms = 0;
   app.add_option("--timeline-ms", timeline_ms,
@@ -294,8 +276,20 @@ int run_launcher(int argc, char** argv, const launcher_operators& operators) {
                   << "' is registered but not in the launcher's gpu_operator_list, which builds its kernel\n";
       return exit_config_error;
     }
-  if (list_operators) {
-    if (lead) print_operators(registry);
+  if (catalog_json && !list_operators) {
+    if (lead)
+      std::cerr << "xeflow-run: error: --json goes with --list-operators (--stats json for the stats)\n";
+    return exit_config_error;
+  }
+  if (list_operators || print_schema) {
+    if (lead) {
+      if (print_schema)
+        std::cout << topology_json_schema(registry).dump(1) << '\n';
+      else if (catalog_json)
+        std::cout << operator_catalog_json(registry).dump(1) << '\n';
+      else
+        print_operator_catalog(registry, std::cout);
+    }
     return exit_ok;
   }
   if (topology_path.empty()) {

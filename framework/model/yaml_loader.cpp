@@ -45,6 +45,23 @@ const std::vector<std::string> file_cache_keys{
     "size",       "page_size",          "readahead",   "readahead_mode", "replacement",
     "io_threads", "io_slots_per_block", "max_request", "io_chunk",       "direct"};
 
+}  // namespace
+
+const std::map<std::string, std::vector<std::string>>& topology_keys() {
+  static const std::map<std::string, std::vector<std::string>> keys{{"", top_keys},
+                                                                    {"topic", topic_keys},
+                                                                    {"column", column_keys},
+                                                                    {"operator", operator_keys},
+                                                                    {"shared_object", object_keys},
+                                                                    {"runtime", runtime_keys},
+                                                                    {"runtime.tuning", tuning_keys},
+                                                                    {"runtime.coherence", coherence_keys},
+                                                                    {"runtime.file_cache", file_cache_keys}};
+  return keys;
+}
+
+namespace {
+
 std::vector<std::string> element_names() {
   std::vector<std::string> names;
   for (element_type t : all_element_types) names.emplace_back(name_of(t));

@@ -75,6 +75,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -95,6 +96,11 @@ topology_spec load_topology_file(const std::string& path, const operator_registr
 topology_spec load_topology_text(std::string_view yaml_text, const std::string& source_name,
                                  const operator_registry& registry,
                                  const std::vector<std::string>& overrides = {});
+
+/// The keys each map of a topology accepts, by section: "" (the top level), "topic", "column",
+/// "operator", "shared_object", "runtime", "runtime.tuning", "runtime.coherence", "runtime.file_cache".
+/// What the loader reads, and what the topology's JSON Schema (xeflow-run --schema) is generated from.
+const std::map<std::string, std::vector<std::string>>& topology_keys();
 
 // ---- the parsed document --------------------------------------------------------------------------------
 // yaml-cpp's tree copied into plain data whose positions carry their source's name: a value given with

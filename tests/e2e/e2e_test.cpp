@@ -11,7 +11,9 @@
 #include <string>
 #include <thread>
 
+#include "framework/model/yaml_loader.hpp"
 #include "framework/plan/device_probe.hpp"
+#include "tests/support/builtin_topology.hpp"
 #include "tests/support/datatype_topology.hpp"
 #include "tests/support/prefetch_topology.hpp"
 #include "tests/support/run_checks.hpp"
@@ -165,6 +167,109 @@ TEST_CASE("e2e.validate_list_and_usage") {
   CHECK(missing.err.find("/nonexistent/topology.yaml") != std::string::npos);
   const auto bad_flag = run_process({xeflow_run(), "--no-such-flag"});
   CHECK(bad_flag.exit_code == 2);
+}
+
+namespace {
+
+/// The property names of a JSON Schema object, sorted.
+std::vector<std::string> property_names(const nlohmann::json& object_schema) {
+  std::vector<std::string> names;
+  for (const auto& [key, value] : object_schema.at("properties").items()) names.push_back(key);
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+std::vector<std::string> sorted(std::vector<std::string> v) {
+  std::sort(v.begin(), v.end());
+  return v;
+}
+
+}  // namespace
+
+TEST_CASE("e2e.operator_catalog_and_topology_schema") {
+  const auto text = run_process({xeflow_run(), "--list-operators"});
+  CHECK(text.exit_code == 0);
+  // Ranges and allowed values are listed with each parameter.
+  CHECK(text.out.find("mode: string {exact|checksum} = exact") != std::string::npos);
+  CHECK(text.out.find("lanes: integer [1, 1048576] = 1") != std::string::npos);
+
+  const auto listed = run_process({xeflow_run(), "--list-operators", "--json"});
+  REQUIRE(listed.exit_code == 0);
+  const nlohmann::json catalog = nlohmann::json::parse(listed.out);
+  REQUIRE(catalog.is_array());
+  const auto find_class = [&](const std::string& name) -> const nlohmann::json& {
+    for (const nlohmann::json& c : catalog)
+      if (c["class"] == name) return c;
+    FAIL("no class " << name);
+    return catalog[0];
+  };
+  const nlohmann::json& verify = find_class("verify_sink");
+  CHECK(verify["role"] == "sink");
+  CHECK(verify["gpu"] == false);
+  CHECK(verify["params"][0]["choices"] == nlohmann::json({"exact", "checksum"}));
+  const nlohmann::json& scale = find_class("scale");
+  CHECK(scale["gpu"] == true);
+  CHECK(scale["params"][0]["name"] == "factor");
+  CHECK(scale["params"][0]["kind"] == "real");
+
+  const auto stray = run_process({xeflow_run(), "--json"});
+  CHECK(stray.exit_code == 2);
+  CHECK(stray.err.find("--json goes with --list-operators") != std::string::npos);
+
+  const auto printed = run_process({xeflow_run(), "--schema"});
+  REQUIRE(printed.exit_code == 0);
+  const nlohmann::json schema = nlohmann::json::parse(printed.out);
+  CHECK(schema["$schema"] == "http://json-schema.org/draft-07/schema#");
+  // Every map's keys are the loader's, no more and no fewer.
+  const auto& keys = xf::topology_keys();
+  const nlohmann::json& top = schema;
+  const nlohmann::json& topic = top["properties"]["topics"]["additionalProperties"];
+  const nlohmann::json& op = top["properties"]["operators"]["additionalProperties"];
+  const nlohmann::json& object = top["properties"]["shared_objects"]["additionalProperties"];
+  const nlohmann::json& runtime = top["properties"]["runtime"];
+  CHECK(property_names(top) == sorted(keys.at("")));
+  CHECK(property_names(topic) == sorted(keys.at("topic")));
+  CHECK(property_names(topic["properties"]["columns"]["items"]) == sorted(keys.at("column")));
+  CHECK(property_names(op) == sorted(keys.at("operator")));
+  CHECK(property_names(object) == sorted(keys.at("shared_object")));
+  CHECK(property_names(runtime) == sorted(keys.at("runtime")));
+  for (const char* section : {"tuning", "coherence", "file_cache"})
+    CHECK(property_names(runtime["properties"][section]) ==
+          sorted(keys.at(std::string("runtime.") + section)));
+  // One rule per class, binding its parameters.
+  CHECK(op["allOf"].size() == catalog.size());
+
+  // Every value the schema allows for a keyword with a fixed set, the loader takes: a topology with it
+  // loads without a complaint about that key (other problems of the tiny topology aside).
+  struct place {
+    const nlohmann::json* section;
+    std::string yaml;  ///< with KEY and VALUE to fill in
+  };
+  const std::vector<place> places{
+      {&topic, "topics:\n  t: {KEY: VALUE}\n"},
+      {&op, "operators:\n  o: {class: null_sink, KEY: VALUE}\n"},
+      {&object, "shared_objects:\n  o: {KEY: VALUE}\n"},
+      {&runtime, "runtime: {KEY: VALUE}\n"},
+      {&runtime["properties"]["coherence"], "runtime: {coherence: {KEY: VALUE}}\n"},
+      {&runtime["properties"]["file_cache"], "runtime: {file_cache: {KEY: VALUE}}\n"}};
+  int enums = 0;
+  for (const place& p : places)
+    for (const auto& [key, property] : p.section->at("properties").items()) {
+      if (!property.contains("enum") || key == "class") continue;
+      for (const nlohmann::json& value : property["enum"]) {
+        std::string yaml = p.yaml;
+        yaml.replace(yaml.find("KEY"), 3, key);
+        yaml.replace(yaml.find("VALUE"), 5, value.get<std::string>());
+        CAPTURE(yaml);
+        ++enums;
+        try {
+          (void)xf::load_topology_text(yaml, "enum.yaml", xf::test::builtin_registry());
+        } catch (const xf::config_error& e) {
+          CHECK(std::string(e.what()).find(key + " must be") == std::string::npos);
+        }
+      }
+    }
+  CHECK(enums >= 30);
 }
 
 TEST_CASE("e2e.a_map_that_changes_its_function_mid_stream_verifies") {
