@@ -191,9 +191,14 @@ topic_builder topology_builder::topic(const std::string& name) {
 
 topology_builder& topology_builder::link(std::initializer_list<std::string> inputs, const op& operation,
                                          std::initializer_list<std::string> outputs) {
+  return link(std::vector<std::string>(inputs), operation, std::vector<std::string>(outputs));
+}
+
+topology_builder& topology_builder::link(const std::vector<std::string>& inputs, const op& operation,
+                                         const std::vector<std::string>& outputs) {
   operator_spec spec = operation.spec();
-  spec.inputs.assign(inputs.begin(), inputs.end());
-  spec.outputs.assign(outputs.begin(), outputs.end());
+  spec.inputs = inputs;
+  spec.outputs = outputs;
   spec_.operators.push_back(std::move(spec));
   return *this;
 }

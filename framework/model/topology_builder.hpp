@@ -34,6 +34,7 @@
 
 #include <initializer_list>
 #include <string>
+#include <vector>
 
 #include "framework/model/topology_spec.hpp"
 
@@ -143,6 +144,9 @@ class topology_builder {
   /// Adds `operation`, subscribed to `inputs` and publishing to `outputs` (either may be empty).
   topology_builder& link(std::initializer_list<std::string> inputs, const op& operation,
                          std::initializer_list<std::string> outputs);
+  /// The same with the topics' names computed (a loop building a fan-out, say).
+  topology_builder& link(const std::vector<std::string>& inputs, const op& operation,
+                         const std::vector<std::string>& outputs);
   runtime_builder runtime();
   topology_spec build() const;
 
