@@ -20,6 +20,7 @@
 
 #include "framework/core/units.hpp"
 #include "framework/launch/process_group.hpp"
+#include "framework/launch/version_line.hpp"
 #include "framework/model/spec_yaml.hpp"
 #include "framework/model/yaml_loader.hpp"
 #include "framework/plan/device_probe.hpp"
@@ -262,6 +263,8 @@ int run_launcher(int argc, char** argv, const launcher_operators& operators) {
                  "(bytes, source offset, void, CRC-32) — two runs of a topology compare line by line");
   app.add_flag("-v,--verbose", verbose, "more logging (-vv: trace)");
   app.add_flag("-q,--quiet", quiet, "warnings and errors only, no progress line");
+  app.set_version_flag("--version", version_line,
+                       "print the version, commit, build type, CUDA and MPI; exit");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -452,9 +455,7 @@ int run_launcher(int argc, char** argv, const launcher_operators& operators) {
     if (!ranked)
       std::cout << shown;
     else if (stats_format == "json") {
-      std::cout << "{\"ranks\": " << group->size() << ", \"per_rank\": [";
-      for (std::size_t r = 0; r < all_stats.size(); ++r) std::cout << (r ? ",\n" : "\n") << all_stats[r];
-      std::cout << "\n]}";
+      std::cout << format_ranked_stats_json(all_stats);
     } else {
       for (std::size_t r = 0; r < all_stats.size(); ++r) std::cout << (r ? "\n" : "") << all_stats[r];
     }
