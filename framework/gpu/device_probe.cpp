@@ -14,7 +14,28 @@ std::string describe(cudaError_t err) {
   return text;
 }
 
+/// CUDA's version number (1000 × major + 10 × minor) as "major.minor".
+std::string version_text(int version) {
+  return std::to_string(version / 1000) + "." + std::to_string(version % 1000 / 10);
+}
+
 }  // namespace
+
+cuda_versions probe_cuda_versions() noexcept {
+  cuda_versions versions;
+  int version = 0;
+  if (cudaRuntimeGetVersion(&version) == cudaSuccess && version > 0)
+    versions.runtime = version_text(version);
+  else
+    cudaGetLastError();
+  // 0 (with success) where no driver is installed; an error where the runtime cannot load it.
+  version = 0;
+  if (cudaDriverGetVersion(&version) == cudaSuccess && version > 0)
+    versions.driver = version_text(version);
+  else
+    cudaGetLastError();
+  return versions;
+}
 
 bool select_device(std::uint32_t ordinal) noexcept {
   if (cudaSetDevice(static_cast<int>(ordinal)) == cudaSuccess) return true;
@@ -55,6 +76,7 @@ device_status probe_device(std::uint32_t ordinal) noexcept {
     status.reason = describe(err);
     return status;
   }
+  status.name = prop.name;
   // The GPU executor's topics need CPU and GPU to touch managed memory at once, and its persistent
   // kernel needs a cooperative launch (all blocks resident).
   if (!prop.concurrentManagedAccess) {

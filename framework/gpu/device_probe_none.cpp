@@ -1,4 +1,4 @@
-// probe_device in a build without CUDA: no device can be used.
+// The device probe in a build without CUDA: no device can be used, and no CUDA version is known.
 #include "framework/plan/device_probe.hpp"
 
 namespace xf {
@@ -12,6 +12,10 @@ device_status probe_device(std::uint32_t ordinal) noexcept {
 
 bool select_device(std::uint32_t) noexcept {
   return false;
+}
+
+cuda_versions probe_cuda_versions() noexcept {
+  return {};
 }
 
 std::uint32_t device_count() noexcept {

@@ -21,6 +21,7 @@
 #include "framework/core/units.hpp"
 #include "framework/launch/operator_catalog.hpp"
 #include "framework/launch/process_group.hpp"
+#include "framework/launch/version_line.hpp"
 #include "framework/model/spec_yaml.hpp"
 #include "framework/model/yaml_loader.hpp"
 #include "framework/plan/device_probe.hpp"
@@ -208,8 +209,12 @@ plan plan_for_this_machine(const topology_spec& spec, const operator_registry& r
       spdlog::info("GPU {}: {}", ordinal, device.description);
   }
   plan p = make_plan(spec, registry, options);
-  if (p.executor == resolved_executor::host && !p.kernel_operators.empty() && !options.force_host)
-    spdlog::info("GPU operators run on the host executor: {}", p.executor_reason);
+  if (p.executor == resolved_executor::host && !p.kernel_operators.empty() && !options.force_host) {
+    std::string names;
+    for (std::size_t k : p.kernel_operators)
+      names += (names.empty() ? "'" : ", '") + p.operators[k].spec->name + "'";
+    spdlog::info("GPU operators {} run on the host executor: {}", names, p.executor_reason);
+  }
   return p;
 }
 
@@ -242,8 +247,14 @@ int run_launcher(int argc, char** argv, const launcher_operators& operators) {
   app.add_option("--ledger", ledger_path,
                  "write what every CPU subscriber received to this file: a line per topic, group and offset "
                  "(bytes, source offset, void, CRC-32) — two runs of a topology compare line by line");
-  app.add_flag("-v,--verbose", verbose, "more logging (-vv: trace)");
+  app.add_flag("-v,--verbose", verbose, "more logging (-vv: trace); -v and -q win over XEFLOW_LOG_LEVEL");
   app.add_flag("-q,--quiet", quiet, "warnings and errors only, no progress line");
+  std::string log_file;
+  app.add_option("--log-file", log_file,
+                 "write the log to FILE as well as to stderr, with timestamps (under mpirun: FILE.rank<r>)")
+      ->type_name("FILE");
+  app.set_version_flag("--version", version_line,
+                       "print the version, commit, build type, CUDA and MPI; exit");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -263,7 +274,19 @@ int run_launcher(int argc, char** argv, const launcher_operators& operators) {
   }
   const bool ranked = group->size() > 1;
   const bool lead = group->rank() == 0;  // prints what concerns every rank
-  configure_logging(quiet ? -1 : verbose, ranked ? "rank " + std::to_string(group->rank()) : "");
+  log_options logging;
+  if (quiet || verbose > 0) logging.command_line = level_of_verbosity(quiet ? -1 : verbose);
+  logging.who = ranked ? "rank " + std::to_string(group->rank()) : "";
+  if (!log_file.empty())
+    logging.file = ranked ? log_file + ".rank" + std::to_string(group->rank()) : log_file;
+  std::optional<std::string> problem;
+  try {
+    configure_logging(logging);
+  } catch (const config_error& e) {
+    problem = "xeflow-run: error: " + e.first().message;
+  }
+  if (any_rank_failed(*group, problem)) return exit_config_error;
+  spdlog::debug("{}", version_line());
 
   operator_registry registry;
   register_builtin_cpu_operators(registry);
@@ -299,7 +322,6 @@ int run_launcher(int argc, char** argv, const launcher_operators& operators) {
 
   const auto load_start = std::chrono::steady_clock::now();
   topology_spec spec;
-  std::optional<std::string> problem;
   try {
     spec = load_topology_file(topology_path, registry, overrides);
   } catch (const config_error& e) {
@@ -446,9 +468,7 @@ int run_launcher(int argc, char** argv, const launcher_operators& operators) {
     if (!ranked)
       std::cout << shown;
     else if (stats_format == "json") {
-      std::cout << "{\"ranks\": " << group->size() << ", \"per_rank\": [";
-      for (std::size_t r = 0; r < all_stats.size(); ++r) std::cout << (r ? ",\n" : "\n") << all_stats[r];
-      std::cout << "\n]}";
+      std::cout << format_ranked_stats_json(all_stats);
     } else {
       for (std::size_t r = 0; r < all_stats.size(); ++r) std::cout << (r ? "\n" : "") << all_stats[r];
     }

@@ -71,6 +71,10 @@ class process_group {
 /// when an MPI launcher started it with several processes but it was built without MPI.
 std::unique_ptr<process_group> join_process_group(int& argc, char**& argv);
 
+/// Whether this program was built with an MPI library, so that it can run as one rank of several
+/// (process_group_mpi.cpp; false from process_group_none.cpp).
+bool built_with_mpi() noexcept;
+
 /// Whether an MPI launcher (mpirun, mpiexec, srun with PMI) started this process, and with how many
 /// processes: from the variables the launchers set. 0: none did.
 std::uint32_t launcher_process_count();

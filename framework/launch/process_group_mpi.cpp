@@ -118,4 +118,8 @@ std::unique_ptr<process_group> join_mpi_job(int& argc, char**& argv, std::uint32
   return std::make_unique<mpi_group>(argc, argv);
 }
 
+bool built_with_mpi() noexcept {
+  return true;
+}
+
 }  // namespace xf

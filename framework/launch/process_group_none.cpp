@@ -8,6 +8,10 @@
 
 namespace xf {
 
+bool built_with_mpi() noexcept {
+  return false;
+}
+
 std::unique_ptr<process_group> join_mpi_job(int&, char**&, std::uint32_t processes) {
   if (processes <= 1) return nullptr;
   throw config_error(source_pos{},

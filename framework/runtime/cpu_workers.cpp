@@ -1,6 +1,8 @@
 // The CPU operators' workers.
 #include "framework/runtime/cpu_workers.hpp"
 
+#include <spdlog/spdlog.h>
+
 #include <string>
 
 #include "framework/core/units.hpp"
@@ -172,6 +174,8 @@ void worker(run_context& run, std::size_t op, void (*loop)(run_context&, std::si
     ended = true;
   });
   if (ended && run.objects().writes(op)) run.objects().worker_done(op);
+  spdlog::trace("operator '{}': a worker thread {}", run.plan_of().operators[op].spec->name,
+                ended ? "reached its stream's end" : "stopped with the run");
 }
 
 }  // namespace

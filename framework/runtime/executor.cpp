@@ -2,6 +2,8 @@
 // for progress, and the stats once every thread has stopped.
 #include "framework/runtime/executor.hpp"
 
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -88,6 +90,7 @@ run_stats run_topology(const plan& p, const topology_spec& spec, run_control& co
   const auto end_phase = [&](const char* name) {
     const auto now = run_clock::now();
     phases.push_back({name, std::chrono::duration<double>(now - phase_start).count()});
+    spdlog::debug("phase '{}': {:.3f} s", name, phases.back().seconds);
     phase_start = now;
   };
   run_context run(p, spec, control);
@@ -127,6 +130,14 @@ run_stats run_topology(const plan& p, const topology_spec& spec, run_control& co
     executor->start(threads);
     end_phase("kernel start");
     start_cpu_workers(run, threads);
+    for (const planned_operator& po : p.operators) {
+      if (po.in_kernel)
+        spdlog::debug("operator '{}' ({}): in the kernel's {} blocks, {} warps each", po.spec->name,
+                      po.spec->class_name, po.workers, po.warps);
+      else
+        spdlog::debug("operator '{}' ({}): {} CPU worker thread{}", po.spec->name, po.spec->class_name,
+                      po.workers, po.workers == 1 ? "" : "s");
+    }
     if (options.on_progress || options.timeline_interval.count() > 0)
       monitor = std::thread([&] { monitor_run(run, options, start, workers_done, timeline); });
     executor->watch();

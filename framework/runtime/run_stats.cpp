@@ -46,6 +46,21 @@ class text_table {
   std::vector<std::vector<std::string>> rows_;
 };
 
+template <class T>
+nlohmann::ordered_json or_null(const std::optional<T>& value) {
+  return value ? nlohmann::ordered_json(*value) : nlohmann::ordered_json(nullptr);
+}
+
+nlohmann::ordered_json provenance_json(const run_provenance& p) {
+  return {{"version", p.version},
+          {"commit", p.commit},
+          {"build_type", p.build_type},
+          {"cuda_runtime", or_null(p.cuda_runtime)},
+          {"cuda_driver", or_null(p.cuda_driver)},
+          {"gpu", or_null(p.gpu)},
+          {"host", p.host}};
+}
+
 }  // namespace
 
 std::string format_stats_table(const run_stats& s) {
@@ -236,6 +251,8 @@ std::string format_stats_table(const run_stats& s) {
 
 std::string format_stats_json(const run_stats& s) {
   nlohmann::ordered_json doc;
+  doc["schema_version"] = stats_schema_version;
+  doc["provenance"] = provenance_json(s.provenance);
   doc["topology"] = s.topology;
   doc["executor"] = s.executor;
   if (s.gpu) doc["gpu"] = *s.gpu;
@@ -451,6 +468,28 @@ std::string format_stats_json(const run_stats& s) {
       j["tunings"].push_back(std::move(r));
     }
     doc["partition"] = std::move(j);
+  }
+  return doc.dump(2);
+}
+
+std::string format_ranked_stats_json(const std::vector<std::string>& rank_documents) {
+  nlohmann::ordered_json doc;
+  doc["schema_version"] = stats_schema_version;
+  doc["provenance"] = nullptr;
+  doc["ranks"] = rank_documents.size();
+  doc["per_rank"] = nlohmann::ordered_json::array();
+  for (std::size_t r = 0; r < rank_documents.size(); ++r) {
+    nlohmann::ordered_json rank = nlohmann::ordered_json::parse(rank_documents[r]);
+    rank.erase("schema_version");
+    if (r == 0) doc["provenance"] = rank["provenance"];
+    // A rank keeps its machine (host, GPU, driver), and whatever else of its build differs from rank 0's:
+    // mpirun may start another installation on another node.
+    nlohmann::ordered_json own = nlohmann::ordered_json::object();
+    for (const auto& [key, value] : rank["provenance"].items())
+      if (key == "host" || key == "gpu" || key == "cuda_driver" || value != doc["provenance"][key])
+        own[key] = value;
+    rank["provenance"] = std::move(own);
+    doc["per_rank"].push_back(std::move(rank));
   }
   return doc.dump(2);
 }

@@ -9,6 +9,7 @@
 
 #include "framework/model/operator.hpp"
 #include "framework/plan/partition_tuner.hpp"
+#include "framework/runtime/provenance.hpp"
 #include "framework/runtime/topic_carrier.hpp"
 #include "framework/shared/versioned_object.hpp"
 
@@ -118,6 +119,7 @@ constexpr std::string_view name_of(run_status s) {
 }
 
 struct run_stats {
+  run_provenance provenance;  ///< the build, CUDA, GPU and host that made these numbers
   std::string topology;
   std::string executor;
   /// The device executor's GPU ordinal (the CUDA device the kernel ran on); unset on the host executor.
@@ -159,7 +161,16 @@ struct run_stats {
 
 /// The stats as aligned text tables (operators, then topics, then operator counters).
 std::string format_stats_table(const run_stats& stats);
-/// The stats as a JSON document (nlohmann-json), pretty-printed.
+/// The JSON stats' format version ("schema_version"; docs/stats.md): raised when a field is removed or
+/// renamed or changes its type or meaning, not when one is added.
+inline constexpr int stats_schema_version = 1;
+
+/// The stats as a JSON document (nlohmann-json), pretty-printed: docs/stats.md gives every field.
 std::string format_stats_json(const run_stats& stats);
+/// A ranked run's JSON stats from every rank's format_stats_json document, in rank order: one
+/// schema_version and rank 0's provenance at the top, then "ranks" and "per_rank" (each rank's document,
+/// its provenance cut to its machine, host, gpu and cuda_driver, and any other field that differs from
+/// rank 0's).
+std::string format_ranked_stats_json(const std::vector<std::string>& rank_documents);
 
 }  // namespace xf

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "framework/runtime/provenance.hpp"
 #include "topics/columnar_layout.hpp"
 
 namespace xf {
@@ -80,6 +81,7 @@ run_stats build_stats(run_context& run, kernel_executor* executor,
   stats.executor = p.executor == resolved_executor::device ? "device (" + p.executor_reason + ")"
                                                            : "host (" + p.executor_reason + ")";
   if (p.executor == resolved_executor::device) stats.gpu = p.device;
+  stats.provenance = collect_provenance(stats.gpu);
   stats.wall_seconds = wall_seconds;
   for (const run_progress& s : timeline)
     stats.timeline.push_back({s.elapsed_seconds, s.sink_frames, s.sink_bytes});

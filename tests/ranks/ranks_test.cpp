@@ -1,9 +1,9 @@
 // Ranked runs as a user starts them: `mpirun -n N xeflow-run topology.yaml` (and the faulty launcher, a
 // user's own launcher with an operator that throws), host executor, over 2 and 4 ranks on one machine.
 // Fan-out across ranks, chains through several, a bridge of one slot, a failure on each rank, an
-// interrupt, placement errors, and the ledger of a ranked run against one process's. On a GPU: two ranks
-// sharing one GPU; on a machine with two: GPU stages on both bridged, a fan-out to both, a failed frame
-// on either.
+// interrupt, placement errors, the ledger of a ranked run against one process's, the provenance in the
+// stats and a log file per rank. On a GPU: two ranks sharing one GPU; on a machine with two: GPU stages on
+// both bridged, a fan-out to both, a failed frame on either.
 #include <dirent.h>
 #include <doctest/doctest.h>
 #include <signal.h>
@@ -19,6 +19,7 @@
 
 #include "framework/plan/device_probe.hpp"
 #include "tests/support/run_checks.hpp"
+#include "tests/support/scratch_dir.hpp"
 #include "tests/support/subprocess.hpp"
 
 namespace fs = std::filesystem;
@@ -346,6 +347,53 @@ TEST_CASE("ranks.plan_shows_each_ranks_part") {
   CHECK(r.out.find("rank 1 of 2: executor: host") != std::string::npos);
   CHECK(r.out.find("topic raw: carried to rank 1") != std::string::npos);
   CHECK(r.out.find("topic scaled: carried from rank 1") != std::string::npos);
+}
+
+TEST_CASE("ranks.stats_json_gives_the_provenance_once_and_each_rank_its_machine") {
+  const fs::path topology = write_temp("provenance.yaml", kFanOut);
+  const auto r = run_process(ranked(2, xeflow_run(), {topology.string(), "--host", "-q", "--stats", "json"}),
+                             std::chrono::seconds(120));
+  fs::remove(topology);
+  INFO(r.err);
+  REQUIRE_FALSE(r.timed_out);
+  CHECK(r.exit_code == 0);
+  const nlohmann::json doc = parse_json(r);
+  CHECK(doc["schema_version"] == 1);
+  const nlohmann::json& p = doc["provenance"];
+  REQUIRE(p.is_object());
+  for (const char* key : {"version", "commit", "build_type", "host"}) CHECK(p[key].is_string());
+  CHECK(p["gpu"].is_null());
+  const std::vector<nlohmann::json> stats = rank_stats(r, 2);
+  check_ranks_verified(stats);
+  // The build once, at the top; each rank its machine (one host here, no GPU on the host executor).
+  for (const nlohmann::json& rank : stats) {
+    CHECK_FALSE(rank.contains("schema_version"));
+    REQUIRE(rank["provenance"].is_object());
+    CHECK(rank["provenance"].size() == 3);
+    CHECK(rank["provenance"]["host"] == p["host"]);
+    CHECK(rank["provenance"]["gpu"].is_null());
+    CHECK(rank["provenance"]["cuda_driver"] == p["cuda_driver"]);
+  }
+}
+
+TEST_CASE("ranks.log_file_is_one_per_rank") {
+  const fs::path topology = write_temp("logged.yaml", kFanOut);
+  const scratch_dir dir;
+  const std::string log = dir.file("run.log");
+  const auto r = run_process(ranked(2, xeflow_run(), {topology.string(), "--host", "-v", "--log-file", log}),
+                             std::chrono::seconds(120));
+  fs::remove(topology);
+  INFO(r.err);
+  CHECK(r.exit_code == 0);
+  CHECK_FALSE(fs::exists(log));
+  const std::string zero = read_file(log + ".rank0"), one = read_file(log + ".rank1");
+  INFO(zero << one);
+  // Each rank's file holds its own operators' lines.
+  CHECK(zero.find("] xeflow[rank 0]: debug: operator 'source' (random_source): 2 CPU worker threads\n") !=
+        std::string::npos);
+  CHECK(zero.find("operator 'scale'") == std::string::npos);
+  CHECK(one.find("] xeflow[rank 1]: debug: operator 'scale' (scale): in the kernel's ") != std::string::npos);
+  CHECK(one.find("operator 'source'") == std::string::npos);
 }
 
 TEST_CASE("ranks.two_ranks_share_one_gpu_each_with_its_own_kernel [gpu]") {
