@@ -16,8 +16,9 @@ for arg in "$@"; do
     *) echo "usage: tools/check.sh [--long]" >&2; exit 2 ;;
   esac
 done
-# Open MPI: the two-rank test of framework/mpi (mpirun -n 2) in the normal build.
-bash tools/install-deps.sh clang clang-format cmake lld libopenmpi-dev openmpi-bin python3-jsonschema python3-yaml
+# Open MPI: the two-rank test of framework/mpi (mpirun -n 2) in the normal build. Graphviz: every topology's
+# graph rendered by dot (topology_graphs). python3-jsonschema: the topology schema checked.
+bash tools/install-deps.sh clang clang-format cmake lld libopenmpi-dev openmpi-bin graphviz python3-jsonschema python3-yaml
 jobs=$(nproc)
 status=0
 steps_passed=0
@@ -108,6 +109,33 @@ kernel_headers_tracked() {
   fi
 }
 
+# Every topology in topologies/ drawn by `xeflow-run --graph dot` and rendered by Graphviz's dot: an error of
+# either, or anything dot warns about, fails the step, and so does a missing dot (installed above: the step
+# must not pass by skipping). Mermaid has no validator in Debian: tests/framework/launch reads it back.
+# Run in a scratch directory holding aes.key, the key file aes128_file.yaml names: validation reads it.
+topology_graphs() {
+  local dir=$1 root=$PWD scratch rendered=0 failed=0 t warnings
+  if ! command -v dot > /dev/null; then
+    echo "Graphviz's dot is not installed (the graphviz package: tools/install-deps.sh graphviz)"
+    return 1
+  fi
+  scratch=$(mktemp -d)
+  head -c 16 /dev/urandom > "$scratch/aes.key"
+  for t in "$root"/topologies/*.yaml; do
+    if (cd "$scratch" && "$root/$dir/tools/xeflow-run" "$t" --graph dot > graph.dot) &&
+      warnings=$(dot -Tsvg -o /dev/null "$scratch/graph.dot" 2>&1) && [ -z "$warnings" ]; then
+      rendered=$((rendered + 1))
+    else
+      echo "${t#"$root"/}: xeflow-run --graph dot | dot -Tsvg failed ${warnings:-}"
+      failed=$((failed + 1))
+    fi
+    warnings=""
+  done
+  rm -rf "$scratch"
+  echo "$rendered topologies rendered by dot, $failed failed"
+  [ "$failed" = 0 ] && [ "$rendered" -gt 0 ]
+}
+
 step "format (tools/check_format.sh)" bash tools/check_format.sh
 step "layers (tools/check_layers.py)" python3 tools/check_layers.py
 
@@ -139,6 +167,7 @@ CC=clang CXX=clang++ configure_early build-tsan "${tsan_setup[@]}"
 if build_suite normal build-check "$normal_targets" -Ddebug=true -Doptimization=g "${device_code[@]}" \
   "${unity[@]}" -Dcpp_args="-g1 --param=ggc-min-heapsize=524288" --prefix="$PWD/build-check/prefix"; then
   step "kernel headers tracked" kernel_headers_tracked build-check
+  step "topology graphs (xeflow-run --graph dot | dot -Tsvg)" topology_graphs build-check
 fi
 run_tests normal build-check
 CC=clang CXX=clang++ build_suite asan+ubsan build-asan meson-test-prereq "${asan_setup[@]}" || true

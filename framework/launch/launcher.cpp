@@ -8,6 +8,7 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
@@ -22,6 +23,7 @@
 #include "framework/launch/operator_catalog.hpp"
 #include "framework/launch/process_group.hpp"
 #include "framework/launch/version_line.hpp"
+#include "framework/launch/topology_graph.hpp"
 #include "framework/model/spec_yaml.hpp"
 #include "framework/model/yaml_loader.hpp"
 #include "framework/plan/device_probe.hpp"
@@ -181,6 +183,17 @@ bool any_rank_failed(process_group& group, const std::optional<std::string>& pro
   return true;
 }
 
+/// The graph of `spec` with the facts of every rank (each plans and runs its part): a step every rank takes;
+/// rank 0 merges them and writes the graph to `out`.
+void write_graph_of_ranks(std::ostream& out, graph_format format, const topology_spec& spec,
+                          const operator_registry& registry, const graph_facts& facts, process_group& group) {
+  const std::vector<std::string> all = group.gather(facts.serialize());
+  if (group.rank() != 0) return;
+  graph_facts merged;
+  for (const std::string& text : all) merged.merge(graph_facts::parse(text));
+  write_graph(out, format, spec, registry, merged);
+}
+
 }  // namespace
 
 plan plan_for_this_machine(const topology_spec& spec, const operator_registry& registry, bool force_host,
@@ -247,6 +260,16 @@ int run_launcher(int argc, char** argv, const launcher_operators& operators) {
   app.add_option("--ledger", ledger_path,
                  "write what every CPU subscriber received to this file: a line per topic, group and offset "
                  "(bytes, source offset, void, CRC-32) — two runs of a topology compare line by line");
+  std::string graph_name, graph_stats_path;
+  app.add_option("--graph", graph_name,
+                 "print the topology as a graph and exit (with --plan: as planned); with --graph-stats, that "
+                 "file's format")
+      ->check(CLI::IsMember({"dot", "mermaid"}));
+  app.add_option(
+         "--graph-stats", graph_stats_path,
+         "after the run, write the graph (--graph's format, default dot) to this file, with each topic's "
+         "GB/s and each operator's busy/wait/blocked shares of the wall time")
+      ->type_name("FILE");
   app.add_flag("-v,--verbose", verbose, "more logging (-vv: trace); -v and -q win over XEFLOW_LOG_LEVEL");
   app.add_flag("-q,--quiet", quiet, "warnings and errors only, no progress line");
   std::string log_file;
@@ -261,6 +284,12 @@ int run_launcher(int argc, char** argv, const launcher_operators& operators) {
     const int code = app.exit(e);
     return code == 0 ? exit_ok : exit_config_error;
   }
+  if (!graph_stats_path.empty() && (validate_only || show_plan)) {
+    std::cerr
+        << "xeflow-run: error: --graph-stats draws a run: not with --validate or --plan (use --graph)\n";
+    return exit_config_error;
+  }
+  const graph_format graph = parse_graph_format(graph_name).value_or(graph_format::dot);
 
   std::unique_ptr<process_group> group;
   try {
@@ -341,6 +370,20 @@ int run_launcher(int argc, char** argv, const launcher_operators& operators) {
       }
     if (any_rank_failed(*group, differs)) return exit_config_error;
   }
+  // --graph-stats' file is opened before the run, so that a path it cannot write fails now, not after it.
+  std::ofstream graph_file;
+  if (!graph_stats_path.empty()) {
+    if (lead) {
+      graph_file.open(graph_stats_path);
+      if (!graph_file)
+        problem =
+            "xeflow-run: error: cannot write the graph to " + graph_stats_path + ": " + std::strerror(errno);
+    }
+    if (any_rank_failed(*group, problem)) return exit_config_error;
+  } else if (!graph_name.empty() && !show_plan) {
+    if (lead) write_graph(std::cout, graph, spec, registry);
+    return exit_ok;
+  }
   const auto loaded = std::chrono::steady_clock::now();
   if (validate_only) {
     if (lead) {
@@ -388,6 +431,12 @@ int run_launcher(int argc, char** argv, const launcher_operators& operators) {
           "operators are placed on ranks 0 to {}: this one process runs them all (mpirun -n {} "
           "places them)",
           highest, highest + 1);
+  }
+  if (show_plan && !graph_name.empty()) {
+    graph_facts facts;
+    facts.add_plan(p);
+    write_graph_of_ranks(std::cout, graph, spec, registry, facts, *group);
+    return exit_ok;
   }
   if (show_plan) {
     const std::vector<std::string> plans = group->gather(p.describe());
@@ -462,6 +511,13 @@ int run_launcher(int argc, char** argv, const launcher_operators& operators) {
   g_control = nullptr;
 
   if (!ledger_path.empty()) write_ledger(ledger_path, ledger, p, spec, *group);
+  if (!graph_stats_path.empty()) {
+    graph_facts facts;
+    facts.add_plan(p);
+    facts.add_stats(stats);
+    write_graph_of_ranks(graph_file, graph, spec, registry, facts, *group);
+    if (lead && !graph_file.flush()) spdlog::error("cannot write the graph to {}", graph_stats_path);
+  }
   const std::string shown = stats_format == "json" ? format_stats_json(stats) : format_stats_table(stats);
   const std::vector<std::string> all_stats = group->gather(shown);
   if (lead) {

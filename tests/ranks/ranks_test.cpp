@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
@@ -18,6 +19,7 @@
 #include <vector>
 
 #include "framework/plan/device_probe.hpp"
+#include "tests/support/graph_text.hpp"
 #include "tests/support/run_checks.hpp"
 #include "tests/support/scratch_dir.hpp"
 #include "tests/support/subprocess.hpp"
@@ -394,6 +396,69 @@ TEST_CASE("ranks.log_file_is_one_per_rank") {
   CHECK(zero.find("operator 'scale'") == std::string::npos);
   CHECK(one.find("] xeflow[rank 1]: debug: operator 'scale' (scale): in the kernel's ") != std::string::npos);
   CHECK(one.find("operator 'source'") == std::string::npos);
+}
+
+TEST_CASE("ranks.the_graph_has_every_ranks_plan_and_run") {
+  // Each rank plans and runs its part: rank 0 draws what every rank planned (--plan --graph) and measured
+  // (--graph-stats), the bridges with their sending ends' rates.
+  const fs::path topology = write_temp("graph.yaml", kFanOut), drawn = write_temp("graph.dot", "");
+  const auto planned =
+      run_process(ranked(2, xeflow_run(), {topology.string(), "--host", "--plan", "--graph", "dot"}),
+                  std::chrono::seconds(60));
+  const auto run = run_process(ranked(2, xeflow_run(),
+                                      {topology.string(), "--host", "-q", "--stats", "json", "--graph-stats",
+                                       drawn.string(), "--graph", "mermaid"}),
+                               std::chrono::seconds(120));
+  const std::string run_graph = read_file(drawn);
+  fs::remove(topology);
+  fs::remove(drawn);
+  INFO(planned.out << planned.err << run.err);
+  REQUIRE(planned.exit_code == 0);
+  REQUIRE(run.exit_code == 0);
+  check_ranks_verified(rank_stats(run, 2));
+  const drawn_graph plan_graph = parse_dot(planned.out);
+  const drawn_graph g = parse_mermaid(run_graph);
+  for (const drawn_graph* graph : {&plan_graph, &g}) {
+    const bool measured = graph == &g;
+    CAPTURE(measured);
+    const std::string scale = graph->node("scale").label;
+    CHECK(scale.find("\nrank 1\n") != std::string::npos);
+    CHECK(scale.find(" blocks on the host executor") != std::string::npos);  // rank 1's plan, drawn by rank 0
+    CHECK(graph->node("source").label.find("\n2 threads") != std::string::npos);
+    // Each subscriber's edge: a bridge where it is on another rank than the topic's publisher.
+    const std::map<std::string, std::string> bridged{{"scale", "bridge rank 0 -> 1"},
+                                                     {"verify_raw", "bridge rank 0 -> 1"},
+                                                     {"verify_raw_here", ""},
+                                                     {"verify_scaled", "bridge rank 1 -> 0"},
+                                                     {"count", ""}};
+    CHECK(graph->edges_from(graph->id_of("raw")).size() == 3);
+    CHECK(graph->edges_from(graph->id_of("scaled")).size() == 2);
+    for (const auto& entry : bridged) {
+      const std::string &reader = entry.first, &bridge = entry.second;
+      CAPTURE(reader);
+      const std::vector<drawn_edge> in = graph->edges_to(graph->id_of(reader));
+      REQUIRE(in.size() == 1);
+      if (bridge.empty()) {
+        if (measured) {
+          CHECK(in[0].style == "-->");
+          CHECK(in[0].label.find(" GB/s") != std::string::npos);
+        } else {
+          CHECK(in[0].label.empty());
+        }
+      } else if (measured) {
+        // Rank 0's graph holds the rates of both ranks' sending ends.
+        CHECK(in[0].label.rfind(bridge + "\n", 0) == 0);
+        CHECK(in[0].label.find(" GB/s") != std::string::npos);
+        CHECK(in[0].style == "-.->");
+      } else {
+        CHECK(in[0].label == bridge);
+        CHECK(in[0].style.find("style=dashed") != std::string::npos);
+      }
+    }
+  }
+  // Every CPU operator's shares, measured on either rank.
+  for (const char* op : {"source", "verify_raw_here", "verify_raw", "verify_scaled", "count"})
+    CHECK(g.node(op).label.find("% of the wall time") != std::string::npos);
 }
 
 TEST_CASE("ranks.two_ranks_share_one_gpu_each_with_its_own_kernel [gpu]") {
