@@ -5,6 +5,7 @@
 #include <string>
 
 #include "framework/core/backoff.hpp"
+#include "framework/core/trace.hpp"
 
 namespace xf {
 namespace {
@@ -38,6 +39,7 @@ io_service::~io_service() {
 
 void io_service::start() {
   XF_EXPECTS(threads_.empty(), "io_service::start once");
+  if (trace::enabled()) trace_read_ = trace::intern("read", "io", "bytes");
   for (unsigned t = 0; t < options_.threads; ++t) threads_.emplace_back([this, t] { run(t); });
 }
 
@@ -59,6 +61,7 @@ void io_service::stop() {
 
 void io_service::run(unsigned thread) {
   thread_counters& counters = counters_[thread];
+  if (trace::enabled()) trace::name_this_thread("file cache I/O #" + std::to_string(thread), 6);
   backoff wait;
   while (!stopping_.load(std::memory_order_relaxed)) {
     chunk c{};
@@ -150,7 +153,11 @@ void io_service::serve(chunk c, thread_counters& counters) {
     fail(run_error(site_of_(r.op, r.frame_offset), "file '" + files_.file(r.file).path + "': " + e.what()));
     out = {file_status::io_error, 0, 0};
   }
-  counters.busy_ns.fetch_add(static_cast<std::uint64_t>(now_ns() - t0), std::memory_order_relaxed);
+  const std::int64_t t1 = now_ns();
+  counters.busy_ns.fetch_add(static_cast<std::uint64_t>(t1 - t0), std::memory_order_relaxed);
+  // --trace: one chunk in trace::sample_every() on this thread's track.
+  if (trace::enabled() && counters.chunks.load(std::memory_order_relaxed) % trace::sample_every() == 0)
+    trace::span(trace_read_, static_cast<std::uint64_t>(t0), static_cast<std::uint64_t>(t1), bytes, true);
   counters.chunks.fetch_add(1, std::memory_order_relaxed);
   counters.bytes.fetch_add(out.bytes, std::memory_order_relaxed);
   if (out.status != file_status::ok) {

@@ -119,6 +119,7 @@ class io_service {
   std::unique_ptr<thread_counters[]> counters_;
   std::vector<std::thread> threads_;
   std::atomic<bool> stopping_{false};
+  std::uint32_t trace_read_ = 0;  ///< --trace: a chunk's read, by name
   std::atomic<bool> failed_{false};
   std::mutex chunks_mutex_;
   std::deque<chunk> chunks_;

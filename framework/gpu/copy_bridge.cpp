@@ -9,6 +9,7 @@
 #include "framework/core/backoff.hpp"
 #include "framework/core/part_stacks.hpp"
 #include "framework/core/system_atomic.hpp"
+#include "framework/core/trace.hpp"
 
 namespace xf {
 namespace {
@@ -366,19 +367,36 @@ void copy_bridge::loop() {
     // The current device is per thread, and a new one's is GPU 0: the copies, events and streams are the
     // run's GPU's, and a call on GPU 0 would create a context there for nothing.
     XF_CUDA_TRY(cudaSetDevice(device_));
+    // --trace: one step that issued copies in trace::sample_every(), per topic, on this thread's track.
+    std::vector<std::uint32_t> trace_names;
+    std::uint64_t steps = 0;
+    if (trace::enabled()) {
+      trace::name_this_thread("copy engines, GPU " + std::to_string(device_), 5);
+      for (auto& l : lanes_)
+        trace_names.push_back(trace::intern(
+            "copy " + topics_[l->topic].name() + (l->to_device ? " to GPU" : " to host"), "copy", "offset"));
+    }
     backoff wait(idle_wait);
     while (!stop_.load(std::memory_order_relaxed)) {
       bool progress = false, all_done = true;
-      for (auto& l : lanes_) {
+      for (std::size_t i = 0; i < lanes_.size(); ++i) {
+        auto& l = lanes_[i];
         if (l->done) continue;
         current = l.get();
         const auto look = std::chrono::steady_clock::now();
+        const std::uint64_t first = l->next;
         l->worked = false;
         progress |= l->to_device ? step_to_device(*l) : step_to_host(*l);
-        if (l->worked)
-          l->busy_ns.fetch_add(static_cast<std::uint64_t>(
-                                   std::chrono::nanoseconds(std::chrono::steady_clock::now() - look).count()),
+        if (l->worked) {
+          const auto done = std::chrono::steady_clock::now();
+          l->busy_ns.fetch_add(static_cast<std::uint64_t>(std::chrono::nanoseconds(done - look).count()),
                                std::memory_order_relaxed);
+          if (!trace_names.empty() && steps++ % trace::sample_every() == 0)
+            trace::span(trace_names[i],
+                        static_cast<std::uint64_t>(std::chrono::nanoseconds(look.time_since_epoch()).count()),
+                        static_cast<std::uint64_t>(std::chrono::nanoseconds(done.time_since_epoch()).count()),
+                        first, true);
+        }
         all_done = all_done && l->done;
       }
       if (all_done) break;

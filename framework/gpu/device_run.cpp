@@ -7,6 +7,7 @@
 #include <sstream>
 #include <thread>
 
+#include "framework/core/trace.hpp"
 #include "framework/core/units.hpp"
 
 namespace xf {
@@ -228,6 +229,27 @@ device_run::device_run(const plan& p, std::vector<topic>& topics,
   args_.costs = costs_.get();
   args_.cost_flush_interval_ns = cost_flush_interval_ns;
   args_.drain = device_words_.get() + 2;
+  if (trace::enabled()) {
+    // One block in trace::sample_every() traced, each keeping a ring the host drains every few ms.
+    constexpr std::uint32_t ring = 4096;
+    constexpr std::uint32_t gap_ns = 50'000;
+    const std::uint32_t every = trace::sample_every();
+    const std::uint32_t traced = (blocks_ + every - 1) / every;
+    trace_rounds_ = pinned_buffer<round_record>(std::uint64_t{traced} * ring);
+    trace_clock_ = pinned_buffer<std::uint64_t>(1);
+    args_.trace_rounds = trace_rounds_.get();
+    args_.trace_clock = trace_clock_.get();
+    args_.trace_every = every;
+    args_.trace_ring = ring;
+    args_.trace_gap_ns = gap_ns;
+    trace_taken_.assign(traced, 0);
+    for (std::uint32_t i = 0; i < traced; ++i)
+      trace_tracks_.push_back(
+          trace::new_track("GPU " + std::to_string(device_) + " block " + std::to_string(i * every), 10 + i));
+    const char* phases[] = {"subscribe", "schedule", "compute", "publish"};
+    for (int i = 0; i < 4; ++i) trace_phase_names_[i] = trace::intern(phases[i], "round", "round");
+    trace_overrun_name_ = trace::intern("rounds lost (the host drained too late)", "round", "rounds");
+  }
 
   // Device-placed topic regions and the catalog's read-only replica go to the GPU before the launch.
   memory_.settle();
@@ -239,6 +261,8 @@ device_run::~device_run() {
     // A hung or faulted kernel: freeing would wait for it (or fail). The process is about to end.
     stop_word_.leak();
     failure_.leak();
+    trace_rounds_.leak();
+    trace_clock_.leak();
     heartbeats_.leak();
     snapshots_.leak();
     snapshot_copy_.leak();
@@ -271,6 +295,7 @@ device_run::~device_run() {
 }
 
 void device_run::launch() {
+  trace_launch_ns_ = trace::now_ns();
   program_.launch(args_, blocks_, threads_, stream_->get());
   launched_ = true;
   bridge_->start();
@@ -356,8 +381,55 @@ device_run::cost_reading device_run::read_costs() {
   return r;
 }
 
+void device_run::drain_trace() {
+  if (trace_taken_.empty()) return;
+  if (!trace_calibrated_) {
+    // Block 0's clock at its start happened between the launch and now: the middle is the host's guess.
+    const std::uint64_t kernel_start = load_acquire_host(*trace_clock_.get());
+    if (kernel_start == 0) return;
+    const std::uint64_t seen = trace::now_ns();
+    trace_offset_ns_ = static_cast<std::int64_t>(trace_launch_ns_ + (seen - trace_launch_ns_) / 2) -
+                       static_cast<std::int64_t>(kernel_start);
+    trace_calibrated_ = true;
+  }
+  const std::uint32_t ring = args_.trace_ring;
+  const auto host = [&](std::uint64_t kernel_ns) {
+    return static_cast<std::uint64_t>(static_cast<std::int64_t>(kernel_ns) + trace_offset_ns_);
+  };
+  for (std::size_t i = 0; i < trace_taken_.size(); ++i) {
+    round_record* block_ring = trace_rounds_.get() + i * ring;
+    for (;;) {
+      const std::uint64_t want = trace_taken_[i] + 1;
+      round_record& slot = block_ring[(want - 1) % ring];
+      const std::uint64_t round = load_acquire_host(slot.round);
+      if (round < want) break;  // not written yet
+      if (round > want) {
+        // The ring went round before the host came: the rounds in between are gone.
+        trace::instant(trace_overrun_name_, host(slot.subscribe_ns), round - want, true, trace_tracks_[i]);
+        trace_taken_[i] = round - 1;
+        continue;
+      }
+      const round_record r = slot;
+      trace_taken_[i] = want;
+      const std::uint64_t t[5] = {r.subscribe_ns, r.schedule_ns, r.compute_ns, r.publish_ns, r.end_ns};
+      bool ordered = r.round == want;
+      for (int k = 1; k < 5; ++k) ordered = ordered && t[k] >= t[k - 1];
+      if (!ordered) continue;  // caught while the kernel was writing it
+      for (int k = 0; k < 4; ++k)
+        trace::span(trace_phase_names_[k], host(t[k]), host(t[k + 1]), want, true, trace_tracks_[i]);
+    }
+  }
+}
+
 device_run::state device_run::poll() {
   if (finished_) return error_ ? state::failed : state::finished;
+  if (!trace_taken_.empty()) {
+    const auto now = std::chrono::steady_clock::now();
+    if (now - trace_drained_ >= std::chrono::milliseconds(2)) {
+      trace_drained_ = now;
+      drain_trace();
+    }
+  }
   // A failure the kernel reported (the kernel then winds down by itself).
   kernel_failure& f = *failure_.get();
   if (!error_ && load_acquire_host(f.failed) != 0) error_ = fault_error(f, plan_, readers_, blocks_);
@@ -380,6 +452,7 @@ device_run::state device_run::poll() {
     if (!error_ && !bridge_->finished()) return state::running;
     if (!error_ && bridge_->error()) error_ = bridge_->error();
     finished_ = true;
+    drain_trace();  // the rounds since the last drain
     return error_ ? state::failed : state::finished;
   }
   if (status != cudaErrorNotReady) {

@@ -99,6 +99,9 @@ class device_run {
 
  private:
   std::string describe_blocks(const std::vector<std::uint32_t>& stalled);
+  /// --trace: the rings' new rounds onto the timeline (each traced block's track), once the kernel's
+  /// clock is calibrated against the host's.
+  void drain_trace();
   /// The blocks' lane snapshots, copied on the side stream while the kernel still runs (hung), or why not.
   const lane_snapshot* read_snapshots(std::string& why_not);
   void set_up_readers(kernel_op* ops, std::uint32_t item_count);
@@ -156,6 +159,17 @@ class device_run {
   bool finished_ = false;
   bool wedged_ = false;
   std::optional<run_error> error_;
+  // --trace (trace_rounds_ empty when the run is not traced).
+  pinned_buffer<round_record> trace_rounds_;
+  pinned_buffer<std::uint64_t> trace_clock_;
+  std::vector<std::uint64_t> trace_taken_;   // per traced block: rounds taken from its ring
+  std::vector<std::uint32_t> trace_tracks_;  // per traced block: its timeline track
+  std::uint32_t trace_phase_names_[4] = {};  // subscribe, schedule, compute, publish
+  std::uint32_t trace_overrun_name_ = 0;
+  std::uint64_t trace_launch_ns_ = 0;  // host clock just before the launch
+  std::int64_t trace_offset_ns_ = 0;   // host clock − kernel clock
+  bool trace_calibrated_ = false;
+  std::chrono::steady_clock::time_point trace_drained_{};
   std::vector<std::uint64_t> last_beat_;
   std::vector<std::chrono::steady_clock::time_point> beat_seen_;
 };

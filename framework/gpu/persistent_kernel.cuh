@@ -162,6 +162,15 @@ __global__ void __launch_bounds__(MaxThreads, MaxThreads <= narrow_block_threads
   std::uint64_t last_report_ns = 0, last_flush_ns = 0, heartbeat = 0;
   std::uint32_t generation = 0;  // thread 0: the partition this block runs
   std::uint32_t sleep_ns = idle_sleep_min_ns;
+  // --trace: thread 0 of every trace_every-th block records a busy round now and then (trace_gap_ns apart)
+  // into its ring in pinned memory, each phase's start from %globaltimer.
+  const bool traced = a.trace_rounds != nullptr && blockIdx.x % a.trace_every == 0;
+  round_record* trace_ring =
+      traced ? a.trace_rounds + std::uint64_t{blockIdx.x / a.trace_every} * a.trace_ring : nullptr;
+  std::uint64_t traced_rounds = 0, last_traced_ns = 0;
+  round_record record{};  // thread 0: the round being traced
+  bool tracing_round = false, busy_round = false;
+  if (traced && blockIdx.x == 0 && threadIdx.x == 0) store_relaxed(*a.trace_clock, global_ns());
   __syncthreads();
 
   while (true) {
@@ -179,6 +188,8 @@ __global__ void __launch_bounds__(MaxThreads, MaxThreads <= narrow_block_threads
       generation_word = cuda::atomic_ref<std::uint32_t, cuda::thread_scope_device>(a.partition->generation)
                             .load(cuda::std::memory_order_relaxed);
       now = global_ns();
+      tracing_round = traced && now - last_traced_ns >= a.trace_gap_ns;
+      record.subscribe_ns = now;
     }
     // 1. subscribe: one leader-warp lane per work item, so their remote polls overlap.
     if (warp == 0 && lane_id < a.item_count) {
@@ -197,6 +208,7 @@ __global__ void __launch_bounds__(MaxThreads, MaxThreads <= narrow_block_threads
       __syncwarp();  // the schedule's ballots read, in every lane of warp 0, the lanes this fetch advanced
     }
     const std::uint64_t t1 = clock64();
+    if (tracing_round && threadIdx.x == 0) record.schedule_ns = global_ns();
     // 2. schedule. Warp 0's lanes ballot their items, all at once: thread 0 then walks only the items
     // that compute this round, mostly one or two of the eight a block holds with 3–4 GPU stages at 4 KiB
     // frames. (Walking every item, one shared-memory load chain after the other, took ~150 SM cycles an
@@ -257,6 +269,7 @@ __global__ void __launch_bounds__(MaxThreads, MaxThreads <= narrow_block_threads
         sleep_ns = idle_sleep_min_ns;
       }
       if (ready) ++timing.busy_rounds;
+      busy_round = ready;
       const std::uint64_t t2 = clock64();
       timing.subscribe += t1 - t0;
       if (!ready)
@@ -278,6 +291,7 @@ __global__ void __launch_bounds__(MaxThreads, MaxThreads <= narrow_block_threads
       continue;
     }
     const std::uint64_t t3 = clock64();
+    if (tracing_round && threadIdx.x == 0) record.compute_ns = global_ns();
     // 3. compute
     if (s != no_item) {
       lane_state& l = lanes[s];
@@ -327,10 +341,23 @@ __global__ void __launch_bounds__(MaxThreads, MaxThreads <= narrow_block_threads
     const std::uint64_t t4 = clock64();
     // 4. publish. A failed frame is not published: fail_item set device_abort, so the next round's
     // schedule stops every warp of every block at the same barrier.
+    if (tracing_round && threadIdx.x == 0) record.publish_ns = global_ns();
     if (warp == 0) publish_round(a, lanes, lane_id, item_cycles, op_cycles, op_items);
     if (threadIdx.x == 0) {
       timing.compute += t4 - t3;
       timing.publish += clock64() - t4;
+      if (tracing_round && busy_round) {
+        record.end_ns = global_ns();
+        last_traced_ns = record.end_ns;
+        record.round = ++traced_rounds;
+        round_record& r = trace_ring[(traced_rounds - 1) % a.trace_ring];
+        r.subscribe_ns = record.subscribe_ns;
+        r.schedule_ns = record.schedule_ns;
+        r.compute_ns = record.compute_ns;
+        r.publish_ns = record.publish_ns;
+        r.end_ns = record.end_ns;
+        store_relaxed(r.round, record.round);
+      }
     }
   }
   if (threadIdx.x == 0) {

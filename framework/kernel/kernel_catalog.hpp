@@ -179,6 +179,17 @@ struct alignas(64) block_heartbeat {
 };
 static_assert(std::is_trivially_copyable_v<block_heartbeat>);
 
+/// One round of a traced block (`--trace`), as its leader read %globaltimer (ns): where each phase began,
+/// and where the round ended. In pinned host memory, one ring of `trace_ring` records per traced block,
+/// written with plain remote stores and no fence while the host drains it: `round` (the block's count of
+/// recorded rounds, from 1) goes last, and the host takes a record only when it holds the round it
+/// expects, with its clocks in order.
+struct round_record {
+  std::uint64_t subscribe_ns, schedule_ns, compute_ns, publish_ns, end_ns;
+  std::uint64_t round;
+};
+static_assert(std::is_trivially_copyable_v<round_record>);
+
 /// A block's work items as of its latest round, in device memory, so keeping it current costs the hot
 /// path no PCIe traffic: each leader-warp lane stores its own at the end of subscribe, thread 0 the round
 /// count. The watchdog copies it out on a stream of its own when the block's heartbeat stalls, so its
@@ -307,6 +318,12 @@ struct kernel_args {
   /// Catalog: the topology's shared objects' version tables (words in host memory, buffers on the side that
   /// runs the round); null without objects.
   const shared::version_table_view* objects;
+  // The trace's rounds (round_record); `trace_rounds` null when the run is not traced.
+  round_record* trace_rounds;  ///< pinned host: [ceil(gridDim.x / trace_every) · trace_ring]
+  std::uint64_t* trace_clock;  ///< pinned host: block 0's %globaltimer at its start (the host's calibration)
+  std::uint32_t trace_every;   ///< blocks 0, trace_every, 2·trace_every, … are traced
+  std::uint32_t trace_ring;    ///< records per traced block's ring
+  std::uint32_t trace_gap_ns;  ///< a traced block records a busy round at most once per this many ns
 };
 static_assert(std::is_trivially_copyable_v<kernel_args>);
 

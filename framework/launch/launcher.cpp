@@ -31,6 +31,8 @@
 #include "framework/runtime/executor.hpp"
 #include "framework/runtime/frame_ledger.hpp"
 #include "framework/runtime/logging.hpp"
+#include "framework/runtime/provenance.hpp"
+#include "framework/runtime/trace_file.hpp"
 #include "operators/builtin.hpp"
 
 namespace xf {
@@ -48,6 +50,28 @@ extern "C" void on_sigint(int) {
     else
       g_control->request_abort();
   }
+}
+
+/// The run's timeline (--trace) into `out`, stamped with the run's provenance and what was sampled.
+void write_trace(std::ofstream& out, const std::string& path, const run_stats& stats,
+                 const topology_spec& spec, const process_group& group) {
+  const trace::recording r = trace::collect();
+  const run_provenance prov = collect_provenance(stats.gpu);
+  nlohmann::json metadata{{"topology", spec.name},     {"executor", stats.executor},
+                          {"version", prov.version},   {"commit", prov.commit},
+                          {"host", prov.host},         {"sample_every", r.sample_every},
+                          {"events", r.events.size()}, {"events_dropped", r.dropped}};
+  if (prov.gpu) metadata["gpu"] = *prov.gpu;
+  if (group.size() > 1) metadata["rank"] = group.rank();
+  const std::string process = "xeflow-run " + (spec.name.empty() ? std::string("topology") : spec.name) +
+                              (group.size() > 1 ? " (rank " + std::to_string(group.rank()) + ")" : "");
+  write_chrome_trace(out, r, static_cast<int>(group.rank()) + 1, process, metadata);
+  out.flush();
+  if (!out)
+    spdlog::error("cannot write the trace to {}", path);
+  else
+    spdlog::info("trace: {} events in {}{}", r.events.size(), path,
+                 r.dropped ? " (" + std::to_string(r.dropped) + " more dropped: --trace-max-events)" : "");
 }
 
 class progress_line {
@@ -270,6 +294,20 @@ int run_launcher(int argc, char** argv, const launcher_operators& operators) {
          "after the run, write the graph (--graph's format, default dot) to this file, with each topic's "
          "GB/s and each operator's busy/wait/blocked shares of the wall time")
       ->type_name("FILE");
+  std::string trace_path;
+  std::uint32_t trace_sample = 8;
+  std::uint64_t trace_max_events = 1'000'000;
+  app.add_option("--trace", trace_path,
+                 "write the run's timeline to FILE in the Chrome trace format (Perfetto, chrome://tracing): "
+                 "CPU operators' frames, the kernel's rounds per block, copies, file reads, tuning "
+                 "(under mpirun: FILE.rank<r>)")
+      ->type_name("FILE");
+  app.add_option("--trace-sample", trace_sample,
+                 "--trace: one CPU frame, one GPU block, one copy step and one read in N (default 8)")
+      ->check(CLI::Range(1u, 1u << 20));
+  app.add_option("--trace-max-events", trace_max_events,
+                 "--trace: events kept at most (default 1000000); the rest are counted in the file")
+      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 32));
   app.add_flag("-v,--verbose", verbose, "more logging (-vv: trace); -v and -q win over XEFLOW_LOG_LEVEL");
   app.add_flag("-q,--quiet", quiet, "warnings and errors only, no progress line");
   std::string log_file;
@@ -369,6 +407,15 @@ int run_launcher(int argc, char** argv, const launcher_operators& operators) {
         break;
       }
     if (any_rank_failed(*group, differs)) return exit_config_error;
+  }
+  // --trace's file too: opened before the run (each rank its own under mpirun).
+  std::ofstream trace_file;
+  if (!trace_path.empty() && !validate_only && !show_plan) {
+    if (ranked) trace_path += ".rank" + std::to_string(group->rank());
+    trace_file.open(trace_path);
+    if (!trace_file)
+      problem = "xeflow-run: error: cannot write the trace to " + trace_path + ": " + std::strerror(errno);
+    if (any_rank_failed(*group, problem)) return exit_config_error;
   }
   // --graph-stats' file is opened before the run, so that a path it cannot write fails now, not after it.
   std::ofstream graph_file;
@@ -484,8 +531,13 @@ int run_launcher(int argc, char** argv, const launcher_operators& operators) {
   }
   if (ranked) session = group->start_session(spec, p, control);
   run_options.carrier = session.get();
+  if (trace_file.is_open()) trace::start(trace_max_events, trace_sample);
   const auto run_start = std::chrono::steady_clock::now();
   run_stats stats = run_topology(p, spec, control, run_options);
+  if (trace_file.is_open()) {
+    trace::stop();
+    write_trace(trace_file, trace_path, stats, spec, *group);
+  }
   // Planning asks the GPU what it can run: its first CUDA call sets up the driver and the context. What
   // run_topology took beyond its phases is the teardown (the topics' pinned frames freed, the kernel's
   // buffers released).

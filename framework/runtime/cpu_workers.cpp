@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "framework/core/trace.hpp"
 #include "framework/core/units.hpp"
 #include "framework/model/columnar_checks.hpp"
 #include "topics/columnar_index.hpp"
@@ -167,7 +168,10 @@ void sink_worker(run_context& run, std::size_t op) {
 /// last one makes their versions final, so no reader waits on a writer that is gone). A failed writer
 /// leaves its horizon where it was: its readers stop with the run instead of reading a version it did not
 /// publish.
-void worker(run_context& run, std::size_t op, void (*loop)(run_context&, std::size_t)) {
+void worker(run_context& run, std::size_t op, std::uint32_t index, void (*loop)(run_context&, std::size_t)) {
+  if (trace::enabled())
+    trace::name_this_thread("cpu " + run.plan_of().operators[op].spec->name + " #" + std::to_string(index),
+                            static_cast<std::uint32_t>(100 + op));
   bool ended = false;
   run.guarded(op, [&] {
     loop(run, op);
@@ -188,13 +192,13 @@ void start_cpu_workers(run_context& run, std::vector<std::thread>& threads) {
     for (std::uint32_t w = 0; w < po.workers; ++w) {
       switch (po.entry->info.role) {
         case operator_role::source:
-          threads.emplace_back([&run, i] { worker(run, i, source_worker); });
+          threads.emplace_back([&run, i, w] { worker(run, i, w, source_worker); });
           break;
         case operator_role::map:
-          threads.emplace_back([&run, i] { worker(run, i, map_worker); });
+          threads.emplace_back([&run, i, w] { worker(run, i, w, map_worker); });
           break;
         case operator_role::sink:
-          threads.emplace_back([&run, i] { worker(run, i, sink_worker); });
+          threads.emplace_back([&run, i, w] { worker(run, i, w, sink_worker); });
           break;
       }
     }

@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "framework/core/cuda_check.hpp"
+#include "framework/core/trace.hpp"
 #include "framework/core/units.hpp"
 #include "framework/gpu/device_cache_memory.hpp"
 #include "framework/gpu/device_run.hpp"
@@ -206,6 +207,13 @@ void device_kernel_executor::watch() {
         if (auto warps = tuner_->step(now_ms, totals, reading.adopted)) {
           device_->request_partition(*warps);
           ++partition_switches_;
+          if (trace::enabled()) {
+            // The switch on the timeline, with the warps each operator gets from now on.
+            std::string split;
+            for (const std::uint32_t w : *warps) split += (split.empty() ? "" : "/") + std::to_string(w);
+            trace::instant(trace::intern("partition " + split, "tuning", "switch"), trace::now_ns(),
+                           partition_switches_, true);
+          }
         }
       } catch (const std::exception& e) {
         // A CUDA error here is the kernel's too: poll() reports it next; the partition stays as it is.

@@ -7,6 +7,7 @@
 #include <mutex>
 
 #include "framework/core/backoff.hpp"
+#include "framework/core/trace.hpp"
 #include "framework/kernel/kernel_table.hpp"
 #include "framework/kernel/round_steps.hpp"
 #include "framework/runtime/kernel_executor.hpp"
@@ -160,7 +161,21 @@ void host_kernel_executor::block(std::uint32_t b) {
   const host_dispatch dispatch{&kernels_};
   inline_moves moves;
   backoff idle;
+  // --trace: one block in trace::sample_every() puts its busy rounds' phases on the timeline (the host
+  // has no schedule phase of its own: it is part of subscribe here), at most one every 50 µs, as the
+  // kernel's traced blocks do.
+  constexpr std::uint64_t trace_gap_ns = 50'000;
+  const bool traced = trace::enabled() && b % trace::sample_every() == 0;
+  std::uint32_t phase_names[3] = {};
+  if (trace::enabled()) trace::name_this_thread("host block " + std::to_string(b), 10 + b);
+  if (traced) {
+    const char* phases[] = {"subscribe", "compute", "publish"};
+    for (int i = 0; i < 3; ++i) phase_names[i] = trace::intern(phases[i], "round", "round");
+  }
+  std::uint64_t last_traced_ns = 0, traced_rounds = 0;
   for (std::uint64_t round = 0;; ++round) {
+    const std::uint64_t round_start = traced ? trace::now_ns() : 0;
+    const bool tracing_round = traced && round_start - last_traced_ns >= trace_gap_ns;
     if (run_.control().aborting()) throw run_aborted();
     if (std::atomic_ref<std::uint32_t>(abort_).load(std::memory_order_relaxed) != 0) {
       if (std::atomic_ref<std::uint64_t>(failure_.failed).load(std::memory_order_acquire) != 0)
@@ -188,6 +203,7 @@ void host_kernel_executor::block(std::uint32_t b) {
       progressed = progressed || l.ready || l.compute;
     }
     if (!running) break;
+    const std::uint64_t compute_start = tracing_round ? trace::now_ns() : 0;
     // 3. compute: each item's warps' virtual threads, on this thread.
     for (std::uint32_t s = 0; s < a.item_count; ++s) {
       lane_state& l = lanes[s];
@@ -213,11 +229,20 @@ void host_kernel_executor::block(std::uint32_t b) {
       }
     }
     // 4. publish: finish every item, then commit the finished frames with release stores.
+    const std::uint64_t publish_start = tracing_round ? trace::now_ns() : 0;
     for (std::uint32_t s = 0; s < a.item_count; ++s) publishes[s] = finish_item(a, lanes[s]);
     for (std::uint32_t s = 0; s < a.item_count; ++s) {
       lane_state& l = lanes[s];
       if (publishes[s]) publish_item(a, l, b, s, publish_order::release);
       if (l.ready && l.failure == 0) retire_item(l);
+    }
+    if (tracing_round && progressed) {
+      const std::uint64_t end = trace::now_ns();
+      last_traced_ns = end;
+      ++traced_rounds;
+      trace::span(phase_names[0], round_start, compute_start, traced_rounds, true);
+      trace::span(phase_names[1], compute_start, publish_start, traced_rounds, true);
+      trace::span(phase_names[2], publish_start, end, traced_rounds, true);
     }
     if (progressed) {
       idle = backoff{};

@@ -8,7 +8,11 @@
 namespace xf {
 
 run_context::run_context(const plan& p, const topology_spec& spec, run_control& control)
-    : plan_(p), spec_(spec), control_(control), counters_(p.operators.size()) {}
+    : plan_(p), spec_(spec), control_(control), counters_(p.operators.size()) {
+  if (trace::enabled())
+    for (const planned_operator& po : p.operators)
+      trace_names_.push_back(trace::intern(po.spec->name, "operator", "offset"));
+}
 
 std::vector<topic_info> run_context::input_infos(std::size_t op) const {
   std::vector<topic_info> inputs;

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "framework/core/latency_histogram.hpp"
+#include "framework/core/trace.hpp"
 #include "framework/files/file_cache.hpp"
 #include "framework/kernel/kernel_table.hpp"
 #include "framework/model/topology_spec.hpp"
@@ -31,6 +32,12 @@ using run_clock = std::chrono::steady_clock;
 inline std::uint64_t now_ns() {
   return static_cast<std::uint64_t>(
       std::chrono::duration_cast<std::chrono::nanoseconds>(run_clock::now().time_since_epoch()).count());
+}
+
+/// A run_clock time point as now_ns() gives it.
+inline std::uint64_t ns_of(run_clock::time_point t) {
+  return static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count());
 }
 
 /// Per-operator counters, updated by its CPU workers (relaxed: only read for stats and progress). The
@@ -150,6 +157,8 @@ class run_context {
   std::vector<operator_instance> instances_;
   std::vector<frame_selector> parts_read_;  ///< by topic
   std::vector<live_counters> counters_;
+  /// Each operator's name on the trace's timeline; empty when the run is not traced.
+  std::vector<std::uint32_t> trace_names_;
   std::unique_ptr<reference_chain> references_;
   std::unique_ptr<whole_topology_replay> whole_replay_;
   std::vector<bool> started_;
@@ -184,10 +193,17 @@ template <class Hook>
 auto run_context::call_hook(std::size_t op, std::size_t topic, std::uint64_t offset, Hook&& hook)
     -> decltype(hook()) {
   const auto start = run_clock::now();
+  // One frame in trace::sample_every() on the trace's timeline; every frame an NVTX range (a no-op call
+  // unless Nsight Systems listens).
+  const bool traced = !trace_names_.empty() && offset % trace::sample_every() == 0;
+  trace::nvtx_push(plan_.operators[op].spec->name.c_str());
   const auto busy = [&] {
+    const auto end = run_clock::now();
+    trace::nvtx_pop();
     add_relaxed(counters_[op].busy_ns,
                 static_cast<std::uint64_t>(
-                    std::chrono::duration_cast<std::chrono::nanoseconds>(run_clock::now() - start).count()));
+                    std::chrono::duration_cast<std::chrono::nanoseconds>(end - start).count()));
+    if (traced) trace::span(trace_names_[op], ns_of(start), ns_of(end), offset, true);
   };
   try {
     if constexpr (std::is_void_v<decltype(hook())>) {
@@ -199,8 +215,10 @@ auto run_context::call_hook(std::size_t op, std::size_t topic, std::uint64_t off
       return result;
     }
   } catch (const run_aborted&) {
+    trace::nvtx_pop();
     throw;
   } catch (...) {
+    trace::nvtx_pop();
     throw current_error(op, topic, offset);
   }
 }

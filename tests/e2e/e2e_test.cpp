@@ -7,7 +7,9 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 #include <thread>
 
@@ -270,6 +272,55 @@ TEST_CASE("e2e.operator_catalog_and_topology_schema") {
       }
     }
   CHECK(enums >= 30);
+}
+
+TEST_CASE("e2e.trace_writes_a_chrome_trace_of_the_run") {
+  const fs::path out = fs::temp_directory_path() / "xeflow_e2e_trace.json";
+  const auto traced = [&](const std::string& sample) {
+    const auto r = run_process({xeflow_run(), (source_root() / "topologies/c_g2c.yaml").string(), "--host",
+                                "-q", "--set", "operators.source.params.total_bytes=64MiB", "--trace",
+                                out.string(), "--trace-sample", sample});
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    std::ifstream in(out);
+    return nlohmann::json::parse(in);
+  };
+  const nlohmann::json doc = traced("8");
+  CHECK(doc["otherData"]["topology"] == "c_g2c");
+  CHECK(doc["otherData"]["sample_every"] == 8);
+  CHECK(doc["otherData"]["events_dropped"] == 0);
+  std::map<std::string, int> spans;  // by category
+  std::set<std::string> threads;
+  std::uint64_t source_frames = 0;
+  for (const nlohmann::json& e : doc["traceEvents"]) {
+    if (e["ph"] == "M" && e["name"] == "thread_name") threads.insert(e["args"]["name"].get<std::string>());
+    if (e["ph"] != "X") continue;
+    ++spans[e["cat"].get<std::string>()];
+    CHECK(e["dur"].get<double>() >= 0);
+    CHECK(e["ts"].get<double>() >= 0);
+    // The source's calls past the end (each thread learns there that the stream ended) are spans too.
+    if (e["name"] == "source" && e["args"]["offset"].get<std::uint64_t>() < 1024) {
+      ++source_frames;
+      CHECK(e["args"]["offset"].get<std::uint64_t>() % 8 == 0);
+    }
+  }
+  // 64 MiB of 64 KiB frames: 1024 offsets, one in eight on the timeline.
+  CHECK(source_frames == 128);
+  CHECK(spans["round"] > 0);  // the host executor's traced block's rounds
+  CHECK(threads.count("cpu source #0") == 1);
+  CHECK(threads.count("host block 0") == 1);
+  const nlohmann::json every = traced("1");
+  std::uint64_t all_frames = 0;
+  for (const nlohmann::json& e : every["traceEvents"])
+    if (e["ph"] == "X" && e["name"] == "source" && e["args"]["offset"].get<std::uint64_t>() < 1024)
+      ++all_frames;
+  CHECK(all_frames == 1024);
+  fs::remove(out);
+
+  const auto unwritable = run_process({xeflow_run(), (source_root() / "topologies/c_g2c.yaml").string(),
+                                       "--host", "-q", "--trace", "/nonexistent/dir/t.json"});
+  CHECK(unwritable.exit_code == 2);
+  CHECK(unwritable.err.find("cannot write the trace to /nonexistent/dir/t.json") != std::string::npos);
 }
 
 TEST_CASE("e2e.a_map_that_changes_its_function_mid_stream_verifies") {
