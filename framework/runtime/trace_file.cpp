@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <vector>
 
 namespace xf {
 
@@ -19,7 +20,14 @@ void write_chrome_trace(std::ostream& out, const trace::recording& r, int pid, c
     first = false;
   };
   emit({{"ph", "M"}, {"pid", pid}, {"name", "process_name"}, {"args", {{"name", process}}}});
+  // Only tracks with events: a thread that only drained others' (the kernel's rings) has none of its own.
+  std::vector<bool> used;
+  for (const trace::event& e : r.events) {
+    if (e.track >= used.size()) used.resize(e.track + 1, false);
+    used[e.track] = true;
+  }
   for (const trace::track& t : r.tracks) {
+    if (t.id >= used.size() || !used[t.id]) continue;
     emit({{"ph", "M"}, {"pid", pid}, {"tid", t.id}, {"name", "thread_name"}, {"args", {{"name", t.name}}}});
     emit({{"ph", "M"},
           {"pid", pid},
