@@ -27,14 +27,6 @@
 namespace xf {
 namespace {
 
-std::string fixed(double value, int digits) {
-  std::ostringstream out;
-  out.setf(std::ios::fixed);
-  out.precision(digits);
-  out << value;
-  return out.str();
-}
-
 std::string warps_text(const std::vector<std::uint32_t>& warps) {
   std::string text;
   for (std::uint32_t w : warps) text += (text.empty() ? "" : ":") + std::to_string(w);
@@ -50,14 +42,15 @@ std::string predicted_us(const std::vector<cost_fit>& fits, const std::vector<st
     if (!f.model.finite()) return "-";
     ops.push_back({f.model, 1, 0});
   }
-  return fixed(predicted_round(ops, warps) / cycles_per_us, 2);
+  return format_fixed(predicted_round(ops, warps) / cycles_per_us, 2);
 }
 
 void print_tuning(const tuning_record& t, const std::vector<std::string>& names, double cycles_per_us) {
   std::cout << "tuning (" << t.reason << "): " << t.samples.size() << " partitions sampled ("
             << t.coarse_windows << " coarse, " << t.samples.size() - t.coarse_windows << " in "
             << t.local_rounds << " local ranges), " << t.sample_items << " items, "
-            << fixed(t.end_ms - t.start_ms, 1) << " ms in all, fitting " << fixed(t.fit_us, 0) << " us\n\n";
+            << format_fixed(t.end_ms - t.start_ms, 1) << " ms in all, fitting " << format_fixed(t.fit_us, 0)
+            << " us\n\n";
   std::cout << "cost models, f(N) = theta2*N^2 + theta1*N + theta0 in us per work item (N: warps):\n";
   std::printf("  %-16s %-6s %12s %12s %12s %10s %6s\n", "operator", "fit", "theta2", "theta1", "theta0",
               "rms us", "passes");
@@ -83,31 +76,31 @@ void print_tuning(const tuning_record& t, const std::vector<std::string>& names,
     const partition_window& w = t.samples[k];
     std::string costs;
     for (std::size_t i = 0; i < w.cost.size(); ++i)
-      costs += (i ? " " : "") + (w.items[i] ? fixed(w.cost[i] / cycles_per_us, 2) : std::string("-"));
+      costs += (i ? " " : "") + (w.items[i] ? format_fixed(w.cost[i] / cycles_per_us, 2) : std::string("-"));
     std::printf("  %-14s %9s %17s %16s  %s%s\n", warps_text(w.warps).c_str(),
-                fixed(w.measured_round() / cycles_per_us, 2).c_str(),
+                format_fixed(w.measured_round() / cycles_per_us, 2).c_str(),
                 predicted_us(t.coarse_fits, w.warps, cycles_per_us).c_str(),
                 k >= t.coarse_windows ? predicted_us(t.fits, w.warps, cycles_per_us).c_str() : "",
                 costs.c_str(), k == t.coarse_windows - 1 ? "\n  (local ranges)" : "");
   }
-  std::cout << "\neq. (3) over the coarse models (f0 " << fixed(t.coarse_choice.f0 / cycles_per_us, 2)
+  std::cout << "\neq. (3) over the coarse models (f0 " << format_fixed(t.coarse_choice.f0 / cycles_per_us, 2)
             << " us): " << warps_text(t.coarse_choice.eq3_warps) << ", after warp moves "
             << warps_text(t.coarse_choice.warps) << " (predicted "
-            << fixed(t.coarse_choice.predicted / cycles_per_us, 2) << " us)";
+            << format_fixed(t.coarse_choice.predicted / cycles_per_us, 2) << " us)";
   if (!t.coarse_choice.note.empty()) std::cout << "; " << t.coarse_choice.note;
   std::cout << "\nlocal models' choice: " << warps_text(t.choice.warps) << " (predicted "
-            << fixed(t.choice.predicted / cycles_per_us, 2) << " us)";
+            << format_fixed(t.choice.predicted / cycles_per_us, 2) << " us)";
   if (!t.choice.note.empty()) std::cout << "; " << t.choice.note;
   std::cout << '\n';
   if (t.chosen) {
-    std::cout << "measured at the choice: " << fixed(t.chosen->measured_round() / cycles_per_us, 2)
+    std::cout << "measured at the choice: " << format_fixed(t.chosen->measured_round() / cycles_per_us, 2)
               << " us\n";
     if (t.fallback)
       std::cout << "a sampled partition measured shorter rounds: " << warps_text(t.fallback->warps) << " ("
-                << fixed(t.fallback->measured_round() / cycles_per_us, 2) << " us) replaces it\n";
+                << format_fixed(t.fallback->measured_round() / cycles_per_us, 2) << " us) replaces it\n";
     if (t.initial)
       std::cout << "the starting partition " << warps_text(t.initial->warps) << " measured "
-                << fixed(t.initial->measured_round() / cycles_per_us, 2) << " us: "
+                << format_fixed(t.initial->measured_round() / cycles_per_us, 2) << " us: "
                 << (t.kept_initial ? "kept (the candidate's round was not shorter by the margin)"
                                    : "the candidate's round is shorter")
                 << '\n';
@@ -233,7 +226,7 @@ int main(int argc, char** argv) {
     result = ps.tunings.back().result();
     if (stats_format == "text") {
       std::cout << topology_path << ": " << names.size() << " GPU operators, " << p.blocks << " blocks x "
-                << p.warps_per_block << " warps, SM clock " << fixed(ps.sm_clock_mhz, 0) << " MHz\n";
+                << p.warps_per_block << " warps, SM clock " << format_fixed(ps.sm_clock_mhz, 0) << " MHz\n";
       print_tuning(ps.tunings.back(), names, cycles_per_us);
     }
   }

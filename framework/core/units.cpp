@@ -92,4 +92,10 @@ std::string format_bytes(std::uint64_t bytes) {
   return buffer;
 }
 
+std::string format_fixed(double value, int digits) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, "%.*f", digits, value);
+  return buffer;
+}
+
 }  // namespace xf

@@ -24,4 +24,7 @@ std::string bytes_syntax_problem(std::string_view text);
 /// "64 KiB", "1.5 GiB", "4097 B": the largest binary unit that keeps the number readable.
 std::string format_bytes(std::uint64_t bytes);
 
+/// `value` with `digits` decimals ("%.*f"), for tables and labels.
+std::string format_fixed(double value, int digits);
+
 }  // namespace xf

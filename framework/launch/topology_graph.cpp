@@ -17,14 +17,8 @@
 namespace xf {
 namespace {
 
-std::string fixed(double value, int digits) {
-  char buffer[64];
-  std::snprintf(buffer, sizeof buffer, "%.*f", digits, value);
-  return buffer;
-}
-
 std::string percent(double share) {
-  return fixed(100.0 * share, 0) + "%";
+  return format_fixed(100.0 * share, 0) + "%";
 }
 
 /// The bytes of a UTF-8 sequence starting with `lead`, 0 when it starts none.
@@ -200,7 +194,7 @@ std::vector<std::string> operator_label(const operator_spec& o, bool ranked, con
 }
 
 std::string rate(double gb_per_s) {
-  return fixed(gb_per_s, 3) + " GB/s";
+  return format_fixed(gb_per_s, 3) + " GB/s";
 }
 
 graph_model build_model(const topology_spec& spec, const operator_registry& registry,
@@ -493,8 +487,8 @@ void graph_facts::add_stats(const run_stats& stats) {
     if (b.sends && b.seconds > 0)
       bridges[{b.topic, stats.rank, b.peer}] = static_cast<double>(b.bytes) / 1e9 / b.seconds;
   if (!outcome) {
-    outcome = std::string(name_of(stats.status)) + " in " + fixed(wall, 3) + " s";
-    if (stats.stream_seconds > 0) *outcome += " (stream " + fixed(stats.stream_seconds, 3) + " s)";
+    outcome = std::string(name_of(stats.status)) + " in " + format_fixed(wall, 3) + " s";
+    if (stats.stream_seconds > 0) *outcome += " (stream " + format_fixed(stats.stream_seconds, 3) + " s)";
   }
 }
 

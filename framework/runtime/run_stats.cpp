@@ -5,14 +5,10 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "framework/core/units.hpp"
+
 namespace xf {
 namespace {
-
-std::string fixed(double value, int digits) {
-  char buffer[64];
-  std::snprintf(buffer, sizeof buffer, "%.*f", digits, value);
-  return buffer;
-}
 
 double gb(std::uint64_t bytes) {
   return static_cast<double>(bytes) / 1e9;
@@ -68,20 +64,21 @@ std::string format_stats_table(const run_stats& s) {
   const double wall = s.wall_seconds > 0 ? s.wall_seconds : 1e-9;
   out << "topology " << (s.topology.empty() ? "(unnamed)" : s.topology);
   if (s.ranks > 1) out << ", rank " << s.rank << " of " << s.ranks;
-  out << ": " << name_of(s.status) << " in " << fixed(s.wall_seconds, 3) << " s (executor: " << s.executor
-      << ")\n";
+  out << ": " << name_of(s.status) << " in " << format_fixed(s.wall_seconds, 3)
+      << " s (executor: " << s.executor << ")\n";
   if (s.stream_seconds > 0) {
     std::uint64_t sink_bytes = 0;
     for (const auto& o : s.operators)
       if (o.latency_frames > 0) sink_bytes += o.bytes_in;
-    out << "stream: first publish to last delivery " << fixed(s.stream_seconds, 3) << " s";
-    if (sink_bytes > 0) out << ", " << fixed(gb(sink_bytes) / s.stream_seconds, 3) << " GB/s into the sinks";
+    out << "stream: first publish to last delivery " << format_fixed(s.stream_seconds, 3) << " s";
+    if (sink_bytes > 0)
+      out << ", " << format_fixed(gb(sink_bytes) / s.stream_seconds, 3) << " GB/s into the sinks";
     out << '\n';
   }
   if (!s.phases.empty()) {
     out << "phases:";
     for (std::size_t i = 0; i < s.phases.size(); ++i)
-      out << (i ? ", " : " ") << s.phases[i].name << ' ' << fixed(s.phases[i].seconds, 3) << " s";
+      out << (i ? ", " : " ") << s.phases[i].name << ' ' << format_fixed(s.phases[i].seconds, 3) << " s";
     out << '\n';
   }
   if (!s.error.empty()) out << "error: " << s.error << '\n';
@@ -92,16 +89,17 @@ std::string format_stats_table(const run_stats& s) {
     ops.add(
         {o.name, o.class_name, o.placement,
          std::to_string(o.workers) + (o.placement == "gpu" ? "b x " + std::to_string(o.warps) + "w" : "t"),
-         std::to_string(o.frames_in), std::to_string(o.frames_out), fixed(gb(o.bytes_in), 3),
-         fixed(gb(o.bytes_out), 3), fixed(gb(moved) / wall, 3), fixed(seconds(o.busy_ns), 3),
-         fixed(seconds(o.input_wait_ns), 3), fixed(seconds(o.blocked_ns), 3)});
+         std::to_string(o.frames_in), std::to_string(o.frames_out), format_fixed(gb(o.bytes_in), 3),
+         format_fixed(gb(o.bytes_out), 3), format_fixed(gb(moved) / wall, 3),
+         format_fixed(seconds(o.busy_ns), 3), format_fixed(seconds(o.input_wait_ns), 3),
+         format_fixed(seconds(o.blocked_ns), 3)});
   }
   out << '\n' << ops.str();
   text_table topics({"topic", "frame", "capacity", "frames", "GB", "GB/s", "blocked s", "end offset"});
   for (const auto& t : s.topics)
     topics.add({t.name, std::to_string(t.frame_bytes / 1024) + " KiB", std::to_string(t.capacity),
-                std::to_string(t.frames), fixed(gb(t.bytes), 3), fixed(gb(t.bytes) / wall, 3),
-                fixed(seconds(t.blocked_ns), 3), std::to_string(t.end_offset)});
+                std::to_string(t.frames), format_fixed(gb(t.bytes), 3), format_fixed(gb(t.bytes) / wall, 3),
+                format_fixed(seconds(t.blocked_ns), 3), std::to_string(t.end_offset)});
   out << '\n' << topics.str();
   bool any_copied = false;
   for (const auto& t : s.topics) any_copied = any_copied || !t.copied_to.empty();
@@ -110,11 +108,11 @@ std::string format_stats_table(const run_stats& s) {
                        "CUDA calls", "bridge busy s", "choice wait s"});
     for (const auto& t : s.topics)
       if (!t.copied_to.empty())
-        copied.add({t.name, t.copied_to, std::to_string(t.copies), fixed(gb(t.copied_bytes), 3),
-                    fixed(gb(t.skipped_bytes), 3),
-                    fixed(t.copies ? static_cast<double>(t.copied_bytes) / 1024.0 / t.copies : 0.0, 1),
-                    std::to_string(t.copy_cuda_calls), fixed(seconds(t.copy_busy_ns), 3),
-                    fixed(seconds(t.copy_choice_wait_ns), 3)});
+        copied.add({t.name, t.copied_to, std::to_string(t.copies), format_fixed(gb(t.copied_bytes), 3),
+                    format_fixed(gb(t.skipped_bytes), 3),
+                    format_fixed(t.copies ? static_cast<double>(t.copied_bytes) / 1024.0 / t.copies : 0.0, 1),
+                    std::to_string(t.copy_cuda_calls), format_fixed(seconds(t.copy_busy_ns), 3),
+                    format_fixed(seconds(t.copy_choice_wait_ns), 3)});
     out << "\ncopy engines:\n" << copied.str();
   }
   bool any_columns = false;
@@ -124,7 +122,7 @@ std::string format_stats_table(const run_stats& s) {
     for (const auto& t : s.topics)
       for (const auto& c : t.columns)
         pages.add({t.name, c.column, std::to_string(c.pages - c.pages_skipped),
-                   std::to_string(c.pages_skipped), fixed(gb(c.bytes_skipped), 3)});
+                   std::to_string(c.pages_skipped), format_fixed(gb(c.bytes_skipped), 3)});
     out << "\ncolumnar pages (the readers' index walks):\n" << pages.str();
   }
   if (!s.objects.empty()) {
@@ -132,20 +130,20 @@ std::string format_stats_table(const run_stats& s) {
                         "writer wait ms", "reader wait ms"});
     for (const auto& o : s.objects)
       objects.add({o.name, o.protocol, std::to_string(o.bytes), std::to_string(o.publishes.versions),
-                   fixed(static_cast<double>(o.publishes.bytes_moved) / 1e6, 3),
-                   fixed(static_cast<double>(o.publishes.bytes_written) / 1e6, 3),
-                   fixed(static_cast<double>(o.publishes.publish_ns) / 1e6, 3),
-                   fixed(static_cast<double>(o.publishes.wait_ns) / 1e6, 3),
-                   fixed(static_cast<double>(o.reader_wait_ns) / 1e6, 3)});
+                   format_fixed(static_cast<double>(o.publishes.bytes_moved) / 1e6, 3),
+                   format_fixed(static_cast<double>(o.publishes.bytes_written) / 1e6, 3),
+                   format_fixed(static_cast<double>(o.publishes.publish_ns) / 1e6, 3),
+                   format_fixed(static_cast<double>(o.publishes.wait_ns) / 1e6, 3),
+                   format_fixed(static_cast<double>(o.reader_wait_ns) / 1e6, 3)});
     out << "\nshared objects (versions published after the initial one):\n" << objects.str();
   }
   if (!s.bridges.empty()) {
     text_table bridges({"topic", "to/from", "frames", "GB", "s", "GB/s", "credit wait s", "credits"});
     for (const auto& b : s.bridges)
       bridges.add({b.topic, (b.sends ? "to rank " : "from rank ") + std::to_string(b.peer),
-                   std::to_string(b.frames), fixed(gb(b.bytes), 3), fixed(b.seconds, 3),
-                   fixed(b.seconds > 0 ? gb(b.bytes) / b.seconds : 0, 3), fixed(seconds(b.credit_wait_ns), 3),
-                   std::to_string(b.credit_messages)});
+                   std::to_string(b.frames), format_fixed(gb(b.bytes), 3), format_fixed(b.seconds, 3),
+                   format_fixed(b.seconds > 0 ? gb(b.bytes) / b.seconds : 0, 3),
+                   format_fixed(seconds(b.credit_wait_ns), 3), std::to_string(b.credit_messages)});
     out << "\nbridges (topics carried between ranks):\n" << bridges.str();
   }
   bool any_um = false;
@@ -155,7 +153,8 @@ std::string format_stats_table(const run_stats& s) {
     for (const auto& t : s.topics)
       if (t.um_known)
         um.add({t.name, std::to_string(t.gpu_page_faults), std::to_string(t.cpu_page_faults),
-                fixed(gb(t.bytes_to_device), 3) + " GB", fixed(gb(t.bytes_to_host), 3) + " GB"});
+                format_fixed(gb(t.bytes_to_device), 3) + " GB",
+                format_fixed(gb(t.bytes_to_host), 3) + " GB"});
     out << "\nunified memory (CUPTI):\n" << um.str();
   } else if (!s.um_note.empty()) {
     out << "\nunified memory: " << s.um_note << '\n';
@@ -167,19 +166,19 @@ std::string format_stats_table(const run_stats& s) {
     for (const auto& o : s.operators)
       if (o.latency_frames > 0)
         latency.add({o.name, std::to_string(o.latency_frames),
-                     fixed(static_cast<double>(o.latency_p50_ns) / 1e3, 1),
-                     fixed(static_cast<double>(o.latency_p99_ns) / 1e3, 1)});
+                     format_fixed(static_cast<double>(o.latency_p50_ns) / 1e3, 1),
+                     format_fixed(static_cast<double>(o.latency_p99_ns) / 1e3, 1)});
     out << '\n' << latency.str();
   }
   if (s.kernel) {
     const kernel_breakdown& k = *s.kernel;
     const double total = static_cast<double>(k.subscribe + k.schedule + k.compute + k.publish + k.idle);
     auto share = [&](std::uint64_t v) {
-      return fixed(total > 0 ? 100.0 * static_cast<double>(v) / total : 0, 1);
+      return format_fixed(total > 0 ? 100.0 * static_cast<double>(v) / total : 0, 1);
     };
     const double busy = static_cast<double>(k.subscribe + k.schedule + k.compute + k.publish);
     auto busy_share = [&](std::uint64_t v) {
-      return fixed(busy > 0 ? 100.0 * static_cast<double>(v) / busy : 0, 1);
+      return format_fixed(busy > 0 ? 100.0 * static_cast<double>(v) / busy : 0, 1);
     };
     text_table phases({"kernel phase", "% of round time", "% of busy rounds' time"});
     phases.add({"subscribe", share(k.subscribe), busy_share(k.subscribe)});
@@ -196,7 +195,7 @@ std::string format_stats_table(const run_stats& s) {
     const std::uint64_t looks = c.hits + c.misses;
     out << "\nfile cache: " << c.slots << " pages of " << c.page_bytes / 1024 << " KiB, replacement "
         << c.replacement << "; " << c.hits << " hits, " << c.misses << " misses ("
-        << fixed(looks > 0 ? 100.0 * static_cast<double>(c.hits) / static_cast<double>(looks) : 0, 1)
+        << format_fixed(looks > 0 ? 100.0 * static_cast<double>(c.hits) / static_cast<double>(looks) : 0, 1)
         << "% hits), " << c.waits << " waits on loading pages, " << c.requests << " requests, " << c.no_page
         << " fetches restarted on a full share; " << c.ahead_pages << " pages read ahead, " << c.ahead_hits
         << " misses served from them\n";
@@ -204,7 +203,7 @@ std::string format_stats_table(const run_stats& s) {
     for (std::size_t t = 0; t < c.io_threads.size(); ++t) {
       const auto& th = c.io_threads[t];
       io.add({std::to_string(t), std::to_string(th.requests), std::to_string(th.chunks),
-              fixed(gb(th.bytes), 3), fixed(seconds(th.busy_ns), 3)});
+              format_fixed(gb(th.bytes), 3), format_fixed(seconds(th.busy_ns), 3)});
     }
     out << io.str();
   }
@@ -214,16 +213,17 @@ std::string format_stats_table(const run_stats& s) {
         {"GPU operator", "warps", "items/round", "items/frame", "items", "us per item", "% of busy round"});
     for (std::size_t k = 0; k < p.operators.size(); ++k)
       ops.add({p.operators[k], std::to_string(p.warps[k]), std::to_string(p.items_per_round[k]),
-               std::to_string(p.items_per_frame[k]), std::to_string(p.items[k]), fixed(p.item_us[k], 2),
-               fixed(p.busy_round_us > 0 ? 100.0 * p.item_us[k] / p.busy_round_us : 0, 1)});
-    out << "\npartition: " << p.policy << ", busy round " << fixed(p.busy_round_us, 2) << " us";
+               std::to_string(p.items_per_frame[k]), std::to_string(p.items[k]),
+               format_fixed(p.item_us[k], 2),
+               format_fixed(p.busy_round_us > 0 ? 100.0 * p.item_us[k] / p.busy_round_us : 0, 1)});
+    out << "\npartition: " << p.policy << ", busy round " << format_fixed(p.busy_round_us, 2) << " us";
     if (!p.tunings.empty())
       out << ", " << p.tunings.size() << (p.tunings.size() == 1 ? " tuning" : " tunings") << ", "
           << p.switches << " switches";
     out << '\n' << ops.str();
     for (const tuning_record& t : p.tunings) {
-      out << "tuning at " << fixed(t.start_ms, 1) << " ms (" << t.reason << "): " << t.samples.size()
-          << " windows, " << t.sample_items << " items sampled, fit " << fixed(t.fit_us, 0) << " us";
+      out << "tuning at " << format_fixed(t.start_ms, 1) << " ms (" << t.reason << "): " << t.samples.size()
+          << " windows, " << t.sample_items << " items sampled, fit " << format_fixed(t.fit_us, 0) << " us";
       if (t.chosen) {
         out << ", chose";
         for (std::uint32_t w : t.result()) out << ' ' << w;
@@ -231,7 +231,7 @@ std::string format_stats_table(const run_stats& s) {
           out << " (the starting partition; the candidate measured no shorter round)";
         else if (t.fallback)
           out << " (a sampled partition; the models' choice measured slower)";
-        out << " at " << fixed(t.end_ms, 1) << " ms";
+        out << " at " << format_fixed(t.end_ms, 1) << " ms";
       } else {
         out << ", unfinished";
       }
