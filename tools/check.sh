@@ -16,8 +16,10 @@ for arg in "$@"; do
     *) echo "usage: tools/check.sh [--long]" >&2; exit 2 ;;
   esac
 done
-# Open MPI: the two-rank test of framework/mpi (mpirun -n 2) in the normal build.
-bash tools/install-deps.sh clang clang-format cmake lld libopenmpi-dev openmpi-bin python3-jsonschema python3-yaml
+# Open MPI: the two-rank test of framework/mpi (mpirun -n 2) in the normal build. prometheus-cpp and civetweb:
+# xeflow-run --metrics; libcurl: its test scrapes it.
+bash tools/install-deps.sh clang clang-format cmake lld libopenmpi-dev openmpi-bin python3-jsonschema python3-yaml \
+  prometheus-cpp-dev libcivetweb-dev libcurl4-openssl-dev
 jobs=$(nproc)
 status=0
 steps_passed=0
