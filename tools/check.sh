@@ -17,8 +17,10 @@ for arg in "$@"; do
   esac
 done
 # Open MPI: the two-rank test of framework/mpi (mpirun -n 2) in the normal build. Graphviz: every topology's
-# graph rendered by dot (topology_graphs). python3-jsonschema: the topology schema checked.
-bash tools/install-deps.sh clang clang-format cmake lld libopenmpi-dev openmpi-bin graphviz python3-jsonschema python3-yaml
+# graph rendered by dot (topology_graphs). python3-jsonschema: the topology schema checked. prometheus-cpp
+# and civetweb: xeflow-run --metrics; libcurl: its test scrapes it.
+bash tools/install-deps.sh clang clang-format cmake lld libopenmpi-dev openmpi-bin graphviz python3-jsonschema python3-yaml \
+  prometheus-cpp-dev libcivetweb-dev libcurl4-openssl-dev
 jobs=$(nproc)
 status=0
 steps_passed=0

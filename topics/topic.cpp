@@ -1,6 +1,7 @@
 // Allocation and layout of a topic's layers.
 #include "topics/topic.hpp"
 
+#include <algorithm>
 #include <bit>
 
 #include "framework/core/errors.hpp"
@@ -100,6 +101,19 @@ std::uint32_t topic::frames_in_use() const noexcept {
   for (std::uint32_t w = 0; w < view_.heap_words; ++w)
     used += static_cast<std::uint32_t>(std::popcount(load_relaxed(view_.heap_bitmap[w])));
   return used;
+}
+
+std::uint64_t topic::published_mark() const noexcept {
+  std::uint64_t mark = 0;
+  for (std::uint32_t s = 0; s < view_.capacity; ++s) mark = std::max(mark, load_relaxed(view_.slots[s].seq));
+  return mark;
+}
+
+std::uint64_t topic::released_mark(std::uint32_t g) const noexcept {
+  std::uint64_t mark = 0;
+  std::uint64_t* words = view_.released + std::uint64_t{g} * view_.capacity;
+  for (std::uint32_t s = 0; s < view_.capacity; ++s) mark = std::max(mark, load_relaxed(words[s]));
+  return mark;
 }
 
 }  // namespace xf

@@ -52,6 +52,14 @@ class topic {
   /// Frames published but not yet released by every group: `claim`/end minus the slowest group's cursor
   /// is not tracked; this is the bound the heap enforces (for tests: never exceeds capacity).
   std::uint32_t frames_in_use() const noexcept;
+  /// One past the highest offset published so far (a frame or a void): the highest seq word of the index.
+  /// For live metrics, from any thread: relaxed loads of words the publishers (or the GPU) write, a
+  /// moment's picture rather than a snapshot. Reads the host view's words.
+  std::uint64_t published_mark() const noexcept;
+  /// One past the highest offset subscriber group g released so far (as published_mark: for live metrics).
+  /// published_mark() minus it never exceeds the capacity: a slot is published again only once every
+  /// group released its previous occupant.
+  std::uint64_t released_mark(std::uint32_t g) const noexcept;
   /// Calls fn(pointer, bytes, layer) for each memory region the topic allocated (for per-topic counters).
   template <class Fn>
   void for_each_region(Fn&& fn) const {

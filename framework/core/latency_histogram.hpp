@@ -33,8 +33,16 @@ class latency_histogram {
 
  private:
   static constexpr unsigned sub_bits = 4;  // 16 buckets per power of two
-  static constexpr std::size_t buckets = 64 << sub_bits;
 
+ public:
+  static constexpr std::size_t buckets = 64 << sub_bits;
+  /// Latencies recorded into bucket b so far (relaxed: others may be recording), for live metrics, which
+  /// fold the buckets into their own.
+  std::uint64_t bucket(std::size_t b) const noexcept { return counts_[b].load(std::memory_order_relaxed); }
+  /// The latency bucket b stands for: its midpoint.
+  static std::uint64_t bucket_value(std::size_t b) noexcept { return midpoint(b); }
+
+ private:
   static std::size_t bucket_of(std::uint64_t v) noexcept {
     if (v < (1u << sub_bits)) return static_cast<std::size_t>(v);
     const unsigned exp = 63 - static_cast<unsigned>(std::countl_zero(v));  // v in [2^exp, 2^(exp+1))

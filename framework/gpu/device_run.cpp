@@ -448,6 +448,7 @@ device_run::state device_run::poll() {
   const cudaError_t status = kernel_done_ ? cudaSuccess : cudaStreamQuery(stream_->get());
   if (status == cudaSuccess) {
     kernel_done_ = true;
+    stalest_beat_ns_.store(0, std::memory_order_relaxed);
     // The kernel has published its last frame; the bridge may still be copying the last ones out.
     if (!error_ && !bridge_->finished()) return state::running;
     if (!error_ && bridge_->error()) error_ = bridge_->error();
@@ -467,6 +468,7 @@ device_run::state device_run::poll() {
   // Watchdog: a block whose heartbeat did not move for the whole watchdog period has stopped looping.
   const auto now = std::chrono::steady_clock::now();
   std::vector<std::uint32_t> stalled;
+  std::optional<std::chrono::steady_clock::time_point> stalest;
   for (std::uint32_t b = 0; b < blocks_; ++b) {
     const std::uint64_t beat = load_acquire_host(heartbeats_.get()[b].beat);
     if (beat == ~std::uint64_t{0}) continue;  // exited
@@ -476,7 +478,11 @@ device_run::state device_run::poll() {
     } else if (now - beat_seen_[b] > watchdog_) {
       stalled.push_back(b);
     }
+    stalest = stalest ? std::min(*stalest, beat_seen_[b]) : beat_seen_[b];
   }
+  stalest_beat_ns_.store(
+      stalest ? std::chrono::duration_cast<std::chrono::nanoseconds>(stalest->time_since_epoch()).count() : 0,
+      std::memory_order_relaxed);
   if (!stalled.empty()) {
     wedged_ = true;
     finished_ = true;
@@ -489,6 +495,14 @@ device_run::state device_run::poll() {
     return state::failed;
   }
   return state::running;
+}
+
+std::optional<std::chrono::nanoseconds> device_run::heartbeat_age() const noexcept {
+  const std::int64_t at = stalest_beat_ns_.load(std::memory_order_relaxed);
+  if (at == 0) return std::nullopt;
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch()) -
+         std::chrono::nanoseconds(at);
 }
 
 const lane_snapshot* device_run::read_snapshots(std::string& why_not) {

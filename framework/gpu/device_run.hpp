@@ -4,6 +4,7 @@
 // that catches a block that stopped making progress. Plain C++ over the CUDA runtime API.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -60,6 +61,9 @@ class device_run {
   /// True once the kernel can no longer be waited for or freed around (a sticky CUDA error, or a hung
   /// block): the caller ends the process instead of tearing the device down.
   bool wedged() const noexcept { return wedged_; }
+  /// From any thread (live metrics): how long since the stalest running block last showed a heartbeat, as
+  /// poll() saw it; nullopt before the first poll and once no block runs.
+  std::optional<std::chrono::nanoseconds> heartbeat_age() const noexcept;
 
   /// The partition control of the auto policies. Asks every block to run `warps` (per kernel operator, in
   /// kernel order; at least each operator's items, at most the block's warps in all) from its next round,
@@ -172,6 +176,9 @@ class device_run {
   std::chrono::steady_clock::time_point trace_drained_{};
   std::vector<std::uint64_t> last_beat_;
   std::vector<std::chrono::steady_clock::time_point> beat_seen_;
+  /// poll()'s look at the heartbeats for other threads: the steady clock (ns) at which the stalest running
+  /// block's heartbeat last moved; 0 when no block runs (or before the first poll).
+  std::atomic<std::int64_t> stalest_beat_ns_{0};
 };
 
 }  // namespace xf

@@ -20,6 +20,7 @@
 #include <typeindex>
 
 #include "framework/core/units.hpp"
+#include "framework/launch/metrics_server.hpp"
 #include "framework/launch/operator_catalog.hpp"
 #include "framework/launch/process_group.hpp"
 #include "framework/launch/topology_graph.hpp"
@@ -308,6 +309,12 @@ int run_launcher(int argc, char** argv, const launcher_operators& operators) {
   app.add_option("--trace-max-events", trace_max_events,
                  "--trace: events kept at most (default 1000000); the rest are counted in the file")
       ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 32));
+  std::string metrics_at;
+  app.add_option(
+         "--metrics", metrics_at,
+         "serve live metrics while the run goes: Prometheus /metrics, /healthz, /readyz on 127.0.0.1:PORT "
+         "(0: any free port), or on ADDRESS:PORT given explicitly; under mpirun rank r on PORT + r")
+      ->type_name("[ADDRESS:]PORT");
   app.add_flag("-v,--verbose", verbose, "more logging (-vv: trace); -v and -q win over XEFLOW_LOG_LEVEL");
   app.add_flag("-q,--quiet", quiet, "warnings and errors only, no progress line");
   std::string log_file;
@@ -385,6 +392,23 @@ int run_launcher(int argc, char** argv, const launcher_operators& operators) {
   if (topology_path.empty()) {
     if (lead) std::cerr << "xeflow-run: error: no topology given (try --help)\n";
     return exit_config_error;
+  }
+  std::optional<metrics_address> metrics_at_rank;
+  if (!metrics_at.empty()) {
+    std::string why;
+    metrics_at_rank = parse_metrics_address(metrics_at, why);
+    if (metrics_at_rank && !metrics_available())
+      why =
+          "--metrics: this xeflow-run was built without live metrics (meson option metrics: install "
+          "prometheus-cpp-dev and libcivetweb-dev, configure again)";
+    // Under mpirun every rank serves its own: rank r on PORT + r (port 0: each a free one of its own).
+    if (metrics_at_rank && metrics_at_rank->port != 0) metrics_at_rank->port += group->rank();
+    if (metrics_at_rank && metrics_at_rank->port > 65535)
+      why = "--metrics " + metrics_at + ": rank " + std::to_string(group->rank()) + "'s port is above 65535";
+    if (!why.empty()) {
+      if (lead) std::cerr << "xeflow-run: error: " << why << '\n';
+      return exit_config_error;
+    }
   }
 
   const auto load_start = std::chrono::steady_clock::now();
@@ -491,6 +515,19 @@ int run_launcher(int argc, char** argv, const launcher_operators& operators) {
     return exit_ok;
   }
   spdlog::info("{}", p.describe());
+  // Live metrics: serving before the run sets up (/readyz says so), until this function returns.
+  std::unique_ptr<metrics_server> metrics;
+  if (metrics_at_rank) {
+    try {
+      metrics = std::make_unique<metrics_server>(*metrics_at_rank, spec.name);
+    } catch (const std::exception& e) {
+      problem = std::string("xeflow-run: error: ") + e.what();
+    }
+    if (any_rank_failed(*group, problem)) return exit_config_error;
+    spdlog::info("live metrics at {} (/healthz and /readyz beside it)", metrics->url());
+    std::cerr << (ranked ? "rank " + std::to_string(group->rank()) + ": " : "")
+              << "metrics: " << metrics->url() << std::endl;
+  }
 
   run_control control;
   g_control = &control;
@@ -529,6 +566,7 @@ int run_launcher(int argc, char** argv, const launcher_operators& operators) {
     whole = make_plan(spec, registry, one_process);
     run_options.replay = &*whole;
   }
+  if (metrics) run_options.on_sample = [&](const run_sample& s) { metrics->update(s); };
   if (ranked) session = group->start_session(spec, p, control);
   run_options.carrier = session.get();
   if (trace_file.is_open()) trace::start(trace_max_events, trace_sample);
@@ -547,6 +585,7 @@ int run_launcher(int argc, char** argv, const launcher_operators& operators) {
   stats.phases.insert(stats.phases.begin(),
                       {{"load", load_seconds.count()}, {"GPU and plan", plan_seconds.count()}});
   stats.phases.push_back({"teardown", std::max(0.0, run_seconds.count() - phase_seconds)});
+  if (metrics) metrics->finish(stats);
   progress.clear();
   if (stats.status == xf::run_status::failed && stats.device_wedged) {
     // The GPU kernel hung or faulted: tearing the CUDA context down would wait on it. End here (every

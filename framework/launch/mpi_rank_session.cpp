@@ -80,6 +80,7 @@ class mpi_session final : public rank_session {
         end.group = t->bridge_group(static_cast<std::size_t>(k - t->bridge_to.begin()));
       }
     }
+    live_ = std::make_unique<live_bridge[]>(ends_.size());
     thread_ = std::thread([this] { loop(); });
   }
 
@@ -120,6 +121,20 @@ class mpi_session final : public rank_session {
       b.credit_wait_ns = e.counters.credit_wait_ns;
       b.first_ns = e.counters.first_ns;
       b.credit_messages = e.counters.credit_messages;
+      all.push_back(b);
+    }
+    return all;
+  }
+
+  std::vector<bridge_stats> live_stats() const override {
+    std::vector<bridge_stats> all;
+    for (std::size_t i = 0; i < ends_.size(); ++i) {
+      bridge_stats b;
+      b.topic = ends_[i].topic;
+      b.peer = ends_[i].peer;
+      b.sends = ends_[i].sends;
+      b.frames = live_[i].frames.load(std::memory_order_relaxed);
+      b.bytes = live_[i].bytes.load(std::memory_order_relaxed);
       all.push_back(b);
     }
     return all;
@@ -237,6 +252,11 @@ class mpi_session final : public rank_session {
         const mpi::link_counters& after = e.sends ? e.sender->counters() : e.receiver->counters();
         progressed |=
             e.done || after.frames != before.frames || after.credit_messages != before.credit_messages;
+        if (after.frames != before.frames) {
+          live_bridge& live = live_[static_cast<std::size_t>(&e - ends_.data())];
+          live.frames.store(after.frames, std::memory_order_relaxed);
+          live.bytes.store(after.bytes, std::memory_order_relaxed);
+        }
       } catch (const std::exception& ex) {
         control_.fail(run_error(fault_site{{}, e.topic, {}},
                                 std::string("the bridge ") + (e.sends ? "to" : "from") + " rank " +
@@ -385,6 +405,12 @@ class mpi_session final : public rank_session {
   MPI_Comm control_comm_ = MPI_COMM_NULL;
   std::vector<MPI_Comm> all_comms_;
   std::vector<bridge_end> ends_;
+  /// Each end's frames and bytes so far, for live metrics: the session thread stores them after a step that
+  /// moved frames, any thread reads them (live_stats).
+  struct live_bridge {
+    std::atomic<std::uint64_t> frames{0}, bytes{0};
+  };
+  std::unique_ptr<live_bridge[]> live_;
   std::array<char, control_bytes> incoming_{};
   MPI_Request control_request_ = MPI_REQUEST_NULL;
   std::deque<outgoing> sends_;

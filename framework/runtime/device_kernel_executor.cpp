@@ -72,6 +72,9 @@ class device_kernel_executor final : public kernel_executor {
                                                                     : fetch_counters{};
   }
   bool wedged() const override { return device_ && device_->wedged(); }
+  std::optional<std::chrono::nanoseconds> heartbeat_age() const override {
+    return device_ ? device_->heartbeat_age() : std::nullopt;
+  }
 
  private:
   run_context& run_;

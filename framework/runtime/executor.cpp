@@ -13,15 +13,18 @@
 #include "framework/runtime/cpu_workers.hpp"
 #include "framework/runtime/kernel_executor.hpp"
 #include "framework/runtime/run_context.hpp"
+#include "framework/runtime/run_sampler.hpp"
 #include "framework/runtime/stats_builder.hpp"
 #include "framework/runtime/topic_carrier.hpp"
 
 namespace xf {
 namespace {
 
-/// Samples the sinks' totals every step for the progress callback and the timeline, until `done`.
+/// Samples the sinks' totals every step for the progress callback and the timeline, and the live metrics
+/// (at once: every operator has started, then every sample_interval), until `done`.
 void monitor_run(run_context& run, const run_options& options, run_clock::time_point start,
-                 const std::atomic<bool>& done, std::vector<run_progress>& timeline) {
+                 const std::atomic<bool>& done, std::vector<run_progress>& timeline,
+                 kernel_executor* executor, const topic_carrier* carrier) {
   const plan& p = run.plan_of();
   const auto step =
       options.timeline_interval.count() > 0
@@ -29,7 +32,14 @@ void monitor_run(run_context& run, const run_options& options, run_clock::time_p
           : run_clock::duration(std::chrono::milliseconds(20));
   auto next_progress = run_clock::now() + options.progress_interval;
   auto next_sample = run_clock::now() + options.timeline_interval;
+  auto next_metrics = run_clock::now();
   while (!done.load()) {
+    if (options.on_sample && run_clock::now() >= next_metrics) {
+      const auto now = run_clock::now();
+      options.on_sample(
+          sample_run(run, executor, carrier, std::chrono::duration<double>(now - start).count()));
+      next_metrics = now + options.sample_interval;
+    }
     std::this_thread::sleep_for(step);
     if (done.load()) break;
     const auto now = run_clock::now();
@@ -138,8 +148,10 @@ run_stats run_topology(const plan& p, const topology_spec& spec, run_control& co
         spdlog::debug("operator '{}' ({}): {} CPU worker thread{}", po.spec->name, po.spec->class_name,
                       po.workers, po.workers == 1 ? "" : "s");
     }
-    if (options.on_progress || options.timeline_interval.count() > 0)
-      monitor = std::thread([&] { monitor_run(run, options, start, workers_done, timeline); });
+    if (options.on_progress || options.timeline_interval.count() > 0 || options.on_sample)
+      monitor = std::thread([&, executor = executor.get()] {
+        monitor_run(run, options, start, workers_done, timeline, executor, carrier);
+      });
     executor->watch();
   } catch (const run_error& e) {
     control.fail(e);
@@ -152,7 +164,13 @@ run_stats run_topology(const plan& p, const topology_spec& spec, run_control& co
   const bool transfers_in_flight = carrier != nullptr && carrier->detach();
   end_phase("run");
   workers_done.store(true);
+  // The live metrics' last look, once every stream ended (the stats then add what only the end knows):
+  // where the run got as far as sampling.
+  const bool sampled = options.on_sample && monitor.joinable();
   if (monitor.joinable()) monitor.join();
+  if (sampled)
+    options.on_sample(sample_run(run, executor.get(), carrier,
+                                 std::chrono::duration<double>(run_clock::now() - start).count()));
   if (run.files() != nullptr) run.files()->stop();
   run.stop_operators();
   // A rank whose streams come in over bridges has no source to open its stream window: the first frame a

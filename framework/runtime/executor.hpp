@@ -10,6 +10,7 @@
 
 #include "framework/plan/plan.hpp"
 #include "framework/runtime/run_control.hpp"
+#include "framework/runtime/run_sample.hpp"
 #include "framework/runtime/run_stats.hpp"
 
 namespace xf {
@@ -31,6 +32,11 @@ struct run_options {
   /// Non-zero: the sinks' totals are also recorded at this interval into run_stats::timeline (throughput
   /// over time, e.g. around a partition switch).
   std::chrono::milliseconds timeline_interval{0};
+  /// Live metrics: called from the monitor thread with the run's live counters (run_sample.hpp) once every
+  /// operator has started, then every sample_interval, and once more after the run's threads stopped;
+  /// may be empty.
+  std::function<void(const run_sample&)> on_sample;
+  std::chrono::milliseconds sample_interval{250};
   /// The launcher's fused GPU kernel; required when plan.executor is device.
   const kernel_program* kernel = nullptr;
   /// Partition auto / auto-online on the device: drain the run (as an interrupt does) once the first

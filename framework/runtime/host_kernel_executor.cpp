@@ -48,10 +48,24 @@ class host_kernel_executor final : public kernel_executor {
   }
 
   std::vector<kernel_op_counters> op_counters() override { return counters_; }
+  std::vector<kernel_op_counters> live_op_counters() override {
+    std::vector<kernel_op_counters> live(counters_.size());
+    for (std::size_t k = 0; k < counters_.size(); ++k) {
+      live[k].frames = std::atomic_ref<std::uint64_t>(counters_[k].frames).load(std::memory_order_relaxed);
+      live[k].bytes = std::atomic_ref<std::uint64_t>(counters_[k].bytes).load(std::memory_order_relaxed);
+    }
+    return live;
+  }
   void collect(run_stats&) override {}
   fetch_counters fetch_totals() override {
     std::lock_guard lock(fetch_mutex_);
     return fetch_totals_;
+  }
+  std::optional<fetch_counters> live_fetch_totals() override {
+    if (!live_fetch_) return std::nullopt;
+    fetch_counters sum;
+    for (std::uint32_t b = 0; b < run_.plan_of().blocks; ++b) sum += live_fetch_[b].load();
+    return sum;
   }
 
  private:
@@ -77,6 +91,33 @@ class host_kernel_executor final : public kernel_executor {
   std::once_flag failed_once_;
   std::mutex fetch_mutex_;
   fetch_counters fetch_totals_;
+  /// Each block's fetch counters as of its last round, for live metrics: a line a block, written only by
+  /// its block (relaxed stores once a round), so the readers' rounds never share a line or wait.
+  struct alignas(64) live_fetch {
+    std::atomic<std::uint64_t> hits{0}, misses{0}, waits{0}, requests{0}, no_page{0}, ahead_pages{0},
+        ahead_hits{0};
+    void store(const fetch_counters& c) noexcept {
+      hits.store(c.hits, std::memory_order_relaxed);
+      misses.store(c.misses, std::memory_order_relaxed);
+      waits.store(c.waits, std::memory_order_relaxed);
+      requests.store(c.requests, std::memory_order_relaxed);
+      no_page.store(c.no_page, std::memory_order_relaxed);
+      ahead_pages.store(c.ahead_pages, std::memory_order_relaxed);
+      ahead_hits.store(c.ahead_hits, std::memory_order_relaxed);
+    }
+    fetch_counters load() const noexcept {
+      fetch_counters c;
+      c.hits = hits.load(std::memory_order_relaxed);
+      c.misses = misses.load(std::memory_order_relaxed);
+      c.waits = waits.load(std::memory_order_relaxed);
+      c.requests = requests.load(std::memory_order_relaxed);
+      c.no_page = no_page.load(std::memory_order_relaxed);
+      c.ahead_pages = ahead_pages.load(std::memory_order_relaxed);
+      c.ahead_hits = ahead_hits.load(std::memory_order_relaxed);
+      return c;
+    }
+  };
+  std::unique_ptr<live_fetch[]> live_fetch_;  ///< by block; null without file readers
 };
 
 void host_kernel_executor::build_table() {
@@ -127,6 +168,7 @@ void host_kernel_executor::build_table() {
     args_.files = cache.view();
     args_.fetch_blocks = cache.blocks();
     readers_.assign(lanes, reader_lane{});
+    live_fetch_ = std::make_unique<live_fetch[]>(p.blocks);
     reader_entries_.assign(lanes * args_.entries_per_lane, 0);
     args_.readers = readers_.data();
     args_.reader_entries = reader_entries_.data();
@@ -194,6 +236,7 @@ void host_kernel_executor::block(std::uint32_t b) {
     if (a.readers != nullptr) {
       const fetch_counters before = counters;
       advance_readers(a, lanes.data(), b, dispatch, moves, counters, round);
+      live_fetch_[b].store(counters);
       progressed = progressed || counters.requests != before.requests || counters.hits != before.hits ||
                    counters.ahead_hits != before.ahead_hits;
     }

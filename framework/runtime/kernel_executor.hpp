@@ -3,8 +3,10 @@
 // over the run's topics; the rest of the runtime sees only this interface.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <thread>
@@ -43,6 +45,15 @@ class kernel_executor {
   virtual void collect(run_stats& stats) = 0;
   /// The file readers' fetch counters of every block.
   virtual fetch_counters fetch_totals() = 0;
+  /// While the run goes, from any thread (after start): per kernel operator the frames and bytes the
+  /// round counted so far; empty where they are known only at the end (the device counts in its memory).
+  virtual std::vector<kernel_op_counters> live_op_counters() { return {}; }
+  /// While the run goes, from any thread: the file readers' fetch counters so far; nullopt where they are
+  /// known only at the end.
+  virtual std::optional<fetch_counters> live_fetch_totals() { return std::nullopt; }
+  /// While the GPU kernel runs, from any thread: how long since the stalest of its running blocks last
+  /// showed a heartbeat (as the watchdog sees it); nullopt without a kernel running on the GPU.
+  virtual std::optional<std::chrono::nanoseconds> heartbeat_age() const { return std::nullopt; }
   /// A hung or faulted GPU kernel that still owns the topics (see run_stats::device_wedged).
   virtual bool wedged() const { return false; }
 };

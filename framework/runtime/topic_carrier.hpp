@@ -39,6 +39,9 @@ class topic_carrier {
   virtual bool detach() = 0;
   /// What each bridge moved (after detach).
   virtual std::vector<bridge_stats> stats() const = 0;
+  /// What each bridge moved so far, from any thread while the run goes (live metrics): topic, peer,
+  /// direction, frames and bytes; empty where the carrier keeps no live counters.
+  virtual std::vector<bridge_stats> live_stats() const { return {}; }
 };
 
 }  // namespace xf

@@ -65,6 +65,10 @@ void child_process::signal(int sig) const {
   kill(pid_, sig);
 }
 
+std::string child_process::err_so_far() const {
+  return slurp(err_path_);
+}
+
 process_result child_process::wait(std::chrono::milliseconds deadline) {
   process_result result;
   int status = 0;

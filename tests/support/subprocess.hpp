@@ -27,6 +27,8 @@ class child_process {
 
   void signal(int sig) const;
   pid_t pid() const noexcept { return pid_; }
+  /// What the child wrote to stderr so far (while it runs: a line it printed, e.g. the address it serves).
+  std::string err_so_far() const;
   /// Waits for exit (killing the child with SIGKILL at the deadline) and collects the output.
   process_result wait(std::chrono::milliseconds deadline);
 
