@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Builds and runs the whole test suite, as CI does: the format and layer checks, a normal build (CUDA
-# device code as PTX: no GPU needed to build it, and ptxas is most of nvcc's time), the whole suite under
-# ASan+UBSan, the topic stress and the file cache's protocol under ThreadSanitizer, and
+# device code as PTX: no GPU needed to build it, and ptxas is most of nvcc's time), the suite under
+# ASan+UBSan (all of it but the applications' tests, tests/apps, which the normal build runs), the topic stress and the file cache's protocol under ThreadSanitizer, and
 # apps/custom_operator built out of tree against the installed xeflow (pkg-config, then CMake). GPU tests
 # skip visibly on machines without a GPU. Ends with a "N passed, N failed, N skipped" line counting doctest
 # test cases over every run and the checks around them (format, layers, kernel headers, out of tree).
 #
 # --long: the stress tests at full size (XF_LONG=1, tests/support/topic_fixture.hpp; four times the default
-# frames, outside the sanitizers), as before a change to the topic protocol lands.
+# frames, outside the sanitizers), as before a change to the topic protocol lands; and tests/apps under
+# ASan+UBSan too.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 for arg in "$@"; do
@@ -162,7 +163,11 @@ command -v nvcc > /dev/null && device_code+=(-Dcuda_args=-G -Dcuda_link_args=-Xc
 # Without MPI under the sanitizers: Open MPI's start-up leaks by LeakSanitizer's count, and its test adds
 # little there to CI's minutes that the normal build has not checked.
 sanitized=(-Dcuda=disabled -Dmpi=disabled -Db_lundef=false "${unity[@]}")
-asan_setup=("${sanitized[@]}" -Doptimization=0 -Ddebug=false -Db_sanitize=address,undefined)
+# The applications' tests (generators, CPU references, their end-to-end runs) under ASan+UBSan with --long
+# only: they were a sixth of that build and its tests, and the normal build runs them.
+asan_apps=(-Dapp_tests=false)
+[ "${XF_LONG:-0}" = 1 ] && asan_apps=()
+asan_setup=("${sanitized[@]}" -Doptimization=0 -Ddebug=false -Db_sanitize=address,undefined "${asan_apps[@]}")
 tsan_setup=("${sanitized[@]}" -Doptimization=1 -Ddebug=true -Dcpp_args=-gline-tables-only -Db_sanitize=thread)
 CC=clang CXX=clang++ configure_early build-asan "${asan_setup[@]}"
 CC=clang CXX=clang++ configure_early build-tsan "${tsan_setup[@]}"
