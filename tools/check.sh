@@ -7,8 +7,8 @@
 # test cases over every run and the checks around them (format, layers, kernel headers, out of tree).
 #
 # --long: the stress tests at full size (XF_LONG=1, tests/support/topic_fixture.hpp; four times the default
-# frames, outside the sanitizers), as before a change to the topic protocol lands; and tests/apps under
-# ASan+UBSan too.
+# frames, outside the sanitizers), as before a change to the topic protocol lands; tests/apps under
+# ASan+UBSan too; and the Debian packages built, unpacked and built against (tools/build-debs.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 for arg in "$@"; do
@@ -230,6 +230,35 @@ step "out of tree (apps/custom_operator: pkg-config, CMake)" out_of_tree
 # The JSON Schema editors check topologies with (xeflow-run --schema): valid draft-07, every topology of the
 # repository valid under it, typical mistakes flagged (python3-jsonschema).
 step "topology schema (tools/check_schema.py)" python3 tools/check_schema.py build-check/tools/xeflow-run
+
+# --long: the Debian packages (tools/build-debs.sh: a second, release build, which is why it waits for
+# --long), unpacked into a clean prefix, and apps/custom_operator built against them with pkg-config and
+# run. (dpkg -x, not an install: the machine's own /usr stays as it was.)
+debian_packages() {
+  local out=$PWD/build-debs root=$PWD/build-debs/root app=$PWD/apps/custom_operator deb
+  # (Inside step's `if`, set -e is off: each command's status is checked here.)
+  rm -rf "$out" && mkdir -p "$out" || return 1
+  bash tools/build-debs.sh "$out" > "$out/build.log" 2>&1 || { tail -40 "$out/build.log"; return 1; }
+  mkdir -p "$root" "$out/app" || return 1
+  for deb in "$out"/xeflow_*.deb "$out"/libxeflow-dev_*.deb; do dpkg -x "$deb" "$root" || return 1; done
+  "$root/usr/bin/xeflow-run" --version || return 1
+  "$root/usr/bin/xeflow-run" topologies/pingpong.yaml --host -q \
+    --set operators.source.params.total_bytes=64MiB > /dev/null || return 1
+  local pc=(--define-variable=prefix="$root/usr" xeflow)
+  PKG_CONFIG_PATH=$(dirname "$(find "$root" -name xeflow.pc)") || return 1
+  export PKG_CONFIG_PATH
+  c++ $(pkg-config --cflags "${pc[@]}") -c "$app/main.cpp" -o "$out/app/main.o" || return 1
+  c++ $(pkg-config --cflags "${pc[@]}") -x c++ -c "$app/custom_kernel.cu" -o "$out/app/custom_kernel.o" || return 1
+  c++ "$out/app/main.o" "$out/app/custom_kernel.o" $(pkg-config --libs "${pc[@]}") -o "$out/app/xeflow-custom" ||
+    return 1
+  "$out/app/xeflow-custom" "$app/custom.yaml" --host -q --set operators.source.params.total_bytes=64MiB \
+    --set operators.sum.params.expect_frames=1024 > /dev/null || return 1
+  echo "the packages unpack and run, and apps/custom_operator builds against them and runs"
+}
+if [ "${XF_LONG:-0}" = 1 ]; then
+  bash tools/install-deps.sh debhelper
+  step "Debian packages (tools/build-debs.sh, --long)" debian_packages
+fi
 
 echo "=== check.sh: $((SECONDS - begin)) s"
 # A test program that ends without doctest's summary (a crash, a sanitizer's abort, a timeout) counts as
