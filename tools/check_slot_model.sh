@@ -7,9 +7,9 @@
 # Exits 1 when any line fails.
 #
 # Default (CI, tools/check.sh): capacities 1 and 2, two CPU source publishers, a CPU and a GPU subscriber
-# group, and one mutation (a commit without release order) — a few seconds. --long (or XF_LONG=1): capacities 1–3 with CPU and with GPU
-# publishers, groups on either side, the progress check (busy polls, non-progress cycles under weak
-# fairness) and every mutation.
+# group, and one mutation (a commit without release order) — a few seconds. --long (or XF_LONG=1):
+# capacities 1–3 with CPU and with GPU publishers, groups on either side, two workers in a group, the
+# progress check (busy polls, non-progress cycles under weak fairness) and every mutation.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -39,7 +39,7 @@ verify() {
   mkdir -p "$dir"
   case $mode in
     safety) cflags+=(-DSAFETY) ;;
-    # -DNFAIR: weak fairness over the model's 6 processes and the claim; -l: non-progress cycles, -f: fair.
+    # -DNFAIR=3: room for weak fairness over the model's processes; -l: non-progress cycles, -f: fair.
     progress) cflags+=(-DNP -DNFAIR=3); args+=(-l -f) ;;
   esac
   # gcc -O1 takes half a second longer than -O0 and halves the search: worth it from a million states
@@ -112,6 +112,8 @@ if [ "$long" = 1 ]; then
     verify "cap=2 pubs=2 $side groups=cpu+cpu" ok safety -DCAP=2 -DPUB_GPU=$pub -DGPU_GROUPS=0
     verify "cap=2 pubs=2 $side groups=gpu+gpu" ok safety -DCAP=2 -DPUB_GPU=$pub -DGPU_GROUPS=3
     verify "progress cap=1 pubs=2 $side groups=cpu+gpu" ok progress -DCAP=1 -DPUB_GPU=$pub -DBUSY_WAIT $cpu_gpu
+    # Two workers in the CPU group (capacity 2 would be 22 million states).
+    verify "cap=1 pubs=2 $side groups=cpu(2 workers)+gpu" ok safety -DCAP=1 -DPUB_GPU=$pub -DWORKERS=2 $cpu_gpu
   done
 fi
 
@@ -135,6 +137,8 @@ if [ "$long" = 1 ]; then
     $cpu_gpu
   verify "mutation: no end of stream stored (livelock)" "non-progress cycle" progress -DCAP=1 -DBUSY_WAIT \
     -DBUG_CLOSE_NEVER $cpu_gpu
+  verify "mutation: take split in two (2 workers)" "assertion violated" safety -DCAP=1 -DWORKERS=2 \
+    -DBUG_TAKE_SPLIT $cpu_gpu
 fi
 echo "slot protocol model: $checked configurations, $failed failed"
 [ "$failed" = 0 ]

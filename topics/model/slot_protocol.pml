@@ -46,10 +46,11 @@
  * wait is an invalid end state (a deadlock). With -DBUSY_WAIT the polls are loops, and a run with -DNP
  * under weak fairness finds any execution that can poll forever (a livelock or a deadlock).
  *
- * Checked: every subscriber group receives offsets 0, 1, 2 ... in order (one worker per group), each
- * frame's slot fields and bytes are those its publisher wrote for that offset (no frame lost, duplicated,
- * reordered, stale or overwritten while read), offsets from FRAMES on are void, the end of stream is seen
- * only after every frame (frames_seen == FRAMES), the heap never runs out or frees a free frame, the
+ * Checked: every subscriber group receives offsets 0, 1, 2 ... in order (a group of one worker; with
+ * WORKERS > 1, group 0's workers share them, each offset to one), each frame's slot fields and bytes are
+ * those its publisher wrote for that offset (no frame lost, duplicated, reordered, stale or overwritten
+ * while read), offsets from FRAMES on are void, the end of stream is seen only after every frame
+ * (delivered[g] == FRAMES once every worker of g saw it), the heap never runs out or frees a free frame, the
  * store buffers never overflow, and every process ends (no deadlock; with BUSY_WAIT and -DNP, no
  * non-progress cycle).
  *
@@ -63,6 +64,7 @@
  *   BUG_SLOT_FREE_EARLY   slot_free accepts the release of the occupant before the previous one
  *   BUG_CLOSE_FIRST       the first publisher to close ends the stream
  *   BUG_CLOSE_NEVER       nobody stores the end of stream (a deadlock; a livelock with BUSY_WAIT)
+ *   BUG_TAKE_SPLIT        take is a load and a store: two workers of a group may take one offset
  */
 
 #ifndef CAP
@@ -72,7 +74,10 @@
 #define PUBS 2 /* publisher workers (each closes once) */
 #endif
 #ifndef GROUPS
-#define GROUPS 2 /* subscriber groups, one worker each */
+#define GROUPS 2 /* subscriber groups */
+#endif
+#ifndef WORKERS
+#define WORKERS 1 /* workers of group 0 (each other group has one) */
 #endif
 #ifndef FRAMES
 #define FRAMES (CAP + 2) /* frames the sources produce: every slot is reused at least once */
@@ -100,7 +105,7 @@
 #define TAG_OF(w) ((w) / 4)
 #define FRAME_OF(w) ((w) % 4 == 3 -> NOFRAME : (w) % 4)
 #define NWORDS (END + 1)
-#define NAG (PUBS + GROUPS)
+#define NAG (PUBS + GROUPS + WORKERS - 1) /* processes with a store buffer */
 
 byte mem[NWORDS];
 byte claim;          /* topic_view::claim */
@@ -114,7 +119,8 @@ byte sb_val[NAG * SB];
 bit sb_rel[NAG * SB];
 byte sb_n[NAG];
 
-byte finished; /* subscriber groups that saw the end of stream */
+byte delivered[GROUPS]; /* frames (not voids) group g's workers read */
+byte ended[GROUPS];     /* group g's workers that saw the end of stream */
 
 /* ---- the store buffers ---------------------------------------------------------------------------- */
 
@@ -165,6 +171,9 @@ end:
 #endif
 #if NAG > 3
   FLUSH_ANY(3)
+#endif
+#if NAG > 4
+  FLUSH_ANY(4)
 #endif
   od
 }
@@ -383,18 +392,25 @@ inline read_and_check() {
   }
 }
 
-/* One worker of group g: next_frame + sink_worker (cpu_workers.cpp) on the CPU, or a GPU lane's
- * subscribe_lane + publish_item (fenced) on the GPU. */
-proctype subscriber(byte g) {
-  byte a = PUBS + g;
+/* One worker of group g, process `a` (its store buffer): next_frame + sink_worker (cpu_workers.cpp) on
+ * the CPU, or a GPU lane's subscribe_lane + publish_item (fenced) on the GPU. */
+proctype subscriber(byte g; byte a) {
   bool gpu = (GPU_GROUPS >> g) & 1;
+  bool alone = (g != 0 || WORKERS == 1); /* the group's only worker: it takes every offset, in order */
   byte o, s, v, e, f, t, d, k;
-  byte frames_seen = 0;
   do
-  :: d_step {
+  ::
+#ifdef BUG_TAKE_SPLIT
+    o = cursor[g]; /* mutation: take as a load and a store, not one fetch_add */
+#endif
+    d_step {
+#ifdef BUG_TAKE_SPLIT
+      cursor[g] = o + 1;
+#else
       o = cursor[g]; /* take(g): a relaxed fetch_add */
       cursor[g]++;
-      assert(o == frames_seen || o >= FRAMES); /* one worker: the group's offsets in order */
+#endif
+      assert(!alone || o == delivered[g] || o >= FRAMES); /* one worker: the offsets in order */
       s = o % CAP
     };
 #ifdef BUG_NO_ACQUIRE
@@ -441,7 +457,7 @@ progress_deliver:
       d_step { FENCE(a) ->
 #endif
         store(a, REL(g, s), o + 1, 0);
-        frames_seen = frames_seen + (o < FRAMES);
+        delivered[g] = delivered[g] + (o < FRAMES);
         e = 0
       }
 #endif
@@ -454,7 +470,7 @@ progress_deliver_cpu:
 #elif !defined(BUG_EARLY_RELEASE)
         store(a, REL(g, s), o + 1, 1);
 #endif
-        frames_seen = frames_seen + (o < FRAMES);
+        delivered[g] = delivered[g] + (o < FRAMES);
         e = 0
       }
 #endif
@@ -469,10 +485,17 @@ progress_deliver_cpu:
 #endif
   od;
 stream_over:
-  /* o ≥ end: every frame was delivered, and the end is one past the last offset published */
-  assert(frames_seen == FRAMES);
-  assert(e >= FRAMES && o == e);
-  d_step { finished++ }
+  /* o ≥ end, which is one past the last offset published (the group's only worker takes exactly the
+     end); once every worker of the group saw it, every frame was delivered, each once (take hands
+     each offset to one worker, and each read checked the offset's own bytes) */
+  assert(e >= FRAMES && o >= e && (!alone || o == e));
+  d_step {
+    ended[g]++;
+    if
+    :: ended[g] == (g == 0 -> WORKERS : 1) -> assert(delivered[g] == FRAMES)
+    :: else -> skip
+    fi
+  }
 }
 
 init {
@@ -486,9 +509,16 @@ init {
     od;
     i = 0;
     do
-    :: i < GROUPS -> run subscriber(i); i++
+    :: i < GROUPS -> run subscriber(i, PUBS + i); i++
     :: else -> break
     od;
+#if WORKERS > 1
+    i = 1;
+    do
+    :: i < WORKERS -> run subscriber(0, PUBS + GROUPS + i - 1); i++ /* group 0's other workers */
+    :: else -> break
+    od;
+#endif
     i = 0
   }
 }
