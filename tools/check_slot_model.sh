@@ -26,17 +26,29 @@ for tool in spin gcc; do
 done
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-failed=0
 checked=0
+# Configurations run side by side, one a core: each is one process (spin, gcc, then pan), and the default
+# set takes half the time on CI's two cores.
+parallel=$(nproc)
 
 # name, expected ("ok", or the counterexample: "assertion violated", "invalid end state", "non-progress
-# cycle"), mode ("safety": assertions and end states; "progress": -DNP, weak fairness), model -D flags...
+# cycle"), mode ("safety": assertions and end states; "progress": -DNP, weak fairness), model -D flags...:
+# starts the configuration in the background; its line goes to its folder's `report`.
 verify() {
-  local name=$1 expect=$2 mode=$3
-  shift 3
-  local dir="$work/$checked" cflags=(-w -DCOLLAPSE) args=(-m200000) opt=-O0 hash=-w20
+  local dir
+  dir=$work/$(printf '%03d' "$checked")
   checked=$((checked + 1))
   mkdir -p "$dir"
+  while [ "$(jobs -rp | wc -l)" -ge "$parallel" ]; do wait -n || true; done
+  verify_in "$dir" "$@" > "$dir/report" 2>&1 &
+}
+
+# folder, then verify's arguments: builds and runs one configuration there, prints its line, and leaves a
+# `failed` file when it fails.
+verify_in() {
+  local dir=$1 name=$2 expect=$3 mode=$4
+  shift 4
+  local cflags=(-w -DCOLLAPSE) args=(-m200000) opt=-O0 hash=-w20
   case $mode in
     safety) cflags+=(-DSAFETY) ;;
     # -DNFAIR=3: room for weak fairness over the model's processes; -l: non-progress cycles, -f: fair.
@@ -55,7 +67,7 @@ verify() {
     > gcc.log 2>&1); then
     echo "FAILED  $name: the verifier did not build"
     cat "$dir/spin.log" "$dir/gcc.log" 2> /dev/null | tail -20
-    failed=$((failed + 1))
+    touch "$dir/failed"
     return
   fi
   local built=$EPOCHREALTIME
@@ -89,22 +101,25 @@ verify() {
     "$([ -z "$problem" ] && echo ok || echo FAILED)" "$name" "${states:-?}" "${memory:-?}" \
     "$(awk "BEGIN{print $built - $start}")" "$(awk "BEGIN{print $done_at - $built}")" "$result"
   if [ -n "$problem" ]; then
-    failed=$((failed + 1))
+    touch "$dir/failed"
     [ -n "$unreached" ] && echo "$unreached"
     grep -E "^pan:[0-9]|errors:" "$log" | head -5
     echo "  (log kept: $log)"
     [ "${errors:-0}" != 0 ] && echo "  (the counterexample: cd $dir && spin -t -p $* $root/$model)"
-    trap - EXIT
   fi
+  return 0
 }
 
-# GPU_GROUPS is a bit mask: bit g set puts subscriber group g on the GPU.
+# GPU_GROUPS is a bit mask: bit g set puts subscriber group g on the GPU. The longest runs start first.
 cpu_gpu="-DGPU_GROUPS=2"
-verify "cap=1 pubs=2 cpu groups=cpu+gpu" ok safety -DCAP=1 -DPUB_GPU=0 $cpu_gpu
-verify "cap=2 pubs=2 cpu groups=cpu+gpu" ok safety -DCAP=2 -DPUB_GPU=0 $cpu_gpu
 if [ "$long" = 1 ]; then
   verify "cap=3 pubs=2 cpu groups=cpu+gpu" ok safety -DCAP=3 -DPUB_GPU=0 $cpu_gpu
-  for cap in 1 2 3; do
+  verify "cap=3 pubs=2 gpu groups=cpu+gpu" ok safety -DCAP=3 -DPUB_GPU=1 $cpu_gpu
+fi
+verify "cap=2 pubs=2 cpu groups=cpu+gpu" ok safety -DCAP=2 -DPUB_GPU=0 $cpu_gpu
+verify "cap=1 pubs=2 cpu groups=cpu+gpu" ok safety -DCAP=1 -DPUB_GPU=0 $cpu_gpu
+if [ "$long" = 1 ]; then
+  for cap in 1 2; do
     verify "cap=$cap pubs=2 gpu groups=cpu+gpu" ok safety -DCAP=$cap -DPUB_GPU=1 $cpu_gpu
   done
   for pub in 0 1; do
@@ -140,5 +155,12 @@ if [ "$long" = 1 ]; then
   verify "mutation: take split in two (2 workers)" "assertion violated" safety -DCAP=1 -DWORKERS=2 \
     -DBUG_TAKE_SPLIT $cpu_gpu
 fi
+wait
+failed=0
+for dir in "$work"/*/; do
+  cat "$dir/report"
+  [ -e "$dir/failed" ] && failed=$((failed + 1))
+done
+[ "$failed" != 0 ] && trap - EXIT  # the logs and counterexamples stay for a look
 echo "slot protocol model: $checked configurations, $failed failed"
 [ "$failed" = 0 ]
