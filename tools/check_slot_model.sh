@@ -8,8 +8,8 @@
 #
 # Default (CI, tools/check.sh): capacities 1 and 2, two CPU source publishers, a CPU and a GPU subscriber
 # group, and one mutation (a commit without release order) — a few seconds. --long (or XF_LONG=1):
-# capacities 1–3 with CPU and with GPU publishers, groups on either side, two workers in a group, the
-# progress check (busy polls, non-progress cycles under weak fairness) and every mutation.
+# capacities 1–3 with CPU and with GPU publishers, map publishers, groups on either side, two workers in a
+# group, the progress check (busy polls, non-progress cycles under weak fairness) and every mutation.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -127,6 +127,7 @@ if [ "$long" = 1 ]; then
     verify "cap=2 pubs=2 $side groups=cpu+cpu" ok safety -DCAP=2 -DPUB_GPU=$pub -DGPU_GROUPS=0
     verify "cap=2 pubs=2 $side groups=gpu+gpu" ok safety -DCAP=2 -DPUB_GPU=$pub -DGPU_GROUPS=3
     verify "progress cap=1 pubs=2 $side groups=cpu+gpu" ok progress -DCAP=1 -DPUB_GPU=$pub -DBUSY_WAIT $cpu_gpu
+    verify "cap=2 map pubs=2 $side groups=cpu+gpu" ok safety -DCAP=2 -DPUB_GPU=$pub -DPUB_MAP=1 $cpu_gpu
     # Two workers in the CPU group (capacity 2 would be 22 million states).
     verify "cap=1 pubs=2 $side groups=cpu(2 workers)+gpu" ok safety -DCAP=1 -DPUB_GPU=$pub -DWORKERS=2 $cpu_gpu
   done

@@ -9,7 +9,8 @@
  *   topics/topic_driver.cpp reserve_claimed, reserve_at, wait_and_reclaim, publish_frame, publish_void,
  *                           next_frame (the CPU side's blocking steps)
  *   framework/runtime/cpu_workers.cpp   source_worker (a CPU source: claim, fill, publish, a void at the
- *                           end, close) and sink_worker (take, read, release)
+ *                           end, close), map_worker as a publisher (PUB_MAP) and sink_worker (take, read,
+ *                           release)
  *   framework/kernel/round_steps.hpp    subscribe_source (a GPU source: claims, frame = slot, no heap),
  *                           subscribe_lane and publish_item with publish_order::fenced (a GPU subscriber
  *                           group: reads, then one release fence, then relaxed stores), as driven by
@@ -85,6 +86,9 @@
 #ifndef PUB_GPU
 #define PUB_GPU 0 /* 1: the publishers are GPU source lanes (round_steps.hpp), else CPU source workers */
 #endif
+#ifndef PUB_MAP
+#define PUB_MAP 0 /* 1: they are a 1:1 map's workers or lanes instead, publishing at their input's offsets */
+#endif
 #ifndef GPU_GROUPS
 #define GPU_GROUPS 2 /* bit g (< GROUPS) set: group g is a GPU operator's lanes (fenced), else CPU workers */
 #endif
@@ -100,7 +104,12 @@
 #define DAT(f) (2 * CAP + (f))
 #define REL(g, s) (3 * CAP + (g) * CAP + (s))
 #define END (3 * CAP + GROUPS * CAP)
-/* A slot's other fields as one word: tag (the offset) and frame (3: no_frame) */
+/* A slot's other fields as one word: tag (the offset) and frame (3: no_frame). They are stored together
+   before the commit and loaded together after it, so one word loses no ordering the protocol has; a
+   word each would only multiply the reorderings SPIN explores. */
+#if CAP > 3
+#error "FIELDS packs a frame index in two bits: capacity 1 to 3"
+#endif
 #define FIELDS(tag, f) ((tag) * 4 + ((f) == NOFRAME -> 3 : (f)))
 #define TAG_OF(w) ((w) / 4)
 #define FRAME_OF(w) ((w) % 4 == 3 -> NOFRAME : (w) % 4)
@@ -232,13 +241,16 @@ inline load(a, ad, v) {
 /* ---- publishers ----------------------------------------------------------------------------------- */
 
 /* A source worker: source_worker (cpu_workers.cpp) over reserve_claimed / publish_frame / publish_void /
- * close, or a GPU source lane (subscribe_source, start_source_frame, publish_item fenced). */
+ * close, or a GPU source lane (subscribe_source, start_source_frame, publish_item fenced). With PUB_MAP,
+ * a map's worker (map_worker over next_frame and reserve_at) or lane (subscribe_lane): its offset is the
+ * one its input group's take handed it (`claim` plays that cursor, the input ending at FRAMES), it
+ * publishes no void of its own, and it closes with the input's end (vo.close(vi.end())). */
 proctype publisher(byte a) {
   byte o, s, f, v, want, k, mx;
   byte end_ = 0; /* one past the last offset this worker published */
   do
   :: d_step {
-      o = claim; /* claim_offset (claim_offsets(1) on the GPU): a relaxed fetch_add */
+      o = claim; /* claim_offset (claim_offsets(1) on the GPU; a map: its input's take) */
       claim++;
       s = o % CAP;
 #ifdef BUG_SLOT_FREE_EARLY
@@ -247,10 +259,15 @@ proctype publisher(byte a) {
       want = (o >= CAP -> o - CAP + 1 : 0)
 #endif
     };
-#if PUB_GPU
-    /* subscribe_source: a claim past source_frames ends the lane; a GPU source publishes no void */
+#if PUB_GPU || PUB_MAP
+    /* subscribe_source: a claim past source_frames ends the lane; a GPU source publishes no void. A map:
+       its input ended */
     if
-    :: o >= FRAMES -> break
+    :: o >= FRAMES ->
+#if PUB_MAP
+      end_ = FRAMES; /* close(vi.end()) */
+#endif
+      break
     :: else -> skip
     fi;
 #endif
@@ -332,6 +349,7 @@ progress_publish:
         end_ = o + 1;
         f = 0; want = 0
       }
+#if !PUB_MAP
     :: else ->
       /* produce() said no more: publish_void frees the ticket's frame, then prepare_void and commit */
       d_step { FENCE(a) -> assert(heap[f]); heap[f] = 0 };
@@ -342,6 +360,7 @@ progress_publish:
         f = 0; want = 0
       };
       break
+#endif
     fi
 #endif
   od;
