@@ -63,7 +63,9 @@ verify_in() {
   fi
   args+=("$hash")
   local start=$EPOCHREALTIME
-  if ! (cd "$dir" && spin "$@" -a "$root/$model" > spin.log 2>&1 && gcc "$opt" "${cflags[@]}" -o pan pan.c \
+  # A copy beside pan: spin -t looks for the counterexample's trail next to the model it is given.
+  cp "$root/$model" "$dir/"
+  if ! (cd "$dir" && spin "$@" -a "${model##*/}" > spin.log 2>&1 && gcc "$opt" "${cflags[@]}" -o pan pan.c \
     > gcc.log 2>&1); then
     echo "FAILED  $name: the verifier did not build"
     cat "$dir/spin.log" "$dir/gcc.log" 2> /dev/null | tail -20
@@ -105,7 +107,7 @@ verify_in() {
     [ -n "$unreached" ] && echo "$unreached"
     grep -E "^pan:[0-9]|errors:" "$log" | head -5
     echo "  (log kept: $log)"
-    [ "${errors:-0}" != 0 ] && echo "  (the counterexample: cd $dir && spin -t -p $* $root/$model)"
+    [ "${errors:-0}" != 0 ] && echo "  (the counterexample: cd $dir && spin -t -p $* ${model##*/})"
   fi
   return 0
 }
