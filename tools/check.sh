@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Builds and runs the whole test suite, as CI does: the format and layer checks, a normal build (CUDA
+# Builds and runs the whole test suite, as CI does: the format and layer checks, the slot protocol's SPIN
+# model (tools/check_slot_model.sh: its core configurations), a normal build (CUDA
 # device code as PTX: no GPU needed to build it, and ptxas is most of nvcc's time), the suite under
 # ASan+UBSan (all of it but the applications' tests, tests/apps, which the normal build runs), the topic stress and the file cache's protocol under ThreadSanitizer, and
 # apps/custom_operator built out of tree against the installed xeflow (pkg-config, then CMake). GPU tests
@@ -8,7 +9,8 @@
 #
 # --long: the stress tests at full size (XF_LONG=1, tests/support/topic_fixture.hpp; four times the default
 # frames, outside the sanitizers), as before a change to the topic protocol lands; tests/apps under
-# ASan+UBSan too; and the Debian packages built, unpacked and built against (tools/build-debs.sh).
+# ASan+UBSan too; the slot protocol model's whole matrix (capacities 1–3, both publishing sides, progress,
+# every mutation); and the Debian packages built, unpacked and built against (tools/build-debs.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 for arg in "$@"; do
@@ -19,9 +21,10 @@ for arg in "$@"; do
 done
 # Open MPI: the two-rank test of framework/mpi (mpirun -n 2) in the normal build. Graphviz: every topology's
 # graph rendered by dot (topology_graphs). python3-jsonschema: the topology schema checked. prometheus-cpp
-# and civetweb: xeflow-run --metrics; libcurl: its test scrapes it.
+# and civetweb: xeflow-run --metrics; libcurl: its test scrapes it. SPIN: the slot protocol's model
+# (tools/check_slot_model.sh).
 bash tools/install-deps.sh clang clang-format cmake lld libopenmpi-dev openmpi-bin graphviz python3-jsonschema python3-yaml \
-  prometheus-cpp-dev libcivetweb-dev libcurl4-openssl-dev
+  prometheus-cpp-dev libcivetweb-dev libcurl4-openssl-dev spin
 jobs=$(nproc)
 status=0
 steps_passed=0
@@ -141,6 +144,7 @@ topology_graphs() {
 
 step "format (tools/check_format.sh)" bash tools/check_format.sh
 step "layers (tools/check_layers.py)" python3 tools/check_layers.py
+step "slot protocol model (SPIN)" bash tools/check_slot_model.sh
 
 # What makes this fit in CI's minutes on two cores (measured: README, under its second command): device code
 # as unoptimised PTX (-Dgpu_code=ptx -Dcuda_args=-G: ptxas is 90 % of a fused kernel's compile, and NVVM's

@@ -8,6 +8,10 @@
 //                         where publish = prepare_slot(o, …) then commit(o) (or, after the caller's own
 //                         release fence, commit_relaxed(o)): every writer of a slot goes through these.
 // Subscriber in group g:  o = take(g) → wait poll(o) != pending → (ended: stop) → read → release(g, o)
+//
+// topics/model/slot_protocol.pml models these steps (CPU and GPU sides, two publishers, two groups, plain
+// stores reordered until a release or fence) and SPIN checks it in CI (tools/check_slot_model.sh): a change
+// to a step's order or to a word's writer changes the model too.
 #pragma once
 
 #include <cstdint>
