@@ -174,7 +174,7 @@ TEST_CASE("config.override_problems_are_all_reported_in_order") {
   } catch (const config_error& e) {
     REQUIRE(e.problems().size() == 2);
     CHECK(e.problems()[0].str() ==
-          "--set runtime.blocks=-1:1:16: error: runtime: blocks must be at least 0, not -1");
+          "--set runtime.blocks=-1:1:16: error: runtime: blocks must be between 0 and 8192, not -1");
     CHECK(e.problems()[1].pos.file == "--set topics.c2g.capacity=x");
   }
 }
