@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -357,6 +358,23 @@ TEST_CASE("config.long_chain_topology_files_are_refused_by_a_bound") {
   CHECK(starts_with(problem, "t.yaml:"));
   CHECK(problem.find(": error: the document holds more than " + std::to_string(yaml_limits::max_nodes) +
                      " nodes") != std::string::npos);
+}
+
+TEST_CASE("config.many_problems_print_the_first_hundred") {
+  // Every problem is kept, and the message names the first hundred and how many more there are.
+  std::string text = "name: keys\n";
+  for (int k = 0; k < 150; ++k) text += "key" + std::to_string(k) + ": 1\n";
+  try {
+    load_topology_text(text, "t.yaml", test::config_registry());
+    FAIL("expected a config_error");
+  } catch (const config_error& e) {
+    CHECK(e.problems().size() == 150);
+    const std::string what = e.what();
+    CHECK(std::count(what.begin(), what.end(), '\n') == 100);
+    CHECK(what.substr(what.rfind('\n') + 1) == "... and 50 more problems");
+    CHECK(what.rfind("t.yaml:101:1: error: unknown key 'key99' at the top level", what.rfind('\n') - 1) !=
+          std::string::npos);
+  }
 }
 
 TEST_CASE("config.sizes_past_the_machine_are_refused") {
