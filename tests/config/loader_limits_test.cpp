@@ -223,9 +223,12 @@ TEST_CASE("config.loader_bounds_what_yaml_cpp_would_not") {
             " nodes (an alias counts as a copy of what it names, an anchor as one more), more than a "
             "topology may hold");
   // Anchors nested in anchors: each keeps a copy of all it holds, which the same bound counts.
+  // (Sixty levels of 150 scalars each: 9 000 nodes in the tree, 270 000 in the copies.)
   std::string nested = "a: ";
-  for (int level = 0; level < 60; ++level) nested += "&a" + std::to_string(level) + " [";
-  for (int k = 0; k < 5000; ++k) nested += "x, ";
+  for (int level = 0; level < 60; ++level) {
+    nested += "&a" + std::to_string(level) + " [";
+    for (int k = 0; k < 150; ++k) nested += "x, ";
+  }
   nested += std::string(60, ']');
   CHECK(first_load_problem(nested).find("error: the document holds more than " +
                                         std::to_string(yaml_limits::max_nodes) + " nodes") !=
