@@ -23,6 +23,10 @@ topic::topic(topic_config config, topic_memory& memory)
   XF_EXPECTS(config_.capacity >= 1, "topic '" + config_.name + "': capacity must be at least 1");
   XF_EXPECTS(config_.groups >= 1, "topic '" + config_.name + "': needs at least one subscriber group");
   XF_EXPECTS(config_.publishers >= 1, "topic '" + config_.name + "': needs at least one publisher");
+  // Validation refuses frames no machine holds; a spec that skipped it must not wrap the heap's size.
+  std::uint64_t heap_bytes = 0;
+  XF_EXPECTS(!__builtin_mul_overflow(config_.frame_bytes, std::uint64_t{config_.capacity}, &heap_bytes),
+             "topic '" + config_.name + "': frame size x capacity is past 64 bits");
   try {
     const std::uint32_t heap_frames = config_.capacity;
     const std::uint32_t heap_words = (heap_frames + 63) / 64;
@@ -62,8 +66,8 @@ topic::topic(topic_config config, topic_memory& memory)
         take(frame_alignment_bytes * config_.groups, topic_layer::index, memory_side::host));
     view_.heap_bitmap =
         static_cast<std::uint64_t*>(take(sizeof(std::uint64_t) * heap_words, topic_layer::frames, publisher));
-    view_.frames = static_cast<std::byte*>(take(config_.frame_bytes * heap_frames, topic_layer::frames,
-                                                config_.copy_engines ? memory_side::pinned_host : shared));
+    view_.frames = static_cast<std::byte*>(
+        take(heap_bytes, topic_layer::frames, config_.copy_engines ? memory_side::pinned_host : shared));
     for (std::uint32_t g = 0; g < config_.groups; ++g)
       if (group_on_gpu(g))
         memory_->place(view_.group_cursor + std::uint64_t{g} * view_.cursor_stride, frame_alignment_bytes,

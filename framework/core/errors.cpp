@@ -19,11 +19,16 @@ std::string diagnostic::str() const {
 
 namespace {
 std::string join_problems(const std::vector<diagnostic>& problems) {
+  // A generated topology can hold a problem on each of many thousand lines: past the first ones, more
+  // lines only bury them (problems() keeps every one).
+  constexpr std::size_t most_shown = 100;
   std::string text;
-  for (const auto& p : problems) {
+  for (std::size_t i = 0; i < problems.size() && i < most_shown; ++i) {
     if (!text.empty()) text += '\n';
-    text += p.str();
+    text += problems[i].str();
   }
+  if (problems.size() > most_shown)
+    text += "\n... and " + std::to_string(problems.size() - most_shown) + " more problems";
   return text;
 }
 }  // namespace

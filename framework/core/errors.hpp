@@ -33,7 +33,8 @@ struct diagnostic {
 };
 
 /// A topology that cannot run as written. Holds every problem found, in source order; what() prints one
-/// "file:line:column: error: …" line per problem. Command-line tools exit with code 2 on it.
+/// "file:line:column: error: …" line per problem, the first 100 of them and then how many more there are.
+/// Command-line tools exit with code 2 on it.
 class config_error : public std::runtime_error {
  public:
   explicit config_error(std::vector<diagnostic> problems);

@@ -266,8 +266,11 @@ int run_launcher(int argc, char** argv, const launcher_operators& operators) {
   int verbose = 0;
   bool quiet = false;
   app.add_option("topology", topology_path, "topology YAML file");
-  app.add_option("--set", overrides, "override a field: path=value (e.g. topics.in.capacity=8)")
-      ->type_name("PATH=VALUE");
+  // One value per --set (give it again for another): a vector option would otherwise take every argument
+  // up to the next option, the topology's path included.
+  app.add_option("--set", overrides, "override a field: path=value (e.g. topics.in.capacity=8); repeatable")
+      ->type_name("PATH=VALUE")
+      ->allow_extra_args(false);
   app.add_flag("--host", force_host, "run GPU operators on the host executor even when a GPU is present");
   app.add_flag("--validate", validate_only, "check the topology and exit");
   app.add_flag("--plan", show_plan,

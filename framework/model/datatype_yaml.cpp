@@ -130,6 +130,14 @@ std::optional<dt::datatype> datatype_reader::resolve(const std::string& name, co
     case named_entry::state::unread:
       break;
   }
+  // Each name read inside another's reading is a level of recursion here: bounded as nesting in the file
+  // is (expression), so that a long chain of datatypes each naming the next cannot exhaust the stack.
+  if (reading_.size() >= 4 * dt::max_type_depth) {
+    problem(reference.pos, context + "datatypes name one another more than " +
+                               std::to_string(4 * dt::max_type_depth) + " deep ('" + reading_.front() +
+                               "' -> … -> '" + name + "')");
+    return std::nullopt;
+  }
   named.status = named_entry::state::reading;
   reading_.push_back(name);
   std::optional<dt::datatype> type = expression(named.entry->value, "datatype '" + name + "': ", 0);

@@ -90,6 +90,10 @@ std::string type_problem(const param_decl& decl, const param_value& v) {
          ", not " + (std::holds_alternative<dt::datatype>(v) ? "a datatype" : "'" + to_string(v) + "'");
 }
 
+std::string not_finite(const param_decl& decl, const std::string& shown) {
+  return "parameter '" + decl.name + "' must be a finite number, not " + shown;
+}
+
 /// A datatype parameter's value: a datatype, or the name of a primitive or of one of `datatypes`.
 std::optional<std::string> normalize_datatype(const param_decl& decl, param_value& v,
                                               const std::vector<datatype_spec>& datatypes) {
@@ -157,10 +161,10 @@ std::optional<std::string> normalize_one(const param_decl& decl, param_value& v,
       break;
     case param_kind::real:
       if (text) {
-        if (auto r = parse_real(*text))
-          v = *r;
-        else
-          return type_problem(decl, v);
+        const std::optional<double> r = parse_real(*text);
+        if (!r) return type_problem(decl, v);
+        if (!std::isfinite(*r)) return not_finite(decl, "'" + *text + "'");
+        v = *r;
       } else if (auto* i = std::get_if<std::int64_t>(&v)) {
         v = static_cast<double>(*i);
       } else if (!std::holds_alternative<double>(v)) {
@@ -185,7 +189,9 @@ std::optional<std::string> normalize_one(const param_decl& decl, param_value& v,
   }
   const double number = std::holds_alternative<double>(v) ? std::get<double>(v)
                                                           : static_cast<double>(std::get<std::int64_t>(v));
-  if (std::isnan(number) || number < decl.min || number > decl.max) {
+  // No parameter means anything by NaN or infinity, and neither compares with a range.
+  if (!std::isfinite(number)) return not_finite(decl, to_string(v));
+  if (number < decl.min || number > decl.max) {
     std::string range;
     auto bound = [&](double b) {
       param_value shown =

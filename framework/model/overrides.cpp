@@ -6,7 +6,12 @@
 namespace xf {
 
 std::string override_source(const std::string& argument) {
-  return "--set " + argument;
+  // Every node of the override's value carries this name in its position: a long argument is named by
+  // its start, so that a value of many nodes does not hold as many copies of all of it.
+  if (argument.size() <= max_override_source_bytes) return "--set " + argument;
+  std::size_t cut = max_override_source_bytes;
+  while (cut > 0 && (static_cast<unsigned char>(argument[cut]) & 0xC0) == 0x80) --cut;  // whole characters
+  return "--set " + argument.substr(0, cut) + "...";
 }
 
 override_arg parse_override(const std::string& argument) {
@@ -28,6 +33,12 @@ override_arg parse_override(const std::string& argument) {
     if (end == begin)
       throw config_error(source_pos{source, 1, static_cast<int>(begin) + 1},
                          "empty name in override path '" + argument.substr(0, equals) + "'");
+    // Each name is a level of maps: past the document's bound on nesting, refused at the name that
+    // crosses it (before the maps are made).
+    if (parsed.path.size() == yaml_limits::max_depth)
+      throw config_error(source_pos{source, 1, static_cast<int>(begin) + 1},
+                         "an override path names at most " + std::to_string(yaml_limits::max_depth) +
+                             " keys (lists and maps are nested at most that deep)");
     parsed.path.push_back(argument.substr(begin, end - begin));
     parsed.path_columns.push_back(static_cast<int>(begin) + 1);
     if (end == equals) break;

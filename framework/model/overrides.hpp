@@ -31,8 +31,10 @@ struct override_arg {
   int value_column = 0;           ///< 1-based column of the value within the argument
 };
 
-/// The source name under which an override's positions are reported: "--set <argument>".
+/// The source name under which an override's positions are reported: "--set <argument>", or for an
+/// argument longer than max_override_source_bytes, "--set <its first bytes>...".
 std::string override_source(const std::string& argument);
+inline constexpr std::size_t max_override_source_bytes = 96;
 
 /// Splits "path=value". Throws config_error (at the argument, column 1 or the bad segment) when there is
 /// no '=', the path is empty or one of its names is.

@@ -2,9 +2,11 @@
 // every problem reported at the value that causes it.
 #include "framework/model/spec_validation.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
-#include <functional>
 #include <map>
+#include <optional>
 #include <set>
 #include <tuple>
 
@@ -49,6 +51,7 @@ class validator {
     check_datatypes();
     check_runtime();
     check_operators();
+    check_thread_total();
     check_file_cache();
     check_partition();
     resolve_references();
@@ -63,6 +66,7 @@ class validator {
     check_object_fields(spec_, problems_);
     check_object_bindings(spec_, entries_, params_valid_, problems_);
     check_references_for_verification();
+    check_memory();
     return std::move(problems_);
   }
 
@@ -117,6 +121,8 @@ class validator {
   }
 
   void check_runtime() {
+    if (std::string why = count_problem("blocks", spec_.runtime.blocks, blocks_limits); !why.empty())
+      problem(at("runtime.blocks"), "runtime: " + why);
     if (std::string why =
             count_problem("warps_per_block", spec_.runtime.warps_per_block, warps_per_block_limits);
         !why.empty())
@@ -270,6 +276,23 @@ class validator {
                                                                : at(path + ".params." + p.key);
         problem(where, context + p.message);
       }
+    }
+  }
+
+  /// Each CPU operator's threads are bounded (threads_limits); so is their sum, reported at the operator
+  /// that takes it past the bound.
+  void check_thread_total() {
+    std::uint64_t total = 0;
+    for (const operator_spec& op : spec_.operators) {
+      if (op.on != placement::cpu || !count_problem("threads", op.threads, threads_limits).empty()) continue;
+      total += op.threads;
+      if (total <= max_cpu_threads) continue;
+      problem(at_field(op_path(op), "threads"),
+              "operator '" + op.name + "': its " + std::to_string(op.threads) +
+                  (op.threads == 1 ? " thread brings" : " threads bring") +
+                  " the CPU operators' threads to " + std::to_string(total) +
+                  ", more than a topology may run (" + std::to_string(max_cpu_threads) + ")");
+      return;
     }
   }
 
@@ -579,39 +602,74 @@ class validator {
     std::size_t topic;
   };
 
-  /// Depth-first search over operator → topic → subscriber edges; names each cycle once.
+  /// Depth-first search over operator → topic → subscriber edges; names each cycle once. Iterative, with
+  /// its own stack: a chain of many thousand operators is as deep as it is long.
   void check_cycles() {
     enum class mark : std::uint8_t { fresh, open, done };
     std::vector<mark> marks(spec_.operators.size(), mark::fresh);
     std::vector<path_step> path;
     std::set<std::vector<std::size_t>> reported;
-    std::function<void(std::size_t)> visit = [&](std::size_t o) {
-      marks[o] = mark::open;
-      for (std::size_t t : outputs_[o]) {
-        for (const auto& sub : subscribers_[t]) {
-          path.push_back({o, t});
-          if (marks[sub.op] == mark::open)
-            report_cycle(path, sub.op, reported);
-          else if (marks[sub.op] == mark::fresh)
-            visit(sub.op);
-          path.pop_back();
-        }
-      }
-      marks[o] = mark::done;
+    // An operator being visited, and the next of its (output, subscriber) edges to take.
+    struct visit {
+      std::size_t op;
+      std::size_t output = 0;
+      std::size_t subscriber = 0;
     };
-    for (std::size_t o = 0; o < spec_.operators.size(); ++o)
-      if (marks[o] == mark::fresh) visit(o);
+    std::vector<visit> stack;
+    for (std::size_t root = 0; root < spec_.operators.size(); ++root) {
+      if (marks[root] != mark::fresh) continue;
+      marks[root] = mark::open;
+      stack.push_back({root});
+      while (!stack.empty()) {
+        visit& v = stack.back();
+        const std::vector<std::size_t>& outputs = outputs_[v.op];
+        if (v.output == outputs.size()) {
+          marks[v.op] = mark::done;
+          stack.pop_back();
+          if (!path.empty()) path.pop_back();  // the edge that led here
+          continue;
+        }
+        const std::size_t t = outputs[v.output];
+        if (v.subscriber == subscribers_[t].size()) {
+          ++v.output;
+          v.subscriber = 0;
+          continue;
+        }
+        const std::size_t next = subscribers_[t][v.subscriber++].op;
+        path.push_back({v.op, t});
+        if (marks[next] == mark::fresh) {
+          marks[next] = mark::open;
+          stack.push_back({next});  // `v` is not used past here: the push may move it
+          continue;
+        }
+        if (marks[next] == mark::open) report_cycle(path, next, reported);
+        path.pop_back();
+      }
+    }
   }
 
   /// `path` ends with an edge back to `start`, which is open on the path: the cycle is start … back.
   void report_cycle(const std::vector<path_step>& path, std::size_t start,
                     std::set<std::vector<std::size_t>>& reported) {
+    // Each back edge costs a walk of the path: a graph of many thousand operators and edges back could
+    // make that quadratic, and a handful of cycles says what is wrong.
+    constexpr std::size_t most_back_edges = 64;
+    if (++back_edges_ > most_back_edges) return;
     auto first = std::find_if(path.begin(), path.end(), [&](const path_step& s) { return s.op == start; });
     std::vector<std::size_t> members;
-    std::string text = "cycle: ";
-    for (auto it = first; it != path.end(); ++it) {
-      members.push_back(it->op);
-      text += spec_.operators[it->op].name + " -> " + spec_.topics[it->topic].name + " -> ";
+    for (auto it = first; it != path.end(); ++it) members.push_back(it->op);
+    // A long cycle is named by its ends: its first and last steps, and how many operators it has.
+    constexpr std::size_t shown_steps = 5;
+    const std::size_t steps = members.size();
+    std::string text =
+        steps > 2 * shown_steps ? "cycle of " + std::to_string(steps) + " operators: " : "cycle: ";
+    for (std::size_t k = 0; k < steps; ++k) {
+      if (steps > 2 * shown_steps && k == shown_steps) {
+        text += "... -> ";
+        k = steps - shown_steps;
+      }
+      const path_step& step = first[static_cast<std::ptrdiff_t>(k)];
+      text += spec_.operators[step.op].name + " -> " + spec_.topics[step.topic].name + " -> ";
     }
     text += spec_.operators[start].name;
     std::sort(members.begin(), members.end());
@@ -786,6 +844,58 @@ class validator {
     }
   }
 
+  /// What no machine that runs this topology can hold: a topic's frames (frame_size x capacity), a shared
+  /// object's versions or the file cache past this machine's memory, or past 64 bits. Refused here, with
+  /// the setting that asks for it, rather than when the run allocates (or, with a product that wraps around
+  /// 64 bits, writes past what it allocated).
+  void check_memory() {
+    const std::uint64_t memory = machine_memory_bytes();
+    if (memory == 0) return;  // the machine does not say
+    const std::string machine = "this machine's memory (" + format_bytes(memory) + ")";
+    auto product = [](std::uint64_t a, std::uint64_t b) -> std::optional<std::uint64_t> {
+      std::uint64_t out = 0;
+      if (__builtin_mul_overflow(a, b, &out)) return std::nullopt;
+      return out;
+    };
+    for (const topic_spec& t : spec_.topics) {
+      if (!frame_size_problem(t.frame_bytes).empty() || t.capacity == 0) continue;  // reported
+      const std::string path = topic_path(t);
+      const std::string context = "topic '" + t.name + "': ";
+      if (t.frame_bytes > memory) {
+        problem(at_field(path, "frame_size"),
+                context + "a frame of " + format_bytes(t.frame_bytes) + " is more than " + machine);
+        continue;
+      }
+      const std::optional<std::uint64_t> heap = product(t.frame_bytes, t.capacity);
+      if (heap && *heap <= memory) continue;
+      const char* setting = spec_.positions.count(path + ".capacity")        ? "capacity"
+                            : spec_.positions.count(path + ".device_memory") ? "device_memory"
+                                                                             : "frame_size";
+      problem(at_field(path, setting), context + "its " + std::to_string(t.capacity) + " frames of " +
+                                           format_bytes(t.frame_bytes) + " (capacity x frame_size) take " +
+                                           (heap ? format_bytes(*heap) + ", more than " + machine
+                                                 : std::string("more than 2^64 bytes")));
+    }
+    for (const shared_object_spec& o : spec_.objects) {
+      if (o.bytes == 0 || o.versions == 0) continue;
+      const std::optional<std::uint64_t> all = product(o.bytes, o.versions);
+      if (all && *all <= memory) continue;
+      const std::string path = "shared_objects." + o.name;
+      const char* setting = spec_.positions.count(path + ".count") ? "count"
+                            : spec_.positions.count(path + ".init") && !spec_.positions.count(path + ".bytes")
+                                ? "init"
+                                : "bytes";
+      problem(at_field(path, setting), "shared object '" + o.name + "': its " + std::to_string(o.versions) +
+                                           " versions of " + format_bytes(o.bytes) + " take " +
+                                           (all ? format_bytes(*all) + ", more than " + machine
+                                                : std::string("more than 2^64 bytes")));
+    }
+    if (spec_.runtime.file_cache && spec_.runtime.file_cache->size > memory)
+      problem(at("runtime.file_cache.size"), "runtime.file_cache: size " +
+                                                 format_bytes(spec_.runtime.file_cache->size) +
+                                                 " is more than " + machine);
+  }
+
   topology_spec& spec_;
   const operator_registry& registry_;
   std::vector<diagnostic> problems_;
@@ -793,6 +903,7 @@ class validator {
   std::vector<bool> params_valid_;                   // per operator: its parameters passed their checks
   std::vector<bool> columns_valid_;                  // per topic: its columnar fields passed theirs
   std::vector<bool> rank_known_;                     // per operator: its rank is a valid number (resolved)
+  std::size_t back_edges_ = 0;                       // edges check_cycles found closing a cycle
   std::vector<std::vector<topic_use>> publishers_;   // per topic
   std::vector<std::vector<topic_use>> subscribers_;  // per topic
   std::vector<std::vector<std::size_t>> inputs_;     // per operator: resolved topic indices
@@ -800,6 +911,13 @@ class validator {
 };
 
 }  // namespace
+
+std::uint64_t machine_memory_bytes() {
+  const long pages = ::sysconf(_SC_PHYS_PAGES);
+  const long page_bytes = ::sysconf(_SC_PAGE_SIZE);
+  if (pages <= 0 || page_bytes <= 0) return 0;
+  return static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page_bytes);
+}
 
 std::string count_problem(std::string_view field, std::int64_t value, count_limits limits) {
   if (value >= limits.min && value <= limits.max) return {};

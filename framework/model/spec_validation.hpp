@@ -24,9 +24,11 @@ namespace xf {
 /// each topic, cycles, 1:1 map frame sizes and element types, that verify sinks have a linear replayable
 /// chain upstream, shared objects and their bindings (shared_object_checks.hpp: an object that gives no
 /// size takes its init file's, filled in here), and ranks and GPUs: rank names, `device:` on GPU operators
-/// only and one per rank, a topic's publishers on one rank, a shared object's writer and readers on one.
+/// only and one per rank, a topic's publishers on one rank, a shared object's writer and readers on one;
+/// the CPU operators' threads in all (max_cpu_threads); and what no machine that runs it can hold: a
+/// topic's frames, a shared object's versions or the file cache past this machine's physical memory.
 /// Not checked here: what only the machine or the run can refuse (plan.hpp), such as a rank past the
-/// number of ranks that run.
+/// number of ranks that run. Linear in the topology's size (graph walks use their own stack).
 void validate_topology(topology_spec& spec, const operator_registry& registry);
 
 /// validate_topology without the throw: the problems, in the order found (unsorted).
@@ -46,9 +48,17 @@ inline constexpr count_limits capacity_limits{1, std::numeric_limits<std::uint32
 inline constexpr count_limits rows_per_frame_limits{1, std::numeric_limits<std::uint32_t>::max()};
 inline constexpr count_limits bloom_bits_limits{1, std::numeric_limits<std::uint32_t>::max()};
 inline constexpr count_limits bloom_hashes_limits{1, 64};
-inline constexpr count_limits threads_limits{1, std::numeric_limits<std::uint32_t>::max()};
+/// Threads are bounded by fixed numbers rather than by this machine's cores, so that a topology validates
+/// the same wherever it is checked: far past the cores of any host (more threads than cores is allowed:
+/// a thread may wait on I/O), and below where creating threads starts to fail on common limits (a
+/// container's pids.max, the memory of the threads' stacks). A CPU operator's threads:
+inline constexpr count_limits threads_limits{1, 1024};
+/// The threads of all CPU operators of a topology together.
+inline constexpr std::uint64_t max_cpu_threads = 8192;
 inline constexpr count_limits warps_limits{1, 32};  ///< a CUDA block holds at most 32 warps
-inline constexpr count_limits blocks_limits{0, std::numeric_limits<std::uint32_t>::max()};
+/// runtime.blocks: past the resident blocks of any GPU (132 SMs x 32 on an H100; the planner checks the
+/// GPU's own number), and the host executor runs each block on a thread of its own.
+inline constexpr count_limits blocks_limits{0, 8192};
 inline constexpr count_limits warps_per_block_limits{1, 32};
 /// Tuning: fewer samples than this leave each sampled partition a handful of rounds; the spread and the
 /// hold are checked every few milliseconds.
@@ -75,6 +85,10 @@ inline constexpr count_limits object_versions_limits{1, 64};
 inline constexpr count_limits object_count_limits{1, std::numeric_limits<std::uint32_t>::max()};
 /// A shared object's rolling-update block is a multiple of this (the host's page: the protection unit).
 inline constexpr std::uint64_t object_block_multiple = 4096;
+
+/// The machine's physical memory in bytes (0 when it does not say): validation refuses a topic, shared
+/// object or file cache larger than it.
+std::uint64_t machine_memory_bytes();
 
 /// "capacity must be at least 1, not 0" or "warps must be between 1 and 32, not 40"; empty when `value` is
 /// within `limits`.

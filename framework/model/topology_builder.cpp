@@ -182,8 +182,9 @@ topology_builder::topology_builder(std::string name) {
 }
 
 topic_builder topology_builder::topic(const std::string& name) {
-  for (std::size_t i = 0; i < spec_.topics.size(); ++i)
-    if (spec_.topics[i].name == name) return topic_builder(spec_.topics, i);
+  // Looked up, not searched: a builder of many thousand topics stays linear.
+  const auto [known, fresh] = topic_index_.try_emplace(name, spec_.topics.size());
+  if (!fresh) return topic_builder(spec_.topics, known->second);
   spec_.topics.push_back(topic_spec{});
   spec_.topics.back().name = name;
   return topic_builder(spec_.topics, spec_.topics.size() - 1);

@@ -34,6 +34,7 @@
 
 #include <initializer_list>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "framework/model/topology_spec.hpp"
@@ -153,6 +154,7 @@ class topology_builder {
  private:
   topology_spec spec_;
   std::vector<std::uint64_t> object_counts_;  // per shared object: count() elements, 0 for none
+  std::unordered_map<std::string, std::size_t> topic_index_;  // topic name → its place in spec_.topics
 };
 
 }  // namespace xf

@@ -2,19 +2,19 @@
 // Shape problems are collected here; the topology's meaning is checked by validate_topology afterwards.
 #include "framework/model/yaml_loader.hpp"
 
-#include <yaml-cpp/yaml.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <array>
 #include <cerrno>
 #include <charconv>
 #include <cstring>
-#include <filesystem>
-#include <fstream>
 #include <limits>
 #include <map>
 #include <optional>
-#include <sstream>
+#include <unordered_map>
 
 #include "framework/core/units.hpp"
 #include "framework/model/datatype_yaml.hpp"
@@ -110,8 +110,9 @@ class spec_reader : yaml_field_reader {
               "topics must be a map from topic name to settings, not " + describe_node(topics.value));
       return;
     }
+    const first_table firsts = first_entries(topics.value);
     for (const auto& entry : topics.value.entries) {
-      if (!first_of(topics.value, entry, "topic")) continue;
+      if (!first_of(firsts, entry, "topic")) continue;
       const std::string path = "topics." + entry.key;
       const std::string context = "topic '" + entry.key + "': ";
       record(path, entry);
@@ -171,9 +172,18 @@ class spec_reader : yaml_field_reader {
     }
   }
 
-  /// True for the first entry with its key in `map`; reports a later one as a duplicate `noun`.
-  bool first_of(const yaml_node& map, const yaml_entry& entry, const std::string& noun) {
-    const yaml_entry* first = map.find(entry.key);
+  /// Each key of a map and the first entry that has it: a map of many topics or operators is looked up
+  /// once per entry, not searched from its start.
+  using first_table = std::unordered_map<std::string_view, const yaml_entry*>;
+  static first_table first_entries(const yaml_node& map) {
+    first_table firsts;
+    for (const yaml_entry& entry : map.entries) firsts.try_emplace(entry.key, &entry);
+    return firsts;
+  }
+
+  /// True for the first entry with its key in its map; reports a later one as a duplicate `noun`.
+  bool first_of(const first_table& firsts, const yaml_entry& entry, const std::string& noun) {
+    const yaml_entry* first = firsts.at(entry.key);
     if (first == &entry) return true;
     problem(entry.key_pos, "duplicate " + noun + " '" + entry.key + "' (first at " +
                                first_at(first->key_pos, entry.key_pos) + ")");
@@ -310,8 +320,9 @@ class spec_reader : yaml_field_reader {
                                      describe_node(objects.value));
       return;
     }
+    const first_table firsts = first_entries(objects.value);
     for (const auto& entry : objects.value.entries) {
-      if (!first_of(objects.value, entry, "shared object")) continue;
+      if (!first_of(firsts, entry, "shared object")) continue;
       const std::string path = "shared_objects." + entry.key;
       const std::string context = "shared object '" + entry.key + "': ";
       record(path, entry);
@@ -391,8 +402,9 @@ class spec_reader : yaml_field_reader {
                                        describe_node(operators.value));
       return;
     }
+    const first_table firsts = first_entries(operators.value);
     for (const auto& entry : operators.value.entries) {
-      if (!first_of(operators.value, entry, "operator")) continue;
+      if (!first_of(firsts, entry, "operator")) continue;
       const std::string path = "operators." + entry.key;
       const std::string context = "operator '" + entry.key + "': ";
       record(path, entry);
@@ -623,19 +635,69 @@ topology_spec load_topology_text(std::string_view yaml_text, const std::string& 
   return spec;
 }
 
+namespace {
+
+/// What a path that is not a regular file is, for the message that refuses it.
+const char* kind_of_file(mode_t mode) {
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISSOCK(mode)) return "a socket";
+  return "a special file";
+}
+
+[[noreturn]] void refuse_file(const std::string& path, const std::string& why) {
+  throw config_error(source_pos{path, 0, 0}, "cannot read topology: " + why);
+}
+
+/// The file's text, read with a bound: only regular files, at most yaml_limits::max_bytes. A device
+/// (/dev/zero) or a FIFO has no end to wait for, and a file past the bound is refused before it is read.
+
+std::string read_topology_text(const std::string& path) {
+  const auto refuse = [&](const std::string& why) { refuse_file(path, why); };
+  // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) refuse(std::strerror(errno));
+  struct fd_closer {
+    int fd;
+    ~fd_closer() { ::close(fd); }
+  } closer{fd};
+  struct stat info {};
+  if (::fstat(fd, &info) != 0) refuse(std::strerror(errno));
+  if (S_ISDIR(info.st_mode)) refuse(std::strerror(EISDIR));
+  if (!S_ISREG(info.st_mode))
+    refuse(std::string("it is ") + kind_of_file(info.st_mode) + ", not a regular file");
+  const auto too_large = [&](std::uint64_t bytes, const char* more) {
+    refuse_file(path, "the file is " + std::string(more) + std::to_string(bytes) +
+                          " bytes, more than a topology may be (" +
+                          std::to_string(yaml_limits::max_bytes >> 20) + " MiB)");
+  };
+  if (static_cast<std::uint64_t>(info.st_size) > yaml_limits::max_bytes)
+    too_large(static_cast<std::uint64_t>(info.st_size), "");
+  std::string text(static_cast<std::size_t>(info.st_size) + 1, '\0');
+  std::size_t have = 0;
+  while (true) {
+    // One byte more than the bound, so that a file grown since fstat is refused, not cut short.
+    if (have == text.size()) {
+      if (text.size() > yaml_limits::max_bytes) too_large(yaml_limits::max_bytes, "over ");
+      text.resize(std::min(text.size() * 2, yaml_limits::max_bytes + 1));
+    }
+    const ssize_t n = ::read(fd, text.data() + have, text.size() - have);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) refuse(std::strerror(errno));
+    if (n == 0) break;
+    have += static_cast<std::size_t>(n);
+  }
+  text.resize(have);
+  return text;
+}
+
+}  // namespace
+
 topology_spec load_topology_file(const std::string& path, const operator_registry& registry,
                                  const std::vector<std::string>& overrides) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec))
-    throw config_error(source_pos{path, 0, 0}, "cannot read topology: " + std::string(std::strerror(EISDIR)));
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    throw config_error(source_pos{path, 0, 0}, "cannot read topology: " + std::string(std::strerror(errno)));
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad())
-    throw config_error(source_pos{path, 0, 0}, "cannot read topology: " + std::string(std::strerror(errno)));
-  return load_topology_text(text.str(), path, registry, overrides);
+  return load_topology_text(read_topology_text(path), path, registry, overrides);
 }
 
 }  // namespace xf

@@ -39,8 +39,9 @@
 //       class: sequence_source  # required: a registered class (xeflow-run --list-operators)
 //       on: cpu               # cpu | gpu; default gpu when the class has a GPU compute, else cpu
 //       outputs: [in]         # topic names: a list, or a single name
-//       threads: 2            # CPU operators: host threads, integer >= 1; default 1 (a GPU operator
-//                             # may only say 1: it runs in every kernel block)
+//       threads: 2            # CPU operators: host threads, 1..1024 (8192 for all CPU operators
+//                             # together); default 1 (a GPU operator may only say 1: it runs in every
+//                             # kernel block)
 //       params: {total_bytes: 1GiB, seed: 7}  # the class's parameters: single values, typed by the class
 //                             # (a datatype parameter: a datatype's name, or a datatype written inline)
 //     scale:
@@ -54,7 +55,7 @@
 //     verify: {class: verify_sink, inputs: out}
 //   runtime:
 //     executor: auto          # auto | device | host
-//     blocks: 0               # kernel blocks, integer >= 0; 0: derived from the machine
+//     blocks: 0               # kernel blocks, 0..8192; 0: derived from the machine
 //     warps_per_block: 8      # 1..32
 //     partition: uniform      # uniform | explicit (each GPU operator then states its `warps`)
 //     coherence:              # GPU executor: policy of each topic layer (topology_spec.hpp)
@@ -66,6 +67,8 @@
 // clang-format on
 //
 // Names of topics and operators use letters, digits, '_' and '-' (they appear in `--set` paths).
+// The text is UTF-8 and bounded (yaml_limits below); sizes are bounded by the machine's memory
+// (spec_validation.hpp).
 // Integers are decimal, 0x hexadecimal or 0o octal. Quoted and plain scalars read the same.
 //
 // Problems are reported in two passes, each collecting everything it finds, in source order: first the
@@ -74,6 +77,7 @@
 // follow-on errors — the topology's meaning (validate_topology). Positions are 1-based "file:line:column".
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -130,9 +134,25 @@ struct yaml_entry {
 /// "a map", "a list", "empty", or "'text'" for a scalar: how a message names what it found.
 std::string describe_node(const yaml_node& node);
 
+/// What the loader reads at most, so that no input makes it use unbounded time, memory or stack: a text
+/// past these is refused with a problem at the place that crosses the limit. Far above any real topology
+/// (the largest in topologies/ is a few KiB, a few hundred nodes, 6 levels deep), and above the largest
+/// one validation lets through (max_cpu_threads operators of a dozen nodes each, and their topics).
+struct yaml_limits {
+  /// Bytes of a topology file or text.
+  static constexpr std::size_t max_bytes = std::size_t{16} << 20;
+  /// Nodes of the document (scalars, lists, maps, keys included), counting every alias as a copy of the
+  /// node it names: an alias of an alias of … (a "billion laughs") is refused at the alias that crosses it.
+  static constexpr std::size_t max_nodes = 250'000;
+  /// Lists and maps nested in one another.
+  static constexpr std::size_t max_depth = 64;
+};
+
 /// Parses one YAML document. Positions name `source_name`; `first_column` is the 1-based column at which
 /// the text starts on its first line (an override's value starts inside its argument). Throws config_error
-/// for YAML syntax errors, non-scalar map keys and more than one document. Empty text gives a null node.
+/// for YAML syntax errors, text that is not UTF-8 or holds control characters (other than tab and line
+/// breaks), non-scalar map keys, an alias inside the node it names, text past yaml_limits, and more than
+/// one document. Empty text gives a null node.
 yaml_node parse_yaml(std::string_view text, const std::string& source_name, int first_column = 1);
 
 /// Converts a parsed document to a spec, recording positions (topology_spec::positions) and defaulting

@@ -158,6 +158,31 @@ TEST_CASE("config.override_structural_errors") {
         "--set operators.source.outputs=[c2g:1:26: error: YAML syntax: end of sequence flow not found");
 }
 
+TEST_CASE("config.override_paths_and_sources_are_bounded") {
+  // A path of thousands of names would make as many nested maps: refused at the name past the nesting
+  // bound, before any is made.
+  std::string path = "runtime";
+  for (int k = 0; k < 5000; ++k) path += ".x";
+  const std::string deep = path + "=1";
+  CHECK(first_override_problem({deep}) ==
+        "--set " + deep.substr(0, max_override_source_bytes) +
+            "...:1:" + std::to_string(9 + 2 * (yaml_limits::max_depth - 1)) +
+            ": error: an override path names at most " + std::to_string(yaml_limits::max_depth) +
+            " keys (lists and maps are nested at most that deep)");
+  // A long value is named by the argument's start: each of its nodes carries that name, not all of it.
+  std::string list = "operators.source.outputs=[";
+  for (int k = 0; k < 2'000; ++k) list += "c2g, ";
+  list += "]";
+  CHECK(override_source(list) == "--set " + list.substr(0, max_override_source_bytes) + "...");
+  CHECK(first_override_problem({list}) ==
+        "--set " + list.substr(0, max_override_source_bytes) +
+            "...:1:32: error: operator 'source': class 'sequence_source' is a source and needs exactly 1 "
+            "output, not 2000");
+  CHECK(override_source("name=caf\xc3\xa9") == "--set name=caf\xc3\xa9");
+  const std::string accented = std::string(max_override_source_bytes - 1, 'a') + "\xc3\xa9";
+  CHECK(override_source(accented) == "--set " + accented.substr(0, max_override_source_bytes - 1) + "...");
+}
+
 TEST_CASE("config.override_problems_are_all_reported_in_order") {
   try {
     load_pingpong({"no_equals", "topics.c2g.capacity=x", "=1"});
@@ -174,7 +199,7 @@ TEST_CASE("config.override_problems_are_all_reported_in_order") {
   } catch (const config_error& e) {
     REQUIRE(e.problems().size() == 2);
     CHECK(e.problems()[0].str() ==
-          "--set runtime.blocks=-1:1:16: error: runtime: blocks must be at least 0, not -1");
+          "--set runtime.blocks=-1:1:16: error: runtime: blocks must be between 0 and 8192, not -1");
     CHECK(e.problems()[1].pos.file == "--set topics.c2g.capacity=x");
   }
 }

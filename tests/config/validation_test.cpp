@@ -76,7 +76,7 @@ TEST_CASE("config.builder_problems_are_all_reported_in_order_found") {
         "<builder>: error: topic 'u': a columnar topic needs rows_per_frame (rows a frame holds)\n"
         "<builder>: error: topic 'u': a columnar topic needs columns ({name: …, type: …} each)\n"
         "<builder>: error: runtime: warps_per_block must be between 1 and 32, not 40\n"
-        "<builder>: error: operator 'src': threads must be at least 1, not 0\n"
+        "<builder>: error: operator 'src': threads must be between 1 and 1024, not 0\n"
         "<builder>: error: operator 'g': threads applies to CPU operators only (a GPU operator runs in every "
         "kernel block; see runtime.blocks)\n"
         "<builder>: error: operator 'g': warps is only used with runtime.partition: explicit (uniform splits "
@@ -295,7 +295,8 @@ runtime: {warps_per_block: 33}
     // threads: 0 and warps_per_block: 33 are shape problems (the loader's pass), found before meaning.
     REQUIRE(e.problems().size() == 3);
     CHECK(e.problems()[0].str() == "s.yaml:2:17: error: topic 't': capacity must be at least 1, not 0");
-    CHECK(e.problems()[1].str() == "s.yaml:5:47: error: operator 'k': threads must be at least 1, not 0");
+    CHECK(e.problems()[1].str() ==
+          "s.yaml:5:47: error: operator 'k': threads must be between 1 and 1024, not 0");
     CHECK(e.problems()[2].str() ==
           "s.yaml:6:28: error: runtime: warps_per_block must be between 1 and 32, not 33");
   }
@@ -380,9 +381,11 @@ TEST_CASE("config.count_and_frame_size_messages") {
   CHECK(count_problem("capacity", 4294967296, capacity_limits) ==
         "capacity must be at most 4294967295, not 4294967296");
   CHECK(count_problem("warps", 33, warps_limits) == "warps must be between 1 and 32, not 33");
-  CHECK(count_problem("blocks", -1, blocks_limits) == "blocks must be at least 0, not -1");
+  CHECK(count_problem("blocks", -1, blocks_limits) == "blocks must be between 0 and 8192, not -1");
   CHECK(count_problem_text("threads", "99999999999999999999", threads_limits) ==
-        "threads must be at most 4294967295, not 99999999999999999999");
+        "threads must be between 1 and 1024, not 99999999999999999999");
+  CHECK(count_problem_text("capacity", "99999999999999999999", capacity_limits) ==
+        "capacity must be at most 4294967295, not 99999999999999999999");
   CHECK(frame_size_problem(4 * KiB).empty());
   CHECK(frame_size_problem(1 * GiB).empty());
   CHECK(frame_size_problem(0) == "frame_size must be a positive multiple of 4 KiB (4096 bytes), not 0 bytes");

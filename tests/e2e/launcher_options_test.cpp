@@ -1,6 +1,7 @@
 // xeflow-run's own options as a user meets them: --version, the provenance and schema version in
 // --stats json, the log level from XEFLOW_LOG_LEVEL against -v/-q, and --log-file. Host executor, no GPU.
 #include <doctest/doctest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <climits>
@@ -234,4 +235,40 @@ TEST_CASE("launcher.log_file_that_cannot_be_opened_exits_2_naming_it") {
     CHECK(r.err.rfind("xeflow-run: error: cannot open the log file '" + path + "' for writing: ", 0) == 0);
   }
   CHECK_FALSE(std::filesystem::exists(dir.file("no")));  // no directory made on the way
+}
+
+TEST_CASE("launcher.set_takes_one_value_so_the_topology_may_follow") {
+  // --set before the topology's path: each --set takes its PATH=VALUE only, never the path after it.
+  const std::string topology = (source_root() / "topologies/pingpong.yaml").string();
+  const auto r = run_process(
+      {xeflow_run(), "--set", "name=renamed", "--set", "runtime.executor=host", topology, "--validate"},
+      std::chrono::seconds(60));
+  INFO(r.err);
+  REQUIRE_FALSE(r.timed_out);
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.rfind(topology + ": ok (", 0) == 0);
+  // Each --set is applied: an override's bad value is reported at it, with the topology still read.
+  const auto bad = run_process({xeflow_run(), "--set", "runtime.executor=gpu", topology, "--validate"},
+                               std::chrono::seconds(60));
+  REQUIRE_FALSE(bad.timed_out);
+  CHECK(bad.exit_code == 2);
+  CHECK(bad.err.rfind("--set runtime.executor=gpu:1:18: error: runtime: executor must be one of", 0) == 0);
+}
+
+TEST_CASE("launcher.topology_that_is_no_regular_file_exits_2_at_once") {
+  // A directory, a FIFO no writer opens and an endless device: refused by what they are, without a read.
+  const scratch_dir dir;
+  const std::string fifo = dir.file("topology.yaml");
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  for (const auto& [path, what] :
+       {std::pair{dir.file(""), std::string("Is a directory")},
+        std::pair{fifo, std::string("it is a FIFO, not a regular file")},
+        std::pair{std::string("/dev/zero"), std::string("it is a character device, not a regular file")}}) {
+    CAPTURE(path);
+    const auto r = run_process({xeflow_run(), path, "--validate"}, std::chrono::seconds(60));
+    REQUIRE_FALSE(r.timed_out);
+    CHECK(r.exit_code == 2);
+    CHECK(r.out.empty());
+    CHECK(r.err == path + ": error: cannot read topology: " + what + "\n");
+  }
 }
