@@ -247,6 +247,9 @@ checkpointer::~checkpointer() {
 }
 
 void checkpointer::start() {
+  // A first commit at once: a checkpoint left by an earlier run at this path (say a completed one) never
+  // stands for this run, which may be killed before its first interval.
+  commit(false);
   thread_ = std::thread([this] { loop(); });
 }
 

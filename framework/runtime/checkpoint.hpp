@@ -97,7 +97,7 @@ class checkpointer {
   checkpointer(const checkpointer&) = delete;
   checkpointer& operator=(const checkpointer&) = delete;
 
-  /// Starts the thread that commits every interval (after the sinks' on_start).
+  /// Commits once, then starts the thread that commits every interval (after the sinks' on_start).
   void start();
   /// Stops and joins it (before the sinks' on_stop: make_durable is never called after it).
   void stop() noexcept;

@@ -356,7 +356,7 @@ TEST_CASE("launcher.resume_rewrites_the_exact_file_and_verifies_from_the_resume_
 
 TEST_CASE("launcher.kill_9_then_resume_gives_the_uninterrupted_output") {
   scratch_dir dir;
-  const std::uint64_t bytes = 32 << 20;
+  const std::uint64_t bytes = 16 << 20;
   const std::string reference = reference_output(dir, bytes);
   const std::string out = dir.file("out.bin"), checkpoint = dir.file("run.ckpt");
   {
