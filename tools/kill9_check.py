@@ -47,9 +47,11 @@ class Checker:
         self.timeout = args.timeout
 
     def command(self, path, extra):
-        cmd = [self.args.run, self.args.topology, "-q", "--set",
-               f"operators.{self.args.source}.params.total_bytes={self.args.bytes}",
-               "--set", f"operators.{self.args.sink}.params.path={path}"]
+        cmd = [self.args.run, self.args.topology, "-q", "--set", f"operators.{self.args.sink}.params.path={path}"]
+        if not self.args.no_size:
+            cmd += ["--set", f"operators.{self.args.source}.params.total_bytes={self.args.bytes}"]
+        for override in self.args.set:
+            cmd += ["--set", override]
         if self.args.host:
             cmd.append("--host")
         return cmd + extra
@@ -148,7 +150,9 @@ class Checker:
                 extra = ["--checkpoint", self.checkpoint, "--checkpoint-ms", str(self.args.checkpoint_ms)]
             proc = self.start(extra)
         seconds = time.monotonic() - began
-        what = f"{'; '.join(events) or 'completed before the signal'}; {resumes} resume{'s' if resumes != 1 else ''}"
+        if not events:
+            events.append("completed under the file-size limit" if ending == "disk" else "completed before the signal")
+        what = f"{'; '.join(events)}; {resumes} resume{'s' if resumes != 1 else ''}"
         if os.path.exists(self.out + ".partial"):
             return False, what + f": {self.out}.partial left after a completed run", seconds
         if not os.path.exists(self.out):
@@ -168,6 +172,10 @@ def main():
                     help="a topology with a file sink (default topologies/checkpoint_file.yaml)")
     ap.add_argument("--source", default="source", help="the source whose total_bytes sets the stream size")
     ap.add_argument("--sink", default="out", help="the file sink whose output is compared")
+    ap.add_argument("--set", action="append", default=[], metavar="PATH=VALUE",
+                    help="more --set overrides for every run (repeatable)")
+    ap.add_argument("--no-size", action="store_true",
+                    help="leave the source's size alone (a file source: its file is the stream)")
     ap.add_argument("--bytes", type=parse_bytes, default=parse_bytes("64MiB"), help="stream size (64MiB)")
     mode = ap.add_mutually_exclusive_group()
     mode.add_argument("--host", action="store_true", help="the host executor (default)")

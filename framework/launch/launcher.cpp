@@ -560,9 +560,10 @@ int run_launcher(int argc, char** argv, const launcher_operators& operators) {
       for (std::size_t i : sink_operators(p))
         for (const checkpoint_state::sink_entry& e : state.sinks)
           if (e.name == p.operators[i].spec->name) checkpointing.committed_before.push_back(e.committed);
-      for (const checkpoint_state::source_entry& e : state.sources)
-        spdlog::info("--resume: source '{}' restarts its stream '{}' at offset {}", e.name, e.stream,
-                     e.restart_offset);
+      for (const planned_operator& po : p.operators)
+        if (po.entry->info.role == operator_role::source)
+          spdlog::info("--resume: source '{}' restarts its stream '{}' at offset {}", po.spec->name,
+                       p.topics[po.outputs[0]].spec->name, first_offsets[po.outputs[0]]);
     } catch (const std::runtime_error& e) {
       if (lead) std::cerr << "xeflow-run: error: --resume: " << e.what() << '\n';
       return exit_config_error;

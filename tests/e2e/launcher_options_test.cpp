@@ -416,3 +416,47 @@ TEST_CASE("launcher.resume_refuses_another_topology_a_bad_file_and_stateful_sink
   refused("table_versions.yaml", "shared object 'table'");
   refused("kmeans_assign.yaml", "(prefetch_writeback) is a sink that does not say it can be restarted");
 }
+
+TEST_CASE("launcher.resume_through_a_kernel_operator_that_shares_frames") {
+  // RAID-6 parity of a file, the input ring one frame deep: the host executor's two blocks share each
+  // frame (parts = 2), so the encoder's group takes items 2·K and 2·K + 1 first on a resume from K.
+  scratch_dir dir;
+  const std::string data = dir.file("data.bin");
+  {
+    std::ofstream f(data, std::ios::binary);
+    std::uint32_t x = 36;
+    for (std::uint64_t i = 0; i < (3u << 20) / 4; ++i) {
+      x = x * 1664525u + 1013904223u;
+      f.write(reinterpret_cast<const char*>(&x), sizeof x);
+    }
+  }
+  const auto raid6 = [&](const std::string& parity, const std::vector<std::string>& extra) {
+    std::vector<std::string> argv{xeflow_run(),
+                                  (source_root() / "topologies/raid6_file.yaml").string(),
+                                  "--host",
+                                  "--set",
+                                  "operators.source.params.path=" + data,
+                                  "--set",
+                                  "operators.sink.params.path=" + parity,
+                                  "--set",
+                                  "topics.data.capacity=1"};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    return run_process(argv, std::chrono::seconds(120));
+  };
+  auto r = raid6(dir.file("reference.bin"), {"-q"});
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  const std::string out = dir.file("parity.bin"), checkpoint = dir.file("run.ckpt");
+  r = raid6(out, {"-q", "--checkpoint", checkpoint});
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  // A crash after a commit at offset 2 of 6 (512 KiB data frames, 128 KiB of parity each).
+  std::filesystem::rename(out, out + ".partial");
+  std::filesystem::resize_file(out + ".partial", 3 * 128 * 1024);
+  nlohmann::json c = read_json(checkpoint);
+  c["complete"] = false;
+  for (auto& s : c["sinks"]) s["committed"] = 2;
+  std::ofstream(checkpoint) << c.dump(1);
+  r = raid6(out, {"--resume", checkpoint});
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  CHECK(contains(r.err, "restarts its stream 'data' at offset 2"));
+  CHECK(read_all(out) == read_all(dir.file("reference.bin")));
+}
