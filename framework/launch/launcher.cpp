@@ -534,12 +534,28 @@ int run_launcher(int argc, char** argv, const launcher_operators& operators) {
   checkpoint_options checkpointing;
   std::vector<std::uint64_t> first_offsets;
   const bool checkpointed = !checkpoint_path.empty() || !resume_path.empty();
+  if (!checkpointed && app.count("--checkpoint-ms") > 0) {
+    if (lead) std::cerr << "xeflow-run: error: --checkpoint-ms goes with --checkpoint or --resume\n";
+    return exit_config_error;
+  }
   if (checkpointed) {
     if (const std::optional<std::string> why = checkpoint_refusal(p)) {
       if (lead) std::cerr << "xeflow-run: error: " << *why << '\n';
       return exit_config_error;
     }
     checkpointing.path = checkpoint_path.empty() ? resume_path : checkpoint_path;
+    // Its directory must take the checkpoint's temporary file and rename: said now rather than as the
+    // run's first commit fails.
+    const std::string::size_type slash = checkpointing.path.find_last_of('/');
+    const std::string dir = slash == std::string::npos ? "."
+                            : slash == 0               ? "/"
+                                                       : checkpointing.path.substr(0, slash);
+    if (::access(dir.c_str(), W_OK | X_OK) != 0) {
+      if (lead)
+        std::cerr << "xeflow-run: error: cannot write the checkpoint '" << checkpointing.path << "' in '"
+                  << dir << "': " << std::strerror(errno) << '\n';
+      return exit_config_error;
+    }
     checkpointing.interval = std::chrono::milliseconds(checkpoint_ms);
     checkpointing.topology_hash = topology_hash(to_yaml(spec));
     checkpointing.topology_name = spec.name;

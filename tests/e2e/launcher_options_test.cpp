@@ -401,6 +401,13 @@ TEST_CASE("launcher.resume_refuses_another_topology_a_bad_file_and_stateful_sink
                   std::chrono::seconds(60));
   CHECK(r.exit_code == 2);
   CHECK(contains(r.err, "missing.ckpt"));
+  r = run_process(checkpoint_run(out, bytes, {"--checkpoint", "/nonexistent-xeflow-dir/run.ckpt"}),
+                  std::chrono::seconds(60));
+  CHECK(r.exit_code == 2);
+  CHECK(contains(r.err, "cannot write the checkpoint '/nonexistent-xeflow-dir/run.ckpt'"));
+  r = run_process(checkpoint_run(out, bytes, {"--checkpoint-ms", "10"}), std::chrono::seconds(60));
+  CHECK(r.exit_code == 2);
+  CHECK(contains(r.err, "--checkpoint-ms goes with --checkpoint or --resume"));
   // Sinks that fold the stream into state, and shared objects: refused before anything runs, named.
   const auto refused = [&](const std::string& topology, const std::string& named) {
     CAPTURE(topology);
