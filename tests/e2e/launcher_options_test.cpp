@@ -315,7 +315,7 @@ TEST_CASE("launcher.checkpoint_commits_every_sink_atomically_and_says_complete")
 
 TEST_CASE("launcher.resume_rewrites_the_exact_file_and_verifies_from_the_resume_point") {
   scratch_dir dir;
-  const std::uint64_t bytes = 96 * checkpoint_frame_bytes + 1028;
+  const std::uint64_t bytes = 64 * checkpoint_frame_bytes + 1028;
   const std::string reference = reference_output(dir, bytes);
   const std::string out = dir.file("out.bin"), checkpoint = dir.file("run.ckpt");
   auto r =
@@ -342,21 +342,21 @@ TEST_CASE("launcher.resume_rewrites_the_exact_file_and_verifies_from_the_resume_
   CHECK(contains(r.err, "source 'source' restarts its stream 'c2g' at offset 20"));
   CHECK(read_all(out) == reference);
   CHECK_FALSE(std::filesystem::exists(out + ".partial"));
-  // The verify sink checked offsets 20 to 96 (77 frames) and counted nothing lost below 20.
+  // The verify sink checked offsets 20 to 64 (45 frames) and counted nothing lost below 20.
   const nlohmann::json stats = nlohmann::json::parse(r.out);
   for (const auto& o : stats.at("operators"))
     if (o.at("name") == "verify") {
-      CHECK(o.at("counters").at("frames") == 77);
+      CHECK(o.at("counters").at("frames") == 45);
       CHECK(o.at("counters").at("lost") == 0);
     }
   const nlohmann::json after = read_json(checkpoint);
   CHECK(after.at("complete") == true);
-  CHECK(committed_of(after, "out") == 99);  // 97 frames, two voids
+  CHECK(committed_of(after, "out") == 67);  // 65 frames, two voids
 }
 
 TEST_CASE("launcher.kill_9_then_resume_gives_the_uninterrupted_output") {
   scratch_dir dir;
-  const std::uint64_t bytes = 16 << 20;
+  const std::uint64_t bytes = 8 << 20;
   const std::string reference = reference_output(dir, bytes);
   const std::string out = dir.file("out.bin"), checkpoint = dir.file("run.ckpt");
   {
