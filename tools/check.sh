@@ -3,14 +3,16 @@
 # model (tools/check_slot_model.sh: its core configurations), a normal build (CUDA
 # device code as PTX: no GPU needed to build it, and ptxas is most of nvcc's time), the suite under
 # ASan+UBSan (all of it but the applications' tests, tests/apps, which the normal build runs), the topic stress and the file cache's protocol under ThreadSanitizer, and
-# apps/custom_operator built out of tree against the installed xeflow (pkg-config, then CMake). GPU tests
+# apps/custom_operator built out of tree against the installed xeflow (pkg-config, then CMake), the kill -9
+# checker of checkpoint and resume (tools/kill9_check.py). GPU tests
 # skip visibly on machines without a GPU. Ends with a "N passed, N failed, N skipped" line counting doctest
 # test cases over every run and the checks around them (format, layers, kernel headers, out of tree).
 #
 # --long: the stress tests at full size (XF_LONG=1, tests/support/topic_fixture.hpp; four times the default
 # frames, outside the sanitizers), as before a change to the topic protocol lands; tests/apps under
 # ASan+UBSan too; the slot protocol model's whole matrix (capacities 1–3, both publishing sides, progress,
-# every mutation); and the Debian packages built, unpacked and built against (tools/build-debs.sh).
+# every mutation); the kill -9 checker on a 64 MiB stream instead of 16 MiB; and the Debian packages built,
+# unpacked and built against (tools/build-debs.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 for arg in "$@"; do
@@ -234,6 +236,14 @@ step "out of tree (apps/custom_operator: pkg-config, CMake)" out_of_tree
 # The JSON Schema editors check topologies with (xeflow-run --schema): valid draft-07, every topology of the
 # repository valid under it, typical mistakes flagged (python3-jsonschema).
 step "topology schema (tools/check_schema.py)" python3 tools/check_schema.py build-check/tools/xeflow-run
+# Checkpoint and resume (docs/checkpoint.md): 30 runs of topologies/checkpoint_file.yaml killed with SIGKILL
+# at random moments (seeded), each resumed until it completes, then one ended by SIGTERM and one by a full
+# disk; every output compared byte for byte with an uninterrupted run's. Host executor, a 16 MiB stream
+# (--long: 64 MiB): a round costs two or three process starts, so the stream's size is what CI can spare.
+kill9_bytes=16MiB
+[ "${XF_LONG:-0}" = 1 ] && kill9_bytes=64MiB
+step "kill -9 and resume (tools/kill9_check.py, $kill9_bytes)" python3 tools/kill9_check.py \
+  --run build-check/tools/xeflow-run --host --bytes "$kill9_bytes" --rounds 30 --seed 36
 
 # --long: the Debian packages (tools/build-debs.sh: a second, release build, which is why it waits for
 # --long), unpacked into a clean prefix, and apps/custom_operator built against them with pkg-config and

@@ -68,6 +68,7 @@ topic::topic(topic_config config, topic_memory& memory)
         static_cast<std::uint64_t*>(take(sizeof(std::uint64_t) * heap_words, topic_layer::frames, publisher));
     view_.frames = static_cast<std::byte*>(
         take(heap_bytes, topic_layer::frames, config_.copy_engines ? memory_side::pinned_host : shared));
+    start_at(config_.first_offset);
     for (std::uint32_t g = 0; g < config_.groups; ++g)
       if (group_on_gpu(g))
         memory_->place(view_.group_cursor + std::uint64_t{g} * view_.cursor_stride, frame_alignment_bytes,
@@ -77,6 +78,26 @@ topic::topic(topic_config config, topic_memory& memory)
       memory_->deallocate(allocations_[i].p, allocations_[i].bytes, allocations_[i].layer);
     throw;
   }
+}
+
+void topic::start_at(std::uint64_t first) {
+  if (first == 0) return;  // freshly zeroed memory is the start at 0
+  // Written before any worker or kernel exists (the memory's regions are not yet placed on the device),
+  // so plain stores suffice: the threads' creation and the kernel's launch order them before every use.
+  view_.claim->value = first;
+  view_.end_max->value = first;
+  for (std::uint32_t g = 0; g < config_.groups; ++g) {
+    const std::uint64_t items =
+        g < config_.group_items_per_offset.size() ? config_.group_items_per_offset[g] : std::uint64_t{1};
+    view_.group_cursor[std::uint64_t{g} * view_.cursor_stride].value = first * items;
+  }
+  // slot_free(o) wants the release word of o's slot at o - capacity + 1: the offsets of the capacity below
+  // `first` were, as far as the protocol can tell, published and released by every group. Their seq words
+  // stay 0 (no frame to reclaim, and never mistaken for a later offset: o + 1 > first ≥ 1).
+  const std::uint64_t lowest = first > config_.capacity ? first - config_.capacity : 0;
+  for (std::uint64_t o = lowest; o < first; ++o)
+    for (std::uint32_t g = 0; g < config_.groups; ++g)
+      view_.released[std::uint64_t{g} * config_.capacity + view_.slot_of(o)] = o + 1;
 }
 
 void* topic::take(std::size_t bytes, topic_layer layer, memory_side side) {
@@ -108,7 +129,7 @@ std::uint32_t topic::frames_in_use() const noexcept {
 }
 
 std::uint64_t topic::published_mark() const noexcept {
-  std::uint64_t mark = 0;
+  std::uint64_t mark = config_.first_offset;
   for (std::uint32_t s = 0; s < view_.capacity; ++s) mark = std::max(mark, load_relaxed(view_.slots[s].seq));
   return mark;
 }

@@ -26,6 +26,15 @@ struct topic_config {
   /// The copy engines move the frames across PCIe (copy_bridge.hpp): they live in page-locked host
   /// memory, and the GPU works on a replica of its own.
   bool copy_engines = false;
+  /// The stream's first offset: 0, or where a resumed run restarts (xeflow-run --resume). Offsets stay
+  /// absolute — frame o is the same frame in every run — so sources produce, maps pass on and sinks see
+  /// the offsets they would have in one uninterrupted run. The topic starts as if every offset below it
+  /// had been published and released: the claim word, the end word and each group's cursor at it, and
+  /// each slot's release words at the last offset below it that used the slot.
+  std::uint64_t first_offset = 0;
+  /// Per subscriber group: the cursor values one offset takes (a GPU operator that splits frames into
+  /// parts takes offset · parts + part from its group's cursor); missing entries: 1.
+  std::vector<std::uint32_t> group_items_per_offset;
 };
 
 /// Host-side counters of a topic, updated by the executors (relaxed: read for stats).
@@ -52,7 +61,8 @@ class topic {
   /// Frames published but not yet released by every group: `claim`/end minus the slowest group's cursor
   /// is not tracked; this is the bound the heap enforces (for tests: never exceeds capacity).
   std::uint32_t frames_in_use() const noexcept;
-  /// One past the highest offset published so far (a frame or a void): the highest seq word of the index.
+  /// One past the highest offset published so far (a frame or a void): the highest seq word of the index,
+  /// at least the stream's first offset.
   /// For live metrics, from any thread: relaxed loads of words the publishers (or the GPU) write, a
   /// moment's picture rather than a snapshot. Reads the host view's words.
   std::uint64_t published_mark() const noexcept;
@@ -74,6 +84,8 @@ class topic {
     topic_layer layer;
   };
   void* take(std::size_t bytes, topic_layer layer, memory_side side);
+  /// The words of a stream that starts at `first` (topic_config::first_offset).
+  void start_at(std::uint64_t first);
   bool group_on_gpu(std::uint32_t g) const {
     return g < config_.groups_on_gpu.size() && config_.groups_on_gpu[g];
   }

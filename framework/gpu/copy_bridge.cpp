@@ -254,7 +254,16 @@ copy_bridge::copy_bridge(const std::vector<topic>& topics, std::vector<route> ro
       l->device_released = device_buffer<std::uint64_t>(std::uint64_t{t.config().groups} * capacity);
       l->released_staging = pinned_buffer<std::uint64_t>(std::uint64_t{t.config().groups} * capacity);
       l->events = std::vector<cuda_event>(max_copies_in_flight);
+      // A stream that starts past 0 (a resumed run) starts with release words that say the offsets below
+      // it were released (topic::start_at): the kernel's replica of them must say the same, or its
+      // slot_free never sees the first slots free.
+      if (t.config().first_offset != 0)
+        XF_CUDA_TRY(cudaMemcpy(l->device_released.get(), l->host.released,
+                               sizeof(std::uint64_t) * t.config().groups * capacity, cudaMemcpyHostToDevice));
     }
+    // Offsets below the stream's first were carried (and released) by an earlier run.
+    l->next = l->delivered = l->released = t.config().first_offset;
+    l->next_to_choose.store(t.config().first_offset, std::memory_order_relaxed);
     lanes_.push_back(std::move(l));
   }
 }

@@ -17,6 +17,7 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <stdexcept>
 #include <typeindex>
 
 #include "framework/core/units.hpp"
@@ -29,6 +30,7 @@
 #include "framework/model/yaml_loader.hpp"
 #include "framework/plan/device_probe.hpp"
 #include "framework/plan/plan.hpp"
+#include "framework/runtime/checkpoint.hpp"
 #include "framework/runtime/executor.hpp"
 #include "framework/runtime/frame_ledger.hpp"
 #include "framework/runtime/logging.hpp"
@@ -318,6 +320,19 @@ int run_launcher(int argc, char** argv, const launcher_operators& operators) {
          "serve live metrics while the run goes: Prometheus /metrics, /healthz, /readyz on 127.0.0.1:PORT "
          "(0: any free port), or on ADDRESS:PORT given explicitly; under mpirun rank r on PORT + r")
       ->type_name("[ADDRESS:]PORT");
+  std::string checkpoint_path, resume_path;
+  unsigned checkpoint_ms = 1000;
+  app.add_option("--checkpoint", checkpoint_path,
+                 "commit the offsets every sink has durably finished to FILE every --checkpoint-ms "
+                 "(atomically: FILE.tmp, fsync, rename), so that --resume FILE restarts from there")
+      ->type_name("FILE");
+  app.add_option("--resume", resume_path,
+                 "resume the run a checkpoint FILE describes (the same topology and --set overrides): "
+                 "sources restart from the smallest committed offset downstream; checkpoints go on into "
+                 "FILE (or --checkpoint's)")
+      ->type_name("FILE");
+  app.add_option("--checkpoint-ms", checkpoint_ms, "with --checkpoint or --resume: ms between commits (1000)")
+      ->check(CLI::Range(1u, 3'600'000u));
   app.add_flag("-v,--verbose", verbose, "more logging (-vv: trace); -v and -q win over XEFLOW_LOG_LEVEL");
   app.add_flag("-q,--quiet", quiet, "warnings and errors only, no progress line");
   std::string log_file;
@@ -518,6 +533,61 @@ int run_launcher(int argc, char** argv, const launcher_operators& operators) {
     return exit_ok;
   }
   spdlog::info("{}", p.describe());
+  // Checkpoints: refused for what a restart would get wrong, checked against the topology resumed.
+  checkpoint_options checkpointing;
+  std::vector<std::uint64_t> first_offsets;
+  const bool checkpointed = !checkpoint_path.empty() || !resume_path.empty();
+  if (!checkpointed && app.count("--checkpoint-ms") > 0) {
+    if (lead) std::cerr << "xeflow-run: error: --checkpoint-ms goes with --checkpoint or --resume\n";
+    return exit_config_error;
+  }
+  if (checkpointed) {
+    if (const std::optional<std::string> why = checkpoint_refusal(p)) {
+      if (lead) std::cerr << "xeflow-run: error: " << *why << '\n';
+      return exit_config_error;
+    }
+    checkpointing.path = checkpoint_path.empty() ? resume_path : checkpoint_path;
+    // Its directory must take the checkpoint's temporary file and rename: said now rather than as the
+    // run's first commit fails.
+    const std::string::size_type slash = checkpointing.path.find_last_of('/');
+    const std::string dir = slash == std::string::npos ? "."
+                            : slash == 0               ? "/"
+                                                       : checkpointing.path.substr(0, slash);
+    if (::access(dir.c_str(), W_OK | X_OK) != 0) {
+      if (lead)
+        std::cerr << "xeflow-run: error: cannot write the checkpoint '" << checkpointing.path << "' in '"
+                  << dir << "': " << std::strerror(errno) << '\n';
+      return exit_config_error;
+    }
+    checkpointing.interval = std::chrono::milliseconds(checkpoint_ms);
+    checkpointing.topology_hash = topology_hash(to_yaml(spec));
+    checkpointing.topology_name = spec.name;
+  }
+  if (!resume_path.empty()) {
+    try {
+      const checkpoint_state state = read_checkpoint(resume_path);
+      if (state.topology_hash != checkpointing.topology_hash)
+        throw std::runtime_error("the checkpoint '" + resume_path + "' is of another topology ('" +
+                                 state.topology_name + "', hash " + state.topology_hash + "; this is '" +
+                                 spec.name + "', hash " + checkpointing.topology_hash +
+                                 "): resume with the topology file and --set overrides it was made with");
+      if (state.complete) {
+        spdlog::info("--resume: the checkpoint '{}' says the run completed: nothing to resume", resume_path);
+        return exit_ok;
+      }
+      first_offsets = resume_offsets(p, state);
+      for (std::size_t i : sink_operators(p))
+        for (const checkpoint_state::sink_entry& e : state.sinks)
+          if (e.name == p.operators[i].spec->name) checkpointing.committed_before.push_back(e.committed);
+      for (const planned_operator& po : p.operators)
+        if (po.entry->info.role == operator_role::source)
+          spdlog::info("--resume: source '{}' restarts its stream '{}' at offset {}", po.spec->name,
+                       p.topics[po.outputs[0]].spec->name, first_offsets[po.outputs[0]]);
+    } catch (const std::runtime_error& e) {
+      if (lead) std::cerr << "xeflow-run: error: --resume: " << e.what() << '\n';
+      return exit_config_error;
+    }
+  }
   // Live metrics: serving before the run sets up (/readyz says so), until this function returns.
   std::unique_ptr<metrics_server> metrics;
   if (metrics_at_rank) {
@@ -572,6 +642,9 @@ int run_launcher(int argc, char** argv, const launcher_operators& operators) {
   if (metrics) run_options.on_sample = [&](const run_sample& s) { metrics->update(s); };
   if (ranked) session = group->start_session(spec, p, control);
   run_options.carrier = session.get();
+  if (checkpointed) run_options.checkpoint = &checkpointing;
+  run_options.first_offsets = first_offsets;
+  run_options.resumed = !resume_path.empty();
   if (trace_file.is_open()) trace::start(trace_max_events, trace_sample);
   const auto run_start = std::chrono::steady_clock::now();
   run_stats stats = run_topology(p, spec, control, run_options);

@@ -117,6 +117,15 @@ struct operator_setup {
   /// The shared objects bound to its slots, in the order its class declares them (null: an optional slot
   /// left unbound). Valid until on_stop returns.
   std::vector<object_port*> objects;
+  /// Set once the run fails or is aborted (a second interrupt). Null outside a run. Read at on_stop: an
+  /// output must not be made to look complete after a failure.
+  const std::atomic<bool>* aborted = nullptr;
+  /// A resumed run (xeflow-run --resume): the first offset of the operator's stream — a source's output,
+  /// a sink's input. Offsets below it were committed by an earlier run and are not delivered again; a sink
+  /// finds what it wrote of them where it left it. 0 in a fresh run.
+  std::uint64_t resume_offset = 0;
+  /// True in a resumed run, even one resumed from offset 0.
+  bool resumed = false;
 };
 
 /// Counters an operator reports at the end of a run (e.g. a verify sink's lost/corrupt counts), printed
@@ -171,6 +180,12 @@ class cpu_map : public cpu_operator {
 class cpu_sink : public cpu_operator {
  public:
   virtual void on_frame(std::uint64_t offset, const frame_in& in) = 0;
+  /// A checkpointed run (xeflow-run --checkpoint) calls this from its checkpoint thread, concurrently
+  /// with on_frame, between on_start and on_stop: once it returns, what every on_frame that returned
+  /// before the call wrote must survive a crash of the process or the machine (a file sink's fdatasync).
+  /// Throws to fail the run. Only sinks that declare themselves resumable are asked (operator_schema::
+  /// resumable); the default has nothing to make durable.
+  virtual void make_durable() {}
 };
 
 /// What a GPU operator's call over one work item carries besides its bytes: the item's offset, the

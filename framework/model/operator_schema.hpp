@@ -98,6 +98,13 @@ struct operator_info {
   element_set elements = element_set::all();
   bool replayable = true;  ///< output is a pure function of (offset, input): a verify sink can replay it
   bool needs_reference = false;  ///< needs a replayable upstream chain (verify sinks)
+  /// Sinks: a checkpointed run may restart it from a committed offset (xeflow-run --checkpoint and
+  /// --resume) — what it does with a frame is idempotent and keeps no state across frames that a restart
+  /// would lose: a replayed frame rewrites the same bytes at the same place (file_sink), is only checked
+  /// (verify_sink) or only counted (null_sink). Sources and maps are functions of the offset and their
+  /// input, so every one may be restarted; a sink that does not say so (an accumulator: word_count, the
+  /// GPU sinks, a sum) is refused.
+  bool resumable = false;
   /// GPU operators: computes over the whole frame (its layout spans it: field-by-field records), so the
   /// GPU executor never splits its frames into parts run by several blocks.
   bool whole_frames = false;
@@ -228,6 +235,11 @@ class operator_schema {
   }
   operator_schema& needs_reference() {
     info_->needs_reference = true;
+    return *this;
+  }
+  /// See operator_info::resumable.
+  operator_schema& resumable() {
+    info_->resumable = true;
     return *this;
   }
 

@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "framework/core/timer_slack.hpp"
+#include "framework/runtime/checkpoint.hpp"
 #include "framework/runtime/cpu_workers.hpp"
 #include "framework/runtime/kernel_executor.hpp"
 #include "framework/runtime/run_context.hpp"
@@ -106,6 +107,9 @@ run_stats run_topology(const plan& p, const topology_spec& spec, run_control& co
   run_context run(p, spec, control);
   run.ledger = options.ledger;
   run.replay = options.replay;
+  run.first_offsets = options.first_offsets;
+  run.resumed = options.resumed;
+  std::unique_ptr<checkpointer> checkpoints;
   std::unique_ptr<kernel_executor> executor;
   topic_carrier* carrier = nullptr;  // attached: detached before the topics go
   std::vector<std::thread> threads;
@@ -140,6 +144,10 @@ run_stats run_topology(const plan& p, const topology_spec& spec, run_control& co
     executor->start(threads);
     end_phase("kernel start");
     start_cpu_workers(run, threads);
+    if (options.checkpoint != nullptr) {
+      checkpoints = std::make_unique<checkpointer>(run, *options.checkpoint, options.first_offsets);
+      checkpoints->start();
+    }
     for (const planned_operator& po : p.operators) {
       if (po.in_kernel)
         spdlog::debug("operator '{}' ({}): in the kernel's {} blocks, {} warps each", po.spec->name,
@@ -172,6 +180,12 @@ run_stats run_topology(const plan& p, const topology_spec& spec, run_control& co
     options.on_sample(sample_run(run, executor.get(), carrier,
                                  std::chrono::duration<double>(run_clock::now() - start).count()));
   if (run.files() != nullptr) run.files()->stop();
+  // The last commit of what the sinks finished, before their on_stop closes what make_durable syncs: a
+  // failed or interrupted run is resumed from there.
+  if (checkpoints) {
+    checkpoints->stop();
+    checkpoints->commit(false);
+  }
   run.stop_operators();
   // A rank whose streams come in over bridges has no source to open its stream window: the first frame a
   // bridge brought in does.
@@ -182,6 +196,9 @@ run_stats run_topology(const plan& p, const topology_spec& spec, run_control& co
   const std::vector<operator_counters> sinks = executor && !executor->wedged()
                                                    ? finish_kernel_sinks(run, *executor)
                                                    : std::vector<operator_counters>{};
+  // Every stream ended and every sink's on_stop succeeded (a file sink renamed its output): nothing is
+  // left to resume.
+  if (checkpoints && !control.failure() && !control.draining()) checkpoints->commit(true);
   end_phase("finish");
   run_stats stats = build_stats(run, executor.get(), sinks, timeline,
                                 std::chrono::duration<double>(run_clock::now() - start).count());

@@ -18,6 +18,7 @@ namespace xf {
 class kernel_program;
 class frame_ledger;
 class topic_carrier;
+struct checkpoint_options;
 
 /// Live totals for a progress line, sampled while the run goes on.
 struct run_progress {
@@ -50,6 +51,14 @@ struct run_options {
   /// A ranked run: the whole topology planned as one process, whose chains its verify sinks replay (a
   /// source on another rank is replayed here). Null: the plan's own chains.
   const plan* replay = nullptr;
+  /// Non-null: the run commits its sinks' durable progress to a checkpoint file (checkpoint.hpp) every
+  /// interval and once more at its end (marked complete when every stream completed). The plan must pass
+  /// checkpoint_refusal.
+  const checkpoint_options* checkpoint = nullptr;
+  /// A resumed run: each topic's first offset (by plan topic; resume_offsets), and every sink told so
+  /// (operator_setup::resume_offset). Empty: every stream starts at 0.
+  std::vector<std::uint64_t> first_offsets;
+  bool resumed = false;
 };
 
 /// Runs `p` (made from `spec`, which must outlive the call) to the end of every stream, an interrupt

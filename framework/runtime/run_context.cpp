@@ -120,6 +120,9 @@ void run_context::start_operators() {
     }
     for (std::size_t t : po.outputs) setup.outputs.push_back(info(t));
     setup.objects = objects_->ports_of(i);
+    setup.aborted = &control_.abort_flag();
+    setup.resumed = resumed;
+    setup.resume_offset = first_offset(po.inputs.empty() ? po.outputs.at(0) : po.inputs[0]);
     try {
       instances_[i].cpu->on_start(setup);
     } catch (const run_error&) {

@@ -144,6 +144,11 @@ class run_context {
   frame_ledger* ledger = nullptr;
   /// Non-null: a ranked run's whole topology, whose chains the verify sinks replay (run_options::replay).
   const plan* replay = nullptr;
+  /// A resumed run: each topic's first offset (run_options::first_offsets); empty: every stream from 0.
+  std::vector<std::uint64_t> first_offsets;
+  bool resumed = false;
+  /// The first offset of topic t's stream.
+  std::uint64_t first_offset(std::size_t t) const { return t < first_offsets.size() ? first_offsets[t] : 0; }
   /// Detaches the topics, their memory and the file cache without freeing them: a wedged GPU kernel still
   /// owns them (freeing would wait for it). The caller ends the process.
   void leak() noexcept;
@@ -179,6 +184,10 @@ void run_context::make_topics(std::unique_ptr<topic_memory> memory, Configure&& 
     config.capacity = pt.spec->capacity;
     config.groups = pt.groups();
     config.publishers = pt.publisher_workers;
+    config.first_offset = first_offset(t);
+    // A kernel operator that splits frames takes offset · parts + part from its group's cursor.
+    for (std::size_t s : pt.subscribers)
+      config.group_items_per_offset.push_back(plan_.operators[s].in_kernel ? plan_.operators[s].parts : 1);
     configure(t, config);
     try {
       topics_.emplace_back(config, *memory_);

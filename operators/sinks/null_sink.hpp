@@ -18,6 +18,7 @@ class null_sink final : public cpu_sink {
 
   static void describe(operator_schema<params>& s) {
     s.describe("discards frames, counting frames and bytes");
+    s.resumable();  // a resumed run counts what it received
   }
 
   explicit null_sink(const params&) {}

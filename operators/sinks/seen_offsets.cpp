@@ -50,20 +50,28 @@ bool seen_offsets::contains(std::uint64_t offset) const {
 }
 
 seen_offsets::missing_summary seen_offsets::missing_below(std::uint64_t limit) const {
+  return missing_in(0, limit);
+}
+
+seen_offsets::missing_summary seen_offsets::missing_in(std::uint64_t from, std::uint64_t limit) const {
   missing_summary result;
+  if (from >= limit) return result;
   const std::uint64_t bitmap_limit = std::min(limit, bitmap_offsets);
-  for (std::uint64_t base = 0; base < bitmap_limit; base += leaf_offsets) {
+  for (std::uint64_t base = from / leaf_offsets * leaf_offsets; base < bitmap_limit; base += leaf_offsets) {
+    const std::uint64_t low = std::max(from, base) - base;  // the leaf's bits [low, span) are asked about
     const std::uint64_t span = std::min(leaf_offsets, bitmap_limit - base);
+    if (low >= span) continue;
     const word* leaf = leaves_[base >> leaf_offsets_log2].load(std::memory_order_acquire);
     if (!leaf) {
-      result.count += span;
-      if (!result.first) result.first = base;
+      result.count += span - low;
+      if (!result.first) result.first = base + low;
       continue;
     }
-    for (std::uint64_t w = 0; w * word_bits < span; ++w) {
+    for (std::uint64_t w = low / word_bits; w * word_bits < span; ++w) {
       std::uint64_t missing = ~leaf[w].load(std::memory_order_relaxed);
       const std::uint64_t bits_here = std::min<std::uint64_t>(word_bits, span - w * word_bits);
       if (bits_here < word_bits) missing &= (std::uint64_t{1} << bits_here) - 1;
+      if (w == low / word_bits) missing &= ~std::uint64_t{0} << (low % word_bits);
       if (missing == 0) continue;
       result.count += static_cast<std::uint64_t>(std::popcount(missing));
       if (!result.first)
@@ -71,13 +79,14 @@ seen_offsets::missing_summary seen_offsets::missing_below(std::uint64_t limit) c
     }
   }
   if (limit > bitmap_offsets) {
+    const std::uint64_t low = std::max(from, bitmap_offsets);
     std::lock_guard lock(overflow_mutex_);
     std::uint64_t seen_here = 0;
-    for (std::uint64_t o : overflow_) seen_here += o < limit ? 1 : 0;
-    result.count += (limit - bitmap_offsets) - seen_here;
-    if (!result.first && seen_here < limit - bitmap_offsets) {
-      // The smallest offset ≥ bitmap_offsets not in the set: walk up from the bottom (the set is small).
-      std::uint64_t o = bitmap_offsets;
+    for (std::uint64_t o : overflow_) seen_here += o >= low && o < limit ? 1 : 0;
+    result.count += (limit - low) - seen_here;
+    if (!result.first && seen_here < limit - low) {
+      // The smallest offset ≥ low not in the set: walk up from there (the set is small).
+      std::uint64_t o = low;
       while (overflow_.contains(o)) ++o;
       result.first = o;
     }

@@ -38,6 +38,9 @@ class seen_offsets {
   };
   /// Offsets in [0, limit) never inserted. Call when no thread inserts any more (at on_stop).
   missing_summary missing_below(std::uint64_t limit) const;
+  /// Offsets in [from, limit) never inserted (a resumed stream's: those below `from` belong to an earlier
+  /// run). Call when no thread inserts any more.
+  missing_summary missing_in(std::uint64_t from, std::uint64_t limit) const;
 
  private:
   using word = std::atomic<std::uint64_t>;

@@ -52,6 +52,7 @@ void verify_sink::on_start(const operator_setup& setup) {
   if (setup.inputs.empty()) throw run_error({name_, "", std::nullopt}, "a verify sink needs an input topic");
   topic_ = setup.inputs.front().name;
   interrupted_ = setup.interrupted;
+  first_offset_ = setup.resume_offset;
   frame_bytes_ = setup.inputs.front().frame_bytes;
   element_ = setup.inputs.front().element;
   reference_ = setup.input_references.empty() ? nullptr : setup.input_references.front();
@@ -284,11 +285,13 @@ void verify_sink::on_stop() {
   const std::uint64_t limit = !reference_end_ ? delivered_end
                               : interrupted   ? std::min(*reference_end_, delivered_end)
                                               : *reference_end_;
-  const seen_offsets::missing_summary missing = seen_.missing_below(limit);
+  // A resumed stream starts at its resume offset: what lies below it was checked by an earlier run.
+  const seen_offsets::missing_summary missing = seen_.missing_in(first_offset_, limit);
   lost_.store(missing.count, std::memory_order_relaxed);
   if (missing.count > 0) {
     record(lost, *missing.first,
            std::to_string(missing.count) + " offsets below " + std::to_string(limit) +
+               (first_offset_ != 0 ? " (from the resume offset " + std::to_string(first_offset_) + ")" : "") +
                " never delivered, the first is offset " + std::to_string(*missing.first));
   }
 

@@ -43,7 +43,11 @@ namespace xf {
 ///   holds at 2^62, in which case the highest delivered offset + 1 stands in). When the run was
 ///   interrupted (operator_setup::interrupted set: SIGINT stops the sources early and drains what was
 ///   published), L = min(reference end, highest delivered offset + 1): the framework delivers every
-///   offset below the topic's end, so a gap below the highest delivered offset is still a real loss.
+///   offset below the topic's end, so a gap below the highest delivered offset is still a real loss. A
+///   resumed run (operator_setup::resume_offset = K) counts losses in [K, L) only: the offsets below K
+///   were checked by the run that committed them. Replayed frames above what this sink had checked are
+///   checked again, which costs time and finds nothing new: the sink keeps no state across frames, so a
+///   checkpointed run may restart it (operator_schema::resumable).
 /// on_stop throws run_error (operator, input topic, smallest bad offset) summarising all anomalies.
 /// on_frame is safe from any number of threads: per-thread counters, a lock-free seen-offsets bitmap, a
 /// checksum cache whose entries are claimed by a compare-exchange (a thread that loses the race computes
@@ -64,6 +68,7 @@ class verify_sink final : public cpu_sink {
             "replayed frame's, computed once per frame of a periodic upstream (dataset_source) and cached",
             params{}.mode, {"exact", "checksum"});
     s.needs_reference();
+    s.resumable();
   }
 
   /// Reference probes stop here: a stream with frames at 2^62 has no end worth finding.
@@ -146,6 +151,7 @@ class verify_sink final : public cpu_sink {
   const frame_reference* reference_ = nullptr;
   std::optional<std::uint64_t> reference_end_;
   const std::atomic<bool>* interrupted_ = nullptr;  ///< from operator_setup; null outside a run
+  std::uint64_t first_offset_ = 0;                  ///< operator_setup::resume_offset: losses count from it
   // Checksum mode: set at on_start, read-only after (the entries themselves are atomic).
   std::uint64_t cache_period_ = 0;
   std::uint64_t cache_entries_ = 0;  ///< min(period, reference end, max_cached_checksums)

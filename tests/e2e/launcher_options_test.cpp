@@ -1,16 +1,19 @@
 // xeflow-run's own options as a user meets them: --version, the provenance and schema version in
-// --stats json, the log level from XEFLOW_LOG_LEVEL against -v/-q, and --log-file. Host executor, no GPU.
+// --stats json, the log level from XEFLOW_LOG_LEVEL against -v/-q, --log-file, and --checkpoint /
+// --resume. Host executor, no GPU.
 #include <doctest/doctest.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <climits>
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "tests/support/run_checks.hpp"
@@ -271,4 +274,233 @@ TEST_CASE("launcher.topology_that_is_no_regular_file_exits_2_at_once") {
     CHECK(r.out.empty());
     CHECK(r.err == path + ": error: cannot read topology: " + what + "\n");
   }
+}
+
+// ---- --checkpoint and --resume ------------------------------------------------------------------------
+
+namespace {
+
+constexpr std::uint64_t checkpoint_frame_bytes = 64 * 1024;  // topologies/checkpoint_file.yaml's frames
+
+/// argv of a host run of topologies/checkpoint_file.yaml streaming `bytes` into `out`, with `extra`.
+std::vector<std::string> checkpoint_run(const std::string& out, std::uint64_t bytes,
+                                        const std::vector<std::string>& extra) {
+  std::vector<std::string> argv{xeflow_run(),
+                                (source_root() / "topologies/checkpoint_file.yaml").string(),
+                                "--host",
+                                "--set",
+                                "operators.source.params.total_bytes=" + std::to_string(bytes),
+                                "--set",
+                                "operators.out.params.path=" + out};
+  argv.insert(argv.end(), extra.begin(), extra.end());
+  return argv;
+}
+
+nlohmann::json read_json(const std::string& path) {
+  return nlohmann::json::parse(read_all(path));
+}
+
+std::uint64_t committed_of(const nlohmann::json& checkpoint, const std::string& sink) {
+  for (const auto& s : checkpoint.at("sinks"))
+    if (s.at("name") == sink) return s.at("committed").get<std::uint64_t>();
+  FAIL("no sink '" << sink << "' in the checkpoint");
+  return 0;
+}
+
+/// A completed reference run's output (no checkpoint).
+std::string reference_output(const scratch_dir& dir, std::uint64_t bytes) {
+  const std::string path = dir.file("reference.bin");
+  const auto r = run_process(checkpoint_run(path, bytes, {"-q"}), std::chrono::seconds(120));
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  return read_all(path);
+}
+
+}  // namespace
+
+TEST_CASE("launcher.checkpoint_commits_every_sink_atomically_and_says_complete") {
+  scratch_dir dir;
+  const std::string out = dir.file("out.bin"), checkpoint = dir.file("run.ckpt");
+  // 64 frames and a short 65th: the last frame's bytes are in the file and the commit.
+  const std::uint64_t bytes = 64 * checkpoint_frame_bytes + 4100;
+  const auto r =
+      run_process(checkpoint_run(out, bytes, {"-q", "--checkpoint", checkpoint, "--checkpoint-ms", "5"}),
+                  std::chrono::seconds(120));
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  CHECK(std::filesystem::file_size(out) == bytes);
+  CHECK_FALSE(std::filesystem::exists(out + ".partial"));  // renamed onto the path once complete
+  CHECK_FALSE(std::filesystem::exists(checkpoint + ".tmp"));
+  const nlohmann::json c = read_json(checkpoint);
+  CHECK(c.at("format") == "xeflow-checkpoint");
+  CHECK(c.at("version") == 1);
+  CHECK(c.at("topology") == "checkpoint_file");
+  CHECK(std::regex_match(c.at("topology_hash").get<std::string>(), std::regex("[0-9a-f]{16}")));
+  CHECK(c.at("complete") == true);
+  REQUIRE(c.at("sinks").size() == 2);
+  // The end offset: 65 frames and a void from each of the source's two threads (each claims one more).
+  CHECK(committed_of(c, "out") == 67);
+  CHECK(committed_of(c, "verify") == 67);
+  REQUIRE(c.at("sources").size() == 1);
+  CHECK(c.at("sources")[0].at("name") == "source");
+  CHECK(c.at("sources")[0].at("stream") == "c2g");
+  CHECK(c.at("sources")[0].at("restart_offset") == 67);
+  // A completed run's checkpoint leaves nothing to resume.
+  const auto again =
+      run_process(checkpoint_run(out, bytes, {"--resume", checkpoint}), std::chrono::seconds(60));
+  CHECK(again.exit_code == 0);
+  CHECK(contains(again.err, "nothing to resume"));
+}
+
+TEST_CASE("launcher.resume_rewrites_the_exact_file_and_verifies_from_the_resume_point") {
+  scratch_dir dir;
+  const std::uint64_t bytes = 64 * checkpoint_frame_bytes + 1028;
+  const std::string reference = reference_output(dir, bytes);
+  const std::string out = dir.file("out.bin"), checkpoint = dir.file("run.ckpt");
+  auto r =
+      run_process(checkpoint_run(out, bytes, {"-q", "--checkpoint", checkpoint}), std::chrono::seconds(120));
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  // What a crash after a commit at offset 20 leaves: the partial output with frames 20.. torn or missing
+  // (here: frames 20-29 garbage, the rest never written), and a checkpoint whose verify sink was ahead.
+  std::filesystem::rename(out, out + ".partial");
+  {
+    std::fstream f(out + ".partial", std::ios::in | std::ios::out | std::ios::binary);
+    const std::string garbage(10 * checkpoint_frame_bytes, '\xaa');
+    f.seekp(static_cast<std::streamoff>(20 * checkpoint_frame_bytes));
+    f.write(garbage.data(), static_cast<std::streamsize>(garbage.size()));
+  }
+  std::filesystem::resize_file(out + ".partial", 30 * checkpoint_frame_bytes);
+  nlohmann::json c = read_json(checkpoint);
+  c["complete"] = false;
+  for (auto& s : c["sinks"]) s["committed"] = s["name"] == "out" ? 20 : 40;
+  c["sources"][0]["restart_offset"] = 20;
+  std::ofstream(checkpoint) << c.dump(1);
+  r = run_process(checkpoint_run(out, bytes, {"--resume", checkpoint, "--stats", "json"}),
+                  std::chrono::seconds(120));
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  CHECK(contains(r.err, "source 'source' restarts its stream 'c2g' at offset 20"));
+  CHECK(read_all(out) == reference);
+  CHECK_FALSE(std::filesystem::exists(out + ".partial"));
+  // The verify sink checked offsets 20 to 64 (45 frames) and counted nothing lost below 20.
+  const nlohmann::json stats = nlohmann::json::parse(r.out);
+  for (const auto& o : stats.at("operators"))
+    if (o.at("name") == "verify") {
+      CHECK(o.at("counters").at("frames") == 45);
+      CHECK(o.at("counters").at("lost") == 0);
+    }
+  const nlohmann::json after = read_json(checkpoint);
+  CHECK(after.at("complete") == true);
+  CHECK(committed_of(after, "out") == 67);  // 65 frames, two voids
+}
+
+TEST_CASE("launcher.kill_9_then_resume_gives_the_uninterrupted_output") {
+  scratch_dir dir;
+  const std::uint64_t bytes = 8 << 20;
+  const std::string reference = reference_output(dir, bytes);
+  const std::string out = dir.file("out.bin"), checkpoint = dir.file("run.ckpt");
+  {
+    child_process run(checkpoint_run(out, bytes, {"-q", "--checkpoint", checkpoint, "--checkpoint-ms", "2"}));
+    // SIGKILL once something is committed (or the run ended first: then the resume has nothing to do).
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (std::chrono::steady_clock::now() < deadline && ::kill(run.pid(), 0) == 0) {
+      if (std::filesystem::exists(checkpoint) && committed_of(read_json(checkpoint), "out") > 0) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    run.signal(SIGKILL);
+    run.wait(std::chrono::seconds(30));
+  }
+  REQUIRE(std::filesystem::exists(checkpoint));
+  const auto r =
+      run_process(checkpoint_run(out, bytes, {"-q", "--resume", checkpoint}), std::chrono::seconds(120));
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  CHECK(read_all(out) == reference);
+}
+
+TEST_CASE("launcher.resume_refuses_another_topology_a_bad_file_and_stateful_sinks") {
+  scratch_dir dir;
+  const std::string out = dir.file("out.bin"), checkpoint = dir.file("run.ckpt");
+  const std::uint64_t bytes = 1 << 20;
+  auto r =
+      run_process(checkpoint_run(out, bytes, {"-q", "--checkpoint", checkpoint}), std::chrono::seconds(60));
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  nlohmann::json c = read_json(checkpoint);
+  c["complete"] = false;
+  std::ofstream(checkpoint) << c.dump(1);
+  // The same file with another override is another topology.
+  r = run_process(
+      checkpoint_run(out, bytes, {"--resume", checkpoint, "--set", "operators.scale.params.factor=5"}),
+      std::chrono::seconds(60));
+  CHECK(r.exit_code == 2);
+  CHECK(contains(r.err, "is of another topology"));
+  std::ofstream(dir.file("bad.ckpt")) << "{\"format\": \"xeflow-checkpoint\", \"version\": 7}";
+  r = run_process(checkpoint_run(out, bytes, {"--resume", dir.file("bad.ckpt")}), std::chrono::seconds(60));
+  CHECK(r.exit_code == 2);
+  CHECK(contains(r.err, "version 7"));
+  r = run_process(checkpoint_run(out, bytes, {"--resume", dir.file("missing.ckpt")}),
+                  std::chrono::seconds(60));
+  CHECK(r.exit_code == 2);
+  CHECK(contains(r.err, "missing.ckpt"));
+  r = run_process(checkpoint_run(out, bytes, {"--checkpoint", "/nonexistent-xeflow-dir/run.ckpt"}),
+                  std::chrono::seconds(60));
+  CHECK(r.exit_code == 2);
+  CHECK(contains(r.err, "cannot write the checkpoint '/nonexistent-xeflow-dir/run.ckpt'"));
+  r = run_process(checkpoint_run(out, bytes, {"--checkpoint-ms", "10"}), std::chrono::seconds(60));
+  CHECK(r.exit_code == 2);
+  CHECK(contains(r.err, "--checkpoint-ms goes with --checkpoint or --resume"));
+  // Sinks that fold the stream into state, and shared objects: refused before anything runs, named.
+  const auto refused = [&](const std::string& topology, const std::string& named) {
+    CAPTURE(topology);
+    const auto rr = run_process({xeflow_run(), (source_root() / "topologies" / topology).string(), "--host",
+                                 "--checkpoint", dir.file("refused.ckpt")},
+                                std::chrono::seconds(60));
+    CHECK(rr.exit_code == 2);
+    CHECK(contains(rr.err, "--checkpoint and --resume refuse this topology"));
+    CHECK_MESSAGE(contains(rr.err, named), rr.err);
+    CHECK_FALSE(std::filesystem::exists(dir.file("refused.ckpt")));
+  };
+  refused("wordcount.yaml", "operator 'count' (word_count) folds the stream into an accumulator");
+  refused("table_versions.yaml", "shared object 'table'");
+  refused("kmeans_assign.yaml", "(prefetch_writeback) is a sink that does not say it can be restarted");
+}
+
+TEST_CASE("launcher.resume_through_a_kernel_operator_that_shares_frames") {
+  // RAID-6 parity of a file, the input ring one frame deep: the host executor's two blocks share each
+  // frame (parts = 2), so the encoder's group takes items 2·K and 2·K + 1 first on a resume from K.
+  scratch_dir dir;
+  const std::string data = dir.file("data.bin");
+  {
+    std::ofstream f(data, std::ios::binary);
+    std::uint32_t x = 36;
+    for (std::uint64_t i = 0; i < (3u << 20) / 4; ++i) {
+      x = x * 1664525u + 1013904223u;
+      f.write(reinterpret_cast<const char*>(&x), sizeof x);
+    }
+  }
+  const auto raid6 = [&](const std::string& parity, const std::vector<std::string>& extra) {
+    std::vector<std::string> argv{xeflow_run(),
+                                  (source_root() / "topologies/raid6_file.yaml").string(),
+                                  "--host",
+                                  "--set",
+                                  "operators.source.params.path=" + data,
+                                  "--set",
+                                  "operators.sink.params.path=" + parity,
+                                  "--set",
+                                  "topics.data.capacity=1"};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    return run_process(argv, std::chrono::seconds(120));
+  };
+  auto r = raid6(dir.file("reference.bin"), {"-q"});
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  const std::string out = dir.file("parity.bin"), checkpoint = dir.file("run.ckpt");
+  r = raid6(out, {"-q", "--checkpoint", checkpoint});
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  // A crash after a commit at offset 2 of 6 (512 KiB data frames, 128 KiB of parity each).
+  std::filesystem::rename(out, out + ".partial");
+  std::filesystem::resize_file(out + ".partial", 3 * 128 * 1024);
+  nlohmann::json c = read_json(checkpoint);
+  c["complete"] = false;
+  for (auto& s : c["sinks"]) s["committed"] = 2;
+  std::ofstream(checkpoint) << c.dump(1);
+  r = raid6(out, {"--resume", checkpoint});
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  CHECK(contains(r.err, "restarts its stream 'data' at offset 2"));
+  CHECK(read_all(out) == read_all(dir.file("reference.bin")));
 }

@@ -13,10 +13,12 @@
 #include "framework/model/spec_validation.hpp"
 #include "framework/model/topology_builder.hpp"
 #include "framework/plan/plan.hpp"
+#include "framework/runtime/checkpoint.hpp"
 #include "framework/runtime/executor.hpp"
 #include "operators/builtin.hpp"
 #include "operators/sources/mapped_file.hpp"
 #include "tests/e2e/faulty_ops.hpp"
+#include "tests/support/scratch_dir.hpp"
 
 namespace {
 
@@ -401,4 +403,60 @@ TEST_CASE("executor.a_run_sets_its_threads_timer_slack_and_gives_the_callers_bac
   const auto out = run(b.build());
   CHECK(out.stats.status == xf::run_status::completed);
   CHECK(scoped_timer_slack::current_ns() == before);
+}
+
+TEST_CASE("host_executor.a_resumed_run_starts_each_stream_at_its_sinks_smallest_commit") {
+  // Two independent streams: a C(G)C chain fanned out to two verify sinks, and a source straight into a
+  // third. Each restarts at the smallest commit of its own sinks, offsets absolute; the verify sinks check
+  // the offsets from there on and count nothing below it as lost; the checkpoint ends complete.
+  topology_builder b("two_streams");
+  for (const char* t : {"a0", "a1", "b0"}) b.topic(t).frame_bytes(4 * KiB).capacity(3);
+  b.link({},
+         op("source_a", "sequence_source").threads(2).param("total_bytes", std::int64_t{400 * 4 * KiB + 8}),
+         {"a0"});
+  b.link({"a0"}, op("scale", "scale").on(placement::gpu).param("factor", 3.0), {"a1"});
+  b.link({"a1"}, op("verify_a", "verify_sink").threads(2), {});
+  b.link({"a1"}, op("verify_a2", "verify_sink"), {});
+  b.link({}, op("source_b", "random_source").param("total_bytes", "1MiB"), {"b0"});
+  b.link({"b0"}, op("verify_b", "verify_sink").threads(2), {});
+  topology_spec spec = b.build();
+  validate_topology(spec, executor_registry());
+  const plan p = make_plan(spec, executor_registry(), plan_options{});
+  REQUIRE_FALSE(checkpoint_refusal(p).has_value());
+  checkpoint_state state;
+  state.sinks = {{"verify_a", "a1", 250}, {"verify_a2", "a1", 123}, {"verify_b", "b0", 77}};
+  const std::vector<std::uint64_t> first = resume_offsets(p, state);
+  for (std::size_t t = 0; t < p.topics.size(); ++t)
+    CHECK(first[t] == (p.topics[t].spec->name == "b0" ? 77u : 123u));
+  state.sinks.pop_back();
+  CHECK_THROWS_WITH_AS(resume_offsets(p, state), "the checkpoint has no entry for sink 'verify_b'",
+                       std::runtime_error);
+
+  test::scratch_dir dir;
+  checkpoint_options checkpointing;
+  checkpointing.path = dir.file("run.ckpt");
+  checkpointing.interval = std::chrono::milliseconds(1);
+  checkpointing.topology_hash = "0123456789abcdef";
+  run_options options;
+  options.checkpoint = &checkpointing;
+  options.first_offsets = first;
+  options.resumed = true;
+  run_control control;
+  const run_stats stats = run_topology(p, spec, control, options);
+  REQUIRE_MESSAGE(stats.status == xf::run_status::completed, stats.error);
+  check_clean(stats_of(stats, "verify_a"), 401 - 123);
+  check_clean(stats_of(stats, "verify_a2"), 401 - 123);
+  check_clean(stats_of(stats, "verify_b"), 256 - 77);
+  for (const auto& t : stats.topics) CHECK(t.end_offset == (t.name == "b0" ? 256u + 1 : 401u + 2));
+  const checkpoint_state after = read_checkpoint(checkpointing.path);
+  CHECK(after.complete);
+  CHECK(after.topology_hash == "0123456789abcdef");
+  REQUIRE(after.sinks.size() == 3);
+  CHECK(after.sinks[0].committed == 403);
+  CHECK(after.sinks[2].committed == 257);
+  REQUIRE(after.sources.size() == 2);
+  CHECK(after.sources[1].name == "source_b");
+  CHECK(after.sources[1].restart_offset == 257);
+  CHECK_FALSE(std::filesystem::exists(checkpointing.path + ".tmp"));
+  CHECK_THROWS_WITH_AS(parse_checkpoint("{]"), "not a checkpoint: not JSON", std::runtime_error);
 }

@@ -170,3 +170,50 @@ TEST_CASE("topic.end_of_stream_sources_end_apart") {
     run_round(s, i);
   }
 }
+
+TEST_CASE("topic.stream_starts_at_its_first_offset") {
+  // A resumed run's topic starts at K: the first claim is K, every group's first take is K (times the
+  // items a kernel operator that splits frames takes per offset), the first capacity slots are free at
+  // once, and the ring wraps on from there as it would have in an uninterrupted run.
+  for (const std::uint64_t first : {std::uint64_t{0}, std::uint64_t{1}, std::uint64_t{3}, std::uint64_t{4},
+                                    std::uint64_t{17}, std::uint64_t{1000003}}) {
+    CAPTURE(first);
+    constexpr std::uint32_t capacity = 4;
+    host_topic_memory memory;
+    topic_config config = test_topic("resumed", capacity, 2, 1);
+    config.first_offset = first;
+    topic t(config, memory);
+    const topic_view& v = t.view();
+    CHECK(t.published_mark() == first);
+    for (std::uint64_t o = first; o < first + capacity; ++o) CHECK(v.slot_free(o));
+    CHECK_FALSE(v.slot_free(first + capacity));
+    std::atomic<bool> abort{false};
+    constexpr std::uint64_t frames = 3 * capacity + 1;
+    for (std::uint64_t n = 0; n < frames; ++n) {
+      const publish_ticket ticket = reserve_claimed(v, "resumed", abort);
+      REQUIRE(ticket.offset == first + n);
+      ticket.data[0] = static_cast<std::byte>(n);
+      publish_frame(v, ticket, 1, ticket.offset);
+      for (std::uint32_t g = 0; g < 2; ++g) {
+        const delivery d = next_frame(v, g, abort);
+        REQUIRE_FALSE(d.ended);
+        CHECK(d.offset == first + n);
+        CHECK(d.data(v)[0] == static_cast<std::byte>(n));
+        v.release(g, d.offset);
+      }
+    }
+    v.close(first + frames);
+    for (std::uint32_t g = 0; g < 2; ++g) CHECK(next_frame(v, g, abort).ended);
+    CHECK(t.frames_in_use() == capacity);
+  }
+  // Neither a publisher that publishes nothing nor a close below the first offset ends it before it.
+  host_topic_memory memory;
+  topic_config config = test_topic("resumed_empty", 2, 1, 1);
+  config.first_offset = 9;
+  config.group_items_per_offset = {3};
+  topic t(config, memory);
+  const topic_view& v = t.view();
+  v.close(0);
+  CHECK(v.end() == 9);
+  CHECK(v.take(0) == 27);  // a group that takes three items an offset starts at item 9 · 3
+}

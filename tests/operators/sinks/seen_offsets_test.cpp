@@ -56,3 +56,29 @@ TEST_CASE("operators.seen_offsets_beyond_the_bitmap") {
   CHECK(seen.contains(far));
   CHECK(seen.insert(~std::uint64_t{0}));
 }
+
+TEST_CASE("operators.seen_offsets_missing_from_a_resume_point") {
+  // A resumed verify sink counts losses from its resume offset: offsets below it are not missing, however
+  // the boundary falls on words, leaves and the overflow set.
+  seen_offsets seen;
+  const std::uint64_t leaf = seen_offsets::leaf_offsets;
+  for (std::uint64_t o = 70; o < 3 * leaf; ++o)
+    if (o != 100 && o != leaf + 5) seen.insert(o);
+  CHECK(seen.missing_below(3 * leaf).count == 72);  // 0..69, 100 and leaf + 5
+  auto m = seen.missing_in(70, 3 * leaf);
+  CHECK(m.count == 2);
+  CHECK(m.first == std::optional<std::uint64_t>(100));
+  m = seen.missing_in(101, 3 * leaf);
+  CHECK(m.count == 1);
+  CHECK(m.first == std::optional<std::uint64_t>(leaf + 5));
+  CHECK(seen.missing_in(leaf + 6, 3 * leaf).count == 0);
+  CHECK(seen.missing_in(3 * leaf, 3 * leaf).count == 0);
+  m = seen.missing_in(3 * leaf - 1, 3 * leaf + 10);  // an untouched leaf counts from the resume offset
+  CHECK(m.count == 10);
+  CHECK(m.first == std::optional<std::uint64_t>(3 * leaf));
+  const std::uint64_t high = seen_offsets::bitmap_offsets + 7;
+  seen.insert(high);
+  m = seen.missing_in(high, high + 3);
+  CHECK(m.count == 2);
+  CHECK(m.first == std::optional<std::uint64_t>(high + 1));
+}
