@@ -182,6 +182,8 @@ run_stats run_topology(const plan& p, const topology_spec& spec, run_control& co
   const std::vector<operator_counters> sinks = executor && !executor->wedged()
                                                    ? finish_kernel_sinks(run, *executor)
                                                    : std::vector<operator_counters>{};
+  // Only now is the run known to have completed: the outputs become visible under their names.
+  run.commit_operators();
   end_phase("finish");
   run_stats stats = build_stats(run, executor.get(), sinks, timeline,
                                 std::chrono::duration<double>(run_clock::now() - start).count());

@@ -1,29 +1,55 @@
-// file_sink: positioned writes, the short-last-frame rule, and the final truncate.
+// file_sink: positioned writes into the partial file, the short-last-frame and holes rules, the final
+// truncate, and the rename that makes the output visible.
 #include "operators/sinks/file_sink.hpp"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
+#include <filesystem>
 #include <limits>
 
 #include "framework/core/errors.hpp"
+#include "framework/core/fault_injection.hpp"
 
 namespace xf {
 
 namespace {
 /// New files get rw-r--r-- (less the umask), as a shell redirection would create them.
 constexpr mode_t new_file_mode = 0644;
+
+/// Syncs the directory holding `path`, so that a rename into it survives a crash; errors are ignored where
+/// the filesystem cannot sync a directory (EINVAL), reported otherwise.
+int sync_directory_of(const std::string& path) {
+  std::string dir = std::filesystem::path(path).parent_path().string();
+  if (dir.empty()) dir = ".";
+  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return errno;
+  const int err = ::fsync(fd) == 0 || errno == EINVAL ? 0 : errno;
+  ::close(fd);
+  return err;
+}
 }  // namespace
 
 file_sink::~file_sink() {
-  if (fd_ >= 0) ::close(fd_);  // a run that failed before on_stop: nothing left to report
+  if (fd_ >= 0) ::close(fd_);  // a run that failed or was interrupted: the partial file stays
 }
 
 void file_sink::fail(std::optional<std::uint64_t> offset, const std::string& reason) const {
   throw run_error({name_, topic_, offset}, "file '" + path_ + "': " + reason);
+}
+
+std::string file_sink::partial_note() const {
+  return special_ ? "" : " (the output so far is in '" + partial_ + "')";
+}
+
+bool file_sink::run_cut_short() const {
+  return (interrupted_ != nullptr && interrupted_->load(std::memory_order_relaxed)) ||
+         (aborted_ != nullptr && aborted_->load(std::memory_order_relaxed));
 }
 
 void file_sink::on_start(const operator_setup& setup) {
@@ -31,9 +57,23 @@ void file_sink::on_start(const operator_setup& setup) {
   if (setup.inputs.empty()) throw run_error({name_, "", std::nullopt}, "a file sink needs an input topic");
   topic_ = setup.inputs.front().name;
   frame_bytes_ = setup.inputs.front().frame_bytes;
+  interrupted_ = setup.interrupted;
+  aborted_ = setup.aborted;
   if (frame_bytes_ == 0) fail(std::nullopt, "the input topic has a frame size of 0");
-  fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, new_file_mode);
-  if (fd_ < 0) fail(std::nullopt, std::string("cannot open for writing: ") + std::strerror(errno));
+  partial_ = path_ + ".partial";
+  struct stat st {};
+  special_ = ::stat(path_.c_str(), &st) == 0 && !S_ISREG(st.st_mode);
+  if (special_) {
+    // A device or a FIFO: it has no length to set and cannot be replaced by a rename.
+    if (S_ISDIR(st.st_mode)) fail(std::nullopt, "is a directory");
+    fd_ = ::open(path_.c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd_ < 0) fail(std::nullopt, std::string("cannot open for writing: ") + std::strerror(errno));
+    sequential_ = ::lseek(fd_, 0, SEEK_CUR) < 0;
+    return;
+  }
+  fd_ = ::open(partial_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, new_file_mode);
+  if (fd_ < 0)
+    fail(std::nullopt, "cannot open " + partial_ + " for writing: " + std::string(std::strerror(errno)));
 }
 
 void file_sink::check_short_frame_is_last() const {
@@ -54,6 +94,7 @@ void file_sink::on_frame(std::uint64_t offset, const frame_in& in) {
   const auto max_off = static_cast<std::uint64_t>(std::numeric_limits<off_t>::max());
   if (offset > (max_off - frame_bytes_) / frame_bytes_)
     fail(offset, "byte position beyond the largest file offset");
+  if (!written_.insert(offset)) fail(offset, "offset " + std::to_string(offset) + " written twice");
 
   if (in.bytes < frame_bytes_) {
     short_bytes_.store(in.bytes, std::memory_order_relaxed);
@@ -68,46 +109,102 @@ void file_sink::on_frame(std::uint64_t offset, const frame_in& in) {
   while (end < offset + 1 && !delivered_end_.compare_exchange_weak(end, offset + 1)) {
   }
   check_short_frame_is_last();
-
-  const std::uint64_t position = offset * frame_bytes_;
-  std::uint64_t done = 0;
-  while (done < in.bytes) {  // pwrite may write less than asked (signals, quotas): continue where it stopped
-    const ssize_t put = ::pwrite(fd_, in.data + done, in.bytes - done, static_cast<off_t>(position + done));
-    if (put < 0) {
-      if (errno == EINTR) continue;
-      const int err = errno;
-      fail(offset,
-           "write failed at byte offset " + std::to_string(position + done) + ": " + std::strerror(err));
-    }
-    done += static_cast<std::uint64_t>(put);
-  }
+  write_at(offset, offset * frame_bytes_, in.data, in.bytes);
   frames_.fetch_add(1, std::memory_order_relaxed);
   bytes_.fetch_add(in.bytes, std::memory_order_relaxed);
 }
 
+void file_sink::write_at(std::uint64_t offset, std::uint64_t position, const std::byte* data,
+                         std::uint64_t bytes) {
+  std::unique_lock<std::mutex> order;
+  if (sequential_) {
+    // A FIFO takes bytes in order: a thread holding a later offset waits for the earlier ones. The thread
+    // holding the next offset has it delivered already, unless the run aborts (it then never comes).
+    order = std::unique_lock(order_mutex_);
+    while (next_offset_ != offset) {
+      if (aborted_ != nullptr && aborted_->load(std::memory_order_relaxed)) throw run_aborted();
+      order_.wait_for(order, std::chrono::milliseconds(10));
+    }
+  }
+  std::uint64_t done = 0;
+  while (done < bytes) {  // pwrite may write less than asked (signals, quotas): continue where it stopped
+    ssize_t put = 0;
+    if (inject::armed(inject::site::sink_write)) {
+      if (const auto fault =
+              inject::fires(inject::site::sink_write, position + done, position + bytes, name_)) {
+        // As the system would fail it: what precedes the byte is written, the byte itself is not.
+        const std::uint64_t before = fault->at - (position + done);
+        if (before > 0 && ::pwrite(fd_, data + done, before, static_cast<off_t>(position + done)) > 0)
+          done += before;
+        errno = fault->what == inject::kind::enospc ? ENOSPC : EIO;
+        put = -1;
+      }
+    }
+    if (put == 0)
+      put = sequential_ ? ::write(fd_, data + done, bytes - done)
+                        : ::pwrite(fd_, data + done, bytes - done, static_cast<off_t>(position + done));
+    if (put < 0) {
+      if (errno == EINTR) continue;
+      const int err = errno;
+      fail(offset, "write failed at byte offset " + std::to_string(position + done) + ": " +
+                       std::strerror(err) + partial_note());
+    }
+    done += static_cast<std::uint64_t>(put);
+  }
+  if (sequential_) {
+    ++next_offset_;
+    order_.notify_all();
+  }
+}
+
 void file_sink::on_stop() {
   if (fd_ < 0) return;
-  const int fd = fd_;
-  fd_ = -1;
-  struct closer {
-    int fd;
-    ~closer() {
-      if (fd >= 0) ::close(fd);
-    }
-  } on_error{fd};
   check_short_frame_is_last();
+  // A run cut short (interrupted, failed) stops wherever it was: holes are expected there, and the file
+  // stays partial.
+  if (run_cut_short() || special_) return;
   const std::uint64_t short_offset = short_offset_.load();
+  const std::uint64_t end = delivered_end_.load();
+  const seen_offsets::missing_summary missing = written_.missing_below(end);
+  if (missing.count > 0)
+    fail(missing.first, "offset " + std::to_string(*missing.first) + " (bytes " +
+                            std::to_string(*missing.first * frame_bytes_) + " to " +
+                            std::to_string((*missing.first + 1) * frame_bytes_) + ") was never written: " +
+                            std::to_string(missing.count) + " of the " + std::to_string(end) +
+                            " offsets below the stream's end are missing (did two sources of different "
+                            "lengths publish into one topic?)" +
+                            partial_note());
   const std::uint64_t length =
       short_offset != no_short_frame
           ? short_offset * frame_bytes_ + short_bytes_.load(std::memory_order_relaxed)
-          : delivered_end_.load() * frame_bytes_;
-  if (::ftruncate(fd, static_cast<off_t>(length)) != 0) {
+          : end * frame_bytes_;
+  if (::ftruncate(fd_, static_cast<off_t>(length)) != 0) {
     const int err = errno;
-    fail(std::nullopt, "cannot truncate to " + std::to_string(length) + " bytes: " + std::strerror(err));
+    fail(std::nullopt,
+         "cannot truncate to " + std::to_string(length) + " bytes: " + std::strerror(err) + partial_note());
   }
-  on_error.fd = -1;
+}
+
+void file_sink::on_commit() {
+  if (fd_ < 0) return;
+  const int fd = fd_;
+  fd_ = -1;
+  // fsync before the rename: a crash after it must not leave a complete-looking name over missing bytes.
   // close reports write-back errors some file systems defer (NFS): a lost write must fail the run.
-  if (::close(fd) != 0) fail(std::nullopt, std::string("close failed: ") + std::strerror(errno));
+  if (!special_ && ::fsync(fd) != 0) {
+    const int err = errno;
+    ::close(fd);
+    fail(std::nullopt, std::string("fsync failed: ") + std::strerror(err) + partial_note());
+  }
+  if (::close(fd) != 0)
+    fail(std::nullopt, std::string("close failed: ") + std::strerror(errno) + partial_note());
+  if (special_) return;
+  if (::rename(partial_.c_str(), path_.c_str()) != 0) {
+    const int err = errno;
+    fail(std::nullopt, "cannot rename " + partial_ + " onto it: " + std::strerror(err) + partial_note());
+  }
+  if (const int err = sync_directory_of(path_); err != 0)
+    fail(std::nullopt, std::string("cannot sync its directory after the rename: ") + std::strerror(err));
 }
 
 operator_counters file_sink::counters() const {

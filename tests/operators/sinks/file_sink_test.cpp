@@ -3,6 +3,8 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <atomic>
+#include <filesystem>
 #include <random>
 #include <thread>
 
@@ -47,7 +49,10 @@ TEST_CASE("operators.file_sink_out_of_order_threads_exact_file") {
     }
     for (auto& th : pool) th.join();
     sink.on_stop();
+    CHECK_FALSE(std::filesystem::exists(path.str()) && read_file(path.str()) == stream);  // not before commit
+    sink.on_commit();
     CHECK(read_file(path.str()) == stream);
+    CHECK_FALSE(std::filesystem::exists(path.str() + ".partial"));
     CHECK(sink.counters().at("frames") == frames);
     CHECK(sink.counters().at("bytes") == total);
   }
@@ -91,6 +96,7 @@ TEST_CASE("operators.file_sink_short_frame_not_last_rejected") {
     sink.on_frame(1, frame_in{part.data(), part.size(), element_type::u8});
     sink.on_frame(0, frame_in{full.data(), full.size(), element_type::u8});
     sink.on_stop();
+    sink.on_commit();
     auto want = full;
     want.insert(want.end(), part.begin(), part.end());
     CHECK(read_file(path.str()) == want);
@@ -105,4 +111,62 @@ TEST_CASE("operators.file_sink_unwritable_path_names_it") {
   } catch (const run_error& e) {
     CHECK(std::string(e.what()).find("/nonexistent-dir-xeflow/out.bin") != std::string::npos);
   }
+}
+
+TEST_CASE("operators.file_sink_names_the_first_missing_offset") {
+  // Offsets 0, 1 and 3 of a stream whose end is 4: offset 2 was never written (two sources of different
+  // lengths on one topic leave such holes). The file stays partial.
+  const std::uint64_t frame_bytes = page_bytes;
+  const auto full = pattern_bytes(frame_bytes);
+  temp_path path;
+  file_sink sink(file_sink::params{path.str()});
+  sink.on_start(sink_setup(frame_bytes));
+  for (std::uint64_t o : {0, 1, 3}) sink.on_frame(o, frame_in{full.data(), full.size(), element_type::u8});
+  try {
+    sink.on_stop();
+    FAIL("expected a run_error");
+  } catch (const run_error& e) {
+    CHECK(e.site().offset == 2);
+    CHECK(std::string(e.what()).find("offset 2 (bytes 4096 to 8192) was never written: 1 of the 4") !=
+          std::string::npos);
+    CHECK(std::string(e.what()).find(path.str() + ".partial") != std::string::npos);
+  }
+  CHECK_FALSE(std::filesystem::exists(path.str()));
+  CHECK(std::filesystem::exists(path.str() + ".partial"));
+  std::filesystem::remove(path.str() + ".partial");
+}
+
+TEST_CASE("operators.file_sink_cut_short_keeps_the_partial_file") {
+  // An interrupted run calls on_stop but never on_commit: the output stays under .partial, holes allowed.
+  const std::uint64_t frame_bytes = page_bytes;
+  const auto full = pattern_bytes(frame_bytes);
+  temp_path path;
+  std::atomic<bool> interrupted{true};
+  operator_setup setup = sink_setup(frame_bytes);
+  setup.interrupted = &interrupted;
+  {
+    file_sink sink(file_sink::params{path.str()});
+    sink.on_start(setup);
+    sink.on_frame(1, frame_in{full.data(), full.size(), element_type::u8});
+    sink.on_stop();
+  }
+  CHECK_FALSE(std::filesystem::exists(path.str()));
+  CHECK(std::filesystem::file_size(path.str() + ".partial") == 2 * frame_bytes);
+  std::filesystem::remove(path.str() + ".partial");
+}
+
+TEST_CASE("operators.file_sink_writes_a_device_in_place") {
+  // /dev/null cannot be truncated or renamed over: written in place, no .partial beside it.
+  const auto full = pattern_bytes(page_bytes);
+  file_sink sink(file_sink::params{"/dev/null"});
+  sink.on_start(sink_setup(page_bytes));
+  sink.on_frame(1, frame_in{full.data(), full.size(), element_type::u8});
+  sink.on_frame(0, frame_in{full.data(), 10, element_type::u8});
+  CHECK_THROWS_AS(sink.on_stop(), run_error);  // the short frame is still not last
+  file_sink ok(file_sink::params{"/dev/null"});
+  ok.on_start(sink_setup(page_bytes));
+  ok.on_frame(0, frame_in{full.data(), full.size(), element_type::u8});
+  ok.on_stop();
+  ok.on_commit();
+  CHECK_FALSE(std::filesystem::exists("/dev/null.partial"));
 }
