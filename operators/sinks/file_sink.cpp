@@ -8,7 +8,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <limits>
@@ -69,6 +68,13 @@ void file_sink::on_start(const operator_setup& setup) {
     fd_ = ::open(path_.c_str(), O_WRONLY | O_CLOEXEC);
     if (fd_ < 0) fail(std::nullopt, std::string("cannot open for writing: ") + std::strerror(errno));
     sequential_ = ::lseek(fd_, 0, SEEK_CUR) < 0;
+    // Several threads would hand it frames out of order, and waiting for an offset that never comes (a
+    // void frame) would hang the run.
+    if (sequential_ && setup.threads > 1)
+      fail(std::nullopt,
+           "cannot seek (a FIFO or a pipe), so frames must come in order: give this file sink "
+           "threads: 1, not " +
+               std::to_string(setup.threads));
     return;
   }
   fd_ = ::open(partial_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, new_file_mode);
@@ -116,16 +122,12 @@ void file_sink::on_frame(std::uint64_t offset, const frame_in& in) {
 
 void file_sink::write_at(std::uint64_t offset, std::uint64_t position, const std::byte* data,
                          std::uint64_t bytes) {
-  std::unique_lock<std::mutex> order;
-  if (sequential_) {
-    // A FIFO takes bytes in order: a thread holding a later offset waits for the earlier ones. The thread
-    // holding the next offset has it delivered already, unless the run aborts (it then never comes).
-    order = std::unique_lock(order_mutex_);
-    while (next_offset_ != offset) {
-      if (aborted_ != nullptr && aborted_->load(std::memory_order_relaxed)) throw run_aborted();
-      order_.wait_for(order, std::chrono::milliseconds(10));
-    }
-  }
+  // A FIFO takes bytes in order, and its one thread receives increasing offsets: a gap is a frame that
+  // never came (a void one), which the reader could not tell from the next.
+  if (sequential_ && offset != next_offset_)
+    fail(next_offset_, "offset " + std::to_string(next_offset_) + " was never written, and offset " +
+                           std::to_string(offset) +
+                           " cannot be written after a gap into a file that cannot seek");
   std::uint64_t done = 0;
   while (done < bytes) {  // pwrite may write less than asked (signals, quotas): continue where it stopped
     ssize_t put = 0;
@@ -151,10 +153,7 @@ void file_sink::write_at(std::uint64_t offset, std::uint64_t position, const std
     }
     done += static_cast<std::uint64_t>(put);
   }
-  if (sequential_) {
-    ++next_offset_;
-    order_.notify_all();
-  }
+  if (sequential_) ++next_offset_;
 }
 
 void file_sink::on_stop() {

@@ -4,9 +4,7 @@
 #pragma once
 
 #include <atomic>
-#include <condition_variable>
 #include <cstdint>
-#include <mutex>
 #include <optional>
 #include <string>
 
@@ -24,7 +22,8 @@ namespace xf {
 /// to the stream's exact length — (highest offset)·frame_bytes + its bytes. on_commit, once the run
 /// completed, syncs the file and renames it onto `<path>`; a failed or interrupted run leaves
 /// `<path>.partial` (its errors say so). A path that exists and is not a regular file (/dev/null, a FIFO)
-/// is written in place, never truncated or renamed: in stream order when it cannot seek (a FIFO).
+/// is written in place, never truncated or renamed; one that cannot seek (a FIFO) takes one thread, whose
+/// frames come in stream order.
 /// on_frame is safe from any number of threads.
 class file_sink final : public cpu_sink {
  public:
@@ -64,8 +63,8 @@ class file_sink final : public cpu_sink {
   [[noreturn]] void fail(std::optional<std::uint64_t> offset, const std::string& reason) const;
   /// Throws when a short frame was seen below the highest delivered offset.
   void check_short_frame_is_last() const;
-  /// Writes all of [data, data + bytes) at byte `position` (pwrite), or at the stream's end in offset
-  /// order when the file cannot seek; run_error naming the byte at which it failed.
+  /// Writes all of [data, data + bytes) at byte `position` (pwrite), or at the stream's end when the file
+  /// cannot seek (after checking no offset was skipped); run_error naming the byte at which it failed.
   void write_at(std::uint64_t offset, std::uint64_t position, const std::byte* data, std::uint64_t bytes);
   /// " (the output so far is in '<path>.partial')" for a regular file's errors; "" for a special file.
   std::string partial_note() const;
@@ -77,11 +76,8 @@ class file_sink final : public cpu_sink {
   bool sequential_ = false;  ///< it cannot seek (a FIFO): frames are written in offset order
   const std::atomic<bool>* interrupted_ = nullptr;
   const std::atomic<bool>* aborted_ = nullptr;
-  // Sequential files: the next offset to write; threads holding later offsets wait for it.
-  std::mutex order_mutex_;
-  std::condition_variable order_;
-  std::uint64_t next_offset_ = 0;
-  seen_offsets written_;  ///< offsets written, for the holes check at on_stop
+  std::uint64_t next_offset_ = 0;  ///< a file that cannot seek: the offset it takes next (one thread)
+  seen_offsets written_;           ///< offsets written, for the holes check at on_stop
   std::string name_;
   std::string topic_;
   std::uint64_t frame_bytes_ = 0;
