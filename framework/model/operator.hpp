@@ -141,6 +141,9 @@ class cpu_operator {
   /// the moment to make an output visible under its name (file_sink renames its `.partial` file). May
   /// throw to fail the run. A failed or interrupted run never calls it, so its outputs stay partial.
   virtual void on_commit() {}
+  /// Where the operator's output is while on_commit has not made it visible (`<path>.partial`), "" when
+  /// it has none: after a failed or interrupted run the launcher says where the partial output was left.
+  virtual std::string uncommitted_output() const { return {}; }
   /// End-of-run counters for the stats.
   virtual operator_counters counters() const { return {}; }
 };

@@ -184,6 +184,12 @@ run_stats run_topology(const plan& p, const topology_spec& spec, run_control& co
                                                    : std::vector<operator_counters>{};
   // Only now is the run known to have completed: the outputs become visible under their names.
   run.commit_operators();
+  if (run.control().failure() || run.control().draining())
+    for (const auto& [name, path] : run.uncommitted_outputs())
+      spdlog::warn(
+          "operator '{}': the run did not complete, so its output was not renamed: what was "
+          "written is in '{}'",
+          name, path);
   end_phase("finish");
   run_stats stats = build_stats(run, executor.get(), sinks, timeline,
                                 std::chrono::duration<double>(run_clock::now() - start).count());

@@ -159,6 +159,15 @@ void run_context::commit_operators() {
   }
 }
 
+std::vector<std::pair<std::string, std::string>> run_context::uncommitted_outputs() const {
+  std::vector<std::pair<std::string, std::string>> outputs;
+  for (std::size_t i = 0; i < started_.size(); ++i)
+    if (started_[i] && instances_[i].cpu)
+      if (std::string path = instances_[i].cpu->uncommitted_output(); !path.empty())
+        outputs.emplace_back(plan_.operators[i].spec->name, std::move(path));
+  return outputs;
+}
+
 void run_context::throw_injected(std::size_t op, std::uint64_t offset) const {
   if (const auto fault =
           inject::fires(inject::site::cpu_frame, offset, offset + 1, plan_.operators[op].spec->name))

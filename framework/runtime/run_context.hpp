@@ -107,6 +107,9 @@ class run_context {
   /// on_commit of every started CPU operator, once the run completed (nothing failed, nothing drained):
   /// their outputs become visible under their names. A failure fails the run; later ones are not called.
   void commit_operators();
+  /// The started CPU operators' outputs left uncommitted (cpu_operator::uncommitted_output): operator
+  /// name and path, for the message of a run that failed or was interrupted.
+  std::vector<std::pair<std::string, std::string>> uncommitted_outputs() const;
 
   /// Where a fault happened.
   fault_site site(std::size_t op, std::size_t topic, std::optional<std::uint64_t> offset) const;

@@ -202,6 +202,7 @@ void file_sink::on_commit() {
     const int err = errno;
     fail(std::nullopt, "cannot rename " + partial_ + " onto it: " + std::strerror(err) + partial_note());
   }
+  committed_ = true;
   if (const int err = sync_directory_of(path_); err != 0)
     fail(std::nullopt, std::string("cannot sync its directory after the rename: ") + std::strerror(err));
 }

@@ -50,6 +50,7 @@ class file_sink final : public cpu_sink {
   void on_frame(std::uint64_t offset, const frame_in& in) override;
   void on_stop() override;
   void on_commit() override;
+  std::string uncommitted_output() const override { return special_ || committed_ ? "" : partial_; }
   /// {frames, bytes}.
   operator_counters counters() const override;
   /// Where the output is written until on_commit: `<path>.partial`, or the path itself when it is not a
@@ -73,6 +74,7 @@ class file_sink final : public cpu_sink {
   std::string path_;
   std::string partial_;
   bool special_ = false;     ///< the path exists and is not a regular file: written in place
+  bool committed_ = false;   ///< on_commit renamed the file (or nothing was opened)
   bool sequential_ = false;  ///< it cannot seek (a FIFO): frames are written in offset order
   const std::atomic<bool>* interrupted_ = nullptr;
   const std::atomic<bool>* aborted_ = nullptr;

@@ -173,6 +173,7 @@ void prefetch_writeback::on_commit() {
   }
   ::close(fd);
   if (::rename(partial_.c_str(), params_.path.c_str()) != 0) fail("cannot rename " + partial_ + " onto it");
+  committed_ = true;
   std::string dir = std::filesystem::path(params_.path).parent_path().string();
   const int dir_fd = ::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (dir_fd >= 0) {

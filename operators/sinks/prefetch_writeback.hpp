@@ -49,6 +49,7 @@ class prefetch_writeback final : public cpu_sink {
   void on_stop() override;
   /// Renames the written copy over the dataset.
   void on_commit() override;
+  std::string uncommitted_output() const override { return in_place_ || committed_ ? "" : partial_; }
   /// {records_written, bytes_written}.
   operator_counters counters() const override;
 
@@ -66,8 +67,9 @@ class prefetch_writeback final : public cpu_sink {
   std::string topic_;
   std::uint64_t frame_bytes_ = 0;
   element_type element_ = element_type::u8;
-  std::string partial_;    ///< the copy written, `<path>.partial` (the path itself when in place)
-  bool in_place_ = false;  ///< a memory dataset: written where it is
+  std::string partial_;     ///< the copy written, `<path>.partial` (the path itself when in place)
+  bool in_place_ = false;   ///< a memory dataset: written where it is
+  bool committed_ = false;  ///< on_commit renamed the copy over the dataset
   mapped_file dataset_;
   prefetch::record_frames frames_;
   thread_slots<write_counts> counts_;

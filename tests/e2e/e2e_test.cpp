@@ -683,6 +683,9 @@ TEST_CASE("e2e.a_file_sink_replaces_its_file_only_when_the_run_completed") {
   std::ifstream previous(out);
   CHECK(std::string(std::istreambuf_iterator<char>(previous), {}) == "the previous result");
   CHECK(fs::exists(out.string() + ".partial"));
+  CHECK(failed.err.find("operator 'out': the run did not complete, so its output was not renamed: what was "
+                        "written is in '" +
+                        out.string() + ".partial'") != std::string::npos);
   // Completed: renamed over it, whole.
   const auto ok = run_process({xeflow_run(), topology.string(), "-q"});
   INFO(ok.err);
