@@ -5,6 +5,7 @@
 #include <string>
 
 #include "framework/core/backoff.hpp"
+#include "framework/core/fault_injection.hpp"
 #include "framework/core/trace.hpp"
 
 namespace xf {
@@ -146,7 +147,8 @@ void io_service::serve(chunk c, thread_counters& counters) {
   const std::int64_t t0 = now_ns();
   read_outcome out;
   try {
-    out = files_.read(r.file, r.offset + first, bytes, dst, slots_.staging_bytes - first);
+    if (!inject::armed(inject::site::cache_read) || !injected_read(r, c, first, bytes, out))
+      out = files_.read(r.file, r.offset + first, bytes, dst, slots_.staging_bytes - first);
   } catch (const std::exception& e) {
     // A read the table refuses (a chunk off the file's O_DIRECT alignment): the run's error, not this
     // thread's end, and the reader still gets its answer.
@@ -172,6 +174,32 @@ void io_service::serve(chunk c, thread_counters& counters) {
     const auto status = static_cast<file_status>(p.status.load(std::memory_order_relaxed));
     answer(c.slot, c.seq, status, status == file_status::ok ? r.bytes : 0);
   }
+}
+
+bool io_service::injected_read(const file_request& r, chunk c, std::uint64_t first, std::uint64_t bytes,
+                               read_outcome& out) {
+  const std::uint64_t from = r.offset + first;
+  const std::optional<inject::fired> fault = inject::fires(inject::site::cache_read, from, from + bytes,
+                                                           site_of_(r.op, r.frame_offset).operator_name);
+  if (!fault) return false;
+  const std::uint64_t at = fault->at - from;
+  switch (fault->what) {
+    case inject::kind::eio:
+      out = {file_status::io_error, at, EIO};
+      return true;
+    case inject::kind::short_:
+      out = {file_status::truncated, at, 0};  // the file seems to end at the injected byte
+      return true;
+    default:
+      break;
+  }
+  // A hung disk: the read returns once nobody waits for it any more (the watchdog answered the request,
+  // or the service stops); whoever answered named the failure.
+  progress& p = progress_[c.slot];
+  while (!stopping_.load(std::memory_order_relaxed) && p.seq.load(std::memory_order_acquire) == c.seq)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  out = {file_status::stopped, 0, 0};
+  return true;
 }
 
 void io_service::answer(std::uint32_t slot, std::uint64_t seq, file_status status, std::uint64_t bytes) {

@@ -105,6 +105,10 @@ class io_service {
   /// Why a request cannot be served as written (a reader's bug, not the disk's), or "".
   std::string malformed(const file_request& r) const;
   void serve(chunk c, thread_counters& counters);
+  /// An armed cache_read fault for this chunk (fault_injection.hpp): fills `out` as the fault would and
+  /// returns true, or returns false to read for real.
+  bool injected_read(const file_request& r, chunk c, std::uint64_t first, std::uint64_t bytes,
+                     read_outcome& out);
   /// Answers slot's request once: the first caller for its seq wins (a late reader after a timeout loses).
   void answer(std::uint32_t slot, std::uint64_t seq, file_status status, std::uint64_t bytes);
   void fail(run_error error);

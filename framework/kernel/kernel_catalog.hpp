@@ -22,6 +22,8 @@ namespace xf {
 /// kernel_op::output of a GPU sink: it publishes nothing; kernel_op::input of a file source.
 inline constexpr std::uint32_t no_output_topic = ~0u;
 inline constexpr std::uint32_t no_input_topic = ~0u;
+/// kernel_op::inject_fail_at when no fault is injected.
+inline constexpr std::uint64_t no_injected_fault = ~std::uint64_t{0};
 /// kernel_op::objects of an optional slot left unbound (its item_context::objects entry is null).
 inline constexpr std::uint32_t no_kernel_object = ~0u;
 
@@ -83,6 +85,9 @@ struct kernel_op {
   /// claims at once (read in order, so its misses are sequential and its readahead follows them).
   std::uint64_t source_frames;
   std::uint64_t source_run;
+  /// The offset whose frame fails as an injected fault (XEFLOW_INJECT gpu_frame:fail@N, fault_injection.hpp),
+  /// or no_injected_fault: one compare per finished item.
+  std::uint64_t inject_fail_at;
   /// Shared objects: the operator's slots' entries in kernel_args::objects, in slot order.
   std::uint32_t object_count;
   std::uint32_t objects[max_operator_objects];
@@ -211,6 +216,7 @@ enum kernel_fault : std::uint32_t {
   fault_stage_pages =
       5,  ///< a stage needs more pages than a block may hold (detail: pages, range.offset: room)
   fault_read_failed = 6,  ///< a page a stage reads could not be read (the I/O service says why)
+  fault_injected = 7,     ///< kernel_op::inject_fail_at reached (the tests' fault injection)
 };
 
 /// The first failure of the run. Pinned host memory: written by the one block that won `fail_claim`,

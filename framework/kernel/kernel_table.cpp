@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "framework/core/fault_injection.hpp"
 #include "framework/core/units.hpp"
 
 namespace xf {
@@ -44,6 +45,9 @@ kernel_op planned_kernel_op(const plan& p, std::uint32_t k, const kernel_files* 
   op.object_count = static_cast<std::uint32_t>(po.objects.size());
   for (std::size_t j = 0; j < po.objects.size(); ++j)
     op.objects[j] = po.objects[j] == no_object ? no_kernel_object : static_cast<std::uint32_t>(po.objects[j]);
+  op.inject_fail_at = no_injected_fault;
+  if (inject::armed(inject::site::gpu_frame))
+    op.inject_fail_at = inject::armed_at(inject::site::gpu_frame, po.spec->name).value_or(no_injected_fault);
   if (po.entry->info.reads_files) {
     XF_EXPECTS(files != nullptr && files->cache != nullptr, "a file cache for the GPU file readers");
     XF_EXPECTS(po.parts == 1 && !po.stage && !po.stage_output && po.items == 1,
@@ -98,6 +102,10 @@ run_error fault_error(const kernel_failure& f, const plan& p, const kernel_files
       if (files != nullptr && files->cache != nullptr)
         if (std::optional<run_error> io = files->cache->poll()) return *io;
       return run_error(site, "a page " + stage + " reads failed to load");
+    case fault_injected:
+      return run_error(site, "injected fault " +
+                                 inject::describe(inject::site::gpu_frame, inject::kind::fail, f.offset) +
+                                 ": the frame failed");
     default:
       return run_error(site, "the kernel reported fault " + std::to_string(f.kind));
   }

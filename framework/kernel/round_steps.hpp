@@ -396,6 +396,10 @@ XF_HOST_DEVICE inline bool finish_item(const kernel_args& a, lane_state& l) {
   if (!l.ready) return false;
   const kernel_op& op = a.ops[l.op];
   const std::uint64_t offset = l.item / op.parts;
+  if (offset == op.inject_fail_at && !l.is_void) {
+    fail_item(a, fault_injected, l.op, offset, 0);
+    return false;
+  }
   if (l.failure != 0) {
     fail_item(a, fault_frame_failed, l.op, offset, failure_code(l.failure));
     return false;

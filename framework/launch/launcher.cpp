@@ -3,6 +3,7 @@
 // rank exits with the same code), and rank 0 prints for all.
 #include "framework/launch/launcher.hpp"
 
+#include <fcntl.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
@@ -20,6 +21,7 @@
 #include <stdexcept>
 #include <typeindex>
 
+#include "framework/core/fault_injection.hpp"
 #include "framework/core/units.hpp"
 #include "framework/launch/metrics_server.hpp"
 #include "framework/launch/operator_catalog.hpp"
@@ -45,7 +47,8 @@ run_control* g_control = nullptr;  // the run SIGINT acts on
 std::atomic<int> g_interrupts{0};
 
 extern "C" void on_sigint(int) {
-  // First interrupt: drain (sources stop, in-flight frames finish); second: abort at once.
+  // First interrupt (SIGINT, SIGTERM or SIGHUP): drain (sources stop, in-flight frames finish); second:
+  // abort at once.
   const int seen = g_interrupts.fetch_add(1);
   if (g_control) {
     if (seen == 0)
@@ -53,6 +56,27 @@ extern "C" void on_sigint(int) {
     else
       g_control->request_abort();
   }
+}
+
+/// The signals that end a run the way Ctrl-C does: a terminal closing (SIGHUP), a service manager or
+/// mpirun stopping it (SIGTERM) drain and print the stats like an interrupt.
+constexpr int interrupt_signals[] = {SIGINT, SIGTERM, SIGHUP};
+
+/// Descriptors 0, 1 and 2 that the process was started without are opened on /dev/null, so that no file
+/// the run opens (an output file) takes their numbers and receives the stats or the log. Returns whether
+/// standard output was closed: the stats cannot be written then, which is an error.
+bool reserve_standard_descriptors() {
+  bool stdout_closed = false;
+  for (int fd = 0; fd <= 2; ++fd) {
+    if (::fcntl(fd, F_GETFD) != -1 || errno != EBADF) continue;
+    if (fd == STDOUT_FILENO) stdout_closed = true;
+    const int opened = ::open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY);
+    if (opened >= 0 && opened != fd) {  // the lowest free number is fd, unless another thread raced us
+      ::dup2(opened, fd);
+      ::close(opened);
+    }
+  }
+  return stdout_closed;
 }
 
 /// The run's timeline (--trace) into `out`, stamped with the run's provenance and what was sampled.
@@ -259,6 +283,12 @@ plan plan_for_this_machine(const topology_spec& spec, const operator_registry& r
 }
 
 int run_launcher(int argc, char** argv, const launcher_operators& operators) {
+  const bool stdout_closed = reserve_standard_descriptors();
+  // A write past `ulimit -f` fails with EFBIG and is reported, naming the file, instead of the default
+  // SIGXFSZ ending the process without a word; a write into a pipe or FIFO whose reader left fails with
+  // EPIPE likewise.
+  std::signal(SIGXFSZ, SIG_IGN);
+  std::signal(SIGPIPE, SIG_IGN);
   const kernel_program* kernel = operators.kernel;
   CLI::App app{"xeflow-run: run a streaming topology across CPU and GPU"};
   std::string topology_path;
@@ -379,6 +409,13 @@ int run_launcher(int argc, char** argv, const launcher_operators& operators) {
   }
   if (any_rank_failed(*group, problem)) return exit_config_error;
   spdlog::debug("{}", version_line());
+  try {
+    if (const std::string armed = inject::arm_from_environment(); !armed.empty())
+      spdlog::warn("fault injection armed: XEFLOW_INJECT={}", armed);
+  } catch (const std::invalid_argument& e) {
+    problem = std::string("xeflow-run: error: ") + e.what();
+  }
+  if (any_rank_failed(*group, problem)) return exit_config_error;
 
   operator_registry registry;
   register_builtin_cpu_operators(registry);
@@ -607,12 +644,11 @@ int run_launcher(int argc, char** argv, const launcher_operators& operators) {
   struct sigaction action {};
   action.sa_handler = on_sigint;
   sigemptyset(&action.sa_mask);
-  struct sigaction previous {
-  }, previous_term{};
-  sigaction(SIGINT, &action, &previous);
   // mpirun passes an interrupt on to the ranks as SIGTERM (and SIGKILL a while later: Open MPI's
   // odls_base_sigkill_timeout, 1 s by default).
-  if (ranked) sigaction(SIGTERM, &action, &previous_term);
+  struct sigaction previous[std::size(interrupt_signals)]{};
+  for (std::size_t i = 0; i < std::size(interrupt_signals); ++i)
+    sigaction(interrupt_signals[i], &action, &previous[i]);
 
   progress_line progress;
   run_options run_options;
@@ -673,8 +709,8 @@ int run_launcher(int argc, char** argv, const launcher_operators& operators) {
   const bool told = session && session->failure_was_told();
   if (session) session->finish();
   session.reset();
-  sigaction(SIGINT, &previous, nullptr);
-  if (ranked) sigaction(SIGTERM, &previous_term, nullptr);
+  for (std::size_t i = 0; i < std::size(interrupt_signals); ++i)
+    sigaction(interrupt_signals[i], &previous[i], nullptr);
   g_control = nullptr;
 
   if (!ledger_path.empty()) write_ledger(ledger_path, ledger, p, spec, *group);
@@ -687,7 +723,9 @@ int run_launcher(int argc, char** argv, const launcher_operators& operators) {
   }
   const std::string shown = stats_format == "json" ? format_stats_json(stats) : format_stats_table(stats);
   const std::vector<std::string> all_stats = group->gather(shown);
+  std::string stats_unwritten;  // why the stats could not be written: a failure of the command
   if (lead) {
+    errno = 0;
     if (!ranked)
       std::cout << shown;
     else if (stats_format == "json") {
@@ -696,6 +734,10 @@ int run_launcher(int argc, char** argv, const launcher_operators& operators) {
       for (std::size_t r = 0; r < all_stats.size(); ++r) std::cout << (r ? "\n" : "") << all_stats[r];
     }
     std::cout << (stats_format == "json" ? "\n" : "") << std::flush;
+    if (stdout_closed)
+      stats_unwritten = "standard output is closed";
+    else if (!std::cout)
+      stats_unwritten = errno != 0 ? std::strerror(errno) : "the stream failed";
   }
   // The errors: every rank's own failure (a failure it was told of names its origin already).
   const std::string own_error = stats.status == xf::run_status::failed && !told ? stats.error : "";
@@ -713,6 +755,11 @@ int run_launcher(int argc, char** argv, const launcher_operators& operators) {
   const int agreed = code_of(group->max_over_ranks(severity(code)));
   if (agreed == exit_interrupted && lead)
     spdlog::warn("interrupted: streams drained, stats above are partial");
+  if (!stats_unwritten.empty()) {
+    // The stats are the run's result for a script reading them: not having them is a failure.
+    spdlog::error("cannot write the stats to standard output: {}", stats_unwritten);
+    return exit_run_failed;
+  }
   return agreed;
 }
 

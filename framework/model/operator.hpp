@@ -114,12 +114,13 @@ struct operator_setup {
   /// Set once the run is interrupted (SIGINT: sources stop early, in-flight frames drain). Null when the
   /// caller runs the operator outside a run. Read at on_stop to tell a short stream from a lossy one.
   const std::atomic<bool>* interrupted = nullptr;
+  /// Set once the run is aborted (a failure anywhere, or a second interrupt): every wait unwinds, so frames
+  /// taken but not yet delivered are dropped. Null outside a run. An operator that waits inside a frame
+  /// hook checks it (and throws run_aborted); a sink that counts losses does not count them then.
+  const std::atomic<bool>* aborted = nullptr;
   /// The shared objects bound to its slots, in the order its class declares them (null: an optional slot
   /// left unbound). Valid until on_stop returns.
   std::vector<object_port*> objects;
-  /// Set once the run fails or is aborted (a second interrupt). Null outside a run. Read at on_stop: an
-  /// output must not be made to look complete after a failure.
-  const std::atomic<bool>* aborted = nullptr;
   /// A resumed run (xeflow-run --resume): the first offset of the operator's stream — a source's output,
   /// a sink's input. Offsets below it were committed by an earlier run and are not delivered again; a sink
   /// finds what it wrote of them where it left it. 0 in a fresh run.
@@ -142,6 +143,13 @@ class cpu_operator {
   /// Called once after the last frame hook returned on every thread (also after an interrupted run).
   /// May throw to fail the run (a verify sink does when it saw anomalies).
   virtual void on_stop() {}
+  /// Called once after every operator's on_stop, only when the run completed (no failure, no interrupt):
+  /// the moment to make an output visible under its name (file_sink renames its `.partial` file). May
+  /// throw to fail the run. A failed or interrupted run never calls it, so its outputs stay partial.
+  virtual void on_commit() {}
+  /// Where the operator's output is while on_commit has not made it visible (`<path>.partial`), "" when
+  /// it has none: after a failed or interrupted run the launcher says where the partial output was left.
+  virtual std::string uncommitted_output() const { return {}; }
   /// End-of-run counters for the stats.
   virtual operator_counters counters() const { return {}; }
 };

@@ -67,6 +67,9 @@ struct param_decl {
   std::function<std::string(const dt::datatype&)> check_type;
   /// No default, yet the topology may leave it out (the operator then works without it).
   bool optional = false;
+  /// Text parameters: a file the operator writes (its output); validation refuses two operators writing
+  /// one file. Empty text: no file.
+  bool writes_file = false;
 };
 
 /// Parses a list of reals separated by commas, semicolons or spaces ("0 0 0; 10 10 10"): the values, or
@@ -240,6 +243,11 @@ class operator_schema {
   /// See operator_info::resumable.
   operator_schema& resumable() {
     info_->resumable = true;
+    return *this;
+  }
+  /// Marks the parameter declared last as a file the operator writes (param_decl::writes_file).
+  operator_schema& writes_file() {
+    info_->params.back().writes_file = true;
     return *this;
   }
 

@@ -5,6 +5,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <filesystem>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -67,6 +69,7 @@ class validator {
     check_object_bindings(spec_, entries_, params_valid_, problems_);
     check_references_for_verification();
     check_memory();
+    check_written_files();
     return std::move(problems_);
   }
 
@@ -293,6 +296,36 @@ class validator {
                   " the CPU operators' threads to " + std::to_string(total) +
                   ", more than a topology may run (" + std::to_string(max_cpu_threads) + ")");
       return;
+    }
+  }
+
+  /// Two operators writing one file (two file sinks with one path) interleave their frames and leave
+  /// holes where the other's stream is shorter: refused at the second writer's parameter. Paths compare
+  /// after making them absolute and normal, and resolving the links of what exists.
+  void check_written_files() {
+    std::map<std::string, std::pair<std::size_t, std::string>> writers;  // file -> operator, its parameter
+    for (std::size_t i = 0; i < spec_.operators.size(); ++i) {
+      if (entries_[i] == nullptr) continue;
+      const operator_spec& op = spec_.operators[i];
+      for (const param_decl& decl : entries_[i]->info.params) {
+        if (!decl.writes_file) continue;
+        const auto value = op.params.find(decl.name);
+        if (value == op.params.end()) continue;
+        const std::string* text = std::get_if<std::string>(&value->second);
+        if (text == nullptr || text->empty()) continue;
+        std::error_code ec;
+        std::string file =
+            std::filesystem::weakly_canonical(std::filesystem::absolute(*text, ec), ec).string();
+        if (ec) file = std::filesystem::path(*text).lexically_normal().string();
+        const auto [it, first] = writers.emplace(file, std::make_pair(i, decl.name));
+        if (first) continue;
+        const operator_spec& other = spec_.operators[it->second.first];
+        const source_pos there = at(op_path(other) + ".params." + it->second.second);
+        problem(at(op_path(op) + ".params." + decl.name),
+                "operator '" + op.name + "': " + decl.name + " '" + *text + "' is a file operator '" +
+                    other.name + "' writes too (" + there.str() +
+                    "): two writers into one file interleave their streams and leave holes");
+      }
     }
   }
 

@@ -1,10 +1,14 @@
 // The CPU operators' workers.
 #include "framework/runtime/cpu_workers.hpp"
 
+#include <pthread.h>
 #include <spdlog/spdlog.h>
 
+#include <cerrno>
 #include <string>
+#include <system_error>
 
+#include "framework/core/fault_injection.hpp"
 #include "framework/core/trace.hpp"
 #include "framework/core/units.hpp"
 #include "framework/model/columnar_checks.hpp"
@@ -41,7 +45,14 @@ void open_columnar(const std::optional<columnar_geometry>& g, const frame_out& f
   if (g) columnar_header(f.data).flags &= ~columnar_frame_header::index_valid;
 }
 
-void source_worker(run_context& run, std::size_t op) {
+/// An armed worker fault at this frame (fault_injection.hpp): the thread exits here, mid-frame, without
+/// publishing or releasing anything, as a thread killed by a bug would; worker() must notice.
+void die_if_injected(const run_context& run, std::size_t op, std::uint64_t offset) {
+  if (inject::fires(inject::site::worker, offset, offset + 1, run.plan_of().operators[op].spec->name))
+    pthread_exit(nullptr);
+}
+
+void source_worker(run_context& run, std::size_t op, std::uint64_t& at) {
   const plan& p = run.plan_of();
   run_control& control = run.control();
   const planned_operator& po = p.operators[op];
@@ -57,12 +68,14 @@ void source_worker(run_context& run, std::size_t op) {
   while (!control.draining()) {
     std::uint64_t blocked = 0;
     const publish_ticket t = reserve_claimed(v, topic_name, control.abort_flag(), &blocked);
+    at = t.offset;
     run.count_blocked(op, out, blocked);
     frame_out f{t.data, v.frame_bytes, 0, element, t.frame, run.parts_read(out)};
     open_columnar(columnar, f);
     if (writer) run.objects().begin_frame(t.offset);
     const bool more = run.call_hook(op, out, t.offset, [&] { return source->produce(t.offset, f); });
     if (writer) run.objects().finished_frame(op, t.offset);
+    if (inject::armed(inject::site::worker)) die_if_injected(run, op, t.offset);
     end = t.offset + 1;
     if (!more) {
       publish_void(v, t);
@@ -82,7 +95,7 @@ void source_worker(run_context& run, std::size_t op) {
   if (first_ns != 0) fetch_min_relaxed(run.stream_first_ns, first_ns);
 }
 
-void map_worker(run_context& run, std::size_t op) {
+void map_worker(run_context& run, std::size_t op, std::uint64_t& at) {
   const plan& p = run.plan_of();
   run_control& control = run.control();
   const planned_operator& po = p.operators[op];
@@ -101,6 +114,7 @@ void map_worker(run_context& run, std::size_t op) {
     const delivery d = next_frame(vi, group, control.abort_flag(), &waited);
     add_relaxed(run.counters()[op].input_wait_ns, waited);
     if (d.ended) break;
+    at = d.offset;
     if (run.ledger != nullptr) record(run, in, group, d);
     if (d.is_void()) {
       publish_void(vo, reserve_void_at(vo, d.offset, control.abort_flag(), &blocked));
@@ -119,6 +133,7 @@ void map_worker(run_context& run, std::size_t op) {
     if (writer) run.objects().begin_frame(d.offset);
     run.call_hook(op, in, d.offset, [&] { map->on_frame(d.offset, fi, fo); });
     if (writer) run.objects().finished_frame(op, d.offset);
+    if (inject::armed(inject::site::worker)) die_if_injected(run, op, d.offset);
     if (columnar) seal_columnar(run, op, out, d.offset, *columnar, fo);
     if (fo.bytes > vo.frame_bytes)
       throw run_error(
@@ -131,7 +146,7 @@ void map_worker(run_context& run, std::size_t op) {
   vo.close(vi.end());
 }
 
-void sink_worker(run_context& run, std::size_t op) {
+void sink_worker(run_context& run, std::size_t op, std::uint64_t& at) {
   const plan& p = run.plan_of();
   run_control& control = run.control();
   const planned_operator& po = p.operators[op];
@@ -147,11 +162,13 @@ void sink_worker(run_context& run, std::size_t op) {
     const delivery d = next_frame(vi, group, control.abort_flag(), &waited);
     add_relaxed(run.counters()[op].input_wait_ns, waited);
     if (d.ended) break;
+    at = d.offset;
     if (run.ledger != nullptr) record(run, in, group, d);
     if (!d.is_void()) {
       frame_in fi{d.data(vi), d.slot->bytes, element};
       if (writer) run.objects().begin_frame(d.offset);
       run.call_hook(op, in, d.offset, [&] { sink->on_frame(d.offset, fi); });
+      if (inject::armed(inject::site::worker)) die_if_injected(run, op, d.offset);
       const std::uint64_t delivered = now_ns();
       last_ns = delivered;
       if (d.slot->born_ns != 0) run.counters()[op].latency.record(delivered - d.slot->born_ns);
@@ -168,15 +185,35 @@ void sink_worker(run_context& run, std::size_t op) {
 /// last one makes their versions final, so no reader waits on a writer that is gone). A failed writer
 /// leaves its horizon where it was: its readers stop with the run instead of reading a version it did not
 /// publish.
-void worker(run_context& run, std::size_t op, std::uint32_t index, void (*loop)(run_context&, std::size_t)) {
+void worker(run_context& run, std::size_t op, std::uint32_t index,
+            void (*loop)(run_context&, std::size_t, std::uint64_t&)) {
   if (trace::enabled())
     trace::name_this_thread("cpu " + run.plan_of().operators[op].spec->name + " #" + std::to_string(index),
                             static_cast<std::uint32_t>(100 + op));
+  // A thread that leaves its loop neither by returning nor by an exception the guard handles was ended
+  // from inside (pthread_exit, a forced unwind): the frame it held is never published, so the run would
+  // wait for it forever. The run fails instead, naming the frame.
+  struct exit_watch {
+    run_context& run;
+    std::size_t op;
+    std::uint32_t index;
+    std::uint64_t at = ~std::uint64_t{0};  // the frame the loop holds (its last, between frames)
+    bool left = false;
+    ~exit_watch() {
+      if (left) return;
+      const std::size_t topic = run.error_topic(op);
+      run.control().fail(run_error(
+          run.site(op, topic, at == ~std::uint64_t{0} ? std::nullopt : std::optional<std::uint64_t>(at)),
+          "worker thread #" + std::to_string(index) +
+              " exited in the middle of its frame without publishing it (a thread ended from inside)"));
+    }
+  } watch{run, op, index};
   bool ended = false;
   run.guarded(op, [&] {
-    loop(run, op);
+    loop(run, op, watch.at);
     ended = true;
   });
+  watch.left = true;
   if (ended && run.objects().writes(op)) run.objects().worker_done(op);
   spdlog::trace("operator '{}': a worker thread {}", run.plan_of().operators[op].spec->name,
                 ended ? "reached its stream's end" : "stopped with the run");
@@ -189,19 +226,28 @@ void start_cpu_workers(run_context& run, std::vector<std::thread>& threads) {
   for (std::size_t i = 0; i < p.operators.size(); ++i) {
     const planned_operator& po = p.operators[i];
     if (po.in_kernel) continue;
-    for (std::uint32_t w = 0; w < po.workers; ++w) {
-      switch (po.entry->info.role) {
-        case operator_role::source:
-          threads.emplace_back([&run, i, w] { worker(run, i, w, source_worker); });
-          break;
-        case operator_role::map:
-          threads.emplace_back([&run, i, w] { worker(run, i, w, map_worker); });
-          break;
-        case operator_role::sink:
-          threads.emplace_back([&run, i, w] { worker(run, i, w, sink_worker); });
-          break;
-      }
-    }
+    const auto loop = po.entry->info.role == operator_role::source ? source_worker
+                      : po.entry->info.role == operator_role::map  ? map_worker
+                                                                   : sink_worker;
+    for (std::uint32_t w = 0; w < po.workers; ++w)
+      start_run_thread(threads, fault_site{po.spec->name, {}, {}},
+                       "worker thread " + std::to_string(w + 1) + " of " + std::to_string(po.workers) +
+                           " (its threads: " + std::to_string(po.spec->threads) + ")",
+                       [&run, i, w, loop] { worker(run, i, w, loop); });
+  }
+}
+
+void start_run_thread(std::vector<std::thread>& threads, const fault_site& site, const std::string& which,
+                      std::function<void()> body) {
+  try {
+    const std::uint64_t n = threads.size();
+    if (inject::armed(inject::site::thread_create) && inject::fires(inject::site::thread_create, n, n + 1))
+      throw std::system_error(EAGAIN, std::generic_category(), "injected fault thread_create:again");
+    threads.emplace_back(std::move(body));
+  } catch (const std::system_error& e) {
+    // The threads already started stop with the run (the caller fails it with this error).
+    throw run_error(site, "cannot create its " + which + ": " + e.code().message() +
+                              " (the system's limit on threads or memory; lower the setting)");
   }
 }
 

@@ -196,8 +196,16 @@ run_stats run_topology(const plan& p, const topology_spec& spec, run_control& co
   const std::vector<operator_counters> sinks = executor && !executor->wedged()
                                                    ? finish_kernel_sinks(run, *executor)
                                                    : std::vector<operator_counters>{};
-  // Every stream ended and every sink's on_stop succeeded (a file sink renamed its output): nothing is
-  // left to resume.
+  // Only now is the run known to have completed: the outputs become visible under their names.
+  run.commit_operators();
+  if (run.control().failure() || run.control().draining())
+    for (const auto& [name, path] : run.uncommitted_outputs())
+      spdlog::warn(
+          "operator '{}': the run did not complete, so its output was not renamed: what was "
+          "written is in '{}'",
+          name, path);
+  // Every stream ended, every sink's on_stop succeeded and its output is under its name: nothing is left
+  // to resume.
   if (checkpoints && !control.failure() && !control.draining()) checkpoints->commit(true);
   end_phase("finish");
   run_stats stats = build_stats(run, executor.get(), sinks, timeline,

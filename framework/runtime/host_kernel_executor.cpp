@@ -10,6 +10,7 @@
 #include "framework/core/trace.hpp"
 #include "framework/kernel/kernel_table.hpp"
 #include "framework/kernel/round_steps.hpp"
+#include "framework/runtime/cpu_workers.hpp"
 #include "framework/runtime/kernel_executor.hpp"
 
 namespace xf {
@@ -42,9 +43,15 @@ class host_kernel_executor final : public kernel_executor {
     if (std::any_of(p.kernel_operators.begin(), p.kernel_operators.end(),
                     [&](std::size_t i) { return p.operators[i].inputs.empty(); }))
       fetch_min_relaxed(run_.stream_first_ns, now_ns());
+    const std::size_t first = p.kernel_operators.front();
     for (std::uint32_t b = 0; b < p.blocks; ++b)
-      threads.emplace_back(
-          [this, b] { run_.guarded(run_.plan_of().kernel_operators.front(), [&] { block(b); }); });
+      start_run_thread(threads, fault_site{p.operators[first].spec->name, {}, {}},
+                       "host executor's block thread " + std::to_string(b + 1) + " of " +
+                           std::to_string(p.blocks) + " (runtime.blocks: " +
+                           (run_.spec().runtime.blocks ? std::to_string(run_.spec().runtime.blocks)
+                                                       : std::string("one a core")) +
+                           ")",
+                       [this, b, first] { run_.guarded(first, [&] { block(b); }); });
   }
 
   std::vector<kernel_op_counters> op_counters() override { return counters_; }

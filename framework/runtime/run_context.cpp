@@ -112,6 +112,7 @@ void run_context::start_operators() {
     setup.name = po.spec->name;
     setup.threads = po.workers;
     setup.interrupted = &control_.drain_flag();
+    setup.aborted = &control_.abort_flag();
     auto info = [&](std::size_t t) { return topic_info_of(*plan_.topics[t].spec); };
     for (std::size_t t : po.inputs) {
       setup.inputs.push_back(info(t));
@@ -120,7 +121,6 @@ void run_context::start_operators() {
     }
     for (std::size_t t : po.outputs) setup.outputs.push_back(info(t));
     setup.objects = objects_->ports_of(i);
-    setup.aborted = &control_.abort_flag();
     setup.resumed = resumed;
     setup.resume_offset = first_offset(po.inputs.empty() ? po.outputs.at(0) : po.inputs[0]);
     try {
@@ -135,15 +135,46 @@ void run_context::start_operators() {
 }
 
 void run_context::stop_operators() {
+  // started_ is empty when the run failed before start_operators (a topic it could not allocate): no
+  // operator was started, and instances_ may not even exist.
+  if (started_.empty()) return;
   for (std::size_t i : plan_.start_order) {
-    if (!started_.empty() && !started_[i]) continue;
-    if (!instances_[i].cpu) continue;
+    if (!started_[i] || !instances_[i].cpu) continue;
     try {
       instances_[i].cpu->on_stop();
     } catch (...) {
       if (!control_.failure()) control_.fail(current_error(i, error_topic(i), std::nullopt));
     }
   }
+}
+
+void run_context::commit_operators() {
+  if (started_.empty() || control_.failure() || control_.draining() || control_.aborting()) return;
+  for (std::size_t i : plan_.start_order) {
+    if (!started_[i] || !instances_[i].cpu) continue;
+    try {
+      instances_[i].cpu->on_commit();
+    } catch (...) {
+      control_.fail(current_error(i, error_topic(i), std::nullopt));
+      return;
+    }
+  }
+}
+
+std::vector<std::pair<std::string, std::string>> run_context::uncommitted_outputs() const {
+  std::vector<std::pair<std::string, std::string>> outputs;
+  for (std::size_t i = 0; i < started_.size(); ++i)
+    if (started_[i] && instances_[i].cpu)
+      if (std::string path = instances_[i].cpu->uncommitted_output(); !path.empty())
+        outputs.emplace_back(plan_.operators[i].spec->name, std::move(path));
+  return outputs;
+}
+
+void run_context::throw_injected(std::size_t op, std::uint64_t offset) const {
+  if (const auto fault =
+          inject::fires(inject::site::cpu_frame, offset, offset + 1, plan_.operators[op].spec->name))
+    throw std::runtime_error("injected fault " +
+                             inject::describe(inject::site::cpu_frame, fault->what, offset));
 }
 
 fault_site run_context::site(std::size_t op, std::size_t topic, std::optional<std::uint64_t> offset) const {

@@ -11,6 +11,7 @@
 #include <optional>
 #include <vector>
 
+#include "framework/core/fault_injection.hpp"
 #include "framework/core/latency_histogram.hpp"
 #include "framework/core/trace.hpp"
 #include "framework/files/file_cache.hpp"
@@ -101,7 +102,14 @@ class run_context {
   /// Starts the CPU operators (on_start) in the plan's start order, sources before their verify sinks.
   void start_operators();
   /// on_stop of every started CPU operator; a failure there fails the run (if nothing failed before).
+  /// Nothing when the run failed before its operators were made.
   void stop_operators();
+  /// on_commit of every started CPU operator, once the run completed (nothing failed, nothing drained):
+  /// their outputs become visible under their names. A failure fails the run; later ones are not called.
+  void commit_operators();
+  /// The started CPU operators' outputs left uncommitted (cpu_operator::uncommitted_output): operator
+  /// name and path, for the message of a run that failed or was interrupted.
+  std::vector<std::pair<std::string, std::string>> uncommitted_outputs() const;
 
   /// Where a fault happened.
   fault_site site(std::size_t op, std::size_t topic, std::optional<std::uint64_t> offset) const;
@@ -114,6 +122,8 @@ class run_context {
   /// run_error naming operator, topic and offset (run_aborted passes through).
   template <class Hook>
   auto call_hook(std::size_t op, std::size_t topic, std::uint64_t offset, Hook&& hook) -> decltype(hook());
+  /// An armed cpu_frame fault at operator `op`'s `offset` (fault_injection.hpp) throws as its hook would.
+  void throw_injected(std::size_t op, std::uint64_t offset) const;
   /// Runs a worker's body: a failure fails the run; run_aborted (another worker failed) unwinds quietly.
   void guarded(std::size_t op, const std::function<void()>& body);
 
@@ -190,6 +200,8 @@ void run_context::make_topics(std::unique_ptr<topic_memory> memory, Configure&& 
       config.group_items_per_offset.push_back(plan_.operators[s].in_kernel ? plan_.operators[s].parts : 1);
     configure(t, config);
     try {
+      if (inject::armed(inject::site::topic_alloc) && inject::fires(inject::site::topic_alloc, t, t + 1))
+        throw std::bad_alloc();
       topics_.emplace_back(config, *memory_);
     } catch (const std::exception& e) {
       throw run_error(fault_site{{}, pt.spec->name, {}},
@@ -215,6 +227,7 @@ auto run_context::call_hook(std::size_t op, std::size_t topic, std::uint64_t off
     if (traced) trace::span(trace_names_[op], ns_of(start), ns_of(end), offset, true);
   };
   try {
+    if (inject::armed(inject::site::cpu_frame)) throw_injected(op, offset);
     if constexpr (std::is_void_v<decltype(hook())>) {
       hook();
       busy();

@@ -469,7 +469,7 @@ std::string format_stats_json(const run_stats& s) {
     }
     doc["partition"] = std::move(j);
   }
-  return doc.dump(2);
+  return doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 std::string format_ranked_stats_json(const std::vector<std::string>& rank_documents) {
@@ -491,7 +491,7 @@ std::string format_ranked_stats_json(const std::vector<std::string>& rank_docume
     rank["provenance"] = std::move(own);
     doc["per_rank"].push_back(std::move(rank));
   }
-  return doc.dump(2);
+  return doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 }  // namespace xf

@@ -13,7 +13,8 @@ void write_chrome_trace(std::ostream& out, const trace::recording& r, int pid, c
   for (const trace::event& e : r.events) origin = std::min(origin, e.start_ns);
   if (r.events.empty()) origin = 0;
   const auto us = [&](std::uint64_t ns) { return static_cast<double>(ns - std::min(ns, origin)) / 1e3; };
-  out << "{\"displayTimeUnit\":\"ns\",\"otherData\":" << metadata.dump() << ",\"traceEvents\":[\n";
+  out << "{\"displayTimeUnit\":\"ns\",\"otherData\":"
+      << metadata.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << ",\"traceEvents\":[\n";
   bool first = true;
   const auto emit = [&](const nlohmann::json& e) {
     out << (first ? "" : ",\n") << e.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);

@@ -109,6 +109,7 @@ void query_op::describe(operator_schema<params>& s) {
            olap::store_group_by);
   s.parsed(&params::result, "result", "file for the result: CSV, or JSON when it ends in .json ('' : none)",
            "", parse_path_text);
+  s.writes_file();
   s.param(&params::max_rows, "max_rows",
           "projections: the most matching rows the result holds (device memory)", params{}.max_rows, 1,
           4294967295.0);

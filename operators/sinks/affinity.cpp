@@ -73,6 +73,7 @@ void affinity_shared_op::describe(operator_schema<params>& s) {
           std::uint64_t{1} << 22, 16, static_cast<double>(std::uint64_t{1} << 40));
   s.parsed(&params::result, "result", "file for the 'MERCHANT CARDS' lines, by merchant ('': none)", "",
            parse_path_text);
+  s.writes_file();
   s.check_params([](const params& p) -> std::string {
     if (p.cards.empty()) return "cards must name affinity_cards' result file";
     if (std::string why = power_of_two_problem(p.card_slots, "card_slots"); !why.empty()) return why;

@@ -1,5 +1,6 @@
 // file_sink: writes a stream to a file, each frame at its own byte position, so frames may arrive out of
-// order across threads and the file still comes out exact.
+// order across threads and the file still comes out exact. The file is written as `<path>.partial` and
+// renamed onto `<path>` only once the run completed, so a file under the user's name is always whole.
 #pragma once
 
 #include <atomic>
@@ -9,21 +10,26 @@
 
 #include "framework/model/operator.hpp"
 #include "framework/model/operator_schema.hpp"
+#include "operators/sinks/seen_offsets.hpp"
 
 namespace xf {
 
-/// Frame o is written with pwrite at byte o·frame_bytes (frame_bytes of the input topic). Only the stream's
-/// last frame may be short: a short frame below another delivered offset is a run_error naming its offset.
-/// Once the stream completed, on_stop truncates the file to its exact length — (highest offset)·frame_bytes
-/// + its bytes — and closes it. on_frame is safe from any number of threads.
+/// Frame o is written with pwrite at byte o·frame_bytes (frame_bytes of the input topic) of
+/// `<path>.partial` (created or truncated at on_start, in the same directory). Only the stream's last frame
+/// may be short: a short frame below another delivered offset is a run_error naming its offset. on_stop
+/// checks that every offset below the stream's end was written exactly once (else a run_error naming the
+/// first missing offset: two sources of different lengths on one topic leave holes) and truncates the file
+/// to the stream's exact length — (highest offset)·frame_bytes + its bytes. on_commit, once the run
+/// completed, syncs the file and renames it onto `<path>`; a failed or interrupted run leaves
+/// `<path>.partial` (its errors say so). A path that exists and is not a regular file (/dev/null, a FIFO)
+/// is written in place, never truncated or renamed; one that cannot seek (a FIFO) takes one thread, whose
+/// frames come in stream order.
 ///
-/// The output is written to `<path>.partial` (created or truncated at on_start) and renamed onto `path`,
-/// after an fsync, only once the stream completed: a failed, interrupted or killed run leaves the
-/// `.partial`, never a file that looks complete. A path that exists and is not a regular file (a device,
-/// a FIFO) is written in place. Because each frame has its own place, a replayed frame rewrites the same
-/// bytes: a resumed run (operator_setup::resume_offset K > 0) reopens `<path>.partial` without truncating
-/// it — or `path` itself, moved back to `.partial`, when an earlier run had completed it but its checkpoint
-/// did not yet say so — and writes the frames from K on. make_durable is fdatasync.
+/// Resumable (operator_schema::resumable): each frame has its own place, so a replayed frame rewrites the
+/// same bytes. A resumed run (operator_setup::resume_offset K > 0) reopens `<path>.partial` without
+/// truncating it — or `path` itself, moved back to `.partial`, when an earlier run had completed it but its
+/// checkpoint did not yet say so — and writes the frames from K on; the holes check covers [K, end).
+/// make_durable is fdatasync. on_frame is safe from any number of threads.
 class file_sink final : public cpu_sink {
  public:
   struct params {
@@ -32,9 +38,12 @@ class file_sink final : public cpu_sink {
 
   static void describe(operator_schema<params>& s) {
     s.describe(
-        "writes frames to a file at offset * frame size (pwrite, any order); truncates to the exact "
-        "length at the end");
-    s.param(&params::path, "path", "file to write (created or truncated)", required);
+        "writes frames to a file at offset * frame size (pwrite, any order) as PATH.partial; truncates to "
+        "the exact length and renames it onto PATH once the run completed");
+    s.param(&params::path, "path",
+            "file to write (replaced once the run completed; a FIFO or device is written in place)",
+            required);
+    s.writes_file();
     s.resumable();
   }
 
@@ -46,10 +55,15 @@ class file_sink final : public cpu_sink {
   void on_start(const operator_setup& setup) override;
   void on_frame(std::uint64_t offset, const frame_in& in) override;
   void on_stop() override;
+  void on_commit() override;
   /// fdatasync: every frame written before the call is on the disk when it returns.
   void make_durable() override;
+  std::string uncommitted_output() const override { return special_ || committed_ ? "" : partial_; }
   /// {frames, bytes}.
   operator_counters counters() const override;
+  /// Where the output is written until on_commit: `<path>.partial`, or the path itself when it is not a
+  /// regular file.
+  const std::string& written_path() const noexcept { return special_ ? path_ : partial_; }
 
  private:
   /// short_offset_ before any short frame arrived.
@@ -58,16 +72,26 @@ class file_sink final : public cpu_sink {
   [[noreturn]] void fail(std::optional<std::uint64_t> offset, const std::string& reason) const;
   /// Throws when a short frame was seen below the highest delivered offset.
   void check_short_frame_is_last() const;
-
-  /// Opens the file a fresh or a resumed run writes (written_path_); fails naming the operator.
-  void open_output(const operator_setup& setup);
+  /// Writes all of [data, data + bytes) at byte `position` (pwrite), or at the stream's end when the file
+  /// cannot seek (after checking no offset was skipped); run_error naming the byte at which it failed.
+  void write_at(std::uint64_t offset, std::uint64_t position, const std::byte* data, std::uint64_t bytes);
+  /// " (the output so far is in '<path>.partial')" for a regular file's errors; "" for a special file.
+  std::string partial_note() const;
+  bool run_cut_short() const;
+  /// Opens `<path>.partial`: created or truncated in a fresh run, reopened as it is in a resumed one.
+  void open_partial(const operator_setup& setup);
 
   std::string path_;
-  std::string written_path_;  ///< `<path>.partial`, or `path` when that is not a regular file
-  bool in_place_ = false;     ///< written_path_ is path_: nothing to rename
-  bool resumed_ = false;      ///< resume_offset > 0: the file holds an earlier run's frames
+  std::string partial_;
+  bool special_ = false;            ///< the path exists and is not a regular file: written in place
+  bool committed_ = false;          ///< on_commit renamed the file (or nothing was opened)
+  bool sequential_ = false;         ///< it cannot seek (a FIFO): frames are written in offset order
+  bool resumed_ = false;            ///< resume_offset > 0: the partial file holds an earlier run's frames
+  std::uint64_t first_offset_ = 0;  ///< operator_setup::resume_offset: the holes check starts there
   const std::atomic<bool>* interrupted_ = nullptr;
   const std::atomic<bool>* aborted_ = nullptr;
+  std::uint64_t next_offset_ = 0;  ///< a file that cannot seek: the offset it takes next (one thread)
+  seen_offsets written_;           ///< offsets written, for the holes check at on_stop
   std::string name_;
   std::string topic_;
   std::uint64_t frame_bytes_ = 0;

@@ -23,7 +23,11 @@ namespace xf {
 /// the operator, topic and offset. The fields written must not be fields the source reads (the source's
 /// replay, which verify sinks use, would see the new values). on_stop writes the mapping to the file
 /// (msync). Frames may arrive on any number of threads: each touches only its own records. Over several
-/// passes (`passes`) only the last pass's frames are written.
+/// passes (`passes`) only the last pass's frames are written. The results go into a copy of the dataset,
+/// `<path>.partial`, renamed over it (synced first) only once the run completed (on_commit); a failed or
+/// interrupted run leaves the dataset untouched and the copy beside it. A memory dataset is written in
+/// place. on_start refuses parameters whose frames are not the upstream stream's (records_per_frame,
+/// records or passes other than the source's), when a replayable upstream can tell.
 class prefetch_writeback final : public cpu_sink {
  public:
   using params = prefetch::record_dataset_params;
@@ -43,6 +47,9 @@ class prefetch_writeback final : public cpu_sink {
   void on_frame(std::uint64_t offset, const frame_in& in) override;
   /// Syncs the written records to the file; run_error when the system reports a failure.
   void on_stop() override;
+  /// Renames the written copy over the dataset.
+  void on_commit() override;
+  std::string uncommitted_output() const override { return in_place_ || committed_ ? "" : partial_; }
   /// {records_written, bytes_written}.
   operator_counters counters() const override;
 
@@ -51,9 +58,18 @@ class prefetch_writeback final : public cpu_sink {
     std::atomic<std::uint64_t> records{0};  // written by the owning thread only
   };
 
+  /// Throws when the stream upstream (its frame count, its last frame's length) cannot be the frames of
+  /// records these parameters make.
+  void check_upstream_frames(const frame_reference* upstream) const;
+
   params params_;
   std::string name_;
   std::string topic_;
+  std::uint64_t frame_bytes_ = 0;
+  element_type element_ = element_type::u8;
+  std::string partial_;     ///< the copy written, `<path>.partial` (the path itself when in place)
+  bool in_place_ = false;   ///< a memory dataset: written where it is
+  bool committed_ = false;  ///< on_commit renamed the copy over the dataset
   mapped_file dataset_;
   prefetch::record_frames frames_;
   thread_slots<write_counts> counts_;

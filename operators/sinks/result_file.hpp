@@ -11,8 +11,9 @@
 
 namespace xf {
 
-/// Writes `bytes` to `path` (replaced whole: a temporary file renamed over it, so a reader never sees a
-/// partial result); std::runtime_error naming the path and the system's reason when it cannot.
+/// Writes `bytes` to `path` (replaced whole: `<path>.partial` written, synced and renamed over it, so a
+/// reader never sees a partial result); std::runtime_error naming the path, the system's reason and where
+/// the partial file was left when it cannot.
 void write_result_file(const path_text& path, std::string_view bytes);
 
 }  // namespace xf

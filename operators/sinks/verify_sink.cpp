@@ -53,6 +53,7 @@ void verify_sink::on_start(const operator_setup& setup) {
   topic_ = setup.inputs.front().name;
   interrupted_ = setup.interrupted;
   first_offset_ = setup.resume_offset;
+  aborted_ = setup.aborted;
   frame_bytes_ = setup.inputs.front().frame_bytes;
   element_ = setup.inputs.front().element;
   reference_ = setup.input_references.empty() ? nullptr : setup.input_references.front();
@@ -117,6 +118,8 @@ void verify_sink::setup_checksum_cache(std::uint32_t threads) {
       try {
         thread_state state;
         for (std::uint64_t o = t; o < cache_entries_; o += count) {
+          // An interrupt during start-up stops the filling: entries left empty fill as frames arrive.
+          if (cut_short()) break;
           const std::optional<expected_sum> sum = replay_checksum(state, o);
           if (!sum) continue;  // below the reference's end: not reached
           cached_checksum& entry = cache_[cache_index(o)];
@@ -145,11 +148,14 @@ std::optional<std::uint64_t> verify_sink::find_reference_end() const {
   std::uint64_t present = 0;  // has_frame(present) holds
   std::uint64_t absent = 1;   // candidate until has_frame(absent) fails
   while (has_frame(absent)) {
+    // Interrupted while searching: the stream ends early anyway (on_stop bounds losses by what came).
+    if (cut_short()) return std::nullopt;
     present = absent;
     if (absent >= reference_search_limit) return std::nullopt;
     absent *= 2;
   }
   while (absent - present > 1) {
+    if (cut_short()) return std::nullopt;
     const std::uint64_t mid = present + (absent - present) / 2;
     if (has_frame(mid)) {
       present = mid;
@@ -158,6 +164,11 @@ std::optional<std::uint64_t> verify_sink::find_reference_end() const {
     }
   }
   return absent;
+}
+
+bool verify_sink::cut_short() const {
+  return (interrupted_ != nullptr && interrupted_->load(std::memory_order_relaxed)) ||
+         (aborted_ != nullptr && aborted_->load(std::memory_order_relaxed));
 }
 
 void verify_sink::on_frame(std::uint64_t offset, const frame_in& in) {
@@ -282,11 +293,17 @@ void verify_sink::on_stop() {
     delivered_end = std::max(delivered_end, s.delivered_end.load(std::memory_order_relaxed));
   });
   const bool interrupted = interrupted_ != nullptr && interrupted_->load(std::memory_order_relaxed);
+  // An aborted run (a failure, or a second interrupt) unwinds every wait at once: a thread that had taken
+  // offset o and waited for it to be published gives up, while another thread may already have received
+  // o + 1. Offsets below the highest delivered one are then missing by the abort's design, not lost by the
+  // pipeline: losses are not judged (duplicates, order and content still are).
+  const bool aborted = aborted_ != nullptr && aborted_->load(std::memory_order_relaxed);
   const std::uint64_t limit = !reference_end_ ? delivered_end
                               : interrupted   ? std::min(*reference_end_, delivered_end)
                                               : *reference_end_;
   // A resumed stream starts at its resume offset: what lies below it was checked by an earlier run.
-  const seen_offsets::missing_summary missing = seen_.missing_in(first_offset_, limit);
+  const seen_offsets::missing_summary missing =
+      aborted ? seen_offsets::missing_summary{} : seen_.missing_in(first_offset_, limit);
   lost_.store(missing.count, std::memory_order_relaxed);
   if (missing.count > 0) {
     record(lost, *missing.first,

@@ -43,11 +43,13 @@ namespace xf {
 ///   holds at 2^62, in which case the highest delivered offset + 1 stands in). When the run was
 ///   interrupted (operator_setup::interrupted set: SIGINT stops the sources early and drains what was
 ///   published), L = min(reference end, highest delivered offset + 1): the framework delivers every
-///   offset below the topic's end, so a gap below the highest delivered offset is still a real loss. A
-///   resumed run (operator_setup::resume_offset = K) counts losses in [K, L) only: the offsets below K
-///   were checked by the run that committed them. Replayed frames above what this sink had checked are
-///   checked again, which costs time and finds nothing new: the sink keeps no state across frames, so a
-///   checkpointed run may restart it (operator_schema::resumable).
+///   offset below the topic's end, so a gap below the highest delivered offset is still a real loss. When
+///   the run was aborted (operator_setup::aborted: a failure or a second interrupt) losses are not judged:
+///   the abort drops frames that threads had taken and not yet received. A resumed run
+///   (operator_setup::resume_offset = K) counts losses in [K, L) only: the offsets below K were checked by
+///   the run that committed them. Replayed frames above what this sink had checked are checked again,
+///   which costs time and finds nothing new: the sink keeps no state across frames, so a checkpointed run
+///   may restart it (operator_schema::resumable).
 /// on_stop throws run_error (operator, input topic, smallest bad offset) summarising all anomalies.
 /// on_frame is safe from any number of threads: per-thread counters, a lock-free seen-offsets bitmap, a
 /// checksum cache whose entries are claimed by a compare-exchange (a thread that loses the race computes
@@ -89,7 +91,8 @@ class verify_sink final : public cpu_sink {
 
   /// Needs inputs[0] and input_references[0] (run_error naming the operator when either is missing), and
   /// searches the reference's end: O(log end) calls of expected(). In checksum mode with a periodic
-  /// reference, also sizes the (empty) checksum cache and probes the period (two more calls).
+  /// reference, also sizes the (empty) checksum cache, probes the period (two more calls) and fills the
+  /// cache when small enough. The search and the filling stop once the run is interrupted or aborted.
   void on_start(const operator_setup& setup) override;
   void on_frame(std::uint64_t offset, const frame_in& in) override;
   /// Counts lost offsets, then throws run_error when any anomaly count is non-zero.
@@ -152,6 +155,9 @@ class verify_sink final : public cpu_sink {
   std::optional<std::uint64_t> reference_end_;
   const std::atomic<bool>* interrupted_ = nullptr;  ///< from operator_setup; null outside a run
   std::uint64_t first_offset_ = 0;                  ///< operator_setup::resume_offset: losses count from it
+  const std::atomic<bool>* aborted_ = nullptr;      ///< from operator_setup; null outside a run
+  /// The run was interrupted or aborted: start-up replays stop early.
+  bool cut_short() const;
   // Checksum mode: set at on_start, read-only after (the entries themselves are atomic).
   std::uint64_t cache_period_ = 0;
   std::uint64_t cache_entries_ = 0;  ///< min(period, reference end, max_cached_checksums)

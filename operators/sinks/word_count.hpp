@@ -70,6 +70,7 @@ struct word_count_op {
             params{}.lanes, 1, 1 << 20);
     s.parsed(&params::result, "result", "file for the sorted 'WORD COUNT' lines ('' : none)", "",
              parse_path_text);
+    s.writes_file();
     s.check_params([](const params& p) -> std::string {
       if ((p.table_slots & (p.table_slots - 1)) != 0) return "table_slots must be a power of two";
       return "";

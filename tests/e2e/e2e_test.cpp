@@ -524,3 +524,350 @@ TEST_CASE("e2e.sink_baseline_refuses_topologies_it_cannot_run" *
       {sink_baseline(), (source_root() / "topologies/wordcount.yaml").string(), "--mode", "triple"});
   CHECK(bad.exit_code == 2);
 }
+
+// Faults injected (XEFLOW_INJECT, docs/fault-injection.md) and defects of the same class: every case must
+// end the run within 2 s with exit 1, name the site, print valid stats and leave no output file looking
+// complete.
+namespace {
+
+/// The bound on a faulty run's end: process start, the run up to the fault, the teardown and the stats.
+/// Sanitizers slow every step several times over.
+constexpr double kFaultEndSeconds = kSanitized ? 6.0 : 2.0;
+
+/// A short stream (4 MiB of 16 KiB frames: 256 offsets) through a kernel operator on the host executor
+/// into a file sink at `out`; one host block, so thread 0 of the run is the block's and 1, 2 the source's.
+std::string sink_topology(const fs::path& out) {
+  return R"(name: faults
+topics:
+  t0: {frame_size: 16KiB, capacity: 8}
+  t1: {frame_size: 16KiB, capacity: 8}
+operators:
+  source: {class: sequence_source, threads: 2, outputs: [t0], params: {total_bytes: 4MiB}}
+  copy: {class: pass_through, on: gpu, inputs: [t0], outputs: [t1]}
+  out: {class: file_sink, threads: 2, inputs: [t1], params: {path: ')" +
+         out.string() + R"('}}
+runtime: {executor: host, blocks: 1}
+)";
+}
+
+/// A GPU file source reading `data` through the file cache (host executor) into a null sink; the
+/// watchdog gives up on a read after 300 ms.
+std::string cache_topology(const fs::path& data) {
+  return R"(name: cache_faults
+topics:
+  frames: {frame_size: 64KiB, capacity: 16}
+operators:
+  files: {class: readahead_file_source, on: gpu, outputs: [frames], params: {path: ')" +
+         data.string() + R"('}}
+  sink: {class: null_sink, inputs: [frames]}
+runtime:
+  executor: host
+  blocks: 2
+  watchdog_ms: 300
+  file_cache: {size: 4MiB, page_size: 4KiB, readahead: 64KiB}
+)";
+}
+
+/// argv run with XEFLOW_INJECT=`faults` in its environment.
+process_result run_injected(const std::string& faults, std::vector<std::string> argv) {
+  argv.insert(argv.begin(), {"/usr/bin/env", "XEFLOW_INJECT=" + faults});
+  return run_process(argv, std::chrono::seconds(30));
+}
+
+/// The run failed cleanly: exit 1 within the bound, every one of `named` in its error, and valid JSON
+/// stats saying so.
+void check_failed_cleanly(const process_result& r, const std::vector<std::string>& named) {
+  INFO("stderr: " << r.err);
+  REQUIRE_FALSE(r.timed_out);
+  CHECK(r.exit_code == 1);
+  CHECK(r.seconds < kFaultEndSeconds);
+  for (const std::string& n : named) CHECK_MESSAGE(r.err.find(n) != std::string::npos, "names " << n);
+  const nlohmann::json doc = parse_json(r);
+  CHECK(doc["status"] == "failed");
+  for (const std::string& n : named)
+    CHECK_MESSAGE(doc["error"].get<std::string>().find(n) != std::string::npos, "stats name " << n);
+}
+
+/// A scratch directory for output files, removed with everything in it.
+struct scratch_dir {
+  fs::path path = fs::temp_directory_path() / ("xeflow-faults-" + std::to_string(getpid()));
+  scratch_dir() { fs::create_directories(path); }
+  ~scratch_dir() { fs::remove_all(path); }
+};
+
+}  // namespace
+
+TEST_CASE("e2e.injected_faults_end_the_run_naming_the_site") {
+  const scratch_dir dir;
+  const fs::path out = dir.path / "out.bin";
+  const fs::path topology = dir.path / "faults.yaml";
+  std::ofstream(topology) << sink_topology(out);
+  const std::vector<std::string> run{xeflow_run(), topology.string(), "-q", "--stats", "json"};
+  struct fault_case {
+    std::string spec;
+    std::vector<std::string> named;
+  };
+  const std::string file = "file '" + out.string() + "'";
+  const std::string partial = "the output so far is in '" + out.string() + ".partial'";
+  const std::vector<fault_case> cases{
+      // Byte 40·16 KiB + 100: frame 40's write fails after 100 bytes.
+      {"sink_write:enospc@655460",
+       {"operator 'out', topic 't1', offset 40", file, "write failed at byte offset 655460",
+        "No space left on device", partial}},
+      {"sink_write/out:eio@655460",
+       {"operator 'out', topic 't1', offset 40", file, "byte offset 655460", "Input/output error", partial}},
+      {"cpu_frame/out:throw@40",
+       {"operator 'out', topic 't1', offset 40", "injected fault cpu_frame:throw@40"}},
+      {"gpu_frame/copy:fail@40",
+       {"operator 'copy', topic 't0', offset 40", "injected fault gpu_frame:fail@40"}},
+      {"worker/out:kill@40",
+       {"operator 'out', topic 't1', offset 40", "exited in the middle of its frame without publishing it"}},
+      {"worker/source:kill@9",
+       {"operator 'source', topic 't0', offset 9", "exited in the middle of its frame"}},
+      {"topic_alloc:nomem@1", {"topic 't1'", "cannot allocate the topic"}},
+      {"thread_create:again@2",
+       {"operator 'source'", "cannot create its worker thread 2 of 2 (its threads: 2)",
+        "Resource temporarily unavailable"}},
+      {"thread_create:again@0",
+       {"operator 'copy'", "host executor's block thread 1 of 1 (runtime.blocks: 1)",
+        "Resource temporarily unavailable"}},
+  };
+  for (const fault_case& c : cases) {
+    CAPTURE(c.spec);
+    fs::remove(out);
+    const auto r = run_injected(c.spec, run);
+    check_failed_cleanly(r, c.named);
+    CHECK_FALSE(fs::exists(out));  // never renamed onto the user's name
+  }
+}
+
+TEST_CASE("e2e.injected_cache_read_faults_name_file_and_byte") {
+  const scratch_dir dir;
+  const fs::path data = dir.path / "data.bin";
+  std::ofstream(data, std::ios::binary) << std::string(std::size_t{2} << 20, 'x');
+  const fs::path topology = dir.path / "cache.yaml";
+  std::ofstream(topology) << cache_topology(data);
+  const std::vector<std::string> run{xeflow_run(), topology.string(), "-q", "--stats", "json"};
+  const std::string file = "operator 'files', topic 'frames', offset ";
+  const std::string path = "file '" + data.string() + "'";
+  check_failed_cleanly(run_injected("cache_read:eio@300000", run),
+                       {file, path, "read failed at byte offset 300000: Input/output error"});
+  check_failed_cleanly(run_injected("cache_read/files:short@300000", run),
+                       {file, path, "file ends at byte offset 300000", "truncated while being read"});
+  // A hung read: the watchdog (300 ms) gives up on it, and the hung I/O thread returns once it did.
+  check_failed_cleanly(run_injected("cache_read:hang@300000", run),
+                       {file, path, "has not completed after", "runtime.watchdog_ms"});
+}
+
+TEST_CASE("e2e.a_malformed_fault_spec_is_refused") {
+  const auto r = run_injected("cache_read:enospc@1",
+                              {xeflow_run(), (source_root() / "topologies/pingpong.yaml").string()});
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("XEFLOW_INJECT: 'cache_read:enospc@1': site cache_read cannot do enospc") !=
+        std::string::npos);
+  const auto n =
+      run_injected("worker:kill@x", {xeflow_run(), (source_root() / "topologies/pingpong.yaml").string()});
+  CHECK(n.exit_code == 2);
+  CHECK(n.err.find("N must be a non-negative integer, not 'x'") != std::string::npos);
+}
+
+TEST_CASE("e2e.a_file_sink_replaces_its_file_only_when_the_run_completed") {
+  const scratch_dir dir;
+  const fs::path out = dir.path / "out.bin";
+  std::ofstream(out) << "the previous result";
+  const fs::path topology = dir.path / "faults.yaml";
+  std::ofstream(topology) << sink_topology(out);
+  // Failed: the previous file stays as it was, the partial output beside it.
+  const auto failed = run_injected("cpu_frame/out:throw@100", {xeflow_run(), topology.string(), "-q"});
+  CHECK(failed.exit_code == 1);
+  std::ifstream previous(out);
+  CHECK(std::string(std::istreambuf_iterator<char>(previous), {}) == "the previous result");
+  CHECK(fs::exists(out.string() + ".partial"));
+  CHECK(failed.err.find("operator 'out': the run did not complete, so its output was not renamed: what was "
+                        "written is in '" +
+                        out.string() + ".partial'") != std::string::npos);
+  // Completed: renamed over it, whole.
+  const auto ok = run_process({xeflow_run(), topology.string(), "-q"});
+  INFO(ok.err);
+  CHECK(ok.exit_code == 0);
+  CHECK(fs::file_size(out) == 4u << 20);
+  CHECK_FALSE(fs::exists(out.string() + ".partial"));
+  // A device is written in place: no truncate, no rename.
+  std::ofstream(topology) << sink_topology("/dev/null");
+  const auto null = run_process({xeflow_run(), topology.string(), "-q"});
+  INFO(null.err);
+  CHECK(null.exit_code == 0);
+  CHECK_FALSE(fs::exists("/dev/null.partial"));
+}
+
+TEST_CASE("e2e.two_writers_of_one_file_are_refused_and_holes_are_found") {
+  const scratch_dir dir;
+  const fs::path out = dir.path / "out.bin";
+  // Two sinks, one file: refused at validation, at the second one's path.
+  const fs::path twice = dir.path / "twice.yaml";
+  std::ofstream(twice) << "topics:\n  t: {frame_size: 4KiB}\noperators:\n"
+                          "  source: {class: sequence_source, outputs: [t], params: {total_bytes: 64KiB}}\n"
+                          "  a: {class: file_sink, inputs: [t], params: {path: '" +
+                              out.string() + "'}}\n  b: {class: file_sink, inputs: [t], params: {path: '" +
+                              (dir.path / "." / "out.bin").string() + "'}}\n";
+  const auto refused = run_process({xeflow_run(), twice.string(), "--validate"});
+  CHECK(refused.exit_code == 2);
+  CHECK(refused.err.find(twice.string() + ":6:") != std::string::npos);
+  CHECK(refused.err.find("is a file operator 'a' writes too (" + twice.string() + ":5:") !=
+        std::string::npos);
+  // Two sources of different lengths on one topic: the shorter one's offsets past its end are void, so
+  // the file would have zero-filled holes there. The sink names the first.
+  const fs::path holes = dir.path / "holes.yaml";
+  std::ofstream(holes) << "topics:\n  t: {frame_size: 4KiB, capacity: 8}\noperators:\n"
+                          "  long: {class: sequence_source, outputs: [t], params: {total_bytes: 256KiB}}\n"
+                          "  short: {class: sequence_source, outputs: [t], params: {total_bytes: 16KiB}}\n"
+                          "  out: {class: file_sink, inputs: [t], params: {path: '" +
+                              out.string() + "'}}\n";
+  const auto r = run_process({xeflow_run(), holes.string(), "-q", "--stats", "json"});
+  INFO(r.err);
+  CHECK(r.exit_code == 1);
+  CHECK(r.err.find("operator 'out', topic 't', offset ") != std::string::npos);
+  CHECK(r.err.find("was never written") != std::string::npos);
+  CHECK(parse_json(r)["status"] == "failed");
+  CHECK_FALSE(fs::exists(out));
+}
+
+TEST_CASE("e2e.a_write_back_with_another_records_per_frame_is_refused") {
+  // The source makes frames of 4096 records; the sink is told 4000 (another frame count) or 4095 (the
+  // same count, another last frame): either would write results into the wrong records.
+  constexpr std::uint64_t records = 100'003;
+  const scratch_dir dir;
+  const fs::path dataset = dir.path / "records.bin";
+  write_prefetch_dataset(dataset, records);
+  for (const char* wrong : {"4000", "4095"}) {
+    CAPTURE(wrong);
+    std::string yaml = prefetch_topology(dataset, "host");
+    const std::string right = "records_per_frame: 4096";
+    yaml.replace(yaml.find(right), right.size(), std::string("records_per_frame: ") + wrong);
+    const fs::path topology = dir.path / "writeback.yaml";
+    std::ofstream(topology) << yaml;
+    const auto r = run_process({xeflow_run(), topology.string(), "-q", "--stats", "json"});
+    INFO(r.err);
+    CHECK(r.exit_code == 1);
+    CHECK(r.err.find("operator 'store', topic 'scaled'") != std::string::npos);
+    CHECK(r.err.find("must be the source's") != std::string::npos);
+    CHECK(parse_json(r)["status"] == "failed");
+  }
+  // The dataset was not touched: word 2 is still as generated.
+  std::ifstream in(dataset, std::ios::binary);
+  std::uint32_t words[4] = {};
+  in.read(reinterpret_cast<char*>(words), sizeof words);
+  CHECK(words[2] == 2);
+}
+
+TEST_CASE("e2e.stats_that_cannot_be_written_fail_the_command") {
+  const scratch_dir dir;
+  const fs::path topology = dir.path / "faults.yaml";
+  std::ofstream(topology) << sink_topology("/dev/null");
+  for (const char* redirect : {"> /dev/full", ">&-"}) {
+    CAPTURE(redirect);
+    const auto r = run_process({"/bin/sh", "-c", std::string("exec \"$0\" \"$@\" ") + redirect, xeflow_run(),
+                                topology.string(), "-q", "--stats", "json"});
+    INFO(r.err);
+    CHECK(r.exit_code == 1);
+    CHECK(r.err.find("cannot write the stats to standard output: ") != std::string::npos);
+  }
+  // A name that is not UTF-8 is replaced in the JSON, not an abort.
+  std::ofstream(topology) << "name: \"caf\xe9\"\n"
+                          << sink_topology("/dev/null").substr(std::string("name: faults\n").size());
+  const auto r = run_process({xeflow_run(), topology.string(), "-q", "--stats", "json"});
+  INFO(r.err);
+  CHECK(r.exit_code == 0);
+  CHECK(parse_json(r)["topology"] == "caf\xef\xbf\xbd");
+}
+
+TEST_CASE("e2e.sigterm_and_sighup_drain_like_sigint") {
+  for (const int sig : {SIGTERM, SIGHUP}) {
+    CAPTURE(sig);
+    xf::test::child_process child({xeflow_run(), (source_root() / "topologies/pingpong.yaml").string(),
+                                   "--host", "-q", "--stats", "json", "--set",
+                                   "operators.source.params.total_bytes=1TiB"});
+    std::this_thread::sleep_for(std::chrono::milliseconds(kSanitized ? 1500 : 400));
+    child.signal(sig);
+    const auto r = child.wait(std::chrono::seconds(30));
+    INFO(r.err);
+    REQUIRE_FALSE(r.timed_out);
+    CHECK(r.exit_code == 130);
+    const auto doc = parse_json(r);
+    CHECK(doc["status"] == "interrupted");
+    check_verified(doc);
+  }
+}
+
+TEST_CASE("e2e.a_second_interrupt_aborts_without_a_false_loss") {
+  // The second signal aborts: threads waiting for offsets they took give up while others received later
+  // offsets. That is not a loss the verify sink may report.
+  xf::test::child_process child({xeflow_run(), (source_root() / "topologies/pingpong.yaml").string(),
+                                 "--host", "-q", "--stats", "json", "--set",
+                                 "operators.source.params.total_bytes=1TiB"});
+  std::this_thread::sleep_for(std::chrono::milliseconds(kSanitized ? 1500 : 400));
+  child.signal(SIGINT);
+  child.signal(SIGINT);
+  const auto r = child.wait(std::chrono::seconds(30));
+  INFO(r.err);
+  REQUIRE_FALSE(r.timed_out);
+  CHECK(r.exit_code == 130);
+  CHECK(parse_json(r)["status"] == "interrupted");
+  CHECK(r.err.find("lost") == std::string::npos);
+}
+
+TEST_CASE("e2e.an_interrupt_during_a_verify_sinks_start_up_is_heard") {
+  // Checksum mode over a periodic source fills its cache before the first frame: 8192 frames of 64 KiB
+  // replayed through FMA-64, about 8 s on CI's cores (minutes for larger periods). An interrupt must end
+  // that at once.
+  const fs::path topology = write_temp("slow-start.yaml", R"(topics:
+  t0: {frame_size: 64KiB, capacity: 16}
+  t1: {frame_size: 64KiB, capacity: 16}
+operators:
+  source: {class: dataset_source, outputs: [t0], params: {total_bytes: 1GiB, dataset_frames: 8192}}
+  g: {class: fma, inputs: [t0], outputs: [t1], params: {iterations: 64}}
+  verify: {class: verify_sink, threads: 2, inputs: [t1], params: {mode: checksum}}
+runtime: {executor: host}
+)");
+  xf::test::child_process child({xeflow_run(), topology.string(), "-q", "--stats", "json"});
+  std::this_thread::sleep_for(std::chrono::milliseconds(kSanitized ? 1500 : 400));
+  child.signal(SIGINT);
+  const auto start = std::chrono::steady_clock::now();
+  const auto r = child.wait(std::chrono::seconds(30));
+  fs::remove(topology);
+  INFO(r.err);
+  REQUIRE_FALSE(r.timed_out);
+  CHECK(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() < kFaultEndSeconds);
+  CHECK(r.exit_code == 130);
+  CHECK(parse_json(r)["status"] == "interrupted");
+}
+
+TEST_CASE("e2e.a_write_past_the_file_size_limit_is_reported") {
+  // ulimit -f: the kernel refuses the write with EFBIG (SIGXFSZ ignored) instead of killing the run.
+  const scratch_dir dir;
+  const fs::path out = dir.path / "out.bin";
+  const fs::path topology = dir.path / "faults.yaml";
+  std::ofstream(topology) << sink_topology(out);
+  const auto r = run_process({"/bin/sh", "-c", "ulimit -f 256; exec \"$0\" \"$@\"", xeflow_run(),
+                              topology.string(), "-q", "--stats", "json"});
+  check_failed_cleanly(r, {"operator 'out', topic 't1'", "file '" + out.string() + "'", "File too large"});
+  CHECK_FALSE(fs::exists(out));
+}
+
+TEST_CASE("e2e.a_result_file_that_cannot_be_written_stays_partial") {
+  const scratch_dir dir;
+  const fs::path text = dir.path / "words.txt";
+  std::ofstream(text) << "some lower case words and some more words\n";
+  const fs::path result = dir.path / "counts.txt";
+  const auto r = run_injected(
+      "sink_write:eio@5",
+      {xeflow_run(), (source_root() / "topologies/wordcount.yaml").string(), "--host", "-q", "--stats",
+       "json", "--set", "topics.text.frame_size=4KiB", "--set", "topics.text.device_memory=64KiB", "--set",
+       "operators.count.params.table_slots=1Ki", "--set", "operators.source.params.path=" + text.string(),
+       "--set", "operators.count.params.result=" + result.string()});
+  check_failed_cleanly(r, {"operator 'count'", "result file '" + result.string() + "'",
+                           "write failed at byte offset 5: Input/output error",
+                           "what was written is in '" + result.string() + ".partial'"});
+  CHECK_FALSE(fs::exists(result));
+  CHECK(fs::file_size(result.string() + ".partial") == 5);
+}

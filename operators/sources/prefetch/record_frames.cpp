@@ -126,6 +126,7 @@ void describe_record_params(operator_schema<record_dataset_params>& s, dataset_s
           reads ? "dataset file of fixed-length records (memory-mapped, read-only)"
                 : "the prefetch source's dataset file (mapped read-write)",
           required);
+  if (!reads) s.writes_file();
   if (reads)
     s.bytes(&params::record_bytes, "record_bytes", "bytes per record (or `record`, a datatype, gives it)", 0,
             0);
