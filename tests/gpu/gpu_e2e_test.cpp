@@ -232,6 +232,33 @@ TEST_CASE("gpu.failed_frame_ends_the_run_naming_the_site" * doctest::skip(no_gpu
   CHECK(r.seconds < 20);  // a 64 GiB stream: only the failure can have ended it this early
 }
 
+TEST_CASE("gpu.injected_frame_fault_ends_the_device_run_naming_the_site" * doctest::skip(no_gpu())) {
+  // XEFLOW_INJECT's gpu_frame site (docs/fault-injection.md) travels to the kernel in its operator table:
+  // the device's round fails frame 300 of the built-in scale as the host executor's would.
+  const fs::path topology = write_temp("inject.yaml", R"(topics:
+  t0: {frame_size: 16KiB, capacity: 16}
+  t1: {frame_size: 16KiB, capacity: 16}
+operators:
+  source: {class: sequence_source, threads: 2, outputs: [t0], params: {total_bytes: 64GiB}}
+  g: {class: scale, on: gpu, inputs: [t0], outputs: [t1], params: {factor: 3}}
+  sink: {class: null_sink, inputs: [t1]}
+runtime: {executor: device}
+)");
+  const auto r = run_process({"/usr/bin/env", "XEFLOW_INJECT=gpu_frame/g:fail@300", xeflow_run(),
+                              topology.string(), "-q", "--stats", "json"},
+                             std::chrono::seconds(60));
+  fs::remove(topology);
+  INFO(r.err);
+  REQUIRE_FALSE(r.timed_out);
+  CHECK(r.exit_code == 1);
+  CHECK(r.err.find("operator 'g', topic 't0', offset 300") != std::string::npos);
+  CHECK(r.err.find("injected fault gpu_frame:fail@300") != std::string::npos);
+  const nlohmann::json doc = nlohmann::json::parse(r.out);
+  CHECK(doc["status"] == "failed");
+  CHECK(doc["executor"].get<std::string>().rfind("device", 0) == 0);
+  CHECK(r.seconds < 20);  // a 64 GiB stream: only the failure can have ended it this early
+}
+
 TEST_CASE("gpu.hung_block_is_caught_by_the_watchdog" * doctest::skip(no_gpu())) {
   const fs::path topology = write_temp("hang.yaml", fault_topology("hang_at", ", watchdog_ms: 500"));
   const auto r = run_process({faulty_launcher(), topology.string(), "-q"}, std::chrono::seconds(60));
