@@ -348,11 +348,17 @@ const char* store(const char* name, const std::string& text, fixed_text<N>& out,
 }
 
 std::string group_syntax(const std::string& text) {
-  const std::vector<token> t = tokenize(text);
-  if (t[0].kind == token::end) return "";
-  if (t[0].kind != token::word || reserved(t[0]) || t[1].kind != token::end)
-    return "at character " + std::to_string(t[0].at) + ": group_by names one column";
-  return "";
+  // The tokenizer throws its problem (an unexpected character, a quote that never ends), as the where and
+  // select parsers' callers expect: caught here too, or a topology's `group_by: "a'"` ended the process.
+  try {
+    const std::vector<token> t = tokenize(text);
+    if (t[0].kind == token::end) return "";
+    if (t[0].kind != token::word || reserved(t[0]) || t[1].kind != token::end)
+      return "at character " + std::to_string(t[0].at) + ": group_by names one column";
+    return "";
+  } catch (const std::string& problem) {
+    return problem;
+  }
 }
 
 /// A constant of the text at token `t` as the value of a `T` column, or the problem.

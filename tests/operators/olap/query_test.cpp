@@ -458,3 +458,14 @@ TEST_CASE("query.skips_pages_the_index_rules_out") {
 }
 
 }  // namespace xf
+
+TEST_CASE("query.group_by_syntax_problems_are_reported") {
+  // The tokenizer's problems in group_by are the parameter's problem, as in where and select (found by
+  // fuzzing: they escaped as an uncaught exception).
+  xf::olap::column_text group{};
+  CHECK(std::string(xf::olap::store_group_by("k'", group)) ==
+        "parameter 'group_by': at character 2: a quoted text that never ends");
+  CHECK(std::string(xf::olap::store_group_by("d$", group)) ==
+        "parameter 'group_by': at character 2: unexpected '$'");
+  CHECK(std::string(xf::olap::store_group_by("d", group)).empty());
+}
