@@ -341,6 +341,13 @@ const char* store(const char* name, const std::string& text, fixed_text<N>& out,
     problem = "parameter '" + std::string(name) + "': longer than " + std::to_string(N - 1) + " characters";
     return problem.c_str();
   }
+  // The text is kept zero-terminated, so a NUL inside it (YAML's "\0", which the tokenizer takes inside a
+  // quoted constant) would cut what the operator compiles short of what was checked here.
+  if (const std::size_t nul = text.find('\0'); nul != std::string::npos) {
+    problem = "parameter '" + std::string(name) + "': at character " + std::to_string(nul + 1) +
+              ": a NUL character";
+    return problem.c_str();
+  }
   std::memset(out.text, 0, N);
   std::memcpy(out.text, text.data(), text.size());
   if (std::string why = syntax(text); !why.empty()) problem = "parameter '" + std::string(name) + "': " + why;

@@ -469,3 +469,12 @@ TEST_CASE("query.group_by_syntax_problems_are_reported") {
         "parameter 'group_by': at character 2: unexpected '$'");
   CHECK(std::string(xf::olap::store_group_by("d", group)).empty());
 }
+
+TEST_CASE("query.a_nul_in_a_text_is_refused") {
+  // The texts are kept zero-terminated: a NUL (YAML's "\0", taken inside a quoted constant) would cut the
+  // query the operator compiles short of the one checked (found by fuzzing).
+  xf::olap::where_text where{};
+  CHECK(std::string(xf::olap::store_where(std::string("s = 'a\0b'", 10), where)) ==
+        "parameter 'where': at character 7: a NUL character");
+  CHECK(std::string(xf::olap::store_where("s = 'ab'", where)).empty());
+}
