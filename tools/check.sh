@@ -11,8 +11,10 @@
 # --long: the stress tests at full size (XF_LONG=1, tests/support/topic_fixture.hpp; four times the default
 # frames, outside the sanitizers), as before a change to the topic protocol lands; tests/apps under
 # ASan+UBSan too; the slot protocol model's whole matrix (capacities 1–3, both publishing sides, progress,
-# every mutation); the kill -9 checker on a 64 MiB stream instead of 16 MiB; and the Debian packages built,
-# unpacked and built against (tools/build-debs.sh).
+# every mutation); the kill -9 checker on a 64 MiB stream instead of 16 MiB; the Debian packages built,
+# unpacked and built against (tools/build-debs.sh); and every fuzz target (tests/fuzz) run by libFuzzer
+# under ASan+UBSan for XF_FUZZ_SECONDS each (default 60). Every build replays the fuzz corpora as an
+# ordinary test (fuzz_replay).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 for arg in "$@"; do
@@ -272,6 +274,52 @@ debian_packages() {
 if [ "${XF_LONG:-0}" = 1 ]; then
   bash tools/install-deps.sh debhelper
   step "Debian packages (tools/build-debs.sh, --long)" debian_packages
+fi
+
+# --long: each fuzz target of tests/fuzz/targets.txt, built with libFuzzer (clang, -Dfuzz=true, ASan+UBSan
+# at -O1: the fuzzer's executions per second matter more than the build's minutes here), run for
+# XF_FUZZ_SECONDS from its seeds (its corpus and the folders the manifest names) with a scratch corpus for
+# what it finds. A crash, a sanitizer's report, an input slower than 10 s or a process above 2 GiB fails
+# the target; the input is kept in build-fuzz/fuzz-runs/<target>/ (crash-*, timeout-*, oom-*) with the log:
+# replay it with `build-fuzz/tests/fuzz/<target> FILE`, and once fixed, add it to the target's corpus as
+# a regression (README, "Fuzzing"). Not in the default run: the build alone is minutes, and a fuzzer needs
+# minutes to reach past its seeds. One line a target: runs, coverage (libFuzzer's cov: edges), result.
+fuzz_targets() {
+  local dir=build-fuzz seconds=${XF_FUZZ_SECONDS:-60} failed=0 target max_len seeds names=() work code runs cov
+  if [ ! -d "$dir" ]; then
+    CC=clang CXX=clang++ meson setup "$dir" -Dcuda=disabled -Dmpi=disabled -Dmetrics=disabled -Dfuzz=true \
+      -Dapp_tests=false -Db_sanitize=address,undefined -Db_lundef=false -Doptimization=1 -Ddebug=true \
+      -Dcpp_args=-gline-tables-only "${unity[@]}" > "$dir.setup.log" 2>&1 || { tail -30 "$dir.setup.log"; return 1; }
+  fi
+  while read -r target max_len seeds; do names+=("tests/fuzz/$target"); done < <(grep -v '^#' tests/fuzz/targets.txt)
+  ninja -C "$dir" -j "$jobs" "${names[@]}" > "$dir/fuzz-build.log" 2>&1 || { tail -40 "$dir/fuzz-build.log"; return 1; }
+  while read -r target max_len seeds; do
+    work=$dir/fuzz-runs/$target
+    rm -rf "$work" && mkdir -p "$work/corpus"
+    code=0
+    # UBSan's reports end the run (by default UBSan prints and goes on, which libFuzzer would not count).
+    # The outer timeout: libFuzzer's -timeout report runs in a signal handler, and when the alarm lands
+    # inside ASan's allocator (an input that allocates without end) the report's own malloc deadlocks, and
+    # the fuzzer would wait for ever (seen on the loader's yaml-cpp loop); exit 137 then is such an input.
+    # shellcheck disable=SC2086  # seeds is a word list of folders
+    UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 timeout -s KILL $((seconds + 60)) \
+      "$dir/tests/fuzz/$target" -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=10 -max_len="$max_len" \
+      -print_final_stats=1 -artifact_prefix="$work/" "$work/corpus" "tests/fuzz/corpus/$target" $seeds \
+      > "$work/log" 2>&1 < /dev/null || code=$?
+    runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$work/log" | tail -1)
+    cov=$(grep -o 'cov: [0-9]*' "$work/log" | tail -1 | cut -d' ' -f2)
+    if [ "$code" = 0 ]; then
+      echo "fuzz $target: ${runs:-?} runs in ${seconds} s, coverage ${cov:-?} edges: ok"
+    else
+      echo "fuzz $target: ${runs:-?} runs, coverage ${cov:-?} edges: FAILED (exit $code; $work/log, input in $work/):"
+      grep -m1 -A12 -E '^==[0-9]+==ERROR|runtime error|ALARM|out-of-memory|invariant broken' "$work/log" || tail -20 "$work/log"
+      failed=$((failed + 1))
+    fi
+  done < <(grep -v '^#' tests/fuzz/targets.txt)
+  [ "$failed" = 0 ]
+}
+if [ "${XF_LONG:-0}" = 1 ]; then
+  step "fuzz targets (tests/fuzz, libFuzzer, --long)" fuzz_targets
 fi
 
 echo "=== check.sh: $((SECONDS - begin)) s"

@@ -341,6 +341,13 @@ const char* store(const char* name, const std::string& text, fixed_text<N>& out,
     problem = "parameter '" + std::string(name) + "': longer than " + std::to_string(N - 1) + " characters";
     return problem.c_str();
   }
+  // The text is kept zero-terminated, so a NUL inside it (YAML's "\0", which the tokenizer takes inside a
+  // quoted constant) would cut what the operator compiles short of what was checked here.
+  if (const std::size_t nul = text.find('\0'); nul != std::string::npos) {
+    problem = "parameter '" + std::string(name) + "': at character " + std::to_string(nul + 1) +
+              ": a NUL character";
+    return problem.c_str();
+  }
   std::memset(out.text, 0, N);
   std::memcpy(out.text, text.data(), text.size());
   if (std::string why = syntax(text); !why.empty()) problem = "parameter '" + std::string(name) + "': " + why;
@@ -348,11 +355,17 @@ const char* store(const char* name, const std::string& text, fixed_text<N>& out,
 }
 
 std::string group_syntax(const std::string& text) {
-  const std::vector<token> t = tokenize(text);
-  if (t[0].kind == token::end) return "";
-  if (t[0].kind != token::word || reserved(t[0]) || t[1].kind != token::end)
-    return "at character " + std::to_string(t[0].at) + ": group_by names one column";
-  return "";
+  // The tokenizer throws its problem (an unexpected character, a quote that never ends), as the where and
+  // select parsers' callers expect: caught here too, or a topology's `group_by: "a'"` ended the process.
+  try {
+    const std::vector<token> t = tokenize(text);
+    if (t[0].kind == token::end) return "";
+    if (t[0].kind != token::word || reserved(t[0]) || t[1].kind != token::end)
+      return "at character " + std::to_string(t[0].at) + ": group_by names one column";
+    return "";
+  } catch (const std::string& problem) {
+    return problem;
+  }
 }
 
 /// A constant of the text at token `t` as the value of a `T` column, or the problem.

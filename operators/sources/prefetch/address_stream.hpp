@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 
 #include "framework/core/exec_space.hpp"
 
@@ -155,8 +156,24 @@ class address_encoder {
   const std::uint64_t* run_words_ = nullptr;  ///< … in this buffer (a new buffer opens a new run)
 };
 
+namespace detail {
+/// Calls visit(address); true unless a visitor that answers (returns bool) asks to stop.
+template <class Visit>
+XF_HOST_DEVICE bool visit_address(Visit& visit, std::uint64_t address) {
+  if constexpr (std::is_same_v<decltype(visit(address)), bool>) {
+    return visit(address);
+  } else {
+    visit(address);
+    return true;
+  }
+}
+}  // namespace detail
+
 /// Calls `visit(address)` for every address of an encoded stream, in order; returns false (after
-/// visiting what was well formed) when the words are malformed or truncated.
+/// visiting what was well formed) when the words are malformed or truncated. A visitor that returns bool
+/// ends the walk by returning false (decode_addresses then returns true): a pattern's header may count up
+/// to 2^62 addresses in four words, so a reader that takes only so many items must stop there, not walk
+/// the rest of a malformed or hostile count.
 template <class Visit>
 XF_HOST_DEVICE bool decode_addresses(const std::uint64_t* words, std::uint32_t used, Visit&& visit) {
   std::uint32_t i = 0;
@@ -165,7 +182,8 @@ XF_HOST_DEVICE bool decode_addresses(const std::uint64_t* words, std::uint32_t u
     const std::uint64_t n = header & count_mask;
     if ((header & tag_mask) == tag_explicit) {
       if (n > used - i) return false;
-      for (std::uint64_t k = 0; k < n; ++k) visit(words[i++]);
+      for (std::uint64_t k = 0; k < n; ++k)
+        if (!detail::visit_address(visit, words[i++])) return true;
     } else if ((header & tag_mask) == tag_pattern) {
       if (used - i < 2) return false;
       std::uint64_t address = words[i++];
@@ -176,7 +194,7 @@ XF_HOST_DEVICE bool decode_addresses(const std::uint64_t* words, std::uint32_t u
       // The stride index wraps by comparison: a modulo per address was most of a 1-byte item's gather.
       std::uint64_t s = 0;
       for (std::uint64_t k = 0; k < n; ++k) {
-        visit(address);
+        if (!detail::visit_address(visit, address)) return true;
         address += strides[s];
         if (++s == period) s = 0;
       }

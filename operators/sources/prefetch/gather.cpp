@@ -27,19 +27,20 @@ std::uint64_t gather_items(std::span<const std::byte> dataset, const gather_chun
     const char* why = nullptr;
     const address_words& stream = chunk.streams[t];
     std::byte* out = chunk.prefetch.data() + std::uint64_t{t} * ItemBytes;
+    // The walk stops at the first bad address: a pattern's header can count 2^62 addresses.
     const bool well_formed = decode_addresses(stream.words, stream.used, [&](std::uint64_t address) {
-      if (why) return;
       if (k >= chunk.max_items) {
         why = "more items than the prefetch buffer holds per thread";
-        return;
+        return false;
       }
       if (address > dataset.size() || dataset.size() - address < ItemBytes) {
         why = "an address past the dataset's end";
         bad_address = address;
-        return;
+        return false;
       }
       std::memcpy(out + k * step, dataset.data() + address, ItemBytes);
       ++k;
+      return true;
     });
     if (why)
       throw gather_fault{

@@ -458,3 +458,23 @@ TEST_CASE("query.skips_pages_the_index_rules_out") {
 }
 
 }  // namespace xf
+
+TEST_CASE("query.group_by_syntax_problems_are_reported") {
+  // The tokenizer's problems in group_by are the parameter's problem, as in where and select (found by
+  // fuzzing: they escaped as an uncaught exception).
+  xf::olap::column_text group{};
+  CHECK(std::string(xf::olap::store_group_by("k'", group)) ==
+        "parameter 'group_by': at character 2: a quoted text that never ends");
+  CHECK(std::string(xf::olap::store_group_by("d$", group)) ==
+        "parameter 'group_by': at character 2: unexpected '$'");
+  CHECK(std::string(xf::olap::store_group_by("d", group)).empty());
+}
+
+TEST_CASE("query.a_nul_in_a_text_is_refused") {
+  // The texts are kept zero-terminated: a NUL (YAML's "\0", taken inside a quoted constant) would cut the
+  // query the operator compiles short of the one checked (found by fuzzing).
+  xf::olap::where_text where{};
+  CHECK(std::string(xf::olap::store_where(std::string("s = 'a\0b'", 10), where)) ==
+        "parameter 'where': at character 7: a NUL character");
+  CHECK(std::string(xf::olap::store_where("s = 'ab'", where)).empty());
+}

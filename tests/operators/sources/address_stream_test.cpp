@@ -180,3 +180,19 @@ TEST_CASE("prefetch.malformed_words_are_refused") {
   const std::uint64_t bad_tag[] = {std::uint64_t{3} << 62};
   CHECK_FALSE(decode_addresses(bad_tag, 1, visit));
 }
+
+TEST_CASE("prefetch.a_visitor_stops_a_pattern_of_2e62_addresses") {
+  // Four words can count 2^62 − 1 addresses: a reader that takes only so many items stops the walk there
+  // (walking the rest would take years; found by fuzzing the assembler).
+  const std::uint64_t endless[] = {tag_pattern | count_mask, 0, 1, 8};
+  std::uint64_t visits = 0;
+  CHECK(decode_addresses(endless, 4, [&](std::uint64_t address) {
+    CHECK(address == visits * 8);
+    return ++visits < 1000;
+  }));
+  CHECK(visits == 1000);
+  const std::uint64_t run[] = {tag_explicit | 3, 10, 20, 30};
+  visits = 0;
+  CHECK(decode_addresses(run, 4, [&](std::uint64_t) { return ++visits < 2; }));
+  CHECK(visits == 2);
+}
