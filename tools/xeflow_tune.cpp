@@ -162,9 +162,12 @@ int main(int argc, char** argv) {
         if (!current || static_cast<std::uint64_t>(*current) < stream)
           op.params["total_bytes"] = static_cast<std::int64_t>(stream);
       }
-      // A source that replays a finite input (table_source's passes) replays it until the tuning is done:
-      // the run stops once tuned, so the count only has to be more than sampling needs.
-      if (entry && entry->info.role == operator_role::source && entry->info.find_param("passes")) {
+      // A source that replays a finite input (table_source's, prefetch_source's passes) replays it until
+      // the tuning is done: the run stops once tuned, so the count only has to be more than sampling needs.
+      // A sink that mirrors its source's passes (prefetch_writeback: its frames are the source's records)
+      // gets the same count, or it refuses a stream longer than its parameters make.
+      if (entry && entry->info.find_param("passes") &&
+          (entry->info.role == operator_role::source || entry->info.role == operator_role::sink)) {
         constexpr std::int64_t passes = 1 << 16;
         auto it = op.params.find("passes");
         const auto* current = it == op.params.end() ? nullptr : std::get_if<std::int64_t>(&it->second);
