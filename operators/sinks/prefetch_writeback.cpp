@@ -1,54 +1,11 @@
 // prefetch_writeback: mapping the dataset read-write and storing each frame's fields into its records.
 #include "operators/sinks/prefetch_writeback.hpp"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstring>
-#include <filesystem>
-
 #include "framework/core/errors.hpp"
 #include "framework/core/page_buffer.hpp"
 #include "operators/sources/prefetch/gather.hpp"
 
 namespace xf {
-namespace {
-
-/// Copies `from` to `to` (created or truncated), in the kernel (copy_file_range: a reflink where the
-/// filesystem shares extents); the reason when it cannot, "" when done.
-std::string copy_file(const std::string& from, const std::string& to) {
-  const int in = ::open(from.c_str(), O_RDONLY | O_CLOEXEC);
-  if (in < 0) return "cannot open: " + std::string(std::strerror(errno));
-  struct stat st {};
-  if (::fstat(in, &st) != 0 || !S_ISREG(st.st_mode)) {
-    ::close(in);
-    return "not a regular file";
-  }
-  const int out = ::open(to.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, st.st_mode & 0777);
-  if (out < 0) {
-    const std::string why = "cannot create " + to + ": " + std::strerror(errno);
-    ::close(in);
-    return why;
-  }
-  std::string why;
-  std::uint64_t left = static_cast<std::uint64_t>(st.st_size);
-  while (left > 0) {
-    const ssize_t n = ::copy_file_range(in, nullptr, out, nullptr, left, 0);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      why = "cannot copy it to " + to + ": " + (n < 0 ? std::strerror(errno) : "the file shrank");
-      break;
-    }
-    left -= static_cast<std::uint64_t>(n);
-  }
-  ::close(in);
-  if (::close(out) != 0 && why.empty()) why = "cannot copy it to " + to + ": " + std::strerror(errno);
-  return why;
-}
-
-}  // namespace
 
 void prefetch_writeback::on_start(const operator_setup& setup) {
   name_ = setup.name;
@@ -65,15 +22,11 @@ void prefetch_writeback::on_start(const operator_setup& setup) {
   prefetch::record_frames frames;
   if (const std::string problem = prefetch::layout_of(params_, frames.layout); !problem.empty())
     fail(problem);
-  // The results go into a copy, `<path>.partial`, renamed over the dataset once the run completed: a
-  // failed or interrupted run leaves the dataset as it was, not half written back. The source keeps
-  // reading the original (its mapping outlives the rename). A memory dataset is written in place.
-  in_place_ = params_.path.rfind(memory_dataset_prefix, 0) == 0;
-  partial_ = in_place_ ? params_.path : params_.path + ".partial";
-  if (!in_place_)
-    if (const std::string why = copy_file(params_.path, partial_); !why.empty()) fail(why);
+  // In place, unlike an output file written aside and renamed: the write-back updates fields of the
+  // records the source read (BigKernel's write-back), and a copy of a dataset of many GiB on every run
+  // would cost more than the run. A failed or interrupted run leaves the frames it stored updated.
   try {
-    dataset_ = mapped_file::open(partial_, map_access::read_write);
+    dataset_ = mapped_file::open(params_.path, map_access::read_write);
   } catch (const dataset_error& e) {
     throw run_error({name_, topic_, std::nullopt}, e.what());
   }
@@ -148,37 +101,7 @@ void prefetch_writeback::on_stop() {
   try {
     dataset_.sync();
   } catch (const dataset_error& e) {
-    throw run_error(
-        {name_, topic_, std::nullopt},
-        std::string(e.what()) + (in_place_ ? "" : " (the results so far are in '" + partial_ + "')"));
-  }
-}
-
-void prefetch_writeback::on_commit() {
-  if (in_place_) return;
-  const auto fail = [&](const std::string& what) {
-    throw run_error({name_, topic_, std::nullopt}, "dataset '" + params_.path + "': " + what + ": " +
-                                                       std::strerror(errno) + " (the results are in '" +
-                                                       partial_ + "')");
-  };
-  // on_stop synced the mapping (msync); fsync adds the file's metadata before the rename makes it the
-  // dataset.
-  const int fd = ::open(partial_.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) fail("cannot open " + partial_);
-  if (::fsync(fd) != 0) {
-    const int err = errno;
-    ::close(fd);
-    errno = err;
-    fail("fsync failed");
-  }
-  ::close(fd);
-  if (::rename(partial_.c_str(), params_.path.c_str()) != 0) fail("cannot rename " + partial_ + " onto it");
-  committed_ = true;
-  std::string dir = std::filesystem::path(params_.path).parent_path().string();
-  const int dir_fd = ::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dir_fd >= 0) {
-    (void)::fsync(dir_fd);  // best effort: the file itself is synced
-    ::close(dir_fd);
+    throw run_error({name_, topic_, std::nullopt}, e.what());
   }
 }
 

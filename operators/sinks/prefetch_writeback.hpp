@@ -23,11 +23,11 @@ namespace xf {
 /// the operator, topic and offset. The fields written must not be fields the source reads (the source's
 /// replay, which verify sinks use, would see the new values). on_stop writes the mapping to the file
 /// (msync). Frames may arrive on any number of threads: each touches only its own records. Over several
-/// passes (`passes`) only the last pass's frames are written. The results go into a copy of the dataset,
-/// `<path>.partial`, renamed over it (synced first) only once the run completed (on_commit); a failed or
-/// interrupted run leaves the dataset untouched and the copy beside it. A memory dataset is written in
-/// place. on_start refuses parameters whose frames are not the upstream stream's (records_per_frame,
-/// records or passes other than the source's), when a replayable upstream can tell.
+/// passes (`passes`) only the last pass's frames are written. The dataset is updated in place: it is the
+/// source's input, not an output made visible at the end, and a failed or interrupted run leaves the
+/// records of the frames it stored updated and the others as they were. on_start refuses parameters whose
+/// frames are not the upstream stream's (records_per_frame, records or passes other than the source's), when
+/// a replayable upstream can tell.
 class prefetch_writeback final : public cpu_sink {
  public:
   using params = prefetch::record_dataset_params;
@@ -47,9 +47,6 @@ class prefetch_writeback final : public cpu_sink {
   void on_frame(std::uint64_t offset, const frame_in& in) override;
   /// Syncs the written records to the file; run_error when the system reports a failure.
   void on_stop() override;
-  /// Renames the written copy over the dataset.
-  void on_commit() override;
-  std::string uncommitted_output() const override { return in_place_ || committed_ ? "" : partial_; }
   /// {records_written, bytes_written}.
   operator_counters counters() const override;
 
@@ -67,9 +64,6 @@ class prefetch_writeback final : public cpu_sink {
   std::string topic_;
   std::uint64_t frame_bytes_ = 0;
   element_type element_ = element_type::u8;
-  std::string partial_;     ///< the copy written, `<path>.partial` (the path itself when in place)
-  bool in_place_ = false;   ///< a memory dataset: written where it is
-  bool committed_ = false;  ///< on_commit renamed the copy over the dataset
   mapped_file dataset_;
   prefetch::record_frames frames_;
   thread_slots<write_counts> counts_;

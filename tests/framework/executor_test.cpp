@@ -250,6 +250,17 @@ TEST_CASE("host_executor.stats_json_is_valid") {
   CHECK(table.find("phases: executor") != std::string::npos);
 }
 
+TEST_CASE("executor.stats_json_replaces_bytes_that_are_not_utf8") {
+  // Names reach the stats from the topology (UTF-8 by the loader) and from errors the system words; a byte
+  // that is not UTF-8 becomes U+FFFD instead of ending the process in the JSON library.
+  run_stats s;
+  s.topology = "caf\xe9";
+  s.error = "file '/tmp/\xff': cannot open";
+  const auto doc = nlohmann::json::parse(format_stats_json(s));
+  CHECK(doc["topology"] == "caf\xef\xbf\xbd");
+  CHECK(doc["error"].get<std::string>().find("/tmp/\xef\xbf\xbd") != std::string::npos);
+}
+
 TEST_CASE("executor.stats_show_the_partition_and_its_tunings") {
   run_stats s;
   s.topology = "t";

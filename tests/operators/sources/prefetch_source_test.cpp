@@ -4,7 +4,6 @@
 #include <doctest/doctest.h>
 
 #include <cstring>
-#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -254,9 +253,6 @@ TEST_CASE("prefetch.writeback_stores_fields_into_their_records") {
     sink.on_frame(o, frame_in{frame.data(), frame.size(), element_type::u32});
   }
   sink.on_stop();
-  CHECK(read_file(file.str()) == data);  // written into the copy, until the run completed
-  sink.on_commit();
-  CHECK_FALSE(std::filesystem::exists(file.str() + ".partial"));
   CHECK(sink.counters().at("records_written") == 10);
   const auto after = read_file(file.str());
   REQUIRE(after.size() == data.size());
