@@ -11,19 +11,11 @@
 #include "framework/model/yaml_loader.hpp"
 #include "operators/builtin.hpp"
 #include "tests/fuzz/fuzz_target.hpp"
+#include "tests/support/builtin_registry.hpp"
 
 namespace xf::fuzz {
 
-/// Every built-in operator, CPU and GPU, as xeflow-run registers them. Built once: a fuzzer calls the
-/// target millions of times.
-inline const operator_registry& builtin_registry() {
-  static const operator_registry registry = [] {
-    operator_registry r;
-    register_builtin_operators(r);
-    return r;
-  }();
-  return registry;
-}
+using test::builtin_registry;
 
 /// Loads `text` with `overrides` as xeflow-run does; a config_error is the loader's correct answer. A
 /// topology that loads must survive to_yaml and load again unchanged.

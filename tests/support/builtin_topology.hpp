@@ -13,17 +13,9 @@
 #include "framework/runtime/executor.hpp"
 #include "framework/runtime/run_control.hpp"
 #include "operators/builtin.hpp"
+#include "tests/support/builtin_registry.hpp"
 
 namespace xf::test {
-
-inline const operator_registry& builtin_registry() {
-  static const operator_registry r = [] {
-    operator_registry reg;
-    register_builtin_operators(reg);
-    return reg;
-  }();
-  return r;
-}
 
 /// Loads `yaml` (with `overrides`, as --set gives them) and runs it on the host executor; `check_plan` sees
 /// the plan first. The run's failure, if any.
