@@ -263,10 +263,13 @@ TEST_CASE("launcher.topology_that_is_no_regular_file_exits_2_at_once") {
   const scratch_dir dir;
   const std::string fifo = dir.file("topology.yaml");
   REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
-  for (const auto& [path, what] :
+  for (const auto& refused :
        {std::pair{dir.file(""), std::string("Is a directory")},
         std::pair{fifo, std::string("it is a FIFO, not a regular file")},
         std::pair{std::string("/dev/zero"), std::string("it is a character device, not a regular file")}}) {
+    // Named copies, not a structured binding: clang 14 does not let CAPTURE's lambda refer to one.
+    const std::string& path = refused.first;
+    const std::string& what = refused.second;
     CAPTURE(path);
     const auto r = run_process({xeflow_run(), path, "--validate"}, std::chrono::seconds(60));
     REQUIRE_FALSE(r.timed_out);
