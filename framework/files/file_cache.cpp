@@ -1,24 +1,35 @@
 // file_cache: laying out the cache in its memory and starting its I/O threads.
 #include "framework/files/file_cache.hpp"
 
-#include <cstdlib>
+#include <sys/mman.h>
+
+#include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <span>
 
 namespace xf {
 namespace {
 
-/// Host memory for both places. Zeroed only where asked (a zero slot is free): the page bytes and staging
-/// are written before they are read, and left untouched they cost no memory (a default cache is 2 GiB,
-/// sized for a GPU).
+/// Host memory for both places: anonymous mappings, not the heap. A mapping's pages are zero and cost
+/// nothing until touched (a default cache is 2 GiB, sized for a GPU, and most runs read far less), so a
+/// slot asked to start zeroed needs no pass over it; malloc would hand a block this size back from its
+/// own mmap too, but debugging allocators (MALLOC_PERTURB_, a sanitizer's) fill or poison all of it.
 class host_memory final : public cache_memory {
  public:
-  void* allocate(std::size_t bytes, cache_place, bool zero) override {
-    const std::size_t rounded = (bytes + 4095) / 4096 * 4096;
-    void* p = std::aligned_alloc(4096, rounded == 0 ? 4096 : rounded);
-    XF_EXPECTS(p != nullptr, "host memory for the file cache (" + std::to_string(rounded) + " bytes)");
-    blocks_.emplace_back(p);
-    if (zero) std::memset(p, 0, rounded);
+  host_memory() = default;
+  host_memory(const host_memory&) = delete;
+  host_memory& operator=(const host_memory&) = delete;
+  ~host_memory() override {
+    for (const mapping& m : blocks_) ::munmap(m.at, m.bytes);
+  }
+
+  void* allocate(std::size_t bytes, cache_place, bool) override {
+    const std::size_t rounded = std::max<std::size_t>((bytes + 4095) / 4096 * 4096, 4096);
+    void* p = ::mmap(nullptr, rounded, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    XF_EXPECTS(p != MAP_FAILED, "host memory for the file cache (" + std::to_string(rounded) +
+                                    " bytes): " + std::strerror(errno));
+    blocks_.push_back({p, rounded});
     return p;
   }
   void upload(void* dst, const void* src, std::size_t bytes) override { std::memcpy(dst, src, bytes); }
@@ -27,10 +38,11 @@ class host_memory final : public cache_memory {
   bool kernel_on_host() const override { return true; }
 
  private:
-  struct freer {
-    void operator()(void* p) const { std::free(p); }
+  struct mapping {
+    void* at;
+    std::size_t bytes;
   };
-  std::vector<std::unique_ptr<void, freer>> blocks_;
+  std::vector<mapping> blocks_;
 };
 
 }  // namespace
