@@ -164,7 +164,6 @@ step "slot protocol model (SPIN)" bash tools/check_slot_model.sh
 # lld, for every build: it links a sanitized test program in a fifth of GNU ld's time.
 unity=(-Dunity=on -Dunity_size=8)
 export CC_LD=lld CXX_LD=lld
-normal_targets="meson-test-prereq libxeflow.a tools/xeflow-run tools/xeflow-tune tools/xeflow-table"
 device_code=(-Dgpu_code=ptx)
 # Options only where CUDA is; nvcc links the programs with CUDA in them, through g++.
 command -v nvcc > /dev/null && device_code+=(-Dcuda_args=-G -Dcuda_link_args=-Xcompiler=-fuse-ld=lld)
@@ -177,18 +176,34 @@ asan_apps=(-Dapp_tests=false)
 [ "${XF_LONG:-0}" = 1 ] && asan_apps=()
 asan_setup=("${sanitized[@]}" -Doptimization=0 -Ddebug=false -Db_sanitize=address,undefined "${asan_apps[@]}")
 tsan_setup=("${sanitized[@]}" -Doptimization=1 -Ddebug=true -Dcpp_args=-gline-tables-only -Db_sanitize=thread)
+normal_setup=(-Ddebug=true -Doptimization=g "${device_code[@]}" "${unity[@]}"
+  -Dcpp_args="-g1 --param=ggc-min-heapsize=524288" --prefix="$PWD/build-check/prefix")
+# Each test runs in one build, not two: the host-only suites under ASan+UBSan (clang), and in the normal
+# build (g++, CUDA, MPI) what needs CUDA or MPI or is not built under the sanitizers — the GPU suite
+# (skipped visibly without a GPU), framework (device probes, provenance), launcher (--version's CUDA and
+# MPI), mpi, ranks, the applications and baselines. The normal build compiles only those tests' programs
+# and the installed ones (tools/test_targets.py): running the host tests in both builds cost CI minutes
+# (README) and checked the same code twice.
+normal_skips=(config datatype e2e files fuzz operators shared topics)
 CC=clang CXX=clang++ configure_early build-asan "${asan_setup[@]}"
 CC=clang CXX=clang++ configure_early build-tsan "${tsan_setup[@]}"
-if build_suite normal build-check "$normal_targets" -Ddebug=true -Doptimization=g "${device_code[@]}" \
-  "${unity[@]}" -Dcpp_args="-g1 --param=ggc-min-heapsize=524288" --prefix="$PWD/build-check/prefix"; then
+normal_targets="libxeflow.a tools/xeflow-run tools/xeflow-tune tools/xeflow-table"
+if [ ! -d build-check ]; then
+  echo "=== normal: configure (build-check)"
+  meson setup build-check "${normal_setup[@]}" || true
+fi
+if [ -f build-check/build.ninja ]; then
+  normal_targets+=" $(python3 tools/test_targets.py build-check "${normal_skips[@]/#/--no-suite=}")"
+fi
+if build_suite normal build-check "$normal_targets" "${normal_setup[@]}"; then
   step "kernel headers tracked" kernel_headers_tracked build-check
   step "topology graphs (xeflow-run --graph dot | dot -Tsvg)" topology_graphs build-check
 fi
-run_tests normal build-check
+run_tests normal build-check "${normal_skips[@]/#/--no-suite=}"
 CC=clang CXX=clang++ build_suite asan+ubsan build-asan meson-test-prereq "${asan_setup[@]}" || true
 run_tests asan+ubsan build-asan
-# Only the lock-free protocols run under ThreadSanitizer (the topic stress, the file cache): build just
-# their programs.
+# Only the lock-free protocols run under ThreadSanitizer (the topic stress, the file cache's parts): build
+# just their programs, which link the topics and file cache libraries alone.
 tsan_targets="tests/topics/topic_driver_test tests/topics/topic_protocol_test
   tests/topics/topic_lifecycle_test tests/framework/files/files_test"
 CC=clang CXX=clang++ build_suite tsan build-tsan "$tsan_targets" "${tsan_setup[@]}" || true

@@ -1,7 +1,8 @@
 // The host executor as an oracle, checked without a GPU: every topology in topologies/ runs on the host
 // executor's blocks (the kernel's round, framework/kernel/round_steps.hpp) with a per-offset ledger that
-// must account for every offset, and again with its GPU operators placed on CPU threads (the same
-// operators' code outside the round): both runs must give the same ledger and counters. On a GPU, the
+// must account for every offset and results equal to the references' (query answers, word counts, output
+// files), and again with its GPU operators placed on CPU threads (the same operators' code outside the
+// round): both runs must give the same ledger and counters. On a GPU, the
 // gpu suite holds the device's kernel to the same ledger (gpu.device_and_host_executors_agree).
 #include <doctest/doctest.h>
 #include <yaml-cpp/yaml.h>
@@ -54,6 +55,7 @@ TEST_CASE("differential.host_executor_agrees_with_cpu_threads_on_every_topology"
       host.insert(host.end(), {"--set", "runtime.executor=host"});
       const ledger_run on_host = run_with_ledger(file, host, "host");
       check_ledger_accounts(on_host);
+      run.check_results(on_host.stats);  // query answers, word counts, outputs: the references'
       std::vector<std::string> cpu = host;
       const std::vector<std::string> placed = gpu_operators_on_cpu(file);
       if (placed.empty()) {
