@@ -181,7 +181,7 @@ normal_setup=(-Ddebug=true -Doptimization=g "${device_code[@]}" "${unity[@]}"
 # Each test runs in one build, not two: the host-only suites under ASan+UBSan (clang), and in the normal
 # build (g++, CUDA, MPI) what needs CUDA or MPI or is not built under the sanitizers — the GPU suite
 # (skipped visibly without a GPU), framework (device probes, provenance), launcher (--version's CUDA and
-# MPI), mpi, ranks, the applications and baselines. The normal build compiles only those tests' programs
+# MPI; under ASan+UBSan too), mpi, ranks, the applications and baselines. The normal build compiles only those tests' programs
 # and the installed ones (tools/test_targets.py): running the host tests in both builds cost CI minutes
 # (README) and checked the same code twice.
 normal_skips=(config datatype e2e files fuzz operators shared topics)
