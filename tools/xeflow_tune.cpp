@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <set>
 #include <sstream>
 
 #include "framework/core/units.hpp"
@@ -108,6 +109,29 @@ void print_tuning(const tuning_record& t, const std::vector<std::string>& names,
   }
 }
 
+/// Whether `pred` holds for every operator with no inputs that feeds `sink`, through any chain of topics.
+template <class Pred>
+bool every_source_upstream(const topology_spec& spec, const operator_spec& sink, Pred pred) {
+  std::vector<const operator_spec*> pending{&sink};
+  std::set<const operator_spec*> seen{&sink};
+  bool all = true, any = false;
+  while (!pending.empty()) {
+    const operator_spec* op = pending.back();
+    pending.pop_back();
+    if (op->inputs.empty()) {
+      any = true;
+      all = all && pred(*op);
+      continue;
+    }
+    for (const std::string& topic : op->inputs)
+      for (const operator_spec& writer : spec.operators)
+        if (std::find(writer.outputs.begin(), writer.outputs.end(), topic) != writer.outputs.end() &&
+            seen.insert(&writer).second)
+          pending.push_back(&writer);
+  }
+  return any && all;
+}
+
 }  // namespace
 }  // namespace xf
 
@@ -153,6 +177,18 @@ int main(int argc, char** argv) {
     spec.runtime.partition = partition_policy::auto_once;
     if (samples != 0) spec.runtime.tuning.samples = samples;
     spec.runtime.executor = executor_kind::device;
+    // A source that replays a finite input (table_source's, prefetch_source's passes) replays it until
+    // the tuning is done: the run stops once tuned, so the count only has to be more than sampling needs.
+    constexpr std::int64_t tuning_passes = 1 << 16;
+    const auto takes_passes = [&](const operator_spec& op, operator_role role) {
+      const operator_entry* entry = registry.find(op.class_name);
+      return entry && entry->info.role == role && entry->info.find_param("passes");
+    };
+    const auto raise_passes = [&](operator_spec& op) {
+      auto it = op.params.find("passes");
+      const auto* current = it == op.params.end() ? nullptr : std::get_if<std::int64_t>(&it->second);
+      if (!current || *current < tuning_passes) op.params["passes"] = tuning_passes;
+    };
     for (operator_spec& op : spec.operators) {
       op.warps = 0;
       const operator_entry* entry = registry.find(op.class_name);
@@ -162,18 +198,17 @@ int main(int argc, char** argv) {
         if (!current || static_cast<std::uint64_t>(*current) < stream)
           op.params["total_bytes"] = static_cast<std::int64_t>(stream);
       }
-      // A source that replays a finite input (table_source's, prefetch_source's passes) replays it until
-      // the tuning is done: the run stops once tuned, so the count only has to be more than sampling needs.
-      // A sink that mirrors its source's passes (prefetch_writeback: its frames are the source's records)
-      // gets the same count, or it refuses a stream longer than its parameters make.
-      if (entry && entry->info.find_param("passes") &&
-          (entry->info.role == operator_role::source || entry->info.role == operator_role::sink)) {
-        constexpr std::int64_t passes = 1 << 16;
-        auto it = op.params.find("passes");
-        const auto* current = it == op.params.end() ? nullptr : std::get_if<std::int64_t>(&it->second);
-        if (!current || *current < passes) op.params["passes"] = passes;
-      }
+      if (takes_passes(op, operator_role::source)) raise_passes(op);
     }
+    // A sink that mirrors its source's passes (prefetch_writeback: its frames are the source's records)
+    // gets the same count when every source upstream of it replays its input so, or it would refuse a
+    // stream longer than its parameters make; behind a source without passes (prefetch_ranges) it keeps
+    // its own.
+    for (operator_spec& op : spec.operators)
+      if (takes_passes(op, operator_role::sink) && every_source_upstream(spec, op, [&](const operator_spec& s) {
+            return takes_passes(s, operator_role::source);
+          }))
+        raise_passes(op);
     validate_topology(spec, registry);
     if (const device_status gpu = probe_device(); !gpu.usable) {
       std::cerr << "xeflow-tune: error: the warp partition is tuned on a GPU, and there is none usable here ("
@@ -202,6 +237,7 @@ int main(int argc, char** argv) {
   run_options options;
   options.kernel = compiled_kernel<builtin_gpu_operators>();
   options.stop_after_tuning = true;
+  options.discard_outputs = true;  // the tuning is wanted, not the stream: no `.partial` files left behind
   const run_stats stats = run_topology(p, spec, control, options);
   if (stats_format == "json") std::cout << format_stats_json(stats) << std::endl;
   if (stats.status == xf::run_status::failed) {

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <filesystem>
 #include <thread>
 
 #include "framework/core/timer_slack.hpp"
@@ -198,12 +199,17 @@ run_stats run_topology(const plan& p, const topology_spec& spec, run_control& co
                                                    : std::vector<operator_counters>{};
   // Only now is the run known to have completed: the outputs become visible under their names.
   run.commit_operators();
-  if (run.control().failure() || run.control().draining())
-    for (const auto& [name, path] : run.uncommitted_outputs())
+  for (const auto& [name, path] : run.uncommitted_outputs()) {
+    if (options.discard_outputs) {
+      std::error_code ignored;  // gone already, or never created: nothing to remove
+      std::filesystem::remove(path, ignored);
+    } else if (run.control().failure() || run.control().draining()) {
       spdlog::warn(
           "operator '{}': the run did not complete, so its output was not renamed: what was "
           "written is in '{}'",
           name, path);
+    }
+  }
   // Every stream ended, every sink's on_stop succeeded and its output is under its name: nothing is left
   // to resume.
   if (checkpoints && !control.failure() && !control.draining()) checkpoints->commit(true);

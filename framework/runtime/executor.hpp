@@ -43,6 +43,9 @@ struct run_options {
   /// Partition auto / auto-online on the device: drain the run (as an interrupt does) once the first
   /// tuning has its partition in place — xeflow-tune wants the tuning, not the stream.
   bool stop_after_tuning = false;
+  /// A trial run (xeflow-tune's): the outputs its sinks did not commit are removed at its end rather than
+  /// left under their temporary names for the user to find (an interrupted run keeps them, and says so).
+  bool discard_outputs = false;
   /// Non-null: every CPU subscriber records each frame it receives here (frame_ledger.hpp).
   frame_ledger* ledger = nullptr;
   /// A ranked run: what carries the plan's bridged topics (topic_carrier.hpp); required when the plan

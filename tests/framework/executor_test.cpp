@@ -2,6 +2,7 @@
 #include <doctest/doctest.h>
 
 #include <cstring>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <span>
 #include <string>
@@ -221,6 +222,32 @@ TEST_CASE("host_executor.drain_stops_sources_and_delivers_everything_published")
   const auto& verify = stats_of(out.stats, "verify");
   CHECK(verify.counters.at("frames") > 0);
   check_clean(verify, out.stats.topics[1].frames);
+}
+
+TEST_CASE("host_executor.an_unfinished_run_keeps_its_partial_output_and_a_trial_run_removes_it") {
+  // A run that fails leaves what its file sink wrote under `<path>.partial` (the user may want it, and
+  // a resume continues it); a trial run (run_options::discard_outputs, xeflow-tune's) leaves nothing.
+  for (const bool trial : {false, true}) {
+    CAPTURE(trial);
+    test::scratch_dir dir;
+    const std::string path = dir.file("out.bin");
+    topology_builder b("unfinished");
+    b.topic("t0").frame_bytes(4 * KiB).capacity(2);
+    b.topic("t1").frame_bytes(4 * KiB).capacity(2);
+    b.link({}, op("source", "sequence_source").param("total_bytes", "1MiB"), {"t0"});
+    b.link({"t0"}, op("boom", "throw_at").param("at", 40), {"t1"});
+    b.link({"t1"}, op("sink", "file_sink").param("path", path), {});
+    topology_spec spec = b.build();
+    validate_topology(spec, executor_registry());
+    const plan p = make_plan(spec, executor_registry(), plan_options{});
+    run_options options;
+    options.discard_outputs = trial;
+    run_control control;
+    const run_stats stats = run_topology(p, spec, control, options);
+    CHECK(stats.status == xf::run_status::failed);
+    CHECK_FALSE(std::filesystem::exists(path));
+    CHECK(std::filesystem::exists(path + ".partial") == !trial);
+  }
 }
 
 TEST_CASE("host_executor.stats_json_is_valid") {
