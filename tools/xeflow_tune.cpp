@@ -205,9 +205,9 @@ int main(int argc, char** argv) {
     // stream longer than its parameters make; behind a source without passes (prefetch_ranges) it keeps
     // its own.
     for (operator_spec& op : spec.operators)
-      if (takes_passes(op, operator_role::sink) && every_source_upstream(spec, op, [&](const operator_spec& s) {
-            return takes_passes(s, operator_role::source);
-          }))
+      if (takes_passes(op, operator_role::sink) &&
+          every_source_upstream(
+              spec, op, [&](const operator_spec& s) { return takes_passes(s, operator_role::source); }))
         raise_passes(op);
     validate_topology(spec, registry);
     if (const device_status gpu = probe_device(); !gpu.usable) {
