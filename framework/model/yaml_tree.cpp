@@ -348,7 +348,7 @@ class tree_builder final : public YAML::EventHandler {
   std::size_t built_ = 0;    ///< in the tree
   std::size_t depth_ = 0;    ///< lists and maps open, in whichever document
   std::size_t documents_ = 0;
-  std::size_t last_document_start_ = 0;
+  int last_document_start_ = -1;  ///< YAML::Mark::pos of the last document start
   bool first_event_ = false;
   source_pos second_document_;
   std::vector<diagnostic> problems_;
