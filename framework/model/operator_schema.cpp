@@ -6,6 +6,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <stdexcept>
 
 #include "framework/core/units.hpp"
@@ -193,14 +194,22 @@ std::optional<std::string> normalize_one(const param_decl& decl, param_value& v,
   if (!std::isfinite(number)) return not_finite(decl, to_string(v));
   if (number < decl.min || number > decl.max) {
     std::string range;
-    auto bound = [&](double b) {
-      param_value shown =
-          decl.kind == param_kind::real ? param_value{b} : param_value{static_cast<std::int64_t>(b)};
-      return to_string(shown);
+    // An integer's bound is shown as an integer. A bound of the whole int64 range is 2^63 as a double, one
+    // past the largest int64 (no cast may take it): it is no bound, unless the value is past it.
+    constexpr double two_to_63 = 9223372036854775808.0;
+    const bool integer = decl.kind != param_kind::real;
+    const auto bounded = [&](double b) {
+      return std::isfinite(b) && !(integer && std::fabs(b) >= two_to_63);
     };
-    if (std::isfinite(decl.min) && std::isfinite(decl.max))
+    const auto bound = [&](double b) {
+      if (!integer) return to_string(param_value{b});
+      if (b >= two_to_63) return to_string(param_value{std::numeric_limits<std::int64_t>::max()});
+      if (b <= -two_to_63) return to_string(param_value{std::numeric_limits<std::int64_t>::min()});
+      return to_string(param_value{static_cast<std::int64_t>(b)});
+    };
+    if (bounded(decl.min) && bounded(decl.max))
       range = "between " + bound(decl.min) + " and " + bound(decl.max);
-    else if (std::isfinite(decl.min))
+    else if (number < decl.min)
       range = "at least " + bound(decl.min);
     else
       range = "at most " + bound(decl.max);
