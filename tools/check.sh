@@ -201,7 +201,9 @@ if build_suite normal build-check "$normal_targets" "${normal_setup[@]}"; then
 fi
 run_tests normal build-check "${normal_skips[@]/#/--no-suite=}"
 CC=clang CXX=clang++ build_suite asan+ubsan build-asan meson-test-prereq "${asan_setup[@]}" || true
-run_tests asan+ubsan build-asan
+# UBSan's reports end the process: by default UBSan prints one and goes on, and the test passes over it.
+# The tools the tests start inherit this.
+UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 run_tests asan+ubsan build-asan
 # Only the lock-free protocols run under ThreadSanitizer (the topic stress, the file cache's parts): build
 # just their programs, which link the topics and file cache libraries alone.
 tsan_targets="tests/topics/topic_driver_test tests/topics/topic_protocol_test

@@ -37,9 +37,10 @@ bool is_required(const param_decl& p) {
   return !p.default_value && !p.optional;
 }
 
-/// "[1, 32]", "[0, …]", "" for a parameter without bounds.
+/// "[1, 32]", "[0, …]", "" for a parameter without bounds (limits_param).
 std::string range_text(const param_decl& p) {
-  if (!std::isfinite(p.min) && !std::isfinite(p.max)) return "";
+  const bool has_min = limits_param(p, p.min), has_max = limits_param(p, p.max);
+  if (!has_min && !has_max) return "";
   const auto number = [&](double v) {
     if (p.kind == param_kind::real) {
       std::string text = std::to_string(v);
@@ -49,8 +50,7 @@ std::string range_text(const param_decl& p) {
     }
     return std::to_string(static_cast<long long>(v));
   };
-  return "[" + (std::isfinite(p.min) ? number(p.min) : "…") + ", " +
-         (std::isfinite(p.max) ? number(p.max) : "…") + "]";
+  return "[" + (has_min ? number(p.min) : "…") + ", " + (has_max ? number(p.max) : "…") + "]";
 }
 
 // ---- schema fragments -------------------------------------------------------------------------------------

@@ -194,20 +194,17 @@ std::optional<std::string> normalize_one(const param_decl& decl, param_value& v,
   if (!std::isfinite(number)) return not_finite(decl, to_string(v));
   if (number < decl.min || number > decl.max) {
     std::string range;
-    // An integer's bound is shown as an integer. A bound of the whole int64 range is 2^63 as a double, one
-    // past the largest int64 (no cast may take it): it is no bound, unless the value is past it.
-    constexpr double two_to_63 = 9223372036854775808.0;
+    // An integer's bound as an integer; a value past a bound that is no limit (limits_param) is past the
+    // largest or smallest int64.
     const bool integer = decl.kind != param_kind::real;
-    const auto bounded = [&](double b) {
-      return std::isfinite(b) && !(integer && std::fabs(b) >= two_to_63);
-    };
     const auto bound = [&](double b) {
       if (!integer) return to_string(param_value{b});
-      if (b >= two_to_63) return to_string(param_value{std::numeric_limits<std::int64_t>::max()});
-      if (b <= -two_to_63) return to_string(param_value{std::numeric_limits<std::int64_t>::min()});
+      if (!limits_param(decl, b))
+        return to_string(param_value{b > 0 ? std::numeric_limits<std::int64_t>::max()
+                                           : std::numeric_limits<std::int64_t>::min()});
       return to_string(param_value{static_cast<std::int64_t>(b)});
     };
-    if (bounded(decl.min) && bounded(decl.max))
+    if (limits_param(decl, decl.min) && limits_param(decl, decl.max))
       range = "between " + bound(decl.min) + " and " + bound(decl.max);
     else if (number < decl.min)
       range = "at least " + bound(decl.min);
@@ -219,6 +216,11 @@ std::optional<std::string> normalize_one(const param_decl& decl, param_value& v,
 }
 
 }  // namespace
+
+bool limits_param(const param_decl& p, double bound) {
+  constexpr double two_to_63 = 9223372036854775808.0;
+  return std::isfinite(bound) && (p.kind == param_kind::real || std::fabs(bound) < two_to_63);
+}
 
 std::vector<double> parse_real_list(const std::string& text, std::string& problem) {
   std::vector<double> values;

@@ -166,6 +166,11 @@ std::vector<param_problem> normalize_params(const operator_info& info,
                                             std::map<std::string, param_value>& params,
                                             const std::vector<datatype_spec>& datatypes = {});
 
+/// Whether `bound` (`p`'s min or max) limits the parameter: it is finite and, for an integer parameter,
+/// inside int64's range. An int64 parameter's range ends at 2^63 as a double by default: no limit, and
+/// one past the largest int64, so no int64 can hold it.
+bool limits_param(const param_decl& p, double bound);
+
 /// A value as YAML would write it (for messages, --list-operators and JSON); a datatype as its constructor
 /// calls (dt::describe).
 std::string to_string(const param_value& value);

@@ -1,6 +1,7 @@
 // The registry and operator contracts.
 #include <doctest/doctest.h>
 
+#include "framework/model/operator_schema.hpp"
 #include "framework/model/registry.hpp"
 #include "operators/builtin.hpp"
 #include "tests/e2e/faulty_ops.hpp"
@@ -40,4 +41,18 @@ TEST_CASE("registry.gpu_operator_runs_on_cpu_through_adapter") {
   CHECK(fo.bytes == sizeof in);
   CHECK(out[0] == 1);
   CHECK(out[3] == 4);
+}
+
+TEST_CASE("registry.a_parameter_below_an_int64_range_names_its_lower_bound_only") {
+  // record_bytes takes 1 up to int64's largest, a bound that is 2^63 as a double: the message must not
+  // cast it to an int64 (undefined; it printed "between 1 and -9223372036854775808").
+  operator_registry r;
+  register_builtin_operators(r);
+  for (const char* cls : {"prefetch_ranges", "prefetch_writeback"}) {
+    CAPTURE(cls);
+    param_map values{{"path", std::string("dataset.bin")}, {"record_bytes", std::int64_t{0}}};
+    std::string text;
+    for (const param_problem& p : normalize_params(r.find(cls)->info, values)) text += p.message + "\n";
+    CHECK(text.find("parameter 'record_bytes' must be at least 1, not 0\n") != std::string::npos);
+  }
 }
