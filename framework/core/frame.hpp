@@ -16,6 +16,7 @@ namespace xf {
 struct frame_range {
   std::uint64_t offset = 0;
   std::uint64_t bytes = 0;
+  friend bool operator==(const frame_range&, const frame_range&) = default;
 };
 
 /// Sorts ranges[first, end) by offset and joins every two that overlap, touch, or lie at most `gap` bytes

@@ -9,6 +9,7 @@
 
 #include "framework/core/trace.hpp"
 #include "framework/core/units.hpp"
+#include "framework/model/pages_read.hpp"
 
 namespace xf {
 namespace {
@@ -60,7 +61,7 @@ frame_selector gpu_pages_read(const plan& p, std::size_t t,
     if (k >= operators.size() || operators[k] == nullptr || !operators[k]->reads_pages()) return {};
     readers.push_back(operators[k]);
   }
-  return pages_read_by(std::move(readers));
+  return pages_read_by(std::move(readers), p.index_rest);
 }
 
 template <class T>

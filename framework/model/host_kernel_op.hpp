@@ -53,6 +53,12 @@ class host_kernel_op {
   /// appended in frame order, adjacent pages merged. The copy engines carry only those (dma topics).
   virtual bool reads_pages() const { return false; }
   virtual void pages_read(const std::byte* /*frame*/, std::vector<frame_range>& /*out*/) const {}
+  /// Page readers that declare pages_bound: the most pages_read can keep of a frame, found without
+  /// reading its index (the index pages and every page of the columns it reads), appended as pages_read
+  /// appends; false (nothing appended) for a reader that cannot say.
+  virtual bool pages_bound(const std::byte* /*frame*/, std::vector<frame_range>& /*out*/) const {
+    return false;
+  }
   /// The operator's phases (map_phases): from `Op::phases(params)` when the operator type declares it.
   virtual map_phases phases() const { return {}; }
   /// A map's output frame bytes for an input frame of `input_bytes` (operator.hpp: output_numerator).
@@ -92,20 +98,5 @@ class host_kernel_op {
     if (failure != 0) throw frame_failed{failure_code(failure)};
   }
 };
-
-/// The parts of a frame that page readers read together: the union of their pages_read, joined. Every
-/// reader must be one (reads_pages) and outlive the selector; empty for no readers.
-inline frame_selector pages_read_by(std::vector<const host_kernel_op*> readers) {
-  if (readers.empty()) return {};
-  if (readers.size() == 1)
-    return [reader = readers.front()](const std::byte* frame, std::vector<frame_range>& out) {
-      reader->pages_read(frame, out);
-    };
-  return [readers = std::move(readers)](const std::byte* frame, std::vector<frame_range>& out) {
-    const std::size_t first = out.size();
-    for (const host_kernel_op* reader : readers) reader->pages_read(frame, out);
-    join_ranges(out, first, 0);
-  };
-}
 
 }  // namespace xf

@@ -367,11 +367,14 @@ concept trimmed_sink = gpu_sink<Op> &&
 /// the byte ranges of an indexed frame (host memory) its compute may touch, in frame order: the index
 /// pages, then the data pages that may hold a match. On a `dma` topic the copy engines then carry only
 /// the ranges some GPU subscriber reads; compute must touch nothing else (the rest of the device copy is
-/// stale). A columnar reader's counters `pages.<column>` and `pages_skipped.<column>` (data pages its
-/// index walk met, and those the index ruled out) are summed per topic and column in the run's stats.
-/// An operator whose parameters must agree with its (row) input topic (RAID-6: a frame is k blocks of
-/// block_size), or that derives values from both once rather than per frame (raid6_recover's
-/// coefficients), declares
+/// stale). One that also declares
+///   static void pages_bound(const params&, const std::byte* frame, std::vector<frame_range>& out);
+/// (every range pages_read could give for the frame, found without reading its index) lets the host
+/// stop reading the index of a reader whose index has been keeping everything (runtime.index_rest). A
+/// columnar reader's counters `pages.<column>` and `pages_skipped.<column>` (data pages its index walk met,
+/// and those the index ruled out) are summed per topic and column in the run's stats. An operator whose
+/// parameters must agree with its (row) input topic (RAID-6: a frame is k blocks of block_size), or that
+/// derives values from both once rather than per frame (raid6_recover's coefficients), declares
 ///   static std::optional<param_problem> bind_input(params&, const topic_info& input);
 /// validation reports what it finds at the parameter it names (file:line:column); every factory binds
 /// before the operator runs.
@@ -397,6 +400,11 @@ template <class Op>
 concept page_reader = columnar_reader<Op> &&
     requires(const typename Op::params& p, const std::byte* frame, std::vector<frame_range>& out) {
   Op::pages_read(p, frame, out);
+};
+template <class Op>
+concept page_bounder = page_reader<Op> &&
+    requires(const typename Op::params& p, const std::byte* frame, std::vector<frame_range>& out) {
+  Op::pages_bound(p, frame, out);
 };
 
 /// The share of an input frame's bytes a GPU map's output frame holds: numerator / denominator (below 1:

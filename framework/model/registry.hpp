@@ -185,6 +185,13 @@ class gpu_op_on_host final : public host_kernel_op {
   void pages_read(const std::byte* frame, std::vector<frame_range>& out) const override {
     if constexpr (page_reader<Op>) Op::pages_read(params_, frame, out);
   }
+  bool pages_bound(const std::byte* frame, std::vector<frame_range>& out) const override {
+    if constexpr (page_bounder<Op>) {
+      Op::pages_bound(params_, frame, out);
+      return true;
+    }
+    return false;
+  }
   std::uint64_t output_bytes(std::uint64_t input_bytes) const override {
     return output_share_of<Op>(params_).of(input_bytes);
   }
@@ -225,6 +232,13 @@ class gpu_sink_on_host final : public host_kernel_op {
   bool reads_pages() const override { return page_reader<Op>; }
   void pages_read(const std::byte* frame, std::vector<frame_range>& out) const override {
     if constexpr (page_reader<Op>) Op::pages_read(params_, frame, out);
+  }
+  bool pages_bound(const std::byte* frame, std::vector<frame_range>& out) const override {
+    if constexpr (page_bounder<Op>) {
+      Op::pages_bound(params_, frame, out);
+      return true;
+    }
+    return false;
   }
 
  private:

@@ -163,6 +163,11 @@ runtime_builder& runtime_builder::watchdog_ms(std::uint32_t ms) {
   spec_->watchdog_ms = ms;
   return *this;
 }
+runtime_builder& runtime_builder::index_rest(std::uint32_t frames) {
+  spec_->index_rest = frames;
+  return *this;
+}
+
 runtime_builder& runtime_builder::timer_slack_us(std::uint32_t us) {
   spec_->timer_slack_us = us;
   return *this;

@@ -146,6 +146,7 @@ plan make_plan(const topology_spec& spec, const operator_registry& registry, con
   p.warps_per_block = spec.runtime.warps_per_block;
   p.partition = spec.runtime.partition;
   p.watchdog_ms = spec.runtime.watchdog_ms;
+  p.index_rest = spec.runtime.index_rest;
 
   if (options.part) {
     const rank_part& part = *options.part;

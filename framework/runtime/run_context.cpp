@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "framework/model/columnar_checks.hpp"
+#include "framework/model/pages_read.hpp"
 
 namespace xf {
 
@@ -44,7 +45,7 @@ void run_context::make_operators() {
         });
     if (!all_read_pages) continue;
     for (std::size_t op : subscribers) readers.push_back(instances_[op].kernel.get());
-    parts_read_[t] = pages_read_by(std::move(readers));
+    parts_read_[t] = pages_read_by(std::move(readers), plan_.index_rest);
   }
 }
 

@@ -123,16 +123,42 @@ void query_op::describe(operator_schema<params>& s) {
            "blooms", olap::store_skip);
 }
 
+namespace {
+
+/// A frame whose pages the query chooses: its header matches the query's frame, its index was written and
+/// the query skips something. Else the whole frame is taken (skip none reads it all; compute fails a bad
+/// frame, bad_frame, having read only its header).
+bool judged_by_pages(const olap::query_program& q, const std::byte* frame) {
+  const columnar_geometry& g = q.frame;
+  const columnar_frame_header& h = columnar_header(frame);
+  return h.magic == columnar_magic && (h.flags & columnar_frame_header::index_valid) != 0 &&
+         h.rows <= g.rows_per_frame && h.column_count == g.column_count && q.skip != olap::page_skip::none;
+}
+
+}  // namespace
+
+void query_op::pages_bound(const params& p, const std::byte* frame, std::vector<frame_range>& out) {
+  const olap::query_program& q = p.program;
+  const columnar_geometry& g = q.frame;
+  if (!judged_by_pages(q, frame)) {
+    out.push_back({0, g.frame_bytes()});
+    return;
+  }
+  const std::uint32_t rows = columnar_header(frame).rows;
+  const std::size_t first = out.size();
+  out.push_back({0, std::uint64_t{g.index_pages} * columnar_page_bytes});
+  for (std::uint32_t s = 0; s < q.slot_count; ++s) {
+    const std::uint32_t c = q.slots[s].column, pages = g.pages_for_rows(c, rows);
+    if (pages != 0) out.push_back({g.page_offset(c, 0), std::uint64_t{pages} * columnar_page_bytes});
+  }
+  join_ranges(out, first, 0);
+}
+
 void query_op::pages_read(const params& p, const std::byte* frame, std::vector<frame_range>& out) {
   const olap::query_program& q = p.program;
   const columnar_geometry& g = q.frame;
   const columnar_frame_header& h = columnar_header(frame);
-  if (h.magic != columnar_magic || (h.flags & columnar_frame_header::index_valid) == 0 ||
-      h.rows > g.rows_per_frame || h.column_count != g.column_count) {
-    out.push_back({0, g.frame_bytes()});  // compute fails it (bad_frame) having read only the header
-    return;
-  }
-  if (q.skip == olap::page_skip::none) {
+  if (!judged_by_pages(q, frame)) {
     out.push_back({0, g.frame_bytes()});
     return;
   }

@@ -126,6 +126,8 @@ struct query_op {
   /// The index pages, then each page of a named column that may hold a match (host code: the copy
   /// engines' selection; compute's row ranges lie inside these pages).
   static void pages_read(const params& p, const std::byte* frame, std::vector<frame_range>& out);
+  /// Every page pages_read could keep: the index pages and the named columns' pages of the frame's rows.
+  static void pages_bound(const params& p, const std::byte* frame, std::vector<frame_range>& out);
 
   template <class T>
   XF_HOST_DEVICE static void compute(const params& p, const frame_task<T>& task) {

@@ -421,6 +421,40 @@ TEST_CASE("query.each_skip_level_reads_less_and_answers_the_same") {
   CHECK(read_for("zones") == read_for("columns"));
 }
 
+TEST_CASE("query.pages_bound_holds_every_page_pages_read_keeps") {
+  std::mt19937_64 rng(13);
+  const topic_info topic = table_topic(4096);
+  const table t = random_table(4096 * 2 + 1500, rng);  // the last frame part full
+  const auto frames = frames_of(t, *topic.columnar);
+  operator_registry registry;
+  register_builtin_operators(registry);
+  const operator_entry* entry = registry.find("query");
+  REQUIRE(entry != nullptr);
+  for (int k = 0; k < 30; ++k) {
+    const predicate pred = random_predicate(rng, t, 3);
+    for (const char* level : {"none", "columns", "zones", "blooms"}) {
+      CAPTURE(pred.text);
+      CAPTURE(level);
+      const auto kernel = entry->make_host_kernel({{"where", param_value{pred.text}},
+                                                   {"select", param_value{std::string("COUNT(*), SUM(b)")}},
+                                                   {"skip", param_value{std::string(level)}}},
+                                                  {topic});
+      for (const auto& frame : frames) {
+        std::vector<frame_range> read, bound;
+        kernel->pages_read(frame.data(), read);
+        REQUIRE(kernel->pages_bound(frame.data(), bound));
+        // Every byte read lies in one range of the bound.
+        for (const frame_range& r : read)
+          CHECK(std::any_of(bound.begin(), bound.end(), [&](const frame_range& b) {
+            return b.offset <= r.offset && r.offset + r.bytes <= b.offset + b.bytes;
+          }));
+        // Without an index to read, the bound is what is read.
+        if (std::string(level) == "none" || std::string(level) == "columns") CHECK(read == bound);
+      }
+    }
+  }
+}
+
 TEST_CASE("query.skips_pages_the_index_rules_out") {
   std::mt19937_64 rng(7);
   const topic_info topic = table_topic(8192);
