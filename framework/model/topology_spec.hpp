@@ -189,8 +189,8 @@ struct runtime_spec {
   std::uint64_t part_bytes = 0;
   /// Columnar page readers: after this many frames in a row whose index pages left (almost) nothing of a
   /// reader's columns behind, the host stops reading its index and takes its columns whole, looking again
-  /// now and then (framework/model/pages_read.hpp); 0 reads the index of every frame.
-  std::uint32_t index_rest = 16;
+  /// now and then (framework/model/pages_read.hpp); 0 (the default) reads the index of every frame.
+  std::uint32_t index_rest = 0;
   /// runtime.file_cache: given only for topologies whose operators read files through the cache.
   std::optional<file_cache_spec> file_cache;
   /// runtime.ranks: names for MPI ranks, which operators' `rank:` may use instead of the number.

@@ -435,7 +435,6 @@ runtime:
   coherence: {catalog: read_mostly, index: placed, frames: placed}
   watchdog_ms: 10000
   timer_slack_us: 1
-  index_rest: 16
 )");
   CHECK(exact_bytes(64 * KiB) == "64KiB");
   CHECK(exact_bytes(3 * GiB) == "3GiB");
