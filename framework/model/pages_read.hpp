@@ -8,8 +8,8 @@
 // columns are taken whole (pages_bound, no index read) but for one frame in probe_every, where its index
 // is read again and wakes it if it now leaves enough behind. Taking more than a reader reads never changes
 // an answer: the reader judges the index pages itself, and they always cross. Measured there, resting
-// cut the bridge's wait to 1-3 % of the stream but not the pass (Q4B dma 8.7 ms reading every index,
-// 10.3 ms resting, medians of 3), so runtime.index_rest is off unless asked for.
+// cut the bridge's wait to 1-3 % of the stream but not the pass (the kernel sets it; Q4B dma 8.7 ms
+// reading every index, 10.3 ms resting, medians of 3), so runtime.index_rest is off unless asked for.
 #pragma once
 
 #include <cstdint>
