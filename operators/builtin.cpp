@@ -40,9 +40,13 @@ void register_builtin_cpu_operators(operator_registry& registry) {
   registry.add<table_check>("table_check");
 }
 
+void register_builtin_gpu_operators(operator_registry& registry) {
+  registry.add_gpu_operators<builtin_gpu_operators>();
+}
+
 void register_builtin_operators(operator_registry& registry) {
   register_builtin_cpu_operators(registry);
-  registry.add_gpu_operators<builtin_gpu_operators>();
+  register_builtin_gpu_operators(registry);
 }
 
 }  // namespace xf

@@ -9,6 +9,10 @@ namespace xf {
 /// file_source, prefetch_source, …), the CPU maps and the sinks (verify_sink, null_sink, file_sink, …).
 void register_builtin_cpu_operators(operator_registry& registry);
 
+/// Adds builtin_gpu_operators (operators/builtin_gpu.hpp) under their class names: compiled here once, so
+/// that a launcher whose list begins with them does not instantiate their host code again.
+void register_builtin_gpu_operators(operator_registry& registry);
+
 /// Adds every built-in operator: the CPU ones and builtin_gpu_operators (operators/builtin_gpu.hpp).
 void register_builtin_operators(operator_registry& registry);
 

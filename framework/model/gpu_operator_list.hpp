@@ -47,6 +47,19 @@ struct flat<gpu_operator_list<A...>> {
   using type = typename concat<typename flat<A>::type...>::type;
 };
 
+template <class Prefix, class List>
+struct after_prefix {
+  static constexpr bool value = false;
+};
+template <class List>
+struct after_prefix<gpu_operator_list<>, List> {
+  static constexpr bool value = true;
+  using type = List;
+};
+template <class Op, class... Prefix, class... Rest>
+struct after_prefix<gpu_operator_list<Op, Prefix...>, gpu_operator_list<Op, Rest...>>
+    : after_prefix<gpu_operator_list<Prefix...>, gpu_operator_list<Rest...>> {};
+
 template <class List>
 struct types_of;
 template <class... Ops>
@@ -59,6 +72,11 @@ struct types_of<gpu_operator_list<Ops...>> {
 /// The operators of `Items` (operator types or lists, nested to any depth) as one flat list, in order.
 template <class... Items>
 using flatten = typename list_detail::flat<gpu_operator_list<Items...>>::type;
+
+/// Whether `List`'s operators begin with `Prefix`'s, in order (both flattened): `value`, and then `type`,
+/// the flat list of the operators after them.
+template <class Prefix, class List>
+using after_prefix = list_detail::after_prefix<flatten<Prefix>, flatten<List>>;
 
 /// The C++ types of a list's operators, flattened, in kernel order (an operator's position is its index in
 /// the fused kernel's dispatch).
