@@ -26,7 +26,9 @@
 #include <vector>
 
 namespace xf {
-namespace {
+// Named, not anonymous: metrics_server::impl (declared in the header) holds these types, and a type with
+// external linkage may not hold one of an anonymous namespace (g++: -Wsubobject-linkage in a unity build).
+namespace metrics_detail {
 
 namespace prom = prometheus;
 
@@ -136,7 +138,9 @@ struct bridge_series {
   followed_counter frames, bytes;
 };
 
-}  // namespace
+}  // namespace metrics_detail
+
+using namespace metrics_detail;
 
 struct metrics_server::impl {
   prom::Registry registry;
