@@ -12,7 +12,9 @@
 #include "framework/core/trace.hpp"
 
 namespace xf {
-namespace {
+// Named, not anonymous: copy_bridge::lane (declared in the header) holds these types, and a type with
+// external linkage may not hold one of an anonymous namespace (g++: -Wsubobject-linkage in a unity build).
+namespace copy_bridge_detail {
 
 /// Largest copy the bridge issues: a run stops growing here so the first frames of a long backlog are
 /// not held back behind the last (8 MiB takes ~170 µs on the link).
@@ -147,7 +149,9 @@ std::uint64_t copy_frames(std::byte* dst, const std::byte* src, std::uint64_t at
   return width * count;
 }
 
-}  // namespace
+}  // namespace copy_bridge_detail
+
+using namespace copy_bridge_detail;
 
 struct copy_bridge::lane {
   std::size_t topic = 0;

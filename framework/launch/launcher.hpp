@@ -6,7 +6,7 @@
 //   using my_gpu_operators = xf::gpu_operator_list<xf::builtin_gpu_operators, my_op>;
 //   // my_kernel.cu (nvcc; or c++ -x c++ for a build without the GPU kernel)
 //   XF_KERNEL(my_gpu_operators)
-//   // main.cpp
+//   // main.cpp (run_launcher<List> is in framework/launch/run_launcher.hpp)
 //   int main(int argc, char** argv) {
 //     return xf::run_launcher<my_gpu_operators>(argc, argv, [](xf::operator_registry& r) {
 //       r.add<my_cpu_sink>("my_cpu_sink");
@@ -21,11 +21,8 @@
 #include <vector>
 
 #include "framework/kernel/kernel_program.hpp"
-#include "framework/model/gpu_operator_list.hpp"
 #include "framework/model/registry.hpp"
 #include "framework/plan/plan.hpp"
-#include "operators/builtin.hpp"
-#include "operators/builtin_gpu.hpp"
 
 namespace xf {
 
@@ -62,29 +59,5 @@ struct launcher_operators {
 /// topics between ranks carried by bridges; rank 0 prints the plan, the stats and the errors of every
 /// rank, and every rank exits with the same code.
 int run_launcher(int argc, char** argv, const launcher_operators& operators);
-
-/// run_launcher with the GPU operators of `GpuOperators` (a gpu_operator_list, registered under their
-/// class names, run in compiled_kernel<GpuOperators>()) and the CPU operators `add_cpu_operators` adds.
-template <class GpuOperators>
-int run_launcher(int argc, char** argv,
-                 const std::function<void(operator_registry&)>& add_cpu_operators = {}) {
-  launcher_operators operators;
-  operators.add = [&](operator_registry& registry) {
-    // A list that begins with the built-in GPU operators registers them through the operators library,
-    // where their host code is compiled once: instantiating it again was most of a launcher's compile
-    // (xeflow-run.cpp: 15 s of g++, 27 s of clang with ASan).
-    using rest = after_prefix<builtin_gpu_operators, GpuOperators>;
-    if constexpr (rest::value) {
-      register_builtin_gpu_operators(registry);
-      registry.add_gpu_operators<typename rest::type>();
-    } else {
-      registry.add_gpu_operators<GpuOperators>();
-    }
-    if (add_cpu_operators) add_cpu_operators(registry);
-  };
-  operators.kernel_types = operator_types<GpuOperators>();
-  operators.kernel = compiled_kernel<GpuOperators>();
-  return run_launcher(argc, argv, operators);
-}
 
 }  // namespace xf

@@ -11,5 +11,5 @@
 // and its kernel file (<xeflow/kernel.hpp>) says XF_KERNEL(my_gpu_operators).
 #pragma once
 
-#include "framework/launch/launcher.hpp"
+#include "framework/launch/run_launcher.hpp"
 #include "operators/builtin_gpu.hpp"
