@@ -170,6 +170,9 @@ class Xeflow:
             "copies": steady_topic.get("copy_engines", {}).get("copies"),
             "source_blocked_s": steady_topic.get("blocked_seconds"),
             "kernel_cycle_shares": {k: v / total_cycles for k, v in cycles.items()},
+            "fence_share": kernel.get("fence_cycles", 0) / total_cycles,
+            "fence_us": (kernel["fence_cycles"] / kernel["fences"] / kernel["sm_clock_mhz"]
+                         if kernel.get("fences") and kernel.get("sm_clock_mhz") else None),
             "blocks": kernel.get("blocks"), "warps_per_block": kernel.get("warps_per_block"),
             "items_per_frame": max((o.get("items_per_frame", 1) for o in
                                     (many.get("partition") or {}).get("operators", [])), default=None),

@@ -617,6 +617,8 @@ block_timing device_run::timing() const {
     sum.idle += t.idle;
     sum.rounds += t.rounds;
     sum.busy_rounds += t.busy_rounds;
+    sum.fence += t.fence;
+    sum.fences += t.fences;
   }
   return sum;
 }

@@ -47,10 +47,11 @@ constexpr std::uint32_t idle_sleep_min_ns = 64;
 
 /// The publish phase, run by all of warp 0 together (lane s owns work item s): each lane finishes its item
 /// (finish_item), the warp fences once, and the lanes finishing a frame publish it (publish_item). The
-/// items' measured costs are added to the block's totals.
-__device__ void publish_round(const kernel_args& a, lane_state* lanes, std::uint32_t lane_id,
-                              std::uint32_t* item_cycles, unsigned long long* op_cycles,
-                              std::uint32_t* op_items) {
+/// items' measured costs are added to the block's totals. Returns the fence's cycles (0 when the round
+/// published nothing), as lane 0 measured them.
+__device__ std::uint64_t publish_round(const kernel_args& a, lane_state* lanes, std::uint32_t lane_id,
+                                       std::uint32_t* item_cycles, unsigned long long* op_cycles,
+                                       std::uint32_t* op_items) {
   lane_state* l = lane_id < a.item_count ? &lanes[lane_id] : nullptr;
   bool last = false;
   if (l != nullptr) {
@@ -64,8 +65,12 @@ __device__ void publish_round(const kernel_args& a, lane_state* lanes, std::uint
   // through the block barrier; other blocks' parts through finish_item's acq_rel counter), the slot
   // fields prepared at subscribe, and this block's reads of the input frames — before publish_item's
   // relaxed stores. One fence per round instead of one per store: each is a PCIe round trip.
-  if (__any_sync(0xffffffffu, last))
+  std::uint64_t fence_cycles = 0;
+  if (__any_sync(0xffffffffu, last)) {
+    const std::uint64_t f0 = clock64();
     cuda::atomic_thread_fence(cuda::std::memory_order_release, cuda::thread_scope_system);
+    fence_cycles = clock64() - f0 + 1;  // never 0: the round fenced
+  }
   if (last) publish_item(a, *l, blockIdx.x, lane_id, publish_order::fenced);
   if (l != nullptr && l->ready && l->failure == 0) {
     if (l->reader != reader_none) {
@@ -77,6 +82,7 @@ __device__ void publish_round(const kernel_args& a, lane_state* lanes, std::uint
     retire_item(*l);
   }
   if (lane_id < a.item_count) item_cycles[lane_id] = 0;
+  return fence_cycles;
 }
 
 /// Thread 0: adds the block's measured costs to a.costs and clears them.
@@ -342,10 +348,15 @@ __global__ void __launch_bounds__(MaxThreads, MaxThreads <= narrow_block_threads
     // 4. publish. A failed frame is not published: fail_item set device_abort, so the next round's
     // schedule stops every warp of every block at the same barrier.
     if (tracing_round && threadIdx.x == 0) record.publish_ns = global_ns();
-    if (warp == 0) publish_round(a, lanes, lane_id, item_cycles, op_cycles, op_items);
+    const std::uint64_t fence_cycles =
+        warp == 0 ? publish_round(a, lanes, lane_id, item_cycles, op_cycles, op_items) : 0;
     if (threadIdx.x == 0) {
       timing.compute += t4 - t3;
       timing.publish += clock64() - t4;
+      if (fence_cycles != 0) {
+        timing.fence += fence_cycles;
+        ++timing.fences;
+      }
       if (tracing_round && busy_round) {
         record.end_ns = global_ns();
         last_traced_ns = record.end_ns;

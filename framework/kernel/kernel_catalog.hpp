@@ -241,6 +241,8 @@ struct block_timing {
   std::uint64_t idle;       ///< rounds in which no lane had work (backoff sleeps included)
   std::uint64_t rounds;
   std::uint64_t busy_rounds;
+  std::uint64_t fence;   ///< of publish: the rounds' system-scope release fences
+  std::uint64_t fences;  ///< rounds that fenced (a lane published a frame)
 };
 
 /// Per-operator totals (device memory, device-scope atomics once per published frame).

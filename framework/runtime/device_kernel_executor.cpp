@@ -270,6 +270,9 @@ void device_kernel_executor::collect(run_stats& stats) {
   k.schedule = t.schedule;
   k.compute = t.compute;
   k.publish = t.publish;
+  k.fence = t.fence;
+  k.fences = t.fences;
+  k.sm_clock_mhz = static_cast<double>(device_->sm_clock_khz()) / 1e3;
   k.idle = t.idle;
   k.rounds = t.rounds;
   k.busy_rounds = t.busy_rounds;

@@ -185,10 +185,15 @@ std::string format_stats_table(const run_stats& s) {
     phases.add({"schedule", share(k.schedule), busy_share(k.schedule)});
     phases.add({"compute", share(k.compute), busy_share(k.compute)});
     phases.add({"publish", share(k.publish), busy_share(k.publish)});
+    phases.add({"  of which fences", share(k.fence), busy_share(k.fence)});
     phases.add({"idle", share(k.idle), "-"});
     out << "\nkernel: " << k.blocks << " blocks x " << k.warps_per_block << " warps, " << k.rounds
         << " rounds (" << k.busy_rounds << " with work)\n"
         << phases.str();
+    if (k.fences > 0 && k.sm_clock_mhz > 0)
+      out << "a round's system-scope release fence: "
+          << format_fixed(static_cast<double>(k.fence) / static_cast<double>(k.fences) / k.sm_clock_mhz, 2)
+          << " us on average over " << k.fences << " fences\n";
   }
   if (s.file_cache) {
     const file_cache_stats& c = *s.file_cache;
@@ -360,6 +365,9 @@ std::string format_stats_json(const run_stats& s) {
                      {"schedule_cycles", k.schedule},
                      {"compute_cycles", k.compute},
                      {"publish_cycles", k.publish},
+                     {"fence_cycles", k.fence},
+                     {"fences", k.fences},
+                     {"sm_clock_mhz", k.sm_clock_mhz},
                      {"idle_cycles", k.idle}};
   }
   if (s.file_cache) {
