@@ -19,10 +19,10 @@
 #define XF_DEVICE_PASS 0
 #endif
 
-// Unrolls the loop that follows where the compiler understands the request: nvcc's device pass and clang
-// (`#pragma unroll`), g++, nvcc's host pass included (`#pragma GCC unroll`); element-wise maps rely on it
-// to keep a thread's elements in registers.
-#if defined(__CUDA_ARCH__) || defined(__clang__)
+// Unrolls the loop that follows where the compiler understands the request: nvcc, both passes, and clang
+// (`#pragma unroll`; nvcc's front end refuses `GCC unroll` with a warning), and g++ (`#pragma GCC unroll`;
+// it warns on `unroll`); element-wise maps rely on it to keep a thread's elements in registers.
+#if defined(__CUDACC__) || defined(__clang__)
 #define XF_UNROLL _Pragma("unroll")
 #elif defined(__GNUC__)
 #define XF_UNROLL _Pragma("GCC unroll 16")

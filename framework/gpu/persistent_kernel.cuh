@@ -42,6 +42,17 @@ __device__ __forceinline__ void device_store(T& word, T value) {
   cuda::atomic_ref<T, cuda::thread_scope_device>(word).store(value, cuda::std::memory_order_relaxed);
 }
 
+/// Warp 0, after the round's last barrier: the latest of the warps' arrivals at it (clock64), i.e. when the
+/// block's compute ended.
+__device__ __forceinline__ std::uint64_t last_arrival(const std::uint64_t* arrived, std::uint32_t lane_id) {
+  std::uint64_t t = lane_id < blockDim.x / 32 ? arrived[lane_id] : 0;
+  for (std::uint32_t d = 16; d > 0; d /= 2) {
+    const std::uint64_t other = __shfl_xor_sync(0xffffffffu, t, d);
+    t = other > t ? other : t;
+  }
+  return t;
+}
+
 /// Idle backoff of a block whose lanes all wait: doubles from this value to kernel_args::idle_sleep_max_ns.
 constexpr std::uint32_t idle_sleep_min_ns = 64;
 
@@ -145,6 +156,10 @@ __global__ void __launch_bounds__(MaxThreads, MaxThreads <= narrow_block_threads
   __shared__ std::uint32_t item_cycles[max_block_items];
   __shared__ unsigned long long op_cycles[max_kernel_operators];
   __shared__ std::uint32_t op_items[max_kernel_operators];
+  // Each warp's clock as it reached the round's last barrier: compute ends at the latest arrival. Each
+  // arrival is stored before the barrier, so the barrier orders it; a clock read after __syncthreads()
+  // has no such order.
+  __shared__ std::uint64_t arrived[32];
   constexpr std::uint32_t no_item = ~0u;
 
   const std::uint32_t warp = threadIdx.x / 32;
@@ -293,6 +308,7 @@ __global__ void __launch_bounds__(MaxThreads, MaxThreads <= narrow_block_threads
       // Idle warps only meet the barriers.
       if (any_stage & stage_input_bit) __syncthreads();
       if (any_stage & stage_output_bit) __syncthreads();
+      if (lane_id == 0) arrived[warp] = clock64();
       __syncthreads();
       continue;
     }
@@ -343,8 +359,9 @@ __global__ void __launch_bounds__(MaxThreads, MaxThreads <= narrow_block_threads
       if (any_stage & stage_input_bit) __syncthreads();
       if (any_stage & stage_output_bit) __syncthreads();
     }
+    if (lane_id == 0) arrived[warp] = clock64();
     __syncthreads();
-    const std::uint64_t t4 = clock64();
+    const std::uint64_t t4 = warp == 0 ? last_arrival(arrived, lane_id) : 0;
     // 4. publish. A failed frame is not published: fail_item set device_abort, so the next round's
     // schedule stops every warp of every block at the same barrier.
     if (tracing_round && threadIdx.x == 0) record.publish_ns = global_ns();
