@@ -13,8 +13,8 @@
 // are issued on another stream for as long as the kernel runs (checked by events: a case whose kernel was
 // not covered by copies from start to end is reported as such).
 // Exit codes: 0 ok; 1 a run failed; 2 no usable GPU; 3 bad command line.
-#include <cuda/atomic>
 #include <cuda_runtime.h>
+#include <cuda/atomic>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
@@ -45,7 +45,9 @@ enum class scope : int { device, system };
 enum class stored : int { nothing, device_word, host_word };
 enum class link_load : int { idle, h2d, d2h };
 
-const char* name_of(scope s) { return s == scope::device ? "device" : "system"; }
+const char* name_of(scope s) {
+  return s == scope::device ? "device" : "system";
+}
 const char* name_of(stored s) {
   return s == stored::nothing ? "nothing" : s == stored::device_word ? "device word" : "host word";
 }
@@ -86,7 +88,8 @@ __global__ void fence_kernel(stored what, std::uint64_t* device_words, std::uint
     else
       cuda::atomic_thread_fence(cuda::std::memory_order_release, cuda::thread_scope_device);
     const std::uint64_t t1 = clock64();
-    if (threadIdx.x == 0) samples[std::uint64_t{blockIdx.x} * iterations + i] = static_cast<std::uint32_t>(t1 - t0);
+    if (threadIdx.x == 0)
+      samples[std::uint64_t{blockIdx.x} * iterations + i] = static_cast<std::uint32_t>(t1 - t0);
     if (gap_ns != 0) __nanosleep(gap_ns);
   }
   if (threadIdx.x == 0) spans[blockIdx.x] = {clock64() - c0, global_ns() - n0};
@@ -144,7 +147,8 @@ struct rig {
     cudaFree(device_buf);
     cudaStreamDestroy(kernel_stream);
     cudaStreamDestroy(copy_stream);
-    for (cudaEvent_t e : {kernel_start, kernel_end, copy_first, copy_done[0], copy_done[1]}) cudaEventDestroy(e);
+    for (cudaEvent_t e : {kernel_start, kernel_end, copy_first, copy_done[0], copy_done[1]})
+      cudaEventDestroy(e);
   }
 
   void copy_once(link_load load) {
@@ -276,11 +280,12 @@ int main(int argc, char** argv) {
 
   std::printf("%s, %u fences a block, %u ns apart; full grid %u blocks of one warp\n", prop.name, iterations,
               gap_ns, blocks);
-  std::printf("%-11s %6s %-12s %-7s %9s %9s %9s %9s\n", "link", "blocks", "stored", "scope", "mean us", "p50 us",
-              "p99 us", "max us");
+  std::printf("%-11s %6s %-12s %-7s %9s %9s %9s %9s\n", "link", "blocks", "stored", "scope", "mean us",
+              "p50 us", "p99 us", "max us");
   for (const case_result& c : results)
     std::printf("%-11s %6u %-12s %-7s %9.2f %9.2f %9.2f %9.2f%s\n", name_of(c.load), c.blocks, name_of(c.st),
-                name_of(c.sc), c.mean_us, c.p50_us, c.p99_us, c.max_us, c.covered ? "" : "  (copies not covering)");
+                name_of(c.sc), c.mean_us, c.p50_us, c.p99_us, c.max_us,
+                c.covered ? "" : "  (copies not covering)");
 
   if (!json_path.empty()) {
     nlohmann::json cases = nlohmann::json::array();
