@@ -707,10 +707,13 @@ TEST_CASE("e2e.two_writers_of_one_file_are_refused_and_holes_are_found") {
   CHECK(refused.err.find("is a file operator 'a' writes too (" + twice.string() + ":5:") !=
         std::string::npos);
   // Two sources of different lengths on one topic: the shorter one's offsets past its end are void, so
-  // the file would have zero-filled holes there. The sink names the first.
+  // the file would have zero-filled holes there. The sink names the first. The longer one is long enough
+  // (2048 frames through a ring of 8) that the shorter one's thread starts before it ends: a short source
+  // that claimed its first offset after the stream's last frame would only add a void at the end (with
+  // 64 frames that happened on a loaded 2-core machine).
   const fs::path holes = dir.path / "holes.yaml";
   std::ofstream(holes) << "topics:\n  t: {frame_size: 4KiB, capacity: 8}\noperators:\n"
-                          "  long: {class: sequence_source, outputs: [t], params: {total_bytes: 256KiB}}\n"
+                          "  long: {class: sequence_source, outputs: [t], params: {total_bytes: 8MiB}}\n"
                           "  short: {class: sequence_source, outputs: [t], params: {total_bytes: 16KiB}}\n"
                           "  out: {class: file_sink, inputs: [t], params: {path: '" +
                               out.string() + "'}}\n";
