@@ -44,7 +44,8 @@ def main():
     fig.tight_layout()
     os.makedirs(args.out, exist_ok=True)
     fig.savefig(os.path.join(args.out, "fence_cost.png"), dpi=130)
-    summary = {k: doc[k] for k in ("benchmark", "device", "date", "commit", "command", "config")}
+    summary = {k: doc[k] for k in ("benchmark", "device", "date", "commit", "config")}
+    summary["command_line"] = doc.get("command_line", doc.get("command"))
     summary["mean_us"] = {f"{c['link']} / {c['blocks']} blocks / {c['stored']} / {c['scope']}": round(c["mean_us"], 3)
                           for c in cases}
     with open(os.path.join(args.out, "summary.json"), "w") as f:

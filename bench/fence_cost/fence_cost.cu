@@ -20,14 +20,13 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
-#include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
-#include "bench/common/run_stamp.hpp"
+#include "bench/common/json_output.hpp"
 
 namespace {
 
@@ -228,7 +227,8 @@ struct rig {
 
 int main(int argc, char** argv) {
   std::uint32_t iterations = 2000, gap_ns = 2000, blocks = 0;
-  std::string copy_text = "256", json_path, commit;
+  std::uint64_t copy_mib = 256;
+  std::string json_path, commit;
   int ordinal = 0;
   CLI::App app{
       "xeflow-fence-cost: the cost of a release fence in a persistent kernel's block, by scope, by what was "
@@ -238,7 +238,8 @@ int main(int argc, char** argv) {
   app.add_option("--gap-ns", gap_ns, "sleep between two fences (a round's compute)")
       ->check(CLI::Range(0u, 1000000u));
   app.add_option("--blocks", blocks, "blocks of the full grid (default: 2 per SM, the kernel's default)");
-  app.add_option("--copy-mib", copy_text, "MiB per copy of the copy engines' load");
+  app.add_option("--copy-mib", copy_mib, "MiB per copy of the copy engines' load")
+      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{16384}));
   app.add_option("--json", json_path, "also write the results as JSON to this file");
   app.add_option("--commit", commit, "commit recorded in the JSON");
   app.add_option("--device", ordinal, "CUDA device ordinal");
@@ -247,15 +248,6 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : exit_usage;
   }
-  std::uint64_t copy_mib = 0;
-  try {
-    copy_mib = std::stoull(copy_text);
-    if (copy_mib == 0 || copy_mib > 16384) throw std::invalid_argument("");
-  } catch (const std::exception&) {
-    std::cerr << "xeflow-fence-cost: error: --copy-mib must be 1 .. 16384\n";
-    return exit_usage;
-  }
-
   cudaDeviceProp prop{};
   int count = 0;
   if (cudaGetDeviceCount(&count) != cudaSuccess || ordinal < 0 || ordinal >= count) {
@@ -301,24 +293,14 @@ int main(int argc, char** argv) {
                        {"cycles_per_ns", c.cycles_per_ns},
                        {"copies_covering", c.covered},
                        {"copied_bytes", c.copied_bytes}});
-    const nlohmann::json doc = {{"benchmark", "fence_cost"},
-                                {"device", prop.name},
-                                {"date", xf::bench::utc_now()},
-                                {"commit", commit.empty() ? xf::bench::git_commit() : commit},
-                                {"command", xf::bench::command_line(argc, argv)},
-                                {"config",
-                                 {{"iterations", iterations},
-                                  {"gap_ns", gap_ns},
-                                  {"grid_blocks", blocks},
-                                  {"copy_bytes", copy_mib << 20},
-                                  {"device_ordinal", ordinal}}},
-                                {"cases", cases}};
-    std::ofstream file(json_path);
-    file << doc.dump(2) << "\n";
-    if (!file) {
-      std::cerr << "xeflow-fence-cost: error: cannot write " << json_path << "\n";
-      return exit_failed;
-    }
+    nlohmann::json doc = xf::bench::stamped("fence_cost", prop.name, commit, argc, argv);
+    doc["config"] = {{"iterations", iterations},
+                     {"gap_ns", gap_ns},
+                     {"grid_blocks", blocks},
+                     {"copy_bytes", copy_mib << 20},
+                     {"device_ordinal", ordinal}};
+    doc["cases"] = cases;
+    if (!xf::bench::write_json(json_path, doc, "xeflow-fence-cost")) return exit_failed;
   }
   return 0;
 }

@@ -27,7 +27,6 @@
 #include <cstring>
 #include <ctime>
 #include <exception>
-#include <fstream>
 #include <functional>
 #include <iostream>
 #include <map>
@@ -39,7 +38,7 @@
 #include <utility>
 #include <vector>
 
-#include "bench/common/run_stamp.hpp"
+#include "bench/common/json_output.hpp"
 #include "framework/core/cuda_buffer.hpp"
 #include "framework/core/units.hpp"
 
@@ -632,12 +631,7 @@ int main(int argc, char** argv) {
           {"unroll", unroll},
           {"sample_stride", sample_stride},
           {"bytes_per_gb", 1e9}}}};
-    std::ofstream file(json_path);
-    file << doc.dump(2) << "\n";
-    if (!file) {
-      std::cerr << "xeflow-ceiling: error: cannot write " << json_path << "\n";
-      return exit_failed;
-    }
+    if (!xf::bench::write_json(json_path, doc, "xeflow-ceiling")) return exit_failed;
   }
   return 0;
 }
