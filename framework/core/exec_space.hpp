@@ -19,11 +19,14 @@
 #define XF_DEVICE_PASS 0
 #endif
 
-// Unrolls the loop that follows where the compiler understands the request: nvcc, both passes, and clang
-// (`#pragma unroll`; nvcc's front end refuses `GCC unroll` with a warning), and g++ (`#pragma GCC unroll`;
-// it warns on `unroll`); element-wise maps rely on it to keep a thread's elements in registers.
-#if defined(__CUDACC__) || defined(__clang__)
+// Unrolls the loop that follows where the compiler understands the request: nvcc's device pass and clang
+// (`#pragma unroll`) and g++ (`#pragma GCC unroll`); element-wise maps rely on it to keep a thread's elements
+// in registers. Nothing in nvcc's host pass: its front end warns on `GCC unroll` and hands `unroll` to g++,
+// which warns on it (the host executor's operators are compiled from .cpp files by g++ itself).
+#if defined(__CUDA_ARCH__) || defined(__clang__)
 #define XF_UNROLL _Pragma("unroll")
+#elif defined(__CUDACC__)
+#define XF_UNROLL
 #elif defined(__GNUC__)
 #define XF_UNROLL _Pragma("GCC unroll 16")
 #else
