@@ -174,6 +174,10 @@ class Xeflow:
             "fence_us": (kernel["fence_cycles"] / kernel["fences"] / kernel["sm_clock_mhz"]
                          if kernel.get("fences") and kernel.get("sm_clock_mhz") else None),
             "blocks": kernel.get("blocks"), "warps_per_block": kernel.get("warps_per_block"),
+            "warps_placed_share": (kernel["placed_warps"] / kernel["busy_rounds"] / kernel["warps_per_block"]
+                                   if kernel.get("busy_rounds") and "placed_warps" in kernel else None),
+            "items_per_busy_round": (kernel["computed_items"] / kernel["busy_rounds"]
+                                     if kernel.get("busy_rounds") and "computed_items" in kernel else None),
             "items_per_frame": max((o.get("items_per_frame", 1) for o in
                                     (many.get("partition") or {}).get("operators", [])), default=None),
             "busy_round_us": (many.get("partition") or {}).get("busy_round_us")}

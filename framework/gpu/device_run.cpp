@@ -619,6 +619,8 @@ block_timing device_run::timing() const {
     sum.busy_rounds += t.busy_rounds;
     sum.fence += t.fence;
     sum.fences += t.fences;
+    sum.placed_warps += t.placed_warps;
+    sum.computed_items += t.computed_items;
   }
   return sum;
 }

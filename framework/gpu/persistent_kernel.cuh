@@ -289,7 +289,11 @@ __global__ void __launch_bounds__(MaxThreads, MaxThreads <= narrow_block_threads
       } else {
         sleep_ns = idle_sleep_min_ns;
       }
-      if (ready) ++timing.busy_rounds;
+      if (ready) {
+        ++timing.busy_rounds;
+        timing.placed_warps += __popc(placed);
+        timing.computed_items += __popc(compute_items);
+      }
       busy_round = ready;
       const std::uint64_t t2 = clock64();
       timing.subscribe += t1 - t0;

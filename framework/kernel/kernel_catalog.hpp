@@ -241,8 +241,10 @@ struct block_timing {
   std::uint64_t idle;       ///< rounds in which no lane had work (backoff sleeps included)
   std::uint64_t rounds;
   std::uint64_t busy_rounds;
-  std::uint64_t fence;   ///< of publish: the rounds' system-scope release fences
-  std::uint64_t fences;  ///< rounds that fenced (a lane published a frame)
+  std::uint64_t fence;           ///< of publish: the rounds' system-scope release fences
+  std::uint64_t fences;          ///< rounds that fenced (a lane published a frame)
+  std::uint64_t placed_warps;    ///< summed over busy rounds: warps that ran an item
+  std::uint64_t computed_items;  ///< summed over busy rounds: items that computed
 };
 
 /// Per-operator totals (device memory, device-scope atomics once per published frame).

@@ -272,6 +272,8 @@ void device_kernel_executor::collect(run_stats& stats) {
   k.publish = t.publish;
   k.fence = t.fence;
   k.fences = t.fences;
+  k.placed_warps = t.placed_warps;
+  k.computed_items = t.computed_items;
   k.sm_clock_mhz = static_cast<double>(device_->sm_clock_khz()) / 1e3;
   k.idle = t.idle;
   k.rounds = t.rounds;

@@ -190,6 +190,12 @@ std::string format_stats_table(const run_stats& s) {
     out << "\nkernel: " << k.blocks << " blocks x " << k.warps_per_block << " warps, " << k.rounds
         << " rounds (" << k.busy_rounds << " with work)\n"
         << phases.str();
+    if (k.busy_rounds > 0) {
+      const auto busy_rounds = static_cast<double>(k.busy_rounds);
+      out << "a busy round: " << format_fixed(static_cast<double>(k.placed_warps) / busy_rounds, 1) << " of "
+          << k.warps_per_block << " warps ran "
+          << format_fixed(static_cast<double>(k.computed_items) / busy_rounds, 1) << " items\n";
+    }
     if (k.fences > 0 && k.sm_clock_mhz > 0)
       out << "a round's system-scope release fence: "
           << format_fixed(static_cast<double>(k.fence) / static_cast<double>(k.fences) / k.sm_clock_mhz, 2)
@@ -368,6 +374,8 @@ std::string format_stats_json(const run_stats& s) {
                      {"fence_cycles", k.fence},
                      {"fences", k.fences},
                      {"sm_clock_mhz", k.sm_clock_mhz},
+                     {"placed_warps", k.placed_warps},
+                     {"computed_items", k.computed_items},
                      {"idle_cycles", k.idle}};
   }
   if (s.file_cache) {

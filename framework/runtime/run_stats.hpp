@@ -36,9 +36,11 @@ struct operator_stats {
 /// blocks per phase. Only for runs on the device executor.
 struct kernel_breakdown {
   std::uint64_t subscribe = 0, schedule = 0, compute = 0, publish = 0, idle = 0;
-  std::uint64_t fence = 0;   ///< of publish: the rounds' system-scope release fences
-  std::uint64_t fences = 0;  ///< rounds that fenced
-  double sm_clock_mhz = 0;   ///< to turn cycles into time (0: unknown)
+  std::uint64_t fence = 0;           ///< of publish: the rounds' system-scope release fences
+  std::uint64_t fences = 0;          ///< rounds that fenced
+  double sm_clock_mhz = 0;           ///< to turn cycles into time (0: unknown)
+  std::uint64_t placed_warps = 0;    ///< summed over busy rounds: warps that ran an item
+  std::uint64_t computed_items = 0;  ///< summed over busy rounds: items that computed
   std::uint64_t rounds = 0, busy_rounds = 0;
   std::uint32_t blocks = 0, warps_per_block = 0;
 };
