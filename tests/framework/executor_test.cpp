@@ -332,6 +332,40 @@ TEST_CASE("executor.stats_show_the_partition_and_its_tunings") {
   CHECK(table.find("chose 10 22") != std::string::npos);
 }
 
+TEST_CASE("executor.stats_show_the_kernels_fences_and_how_busy_a_round_keeps_a_block") {
+  run_stats s;
+  s.topology = "t";
+  s.executor = "device (test)";
+  s.status = xf::run_status::completed;
+  kernel_breakdown k;
+  k.subscribe = 100'000;
+  k.schedule = 10'000;
+  k.compute = 700'000;
+  k.publish = 90'000;
+  k.idle = 100'000;
+  k.fence = 30'000;
+  k.fences = 10;
+  k.sm_clock_mhz = 1000;  // a cycle a ns: 3 000 cycles a fence are 3 µs
+  k.rounds = 5;
+  k.busy_rounds = 4;
+  k.placed_warps = 50;  // 12.5 of 32 a busy round
+  k.computed_items = 10;
+  k.blocks = 2;
+  k.warps_per_block = 32;
+  s.kernel = k;
+  const auto doc = nlohmann::json::parse(format_stats_json(s));
+  CHECK(doc["kernel"]["fence_cycles"] == 30'000);
+  CHECK(doc["kernel"]["fences"] == 10);
+  CHECK(doc["kernel"]["placed_warps"] == 50);
+  CHECK(doc["kernel"]["computed_items"] == 10);
+  CHECK(doc["kernel"]["sm_clock_mhz"].get<double>() == doctest::Approx(1000));
+  const std::string table = format_stats_table(s);
+  INFO(table);
+  CHECK(table.find("of which fences") != std::string::npos);
+  CHECK(table.find("a busy round: 12.5 of 32 warps ran 2.5 items") != std::string::npos);
+  CHECK(table.find("release fence: 3.00 us on average over 10 fences") != std::string::npos);
+}
+
 TEST_CASE("host_executor.gpu_sinks_fold_memory_handed_over_by_the_program") {
   // A text in the program's own memory (no file), counted by word_count on host kernel blocks and placed on
   // CPU threads: the same counters; finish runs once the stream has ended.
