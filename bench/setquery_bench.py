@@ -193,6 +193,19 @@ class Xeflow:
                 "table_bytes": topic["bytes"], "steady_run": diagnosis, "answers": "equal to the reference"}
 
 
+def kernel_text(diagnosis):
+    """The steady run's kernel in a line: its cycles by round step, its fences, how much of a block a busy
+    round kept busy."""
+    shares = diagnosis.get("kernel_cycle_shares") or {}
+    text = ", ".join(f"{k} {100 * v:.0f} %" for k, v in shares.items())
+    if diagnosis.get("fence_us") is not None:
+        text += f"; fences {100 * diagnosis['fence_share']:.1f} % ({diagnosis['fence_us']:.1f} us each)"
+    if diagnosis.get("warps_placed_share") is not None:
+        text += (f"; a busy round ran {diagnosis['items_per_busy_round']:.1f} items on "
+                 f"{100 * diagnosis['warps_placed_share']:.0f} % of the warps")
+    return text
+
+
 def table_page_map(info):
     """From `xeflow-table info`: index pages a frame and each column's data pages a frame."""
     index = int(re.search(r"(\d+) index", info).group(1))
@@ -447,6 +460,7 @@ def main():
                       f"({phases_text(r['one_shot_phases'])})  pages skipped "
                       f"{r['pages_skipped']}/{r['pages']}  copied {(r['copied_bytes'] or 0) / 1e9:.3f} GB",
                       flush=True)
+                print(f"       {family:4} {mode:6} steady run's kernel: {kernel_text(r['steady_run'])}", flush=True)
     if "ablation" in contenders:
         for family in families:
             for skip in SKIP_LEVELS:
