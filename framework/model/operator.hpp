@@ -295,7 +295,8 @@ XF_HOST_DEVICE inline std::uint32_t failure_code(std::uint64_t word) {
 ///   static operator_counters finish(const params&, std::span<const std::byte> state);
 /// finish runs on the host once the stream has ended and every frame was folded in (not after a failed
 /// run), on a host copy of the accumulator: it turns it into the operator's counters (printed in the
-/// stats), may write files, and throws to fail the run. Optionally the type also declares
+/// stats), may write files, and throws to fail the run. The run's GPU sinks finish at once, each on a
+/// thread: a finish touches only its own parameters, accumulator and files. Optionally the type also declares
 ///   static void prepare(const params&, std::span<std::byte> state);
 /// which fills the zeroed accumulator on the host before the run (a table loaded from a file: the second
 /// pass of a two-pass query); what it throws fails the run's start, naming the operator.

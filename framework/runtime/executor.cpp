@@ -7,8 +7,10 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <exception>
 #include <filesystem>
 #include <thread>
+#include <utility>
 
 #include "framework/core/timer_slack.hpp"
 #include "framework/runtime/checkpoint.hpp"
@@ -67,19 +69,49 @@ void monitor_run(run_context& run, const run_options& options, run_clock::time_p
 }
 
 /// GPU sinks' accumulators become their counters once the whole stream was folded in: not after a failed
-/// run, nor an interrupted one (its fold is partial). On the device the accumulator is copied out first.
+/// run, nor an interrupted one (its fold is partial). On the device the accumulators are copied out first,
+/// one after another; then the sinks finish at once, on up to a thread a core: a finish may sort and write
+/// millions of result rows, and no two sinks' finishes share anything. Failures are reported in operator
+/// order.
 std::vector<operator_counters> finish_kernel_sinks(run_context& run, kernel_executor& executor) {
   const plan& p = run.plan_of();
   std::vector<operator_counters> counters;
   if (run.control().failure() || run.control().draining()) return counters;
   counters.resize(p.operators.size());
+  std::vector<std::exception_ptr> errors(p.operators.size());
+  std::vector<std::pair<std::size_t, host_kernel_op*>> sinks;
   for (std::size_t k = 0; k < p.kernel_operators.size(); ++k) {
     const std::size_t i = p.kernel_operators[k];
     host_kernel_op* kernel = i < run.instances().size() ? run.instances()[i].kernel.get() : nullptr;
     if (kernel == nullptr || !p.operators[i].outputs.empty()) continue;
     try {
       executor.collect_accumulator(static_cast<std::uint32_t>(k), *kernel);
-      counters[i] = kernel->finish();
+      sinks.emplace_back(i, kernel);
+    } catch (...) {
+      errors[i] = std::current_exception();
+    }
+  }
+  std::atomic<std::size_t> next{0};
+  const auto finish_sinks = [&] {
+    for (std::size_t s; (s = next.fetch_add(1)) < sinks.size();) {
+      const auto [i, kernel] = sinks[s];
+      try {
+        counters[i] = kernel->finish();
+      } catch (...) {
+        errors[i] = std::current_exception();
+      }
+    }
+  };
+  const std::size_t workers =
+      std::min<std::size_t>(sinks.size(), std::max(1u, std::thread::hardware_concurrency()));
+  std::vector<std::thread> threads;
+  for (std::size_t t = 1; t < workers; ++t) threads.emplace_back(finish_sinks);
+  finish_sinks();
+  for (std::thread& t : threads) t.join();
+  for (std::size_t i = 0; i < errors.size(); ++i) {
+    if (!errors[i]) continue;
+    try {
+      std::rethrow_exception(errors[i]);
     } catch (const run_error& e) {
       run.control().fail(e);
     } catch (const std::exception& e) {

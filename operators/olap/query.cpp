@@ -22,15 +22,11 @@ struct cell {
   std::string value;
 };
 
-std::string number_text(double v) {
+/// Appends a scalar column value held as `bits` as decimal text: the raw value, or (is_key) the order key
+/// MIN/MAX fold.
+void append_scalar(std::string& out, element_type e, std::uint64_t bits, bool is_key) {
   char buffer[32];
-  const auto end = std::to_chars(buffer, buffer + sizeof buffer, v).ptr;
-  return std::string(buffer, end);
-}
-
-/// A scalar column value held as `key` (an order key for MIN/MAX, a sum's bits, or the raw value).
-cell scalar_cell(element_type e, std::uint64_t bits, bool is_key) {
-  cell c{cell::number, ""};
+  char* end = buffer;
   visit_element(e, [&](auto zero) {
     using V = decltype(zero);
     if constexpr (std::is_floating_point_v<V>) {
@@ -43,43 +39,159 @@ cell scalar_cell(element_type e, std::uint64_t bits, bool is_key) {
         std::memcpy(&v, &bits, sizeof(V));
         d = static_cast<double>(v);
       }
-      c.value = number_text(d);
+      end = std::to_chars(buffer, buffer + sizeof buffer, d).ptr;
     } else if constexpr (std::is_signed_v<V>) {
       const auto v = is_key ? static_cast<std::int64_t>(bits ^ (std::uint64_t{1} << 63))
                             : static_cast<std::int64_t>(static_cast<V>(bits));
-      c.value = std::to_string(v);
+      end = std::to_chars(buffer, buffer + sizeof buffer, v).ptr;
     } else {
-      c.value = std::to_string(bits);
+      end = std::to_chars(buffer, buffer + sizeof buffer, bits).ptr;
     }
   });
-  return c;
+  out.append(buffer, end);
 }
 
-/// Output k of a fold (count, sum or min/max) as a cell.
-cell aggregate_cell(const olap::query_program& q, std::uint32_t k, std::uint64_t rows, std::uint64_t word,
-                    double real_sum) {
+template <class Integer>
+void set_number(cell& c, Integer v) {
+  char buffer[32];
+  c.kind = cell::number;
+  c.value.assign(buffer, std::to_chars(buffer, buffer + sizeof buffer, v).ptr);
+}
+
+/// Output k of a fold (count, sum or min/max) into `c`.
+void aggregate_cell(cell& c, const olap::query_program& q, std::uint32_t k, std::uint64_t rows,
+                    std::uint64_t word, double real_sum) {
   const olap::output_item& o = q.outputs[k];
-  if (o.kind == output_kind::count_rows) return {cell::number, std::to_string(rows)};
+  if (o.kind == output_kind::count_rows) return set_number(c, rows);
   const element_type e = q.column_of(o.slot).layout.element;
+  c.kind = cell::number;
+  c.value.clear();
   if (o.kind == output_kind::sum) {
-    if (e == element_type::f32 || e == element_type::f64) return {cell::number, number_text(real_sum)};
+    if (e == element_type::f32 || e == element_type::f64) {
+      char buffer[32];
+      c.value.assign(buffer, std::to_chars(buffer, buffer + sizeof buffer, real_sum).ptr);
+      return;
+    }
     const bool is_signed =
         e == element_type::i8 || e == element_type::i16 || e == element_type::i32 || e == element_type::i64;
-    return {cell::number, is_signed ? std::to_string(static_cast<std::int64_t>(word)) : std::to_string(word)};
+    if (is_signed) return set_number(c, static_cast<std::int64_t>(word));
+    return set_number(c, word);
   }
-  if (rows == 0) return {};
-  return scalar_cell(e, o.kind == output_kind::min ? ~word : word, true);
+  if (rows == 0) {
+    c.kind = cell::none;
+    return;
+  }
+  append_scalar(c.value, e, o.kind == output_kind::min ? ~word : word, true);
 }
 
-std::string csv_field(const cell& c) {
-  if (c.kind != cell::text) return c.value;
-  if (c.value.find_first_of(",\"\n\r") == std::string::npos) return c.value;
-  std::string out = "\"";
+/// A projection's records in stream order, by (frame offset, row): the GPU takes them in any order. The
+/// keys are sorted apart from the records, contiguous, so a sort of millions of rows stays in cache lines
+/// it streams.
+std::vector<const std::byte*> records_in_stream_order(const std::byte* base, std::uint64_t n,
+                                                      std::uint64_t record) {
+  struct keyed {
+    std::uint64_t offset;
+    std::uint32_t row;
+    std::uint32_t index;  // n <= max_rows, a 32-bit count
+  };
+  std::vector<keyed> keys(n);
+  for (std::uint64_t i = 0; i < n; ++i) {
+    const std::byte* r = base + i * record;
+    std::memcpy(&keys[i].offset, r, 8);
+    std::memcpy(&keys[i].row, r + 8, 4);
+    keys[i].index = static_cast<std::uint32_t>(i);
+  }
+  std::sort(keys.begin(), keys.end(), [](const keyed& a, const keyed& b) {
+    return a.offset != b.offset ? a.offset < b.offset : a.row < b.row;
+  });
+  std::vector<const std::byte*> records(n);
+  for (std::uint64_t i = 0; i < n; ++i) records[i] = base + std::uint64_t{keys[i].index} * record;
+  return records;
+}
+
+/// Calls `emit(row)` for each row of the result, in order: groups by key, a projection's rows in stream
+/// order, or the one row of aggregates. `row` is reused from one call to the next (its strings keep their
+/// room), so millions of projected rows cost no allocation each.
+template <class Emit>
+std::uint64_t for_each_result_row(const query_op::params& p, std::span<const std::byte> state, Emit emit) {
+  const olap::query_program& q = p.program;
+  const auto& head = *reinterpret_cast<const query_op::header*>(state.data());
+  std::vector<cell> row;
+  std::uint64_t rows = 0;
+  if (q.has_group) {
+    struct group {
+      std::uint64_t key;
+      const query_op::group_slot* slot;
+    };
+    std::vector<group> groups;
+    const auto* slots =
+        reinterpret_cast<const query_op::group_slot*>(state.data() + sizeof(query_op::header));
+    for (std::uint32_t i = 0; i < p.max_groups; ++i)
+      if (slots[i].key != 0) groups.push_back({slots[i].key - 1, &slots[i]});
+    std::sort(groups.begin(), groups.end(), [](const group& a, const group& b) { return a.key < b.key; });
+    const element_type ge = q.column_of(q.group_slot).layout.element;
+    const bool is_signed = ge == element_type::i8 || ge == element_type::i16 || ge == element_type::i32;
+    for (const group& g : groups) {
+      row.resize(1);
+      if (is_signed)
+        set_number(row[0], static_cast<std::int64_t>(g.key) - 0x80000000ll);
+      else
+        set_number(row[0], g.key);
+      for (std::uint32_t k = 0; k < q.output_count; ++k)
+        if (q.outputs[k].kind != output_kind::column)
+          aggregate_cell(row.emplace_back(), q, k, g.slot->rows, g.slot->values[k], g.slot->real_sums[k]);
+      emit(row);
+      ++rows;
+    }
+  } else if (query_op::projects(p)) {
+    const std::uint64_t n = std::min<std::uint64_t>(head.result_rows, p.max_rows);
+    row.resize(q.output_count);
+    for (const std::byte* r :
+         records_in_stream_order(state.data() + sizeof(query_op::header), n, query_op::record_bytes(p))) {
+      const std::byte* at = r + 16;
+      for (std::uint32_t k = 0; k < q.output_count; ++k) {
+        const column_layout& l = q.column_of(q.outputs[k].slot).layout;
+        cell& c = row[k];
+        c.value.clear();
+        if (l.chars != 0) {
+          c.kind = cell::text;
+          const auto* chars = reinterpret_cast<const char*>(at);
+          std::size_t length = l.chars;  // fixed width, padded with NULs
+          while (length > 0 && chars[length - 1] == '\0') --length;
+          c.value.assign(chars, length);
+          at += (l.chars + 7u) / 8u * 8u;
+        } else {
+          std::uint64_t bits = 0;
+          std::memcpy(&bits, at, size_of(l.element));
+          c.kind = cell::number;
+          append_scalar(c.value, l.element, bits, false);
+          at += 8;
+        }
+      }
+      emit(row);
+      ++rows;
+    }
+  } else {
+    row.resize(q.output_count);
+    for (std::uint32_t k = 0; k < q.output_count; ++k)
+      aggregate_cell(row[k], q, k, head.rows_matched, head.values[k], head.real_sums[k]);
+    emit(row);
+    ++rows;
+  }
+  return rows;
+}
+
+void append_csv_field(std::string& out, const cell& c) {
+  if (c.kind != cell::text || c.value.find_first_of(",\"\n\r") == std::string::npos) {
+    out += c.value;
+    return;
+  }
+  out += '"';
   for (char ch : c.value) {
     if (ch == '"') out += '"';
     out += ch;
   }
-  return out + "\"";
+  out += '"';
 }
 
 bool ends_with(const std::string& s, const std::string& tail) {
@@ -185,111 +297,49 @@ operator_counters query_op::finish(const params& p, std::span<const std::byte> s
   XF_EXPECTS(state.size() == state_bytes(p), "the accumulator query asked for");
   const olap::query_program& q = p.program;
   const auto& head = *reinterpret_cast<const header*>(state.data());
-  std::vector<std::vector<cell>> rows;
-  if (q.has_group) {
-    struct group {
-      std::uint64_t key;
-      const group_slot* slot;
-    };
-    std::vector<group> groups;
-    const auto* slots = reinterpret_cast<const group_slot*>(state.data() + sizeof(header));
-    for (std::uint32_t i = 0; i < p.max_groups; ++i)
-      if (slots[i].key != 0) groups.push_back({slots[i].key - 1, &slots[i]});
-    std::sort(groups.begin(), groups.end(), [](const group& a, const group& b) { return a.key < b.key; });
-    const element_type ge = q.column_of(q.group_slot).layout.element;
-    const bool is_signed = ge == element_type::i8 || ge == element_type::i16 || ge == element_type::i32;
-    for (const group& g : groups) {
-      std::vector<cell> row;
-      row.push_back({cell::number, is_signed ? std::to_string(static_cast<std::int64_t>(g.key) - 0x80000000ll)
-                                             : std::to_string(g.key)});
-      for (std::uint32_t k = 0; k < q.output_count; ++k)
-        if (q.outputs[k].kind != output_kind::column)
-          row.push_back(aggregate_cell(q, k, g.slot->rows, g.slot->values[k], g.slot->real_sums[k]));
-      rows.push_back(std::move(row));
-    }
-  } else if (projects(p)) {
-    const std::uint64_t n = std::min<std::uint64_t>(head.result_rows, p.max_rows);
-    const std::uint64_t record = record_bytes(p);
-    const std::byte* base = state.data() + sizeof(header);
-    std::vector<const std::byte*> records(n);
-    for (std::uint64_t i = 0; i < n; ++i) records[i] = base + i * record;
-    const auto place = [](const std::byte* r) {
-      std::uint64_t offset;
-      std::uint32_t row;
-      std::memcpy(&offset, r, 8);
-      std::memcpy(&row, r + 8, 4);
-      return std::pair{offset, row};
-    };
-    std::sort(records.begin(), records.end(), [&](auto* a, auto* b) { return place(a) < place(b); });
-    rows.reserve(n);
-    for (const std::byte* r : records) {
-      std::vector<cell> row;
-      row.reserve(q.output_count);
-      const std::byte* at = r + 16;
-      for (std::uint32_t k = 0; k < q.output_count; ++k) {
-        const column_layout& l = q.column_of(q.outputs[k].slot).layout;
-        if (l.chars != 0) {
-          std::string text(reinterpret_cast<const char*>(at), l.chars);
-          text.erase(text.find_last_not_of('\0') + 1);
-          row.push_back({cell::text, text});
-          at += (l.chars + 7u) / 8u * 8u;
-        } else {
-          std::uint64_t bits = 0;
-          std::memcpy(&bits, at, size_of(l.element));
-          row.push_back(scalar_cell(l.element, bits, false));
-          at += 8;
-        }
-      }
-      rows.push_back(std::move(row));
-    }
-  } else {
-    std::vector<cell> row;
-    for (std::uint32_t k = 0; k < q.output_count; ++k)
-      row.push_back(aggregate_cell(q, k, head.rows_matched, head.values[k], head.real_sums[k]));
-    rows.push_back(std::move(row));
-  }
-
   const std::vector<std::string> names = olap::output_names(q);
-  if (!p.result.empty()) {
-    std::string text;
-    if (ends_with(p.result.str(), ".json")) {
-      nlohmann::json doc;
-      doc["columns"] = names;
-      doc["rows"] = nlohmann::json::array();
-      for (const auto& row : rows) {
-        nlohmann::json line = nlohmann::json::array();
-        for (const cell& c : row) {
-          if (c.kind == cell::none)
-            line.push_back(nullptr);
-          else if (c.kind == cell::text)
-            line.push_back(c.value);
-          else
-            line.push_back(nlohmann::json::parse(c.value));
-        }
-        doc["rows"].push_back(std::move(line));
+  std::uint64_t result_rows = 0;
+  if (p.result.empty()) {
+    // Groups claimed, a projection's rows taken, or the one row of aggregates: nothing to format.
+    result_rows = projects(p)   ? std::min<std::uint64_t>(head.result_rows, p.max_rows)
+                  : q.has_group ? head.result_rows
+                                : 1;
+  } else if (ends_with(p.result.str(), ".json")) {
+    nlohmann::json doc;
+    doc["columns"] = names;
+    doc["rows"] = nlohmann::json::array();
+    result_rows = for_each_result_row(p, state, [&](const std::vector<cell>& row) {
+      nlohmann::json line = nlohmann::json::array();
+      for (const cell& c : row) {
+        if (c.kind == cell::none)
+          line.push_back(nullptr);
+        else if (c.kind == cell::text)
+          line.push_back(c.value);
+        else
+          line.push_back(nlohmann::json::parse(c.value));
       }
-      text = doc.dump(1) + "\n";
-    } else {
-      for (std::size_t i = 0; i < names.size(); ++i) text += (i ? "," : "") + names[i];
-      text += "\n";
-      text.reserve(text.size() + rows.size() * (names.size() * 8 + 1));
-      for (const auto& row : rows) {
-        for (std::size_t i = 0; i < row.size(); ++i) {
-          if (i != 0) text += ',';
-          if (row[i].kind == cell::text)
-            text += csv_field(row[i]);
-          else
-            text += row[i].value;
-        }
-        text += '\n';
+      doc["rows"].push_back(std::move(line));
+    });
+    write_result_file(p.result, doc.dump(1) + "\n");
+  } else {
+    result_file_writer out(p.result);
+    std::string& text = out.buffer();
+    for (std::size_t i = 0; i < names.size(); ++i) text += (i ? "," : "") + names[i];
+    text += "\n";
+    result_rows = for_each_result_row(p, state, [&](const std::vector<cell>& row) {
+      for (std::size_t i = 0; i < row.size(); ++i) {
+        if (i != 0) text += ',';
+        append_csv_field(text, row[i]);
       }
-    }
-    write_result_file(p.result, text);
+      text += '\n';
+      out.flush_if_full();
+    });
+    out.commit();
   }
 
   operator_counters counters{{"rows_matched", head.rows_matched},
                              {"rows_scanned", head.rows_scanned},
-                             {"result_rows", rows.size()},
+                             {"result_rows", result_rows},
                              {"frames", head.frames}};
   std::uint64_t pages = 0, skipped = 0;
   for (std::uint32_t s = 0; s < q.slot_count; ++s) {
