@@ -224,6 +224,7 @@ device_run::device_run(const plan& p, std::vector<topic>& topics,
   args_.scratch_per_block = scratch_per_block;
   args_.item_count = item_count;
   args_.poll_skip_max = poll_skip_max;
+  args_.spread_warps = p.spread_warps ? 1u : 0u;
   args_.idle_sleep_max_ns = idle_sleep_max_ns;
   args_.partition = partition_control_.get();
   args_.block_generation = block_generation_.get();

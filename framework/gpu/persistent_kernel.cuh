@@ -262,12 +262,14 @@ __global__ void __launch_bounds__(MaxThreads, MaxThreads <= narrow_block_threads
         adopt_partition(a, lanes, a.partition->warps[generation % 2]);
         device_store(a.block_generation[blockIdx.x], generation);
       }
+      place_round_warps(lanes, compute_items, blockDim.x / 32, a.spread_warps != 0);
       std::uint32_t placed = 0, stage = 0;
       for (std::uint32_t items = compute_items; items != 0; items &= items - 1) {
         const std::uint32_t s = __ffs(items) - 1;
         const lane_state& l = lanes[s];
-        for (std::uint32_t w = l.first_warp; w < l.first_warp + l.item_warps; ++w) warp_item[w] = s;
-        placed |= static_cast<std::uint32_t>(((std::uint64_t{1} << l.item_warps) - 1) << l.first_warp);
+        for (std::uint32_t w = l.round_first_warp; w < l.round_first_warp + l.round_warps; ++w)
+          warp_item[w] = s;
+        placed |= static_cast<std::uint32_t>(((std::uint64_t{1} << l.round_warps) - 1) << l.round_first_warp);
         stage |= l.stage_bits;
       }
       placed_warps = placed;
@@ -322,8 +324,8 @@ __global__ void __launch_bounds__(MaxThreads, MaxThreads <= narrow_block_threads
     if (s != no_item) {
       lane_state& l = lanes[s];
       const kernel_op& op = a.ops[l.op];
-      const std::uint32_t local = (warp - l.first_warp) * 32 + lane_id;
-      const std::uint32_t local_threads = l.item_warps * 32;
+      const std::uint32_t local = (warp - l.round_first_warp) * 32 + lane_id;
+      const std::uint32_t local_threads = l.round_warps * 32;
       // The item's cost: this warp's own work (staging, the operator), not its waits at the barriers.
       std::uint64_t work = 0;
       if (any_stage & stage_input_bit) {
@@ -357,6 +359,9 @@ __global__ void __launch_bounds__(MaxThreads, MaxThreads <= narrow_block_threads
                      local_threads);
         work += clock64() - w2;
       }
+      // The partition's tuner compares operators' items at their own warps: a round spread over more warps
+      // counts its work as the own warps would have taken it (the same work over fewer warps).
+      if (l.round_warps != l.item_warps) work = work * l.round_warps / l.item_warps;
       if (lane_id == 0)
         atomicMax(&item_cycles[s], work < 0xffffffffu ? static_cast<std::uint32_t>(work) : 0xffffffffu);
     } else {

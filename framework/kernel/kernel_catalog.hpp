@@ -121,6 +121,10 @@ struct lane_state {
   // frames' traffic: 4.6% of round time at 16 KiB frames on the H100 when the loop read them there).
   std::uint32_t first_warp;  ///< the item's warps are [first_warp, first_warp + item_warps)
   std::uint32_t item_warps;
+  /// The warps it runs on this round (place_round_warps): its own, or with kernel_args::spread_warps a
+  /// share of every warp of the block when the round's items leave some idle.
+  std::uint32_t round_first_warp;
+  std::uint32_t round_warps;
   std::uint32_t stage_bits;  ///< stage_input_bit | stage_output_bit, as the operator stages
   std::uint32_t reader;      ///< kernel_op::reader
   std::uint64_t item;        ///< offset·parts + part
@@ -310,6 +314,9 @@ struct kernel_args {
   std::uint64_t scratch_per_block;
   std::uint32_t item_count;     ///< work items per block over all operators (lanes of the leader warp in use)
   std::uint32_t poll_skip_max;  ///< most rounds a lane whose input lags lets pass between two polls
+  /// 1: a round whose computing items leave warps idle gives every warp of the block to those items
+  /// (runtime.spread_warps; place_round_warps).
+  std::uint32_t spread_warps;
   std::uint32_t idle_sleep_max_ns;  ///< longest sleep of a block with nothing to run (doubling from 64 ns)
   partition_control* partition;     ///< device (the kernel only reads it)
   std::uint32_t* block_generation;  ///< device, [gridDim.x]: the partition generation each block runs

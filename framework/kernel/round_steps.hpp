@@ -11,6 +11,8 @@
 //                         source's lane claims runs of offsets instead and reserves each offset's slot.
 //   2. advance_readers  — file readers only: release the pages of the stage computed last round, ask the
 //                         operator's `reads` for the next stage, step the fetch (never waiting).
+//      place_round_warps — the warps each computing item runs on this round: its own (the partition's), or,
+//                         spreading, all of the block's shared among the items that compute.
 //   3. compute          — the driver runs the operator's virtual threads over the item (frame_call).
 //   4. finish_item      — a failed item fails the run (fail_item); a part counts towards its frame; the
 //                         lane that finishes a frame publishes it —
@@ -26,6 +28,7 @@
 // (static dispatch over the fused kernel's type list on the GPU, host_kernel_op on the host).
 #pragma once
 
+#include <bit>
 #include <cstdint>
 
 #include "framework/core/exec_space.hpp"
@@ -253,6 +256,46 @@ XF_HOST_DEVICE inline void subscribe_lane(const kernel_args& a, lane_state& l, s
   }
   l.ready = 1;
   l.compute = 1;
+}
+
+/// The index of the lowest set bit of a non-zero mask.
+XF_HOST_DEVICE XF_FORCE_INLINE std::uint32_t lowest_bit(std::uint32_t mask) {
+#if defined(__CUDA_ARCH__)
+  return static_cast<std::uint32_t>(__ffs(static_cast<int>(mask)) - 1);
+#else
+  return static_cast<std::uint32_t>(std::countr_zero(mask));
+#endif
+}
+
+/// The warps each item of `computing` (a bit per lane) runs on this round: round_first_warp, round_warps.
+/// An item has its own warps, the partition's. A block holds one item per operator (or a few), and in a
+/// round only the items whose input arrived compute: with many operators on one topic (sibling queries) a
+/// busy round may run 1-3 items on a sixth of the block's warps while the others wait at the barrier.
+/// Spreading, such a round gives every one of the block's `block_warps` warps to the computing items, in
+/// proportion to their own warps (the partition's ratios hold) and never fewer than their own, each a
+/// contiguous range in lane order. Operators take any thread count (their loops stride by it), and an
+/// item's warps may differ from one round to the next.
+XF_HOST_DEVICE inline void place_round_warps(lane_state* lanes, std::uint32_t computing,
+                                             std::uint32_t block_warps, bool spread) {
+  std::uint32_t own = 0;
+  for (std::uint32_t items = computing; items != 0; items &= items - 1) {
+    lane_state& l = lanes[lowest_bit(items)];
+    l.round_first_warp = l.first_warp;
+    l.round_warps = l.item_warps;
+    own += l.item_warps;
+  }
+  if (!spread || own == 0 || own >= block_warps) return;
+  std::uint32_t given = 0;
+  for (std::uint32_t items = computing; items != 0; items &= items - 1)
+    given += block_warps * lanes[lowest_bit(items)].item_warps / own;
+  std::uint32_t extra = block_warps - given, next = 0;  // the floors' remainder: one more to the first items
+  for (std::uint32_t items = computing; items != 0; items &= items - 1) {
+    lane_state& l = lanes[lowest_bit(items)];
+    l.round_first_warp = next;
+    l.round_warps = block_warps * l.item_warps / own + (extra != 0 ? 1u : 0u);
+    extra -= extra != 0 ? 1u : 0u;
+    next += l.round_warps;
+  }
 }
 
 /// The frame_call of a lane's item (without thread ids, failure word and sink state, which the driver

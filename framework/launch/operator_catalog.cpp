@@ -316,6 +316,10 @@ json runtime_schema() {
       return count_schema("frames in a row whose index skipped nothing before a page reader's index rests",
                           index_rest_limits);
     if (k == "part_size") return bytes_schema("the part of a large frame a block takes");
+    if (k == "spread_warps")
+      return json{{"description", "a round's idle warps go to the items that compute"},
+                  {"anyOf", json::array({json{{"type", "boolean"}},
+                                         json{{"enum", {"off", "on", "false", "true", "no", "yes"}}}})}};
     if (k == "ranks")
       return json{{"description", "names for MPI ranks, which operators' rank: may give"},
                   {"type", "object"},

@@ -230,6 +230,7 @@ std::string to_yaml(const topology_spec& spec) {
   out << YAML::Key << "timer_slack_us" << YAML::Value << spec.runtime.timer_slack_us;
   if (spec.runtime.index_rest != 0)
     out << YAML::Key << "index_rest" << YAML::Value << spec.runtime.index_rest;
+  if (spec.runtime.spread_warps) out << YAML::Key << "spread_warps" << YAML::Value << "on";
   if (spec.runtime.part_bytes != 0)
     out << YAML::Key << "part_size" << YAML::Value << exact_bytes(spec.runtime.part_bytes);
   if (const auto& c = spec.runtime.file_cache) {

@@ -163,6 +163,11 @@ runtime_builder& runtime_builder::watchdog_ms(std::uint32_t ms) {
   spec_->watchdog_ms = ms;
   return *this;
 }
+runtime_builder& runtime_builder::spread_warps(bool on) {
+  spec_->spread_warps = on;
+  return *this;
+}
+
 runtime_builder& runtime_builder::index_rest(std::uint32_t frames) {
   spec_->index_rest = frames;
   return *this;

@@ -125,6 +125,7 @@ class runtime_builder {
   runtime_builder& watchdog_ms(std::uint32_t ms);
   runtime_builder& timer_slack_us(std::uint32_t us);
   runtime_builder& index_rest(std::uint32_t frames);
+  runtime_builder& spread_warps(bool on);
   runtime_builder& part_bytes(std::uint64_t bytes);
   /// Names rank `rank` `name` for operators' rank(name) (YAML: runtime.ranks); naming it again renumbers it.
   runtime_builder& rank_name(std::string name, std::uint32_t rank);

@@ -191,6 +191,9 @@ struct runtime_spec {
   /// reader's columns behind, the host stops reading its index and takes its columns whole, looking again
   /// now and then (framework/model/pages_read.hpp); 0 (the default) reads the index of every frame.
   std::uint32_t index_rest = 0;
+  /// GPU operators: a round whose computing items leave warps of the block idle gives every warp to those
+  /// items (framework/kernel/round_steps.hpp: place_round_warps); off: an item runs on its own warps only.
+  bool spread_warps = false;
   /// runtime.file_cache: given only for topologies whose operators read files through the cache.
   std::optional<file_cache_spec> file_cache;
   /// runtime.ranks: names for MPI ranks, which operators' `rank:` may use instead of the number.

@@ -38,7 +38,8 @@ const std::vector<std::string> object_keys{"element",  "bytes",    "count",     
                                            "versions", "protocol", "block_size"};
 const std::vector<std::string> runtime_keys{"executor",       "blocks",    "warps_per_block", "partition",
                                             "tuning",         "coherence", "watchdog_ms",     "file_cache",
-                                            "timer_slack_us", "part_size", "index_rest",      "ranks"};
+                                            "timer_slack_us", "part_size", "index_rest",      "spread_warps",
+                                            "ranks"};
 const std::vector<std::string> tuning_keys{"samples", "retune_spread_percent", "retune_hold_ms"};
 const std::vector<std::string> coherence_keys{"catalog", "index", "frames"};
 const std::vector<std::string> file_cache_keys{
@@ -494,6 +495,9 @@ class spec_reader : yaml_field_reader {
         if (auto n = count(*field, context, key, timer_slack_us_limits)) rt.timer_slack_us = *n;
       } else if (key == "index_rest") {
         if (auto n = count(*field, context, key, index_rest_limits)) rt.index_rest = *n;
+      } else if (key == "spread_warps") {
+        if (auto i = choice(*field, context, key, {"off", "on", "false", "true", "no", "yes"}))
+          rt.spread_warps = *i % 2 == 1;
       } else if (key == "part_size") {
         // Checked against its limits by validation, which also sees specs built in C++.
         if (auto b = byte_count(*field, context, key, "64KiB")) rt.part_bytes = *b;

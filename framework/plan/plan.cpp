@@ -147,6 +147,7 @@ plan make_plan(const topology_spec& spec, const operator_registry& registry, con
   p.partition = spec.runtime.partition;
   p.watchdog_ms = spec.runtime.watchdog_ms;
   p.index_rest = spec.runtime.index_rest;
+  p.spread_warps = spec.runtime.spread_warps;
 
   if (options.part) {
     const rank_part& part = *options.part;

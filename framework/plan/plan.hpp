@@ -102,6 +102,7 @@ struct plan {
   std::uint32_t warps_per_block = 0;
   std::uint32_t watchdog_ms = 0;
   std::uint32_t index_rest = 0;                            ///< runtime.index_rest
+  bool spread_warps = false;                               ///< runtime.spread_warps
   partition_policy partition = partition_policy::uniform;  ///< auto ones start from the uniform split
   std::vector<planned_topic> topics;
   std::vector<planned_operator> operators;

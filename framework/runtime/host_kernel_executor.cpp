@@ -161,6 +161,7 @@ void host_kernel_executor::build_table() {
   args_.counters = counters_.data();
   args_.item_count = item_count;
   args_.poll_skip_max = 0;  // a poll is a local load here: every round
+  args_.spread_warps = p.spread_warps ? 1u : 0u;
   args_.drain = &drain_;
   args_.objects = run_.objects().host_views().empty() ? nullptr : run_.objects().host_views().data();
   if (files != nullptr) {
@@ -255,6 +256,10 @@ void host_kernel_executor::block(std::uint32_t b) {
     if (!running) break;
     const std::uint64_t compute_start = tracing_round ? trace::now_ns() : 0;
     // 3. compute: each item's warps' virtual threads, on this thread.
+    std::uint32_t computing = 0;
+    for (std::uint32_t s = 0; s < a.item_count; ++s)
+      if (lanes[s].compute && lanes[s].item_bytes != 0) computing |= 1u << s;
+    place_round_warps(lanes.data(), computing, p.warps_per_block, a.spread_warps != 0);
     for (std::uint32_t s = 0; s < a.item_count; ++s) {
       lane_state& l = lanes[s];
       if (!l.compute || l.item_bytes == 0) continue;
@@ -266,7 +271,7 @@ void host_kernel_executor::block(std::uint32_t b) {
         pages = file_pages::paged(&a.files, &r->item, op.first_file);
       }
       frame_call call = item_call(a, l, op, r, &pages);
-      call.thread_count = l.item_warps * 32;
+      call.thread_count = l.round_warps * 32;
       call.failure = &l.failure;
       const std::size_t i = p.kernel_operators[l.op];
       try {

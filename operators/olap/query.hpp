@@ -179,8 +179,7 @@ struct query_op {
     // With uniform pages the walk above counted them (a range is a page of each column); else every page
     // of every named column is judged on its own.
     if (!q.uniform_pages)
-      count_pages(q, frame, rows, task.part * task.thread_count + task.thread_id,
-                  task.parts * task.thread_count, head);
+      count_pages(q, frame, rows, task.part, task.parts, task.thread_id, task.thread_count, head);
     if (task.thread_id == 0 && task.part == 0) {
       accumulator_atomic_ref<std::uint64_t>(head.frames).fetch_add(1, mo::memory_order_relaxed);
       accumulator_atomic_ref<std::uint64_t>(head.rows_scanned).fetch_add(rows, mo::memory_order_relaxed);
@@ -222,20 +221,28 @@ struct query_op {
 
   /// Whether each page of each named column may hold a match, from the index: pages that may not are
   /// counted skipped (what the kernel reads by rows is a subset of what these pages hold). `thread` of
-  /// `threads` over every share of the frame.
+  /// `threads` of part `part` of the frame's `parts`.
   XF_HOST_DEVICE static void count_pages(const olap::query_program& q, const std::byte* frame,
-                                         std::uint32_t rows, std::uint32_t thread, std::uint32_t threads,
-                                         header& head) {
-    std::uint64_t index = 0;
+                                         std::uint32_t rows, std::uint32_t part, std::uint32_t parts,
+                                         std::uint32_t thread, std::uint32_t threads, header& head) {
+    // Part p of the frame takes the p-th share of its pages in order, whatever its thread count: the
+    // parts of one frame may run on different thread counts (other blocks, other rounds).
+    std::uint64_t total = 0;
     for (std::uint32_t s = 0; s < q.slot_count; ++s) {
+      const std::uint32_t per_page = q.column_of(s).rows_per_page;
+      total += (rows + per_page - 1) / per_page;
+    }
+    const std::uint64_t first = total * part / parts, end = total * (part + 1) / parts;
+    std::uint64_t index = 0;
+    for (std::uint32_t s = 0; s < q.slot_count && index < end; ++s) {
       const std::uint32_t per_page = q.column_of(s).rows_per_page;
       const std::uint32_t pages = (rows + per_page - 1) / per_page;
       for (std::uint32_t page = 0; page < pages; ++page, ++index) {
-        if (index % threads != thread) continue;
-        const std::uint32_t first = page * per_page;
-        const std::uint32_t last = rows - first < per_page ? rows : first + per_page;
+        if (index < first || index >= end || (index - first) % threads != thread) continue;
+        const std::uint32_t first_row = page * per_page;
+        const std::uint32_t last = rows - first_row < per_page ? rows : first_row + per_page;
         accumulator_atomic_ref<std::uint64_t>(head.pages_total[s]).fetch_add(1, mo::memory_order_relaxed);
-        if (!olap::rows_may_match(q, frame, first, last))
+        if (!olap::rows_may_match(q, frame, first_row, last))
           accumulator_atomic_ref<std::uint64_t>(head.pages_skipped[s]).fetch_add(1, mo::memory_order_relaxed);
       }
     }

@@ -2,6 +2,7 @@
 #include <doctest/doctest.h>
 
 #include "framework/kernel/kernel_catalog.hpp"
+#include "framework/kernel/round_steps.hpp"
 #include "framework/plan/warp_partition.hpp"
 
 #include <cmath>
@@ -149,4 +150,61 @@ TEST_CASE("warp_partition.item_warp_ranges_tile_any_partition") {
       CHECK(next == 5 + warps);
       CHECK(largest - smallest <= 1);
     }
+}
+
+TEST_CASE("warp_partition.a_spread_round_gives_every_warp_to_the_items_that_compute") {
+  // place_round_warps: without spreading an item runs on its own warps; spreading, a round whose computing
+  // items leave warps idle hands all of the block's warps to them — contiguous ranges from warp 0 in lane
+  // order, never fewer than an item's own, in proportion to them (within one warp).
+  std::mt19937 rng(7);
+  for (int trial = 0; trial < 2000; ++trial) {
+    const std::uint32_t block_warps = 1 + rng() % 32;
+    const std::uint32_t items = 1 + rng() % std::min<std::uint32_t>(block_warps, 12);
+    std::vector<lane_state> lanes(items);
+    // A partition: each item its own contiguous warps, together at most the block's.
+    std::vector<std::uint32_t> own(items, 1);
+    for (std::uint32_t spare = block_warps - items, i = 0; spare > 0 && i < 64; ++i) {
+      const std::uint32_t more = rng() % (spare + 1);
+      own[rng() % items] += more;
+      spare -= more;
+    }
+    for (std::uint32_t s = 0, next = 0; s < items; ++s) {
+      lanes[s].first_warp = next;
+      lanes[s].item_warps = own[s];
+      lanes[s].round_first_warp = lanes[s].round_warps = 999;  // untouched unless it computes
+      next += own[s];
+    }
+    const std::uint32_t computing = static_cast<std::uint32_t>(rng()) & ((1u << items) - 1);
+    CAPTURE(block_warps);
+    CAPTURE(items);
+    CAPTURE(computing);
+    for (const bool spread : {false, true}) {
+      std::vector<lane_state> placed = lanes;
+      place_round_warps(placed.data(), computing, block_warps, spread);
+      std::uint32_t own_sum = 0;
+      for (std::uint32_t s = 0; s < items; ++s)
+        if ((computing >> s) & 1u) own_sum += own[s];
+      const bool spreads = spread && own_sum != 0 && own_sum < block_warps;
+      std::uint32_t next = 0;
+      for (std::uint32_t s = 0; s < items; ++s) {
+        const lane_state& l = placed[s];
+        if (((computing >> s) & 1u) == 0) {
+          CHECK(l.round_warps == 999);
+          continue;
+        }
+        if (!spreads) {
+          CHECK(l.round_first_warp == l.first_warp);
+          CHECK(l.round_warps == l.item_warps);
+          continue;
+        }
+        CHECK(l.round_first_warp == next);
+        CHECK(l.round_warps >= l.item_warps);
+        const std::uint32_t fair = block_warps * l.item_warps / own_sum;
+        CHECK(l.round_warps >= fair);
+        CHECK(l.round_warps <= fair + 1);
+        next += l.round_warps;
+      }
+      if (spreads) CHECK(next == block_warps);
+    }
+  }
 }

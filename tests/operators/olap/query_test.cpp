@@ -106,6 +106,38 @@ struct query_run {
   operator_counters counters;
 };
 
+/// Each frame shared by `thread_counts.size()` items, part j run on thread_counts[j] virtual threads (as
+/// when a round spreads a block's warps: the parts of one frame run on different thread counts).
+query_run run_query_in_parts(const table& t, const topic_info& topic, param_map values,
+                             const std::vector<std::uint32_t>& thread_counts) {
+  operator_registry registry;
+  register_builtin_operators(registry);
+  const operator_entry* entry = registry.find("query");
+  REQUIRE(entry != nullptr);
+  const auto path =
+      std::filesystem::temp_directory_path() / ("xf_query_parts_" + std::to_string(::getpid()) + ".csv");
+  values["result"] = param_value{path.string()};
+  const auto frames = frames_of(t, *topic.columnar);
+  auto kernel = entry->make_host_kernel(values, {topic});
+  for (std::size_t k = 0; k < frames.size(); ++k)
+    for (std::uint32_t part = 0; part < thread_counts.size(); ++part) {
+      frame_call c =
+          whole_frame_call(frame_in{frames[k].data(), frames[k].size(), element_type::u8}, nullptr, k);
+      c.part = part;
+      c.parts = static_cast<std::uint32_t>(thread_counts.size());
+      c.thread_count = thread_counts[part];
+      std::uint64_t failure = 0;
+      c.failure = &failure;
+      kernel->run(c, element_type::u8, 0, c.thread_count);
+      REQUIRE(failure == 0);
+    }
+  query_run out;
+  out.counters = kernel->finish();
+  out.result = read_file(path);
+  std::filesystem::remove(path);
+  return out;
+}
+
 /// Runs `query` over the frames on the host, `threads` virtual threads a frame.
 query_run run_query(const table& t, const topic_info& topic, param_map values, std::uint32_t threads) {
   operator_registry registry;
@@ -329,6 +361,31 @@ TEST_CASE("query.answers_equal_a_row_by_row_reference_on_random_tables") {
                                               {"group_by", param_value{std::string("b")}}},
                                              threads);
         CHECK(by_group.result == grouped);
+      }
+    }
+  }
+}
+
+TEST_CASE("query.parts_of_a_frame_on_different_thread_counts_read_and_count_every_page_once") {
+  // A frame shared by several items whose thread counts differ (a spread round gives an item more warps
+  // than its own): the answer and the page counters equal one item's over the whole frame, for columns
+  // whose pages hold different row counts (each page judged on its own) and for uniform ones.
+  std::mt19937_64 rng(11);
+  const std::uint32_t rows_per_frame = 3000;
+  const topic_info topic = table_topic(rows_per_frame);
+  const table t = random_table(rows_per_frame * 3 + 123, rng);
+  for (const char* select : {"a, s", "COUNT(*), SUM(b), MAX(e)", "COUNT(*), MIN(a)"}) {
+    for (int k = 0; k < 6; ++k) {
+      const predicate pred = random_predicate(rng, t, 2);
+      CAPTURE(select);
+      CAPTURE(pred.text);
+      const param_map values{{"where", param_value{pred.text}}, {"select", param_value{std::string(select)}}};
+      const query_run whole = run_query(t, topic, values, 64);
+      for (const std::vector<std::uint32_t>& counts :
+           {std::vector<std::uint32_t>{64, 96, 32}, {1, 7, 160, 33}, {256, 32}}) {
+        const query_run parts = run_query_in_parts(t, topic, values, counts);
+        CHECK(parts.result == whole.result);
+        CHECK(parts.counters == whole.counters);
       }
     }
   }
