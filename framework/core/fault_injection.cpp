@@ -5,6 +5,7 @@
 #include <charconv>
 #include <cstdlib>
 #include <memory>
+#include <mutex>
 #include <stdexcept>
 #include <vector>
 
@@ -40,9 +41,11 @@ struct fault {
   std::atomic<bool> fired{false};
 };
 
-// Armed before the run's threads start and kept until the process ends (a thread may still be inside
-// fires() when a test arms again, so the old list is not freed).
+// Armed before the run's threads start and kept until the process ends: a thread may still be inside
+// fires() when a test arms again, so a replaced list is not freed but kept in `retired`.
 std::atomic<std::vector<std::unique_ptr<fault>>*> faults{nullptr};
+std::mutex retired_mutex;
+std::vector<std::unique_ptr<std::vector<std::unique_ptr<fault>>>> retired;
 
 std::string allowed_list() {
   std::string text;
@@ -129,8 +132,12 @@ void arm(std::string_view spec) {
     spec = comma == std::string_view::npos ? std::string_view{} : spec.substr(comma + 1);
   }
   // The list before the bits: a site that sees its bit finds its faults (acquire in fires()).
-  faults.store(list.release(), std::memory_order_release);
+  std::vector<std::unique_ptr<fault>>* replaced = faults.exchange(list.release(), std::memory_order_acq_rel);
   armed_sites.store(sites, std::memory_order_relaxed);
+  if (replaced != nullptr) {
+    const std::lock_guard lock(retired_mutex);
+    retired.emplace_back(replaced);
+  }
 }
 
 std::string arm_from_environment() {

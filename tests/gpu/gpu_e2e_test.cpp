@@ -98,6 +98,32 @@ TEST_CASE("gpu.every_topology_runs_verified_on_the_device" * doctest::skip(no_gp
   }
 }
 
+TEST_CASE("gpu.setquery_answers_with_a_rounds_idle_warps_spread_over_its_items" * doctest::skip(no_gpu())) {
+  // runtime.spread_warps: a round gives the warps its computing items leave idle to those items, so an
+  // item runs on more warps than its own, a different number from round to round. Through an 8-frame ring
+  // (each frame shared by several items), in both transfer modes, every query's answer stays the
+  // reference's, and busy rounds keep most of a block's warps busy.
+  for (const auto& file : every_topology()) {
+    if (file.filename().string().rfind("setquery_", 0) != 0) continue;
+    SUBCASE(file.filename().string().c_str()) {
+      const short_run run(file, "64MiB");
+      for (const char* mode : {"dma", "mapped"}) {
+        INFO(file << ", transfer " << mode);
+        std::vector<std::string> sets = run.sets();
+        sets.insert(sets.end(), {"--set", "runtime.spread_warps=on", "--set", "topics.bench.capacity=8",
+                                 "--set", std::string("topics.bench.transfer=") + mode});
+        const auto r = run_process(device_run(file, sets), std::chrono::minutes(2));
+        check_verified_on_device(r, &run);
+        const auto doc = parse_json(r);
+        const auto& k = doc["kernel"];
+        const double busy = k["busy_rounds"].get<double>() * k["warps_per_block"].get<double>();
+        REQUIRE(busy > 0);
+        CHECK(k["placed_warps"].get<double>() / busy > 0.5);
+      }
+    }
+  }
+}
+
 TEST_CASE("gpu.pingpong_streams_a_gibibyte_verified" * doctest::skip(no_gpu())) {
   check_verified_on_device(
       run_process(device_run(source_root() / "topologies/pingpong.yaml"), std::chrono::minutes(2)));
