@@ -140,23 +140,7 @@ query_run run_query_in_parts(const table& t, const topic_info& topic, param_map 
 
 /// Runs `query` over the frames on the host, `threads` virtual threads a frame.
 query_run run_query(const table& t, const topic_info& topic, param_map values, std::uint32_t threads) {
-  operator_registry registry;
-  register_builtin_operators(registry);
-  const operator_entry* entry = registry.find("query");
-  REQUIRE(entry != nullptr);
-  const auto path =
-      std::filesystem::temp_directory_path() / ("xf_query_test_" + std::to_string(::getpid()) + ".csv");
-  values["result"] = param_value{path.string()};
-  const auto frames = frames_of(t, *topic.columnar);
-  auto kernel = entry->make_host_kernel(values, {topic});
-  for (std::size_t k = 0; k < frames.size(); ++k)
-    kernel->run_frame(frame_in{frames[k].data(), frames[k].size(), element_type::u8}, nullptr, k, nullptr,
-                      threads);
-  query_run out;
-  out.counters = kernel->finish();
-  out.result = read_file(path);
-  std::filesystem::remove(path);
-  return out;
+  return run_query_in_parts(t, topic, std::move(values), {threads});
 }
 
 /// A random predicate as text and as a function of the row.
