@@ -169,16 +169,17 @@ step "slot protocol model (SPIN)" bash tools/check_slot_model.sh
 # full debug info (backtraces keep file:line), and no debug info under ASan+UBSan (line tables were 12 % of
 # that build; UBSan's reports carry file:line without them, and ASan's still name each frame's function);
 # building only what the tests run and what installs; optimisation levels chosen for compile time, since
-# code generation is most of it: the normal build at -Og (g++: 40 % less than -O2 on our sources),
-# ASan+UBSan with clang at -O0 (half of -O1's time; g++ takes three times as long for ASan+UBSan),
-# ThreadSanitizer at -O1 (its stress tests run long at -O0); g++ collecting its garbage from 512 MiB of heap
-# on, not 128 MiB (9 % of its time, for 1.2 GB instead of 1 GB in the largest file); and LLVM's linker,
-# lld, for every build: it links a sanitized test program in a fifth of GNU ld's time.
+# code generation is most of it: clang at -O0 for the normal build and ASan+UBSan (the operators' unity
+# file in 16 s, against 35 s with g++ at -Og and 34 s with clang at -O1; g++ takes three times as long for
+# ASan+UBSan), and clang as nvcc's host compiler (-ccbin: a kernel file's host half in 7.5 s instead of
+# 12.8 s) — g++ still compiles apps/custom_operator out of tree below, and every release build;
+# ThreadSanitizer at -O1 (its stress tests run long at -O0); and LLVM's linker, lld, for every build: it
+# links a sanitized test program in a fifth of GNU ld's time.
 unity=(-Dunity=on -Dunity_size=8)
 export CC_LD=lld CXX_LD=lld
 device_code=(-Dgpu_code=ptx)
 # Options only where CUDA is; nvcc links the programs with CUDA in them, through g++.
-command -v nvcc > /dev/null && device_code+=(-Dcuda_args=-G -Dcuda_link_args=-Xcompiler=-fuse-ld=lld)
+command -v nvcc > /dev/null && device_code+=("-Dcuda_args=-G -ccbin=clang++" -Dcuda_link_args=-Xcompiler=-fuse-ld=lld)
 # Without MPI under the sanitizers: Open MPI's start-up leaks by LeakSanitizer's count, and its test adds
 # little there to CI's minutes that the normal build has not checked.
 sanitized=(-Dcuda=disabled -Dmpi=disabled -Db_lundef=false "${unity[@]}")
@@ -188,10 +189,10 @@ asan_apps=(-Dapp_tests=false)
 [ "${XF_LONG:-0}" = 1 ] && asan_apps=()
 asan_setup=("${sanitized[@]}" -Doptimization=0 -Ddebug=false -Db_sanitize=address,undefined "${asan_apps[@]}")
 tsan_setup=("${sanitized[@]}" -Doptimization=1 -Ddebug=true -Dcpp_args=-gline-tables-only -Db_sanitize=thread)
-normal_setup=(-Ddebug=true -Doptimization=g "${device_code[@]}" "${unity[@]}"
-  -Dcpp_args="-g1 --param=ggc-min-heapsize=524288" --prefix="$PWD/build-check/prefix")
+normal_setup=(-Ddebug=true -Doptimization=0 "${device_code[@]}" "${unity[@]}"
+  -Dcpp_args=-gline-tables-only --prefix="$PWD/build-check/prefix")
 # Each test runs in one build, not two: the host-only suites under ASan+UBSan (clang), and in the normal
-# build (g++, CUDA, MPI) what needs CUDA or MPI or is not built under the sanitizers — the GPU suite
+# build (CUDA, MPI) what needs CUDA or MPI or is not built under the sanitizers — the GPU suite
 # (skipped visibly without a GPU), framework (device probes, provenance), launcher (--version's CUDA and
 # MPI; under ASan+UBSan too), mpi, ranks, the applications and baselines. The normal build compiles only those tests' programs
 # and the installed ones (tools/test_targets.py): running the host tests in both builds cost CI minutes
@@ -206,12 +207,12 @@ CC=clang CXX=clang++ configure_early build-tsan "${tsan_setup[@]}"
 normal_targets="libxeflow.a tools/xeflow-run tools/xeflow-tune tools/xeflow-table"
 if [ ! -d build-check ]; then
   echo "=== normal: configure (build-check)"
-  meson setup build-check "${normal_setup[@]}" || true
+  CC=clang CXX=clang++ meson setup build-check "${normal_setup[@]}" || true
 fi
 if [ -f build-check/build.ninja ]; then
   normal_targets+=" $(python3 tools/test_targets.py build-check "${normal_skips[@]/#/--no-suite=}")"
 fi
-if build_suite normal build-check "$normal_targets" "${normal_setup[@]}"; then
+if CC=clang CXX=clang++ build_suite normal build-check "$normal_targets" "${normal_setup[@]}"; then
   step "kernel headers tracked" kernel_headers_tracked build-check
   step "topology graphs (xeflow-run --graph dot | dot -Tsvg)" topology_graphs build-check
 fi

@@ -38,7 +38,7 @@ const char* name_of(sink_transfer m) {
 /// a device buffer, or one managed buffer for both.
 class chunk_buffer {
  public:
-  chunk_buffer(std::uint64_t bytes, bool managed) : bytes_(bytes), managed_(managed) {
+  chunk_buffer(std::uint64_t bytes, bool managed) : managed_(managed) {
     if (managed) {
       XF_CUDA_TRY(cudaMallocManaged(&managed_ptr_, bytes));
     } else {
@@ -68,7 +68,6 @@ class chunk_buffer {
   }
 
  private:
-  std::uint64_t bytes_;
   bool managed_;
   void* managed_ptr_ = nullptr;
   pinned_buffer<std::byte> host_;

@@ -79,7 +79,6 @@ device_run::device_run(const plan& p, std::vector<topic>& topics,
                        std::span<const shared::version_table_view> objects)
     : plan_(p),
       device_(static_cast<int>(p.device)),
-      topics_(topics),
       program_(program),
       blocks_(p.blocks),
       threads_(p.warps_per_block * 32),

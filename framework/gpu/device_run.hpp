@@ -112,7 +112,6 @@ class device_run {
 
   const plan& plan_;
   int device_;  ///< the plan's GPU (CUDA ordinal)
-  std::vector<topic>& topics_;
   const kernel_program& program_;
   std::uint32_t blocks_ = 0;
   std::uint32_t threads_ = 0;

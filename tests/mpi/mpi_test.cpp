@@ -468,7 +468,8 @@ std::vector<std::pair<device_route, staged_unpack>> device_routes_and_unpacking(
 TEST_CASE("mpi.gpu_random_nested_types_travel_both_ways" * doctest::skip(no_gpu())) {
   XF_CUDA_TRY(cudaSetDevice(0));  // both ranks share the one GPU
   if (!detect_cuda_awareness().aware) MESSAGE("the CUDA-aware route is not tested: the MPI library is not");
-  for (const auto& [which, unpack] : device_routes_and_unpacking()) {
+  for (const auto& [which, unpacking] : device_routes_and_unpacking()) {
+    const auto unpack = unpacking;  // a copy: a structured binding cannot be captured by CAPTURE's lambda
     const route expected_route = which == device_route::staged ? route::staged : route::cuda_aware;
     CAPTURE(name_of(expected_route));
     CAPTURE(static_cast<int>(unpack));
