@@ -210,6 +210,7 @@ int main(int argc, char** argv) {
               spec, op, [&](const operator_spec& s) { return takes_passes(s, operator_role::source); }))
         raise_passes(op);
     validate_topology(spec, registry);
+    limit_visible_gpus_for(spec, false);  // before the first CUDA call
     if (const device_status gpu = probe_device(); !gpu.usable) {
       std::cerr << "xeflow-tune: error: the warp partition is tuned on a GPU, and there is none usable here ("
                 << gpu.reason << ")\n";

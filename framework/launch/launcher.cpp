@@ -23,6 +23,7 @@
 
 #include "framework/core/fault_injection.hpp"
 #include "framework/core/units.hpp"
+#include "framework/launch/gpu_visibility.hpp"
 #include "framework/launch/metrics_server.hpp"
 #include "framework/launch/operator_catalog.hpp"
 #include "framework/launch/process_group.hpp"
@@ -132,14 +133,31 @@ device_capabilities describe_device(const device_status& device, const kernel_pr
   return caps;
 }
 
-/// The GPU a rank runs on: its GPU operators' `device:` (validation made them agree), else its position
-/// on the node modulo the node's GPUs.
-std::uint32_t device_ordinal(const topology_spec& spec, const std::optional<rank_part>& part,
-                             std::uint32_t node_rank) {
+/// The GPU a rank runs on, where that is known without asking CUDA: its GPU operators' `device:`
+/// (validation made them agree), else GPU 0 for the first rank of its node.
+std::optional<std::uint32_t> known_device_ordinal(const topology_spec& spec,
+                                                  const std::optional<rank_part>& part,
+                                                  std::uint32_t node_rank) {
   for (const operator_spec& o : spec.operators)
     if (o.on == placement::gpu && o.device && (!part || o.rank == part->rank)) return *o.device;
+  if (node_rank == 0) return 0;
+  return std::nullopt;
+}
+
+/// The GPU a rank runs on: known_device_ordinal, else its position on the node modulo the node's GPUs.
+std::uint32_t device_ordinal(const topology_spec& spec, const std::optional<rank_part>& part,
+                             std::uint32_t node_rank) {
+  if (const auto known = known_device_ordinal(spec, part, node_rank)) return *known;
   const std::uint32_t gpus = device_count();
   return gpus == 0 ? 0 : node_rank % gpus;
+}
+
+/// Whether this process runs a kernel: GPU operators in its part, and not the host executor.
+bool runs_kernel(const topology_spec& spec, const std::optional<rank_part>& part, bool force_host) {
+  return !force_host && spec.runtime.executor != executor_kind::host &&
+         std::any_of(spec.operators.begin(), spec.operators.end(), [&](const operator_spec& o) {
+           return o.on == placement::gpu && (!part || o.rank == part->rank);
+         });
 }
 
 /// Where the operators run, when the topology places them on several ranks: one line a rank.
@@ -246,6 +264,18 @@ void write_graph_of_ranks(std::ostream& out, graph_format format, const topology
 }
 
 }  // namespace
+
+void limit_visible_gpus_for(const topology_spec& spec, bool force_host, const std::optional<rank_part>& part,
+                            std::uint32_t node_rank) {
+  if (!runs_kernel(spec, part, force_host)) return;
+  const std::optional<std::uint32_t> ordinal = known_device_ordinal(spec, part, node_rank);
+  if (!ordinal) return;
+  if (const std::optional<std::string> set = limit_visible_gpus(*ordinal))
+    spdlog::debug(
+        "CUDA_VISIBLE_DEVICES={}: the kernel runs on GPU {}, and the CUDA driver sets up only the GPUs it "
+        "sees (set CUDA_VISIBLE_DEVICES to choose them yourself)",
+        *set, *ordinal);
+}
 
 plan plan_for_this_machine(const topology_spec& spec, const operator_registry& registry, bool force_host,
                            const kernel_program* kernel, const std::optional<rank_part>& part,
@@ -408,7 +438,6 @@ int run_launcher(int argc, char** argv, const launcher_operators& operators) {
     problem = "xeflow-run: error: " + e.first().message;
   }
   if (any_rank_failed(*group, problem)) return exit_config_error;
-  spdlog::debug("{}", version_line());
   try {
     if (const std::string armed = inject::arm_from_environment(); !armed.empty())
       spdlog::warn("fault injection armed: XEFLOW_INJECT={}", armed);
@@ -474,6 +503,11 @@ int run_launcher(int argc, char** argv, const launcher_operators& operators) {
     problem = e.what();
   }
   if (any_rank_failed(*group, problem)) return exit_config_error;
+  const std::optional<rank_part> part =
+      ranked ? std::optional<rank_part>{rank_part{group->rank(), group->size()}} : std::nullopt;
+  // Before the first CUDA call, which version_line makes.
+  limit_visible_gpus_for(spec, force_host, part, group->node_rank());
+  spdlog::debug("{}", version_line());
   if (ranked) {
     // Every rank must run the same topology: the same file and overrides everywhere.
     const std::vector<std::string> forms = group->gather(to_yaml(spec));
@@ -521,18 +555,12 @@ int run_launcher(int argc, char** argv, const launcher_operators& operators) {
     }
     return exit_ok;
   }
-  const std::optional<rank_part> part =
-      ranked ? std::optional<rank_part>{rank_part{group->rank(), group->size()}} : std::nullopt;
   // The ranks of this node whose kernels share this rank's GPU.
   std::uint32_t gpu_sharers = 1;
   if (ranked) {
-    const bool runs_kernel =
-        !force_host && spec.runtime.executor != executor_kind::host &&
-        std::any_of(spec.operators.begin(), spec.operators.end(), [&](const operator_spec& o) {
-          return o.on == placement::gpu && o.rank == group->rank();
-        });
     constexpr std::uint32_t no_gpu = ~std::uint32_t{0};
-    const std::uint32_t mine = runs_kernel ? device_ordinal(spec, part, group->node_rank()) : no_gpu;
+    const std::uint32_t mine =
+        runs_kernel(spec, part, force_host) ? device_ordinal(spec, part, group->node_rank()) : no_gpu;
     const std::vector<std::uint32_t> node = group->node_values(mine);
     if (mine != no_gpu) gpu_sharers = static_cast<std::uint32_t>(std::count(node.begin(), node.end(), mine));
   }

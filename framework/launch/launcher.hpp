@@ -36,6 +36,14 @@ enum exit_code : int {
 
 struct topology_spec;
 
+/// Call once the topology is loaded and before the process's first CUDA call: when the process runs a
+/// kernel on a GPU known without asking CUDA (its GPU operators' `device:`, else GPU 0 for the first rank
+/// of a node), shows the CUDA driver GPUs 0 to that one only (limit_visible_gpus: the driver sets up every
+/// GPU it sees, which was most of a one-shot run's start-up on a machine of four) and says so at debug
+/// level. CUDA_VISIBLE_DEVICES set by the user stands. Shared by xeflow-run and xeflow-tune.
+void limit_visible_gpus_for(const topology_spec& spec, bool force_host,
+                            const std::optional<rank_part>& part = std::nullopt, std::uint32_t node_rank = 0);
+
 /// Plans a loaded, validated spec for this machine: probes the GPU (unless `force_host` or the spec's
 /// executor is host) and logs where the GPU operators run. Throws config_error. Shared by xeflow-run and
 /// xeflow-tune. A ranked run plans its `part`; its GPU is its GPU operators' `device:`, or `node_rank`

@@ -1,6 +1,6 @@
 // xeflow-run's own options as a user meets them: --version, the provenance and schema version in
-// --stats json, the log level from XEFLOW_LOG_LEVEL against -v/-q, --log-file, and --checkpoint /
-// --resume. Host executor, no GPU.
+// --stats json, the log level from XEFLOW_LOG_LEVEL against -v/-q, --log-file, the GPUs it shows the CUDA
+// driver, and --checkpoint / --resume. Host executor, no GPU.
 #include <doctest/doctest.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -185,6 +185,36 @@ TEST_CASE("launcher.log_level_from_the_environment") {
     CHECK(v.exit_code == 0);
     CHECK(contains(v.err, "xeflow: debug: operator 'source'"));
   }
+}
+
+TEST_CASE("launcher.a_run_shows_the_cuda_driver_only_the_gpus_up_to_its_kernels") {
+  // Through env(1): CUDA_VISIBLE_DEVICES unset, or the user's own. Without a GPU the kernel's operators fall
+  // back to the host executor, after the variable is set; with one they run on GPU 0.
+  const auto run_with = [](std::vector<std::string> env, const std::vector<std::string>& extra) {
+    std::vector<std::string> argv{"/usr/bin/env"};
+    argv.insert(argv.end(), env.begin(), env.end());
+    argv.push_back(xeflow_run());
+    std::vector<std::string> args{(source_root() / "topologies/pingpong.yaml").string(), "-v", "--set",
+                                  "operators.source.params.total_bytes=2MiB"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    argv.insert(argv.end(), args.begin(), args.end());
+    return run_process(argv, std::chrono::seconds(120));
+  };
+  const std::string set_line = "xeflow: debug: CUDA_VISIBLE_DEVICES=0: the kernel runs on GPU 0";
+  const auto unset = run_with({"-u", "CUDA_VISIBLE_DEVICES"}, {});
+  INFO(unset.err);
+  CHECK(unset.exit_code == 0);
+  CHECK(contains(unset.err, set_line));
+  // Before the first CUDA call, which the version line makes.
+  CHECK(unset.err.find(set_line) < unset.err.find("xeflow: debug: xeflow-run "));
+  const auto users = run_with({"CUDA_VISIBLE_DEVICES=0"}, {});
+  INFO(users.err);
+  CHECK(users.exit_code == 0);
+  CHECK_FALSE(contains(users.err, "CUDA_VISIBLE_DEVICES"));
+  const auto host = run_with({"-u", "CUDA_VISIBLE_DEVICES"}, {"--host"});
+  INFO(host.err);
+  CHECK(host.exit_code == 0);
+  CHECK_FALSE(contains(host.err, "CUDA_VISIBLE_DEVICES"));
 }
 
 TEST_CASE("launcher.unknown_log_level_exits_2_naming_the_variable") {
