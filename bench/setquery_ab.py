@@ -16,7 +16,7 @@ import json
 import math
 import os
 
-from setquery_rings import FAMILIES, entry
+from setquery_rings import FAMILIES, entry, pyplot
 
 
 def load(folder):
@@ -98,12 +98,8 @@ def main():
             print(f"   geomean speedup {geomean(ups):.2f}x")
     if unpaired:
         print("run one way only:", ", ".join("/".join(map(str, k)) for k in unpaired))
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        print("(matplotlib not installed: no plot)")
+    plt = pyplot()
+    if plt is None:
         return
     fig, axes = plt.subplots(1, len(modes), figsize=(6 * len(modes), 4.5), squeeze=False)
     width = 0.8 / len(capacities)

@@ -29,6 +29,18 @@ def entry(capacity, x):
             "bridge_busy_share": share(run.get("bridge_busy_s"), stream)}
 
 
+def pyplot():
+    """matplotlib's pyplot, drawing to files; None (saying so) where matplotlib is not installed."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("(matplotlib not installed: no plot)")
+        return None
+    return plt
+
+
 def share(seconds, stream):
     return seconds / stream if seconds is not None and stream else None
 
@@ -69,12 +81,8 @@ def main():
                 cells.append(f"{e['steady_pass_ms']:9.2f} ({100 * (e['warps_placed_share'] or 0):3.0f} %)"
                              if e else " " * 18)
             print(f"{fam:8} {mode:7}" + "".join(f"{c:>18}" for c in cells))
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        print("(matplotlib not installed: no plot)")
+    plt = pyplot()
+    if plt is None:
         return
     fig, axes = plt.subplots(2, len(modes), figsize=(6 * len(modes), 8), squeeze=False)
     for col, mode in enumerate(modes):
