@@ -4,6 +4,10 @@
 // free slot: at 30 GB/s of 16 KiB frames a slot frees every ~0.5 µs, and a publisher that slept 200 µs
 // left the GPU waiting (measured on the H100: an in-place source lost a fifth of the stream's rate), so
 // sleeps stop at 50 µs, after ~10 µs of spinning.
+//
+// A process may cap every wait's sleeps lower (a run does, from runtime.max_sleep_us): a sleep is what a
+// frame arriving meanwhile waits for, once per hand-off, so an unloaded stream's latency grows with it. At
+// 0 the waits never sleep: they spin, then yield, on cores that are theirs to spend.
 #pragma once
 
 #include <algorithm>
@@ -25,22 +29,51 @@ struct backoff_policy {
   std::uint32_t max_sleep_us = 50;
 };
 
+/// The process's cap on every wait's sleeps, in microseconds (the default leaves each policy's own);
+/// 0: waits never sleep, they yield instead.
+inline constexpr std::uint32_t no_sleep_cap = ~std::uint32_t{0};
+inline std::atomic<std::uint32_t>& backoff_sleep_cap_us() noexcept {
+  static std::atomic<std::uint32_t> cap{no_sleep_cap};
+  return cap;
+}
+
+/// Sets the process's sleep cap for a scope and puts the one before back after it. Waits already sleeping
+/// take it at their next pause.
+class scoped_backoff_sleep_cap {
+ public:
+  explicit scoped_backoff_sleep_cap(std::uint32_t us) noexcept
+      : before_(backoff_sleep_cap_us().exchange(us, std::memory_order_relaxed)) {}
+  ~scoped_backoff_sleep_cap() { backoff_sleep_cap_us().store(before_, std::memory_order_relaxed); }
+  scoped_backoff_sleep_cap(const scoped_backoff_sleep_cap&) = delete;
+  scoped_backoff_sleep_cap& operator=(const scoped_backoff_sleep_cap&) = delete;
+
+ private:
+  std::uint32_t before_;
+};
+
 class backoff {
  public:
   explicit backoff(backoff_policy policy = {}) : policy_(policy), sleep_us_(policy.first_sleep_us) {}
 
   void pause() {
-    if (step_ < policy_.spins) {
+    if (const std::uint32_t us = next_sleep_us(); us != 0) {
+      std::this_thread::sleep_for(std::chrono::microseconds(us));
+      if (sleep_us_ < policy_.max_sleep_us) sleep_us_ = std::min(2 * sleep_us_, policy_.max_sleep_us);
+    } else if (step_ < policy_.spins) {
 #if defined(__x86_64__) || defined(__i386__)
       __builtin_ia32_pause();
 #endif
-    } else if (step_ < policy_.spins + policy_.yields) {
-      std::this_thread::yield();
     } else {
-      std::this_thread::sleep_for(std::chrono::microseconds(sleep_us_));
-      if (sleep_us_ < policy_.max_sleep_us) sleep_us_ = std::min(2 * sleep_us_, policy_.max_sleep_us);
+      std::this_thread::yield();
     }
     ++step_;
+  }
+
+  /// What the next pause sleeps, in microseconds: 0 while it spins or yields (past the spins and yields,
+  /// also when the process's cap is 0).
+  std::uint32_t next_sleep_us() const noexcept {
+    if (step_ < policy_.spins + policy_.yields) return 0;
+    return std::min(sleep_us_, backoff_sleep_cap_us().load(std::memory_order_relaxed));
   }
 
  private:

@@ -312,6 +312,9 @@ json runtime_schema() {
       return count_schema("a block without progress this long ends the run", watchdog_ms_limits);
     if (k == "file_cache") return file_cache;
     if (k == "timer_slack_us") return count_schema("the CPU threads' timer slack", timer_slack_us_limits);
+    if (k == "max_sleep_us")
+      return count_schema("the longest sleep of the run's waiting threads (0: they never sleep)",
+                          max_sleep_us_limits);
     if (k == "index_rest")
       return count_schema("frames in a row whose index skipped nothing before a page reader's index rests",
                           index_rest_limits);

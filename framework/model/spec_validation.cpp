@@ -134,6 +134,9 @@ class validator {
             count_problem("timer_slack_us", spec_.runtime.timer_slack_us, timer_slack_us_limits);
         !why.empty())
       problem(at("runtime.timer_slack_us"), "runtime: " + why);
+    if (std::string why = count_problem("max_sleep_us", spec_.runtime.max_sleep_us, max_sleep_us_limits);
+        !why.empty())
+      problem(at("runtime.max_sleep_us"), "runtime: " + why);
     if (std::string why = count_problem("index_rest", spec_.runtime.index_rest, index_rest_limits);
         !why.empty())
       problem(at("runtime.index_rest"), "runtime: " + why);

@@ -69,6 +69,8 @@ inline constexpr count_limits retune_hold_ms_limits{1, 3'600'000};
 inline constexpr count_limits watchdog_ms_limits{100, 24 * 3600 * 1000};
 /// A slack past a millisecond would make the waits' longest sleep (50 µs) meaningless.
 inline constexpr count_limits timer_slack_us_limits{0, 1000};
+/// runtime.max_sleep_us caps the waits' sleeps, whose longest is 50 µs: a larger cap would change nothing.
+inline constexpr count_limits max_sleep_us_limits{0, 50};
 /// runtime.index_rest: a rest past a million frames would never end within a table's pass.
 inline constexpr count_limits index_rest_limits{0, 1'000'000};
 /// runtime.part_size is a multiple of this.

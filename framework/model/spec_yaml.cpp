@@ -228,6 +228,8 @@ std::string to_yaml(const topology_spec& spec) {
   out << YAML::EndMap;
   out << YAML::Key << "watchdog_ms" << YAML::Value << spec.runtime.watchdog_ms;
   out << YAML::Key << "timer_slack_us" << YAML::Value << spec.runtime.timer_slack_us;
+  if (spec.runtime.max_sleep_us != runtime_spec{}.max_sleep_us)
+    out << YAML::Key << "max_sleep_us" << YAML::Value << spec.runtime.max_sleep_us;
   if (spec.runtime.index_rest != 0)
     out << YAML::Key << "index_rest" << YAML::Value << spec.runtime.index_rest;
   if (spec.runtime.spread_warps) out << YAML::Key << "spread_warps" << YAML::Value << "on";

@@ -177,6 +177,10 @@ runtime_builder& runtime_builder::timer_slack_us(std::uint32_t us) {
   spec_->timer_slack_us = us;
   return *this;
 }
+runtime_builder& runtime_builder::max_sleep_us(std::uint32_t us) {
+  spec_->max_sleep_us = us;
+  return *this;
+}
 runtime_builder& runtime_builder::part_bytes(std::uint64_t bytes) {
   spec_->part_bytes = bytes;
   return *this;

@@ -124,6 +124,7 @@ class runtime_builder {
   runtime_builder& coherence(coherence_spec c);
   runtime_builder& watchdog_ms(std::uint32_t ms);
   runtime_builder& timer_slack_us(std::uint32_t us);
+  runtime_builder& max_sleep_us(std::uint32_t us);
   runtime_builder& index_rest(std::uint32_t frames);
   runtime_builder& spread_warps(bool on);
   runtime_builder& part_bytes(std::uint64_t bytes);

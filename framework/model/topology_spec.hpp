@@ -184,6 +184,9 @@ struct runtime_spec {
   /// The run's threads' timer slack in microseconds (framework/core/timer_slack.hpp): how late a sleeping
   /// wait may wake. 0 leaves the process's own (Linux: 50 µs).
   std::uint32_t timer_slack_us = 1;
+  /// The longest sleep of the run's waiting threads in microseconds (framework/core/backoff.hpp): what a
+  /// frame that arrives meanwhile may wait, once per hand-off. 0: they spin, then yield, and never sleep.
+  std::uint32_t max_sleep_us = 50;
   /// GPU executor: bytes of each part a frame is split into for operators that compute over any part of
   /// a frame; 0 lets the plan choose (plan.hpp: kernel_part_bytes, smaller where few frames are in flight).
   std::uint64_t part_bytes = 0;

@@ -36,10 +36,10 @@ const std::vector<std::string> operator_keys{"class", "on",     "inputs", "outpu
                                              "warps", "params", "shared", "rank",    "device"};
 const std::vector<std::string> object_keys{"element",  "bytes",    "count",     "init",
                                            "versions", "protocol", "block_size"};
-const std::vector<std::string> runtime_keys{"executor",       "blocks",    "warps_per_block", "partition",
-                                            "tuning",         "coherence", "watchdog_ms",     "file_cache",
-                                            "timer_slack_us", "part_size", "index_rest",      "spread_warps",
-                                            "ranks"};
+const std::vector<std::string> runtime_keys{"executor",       "blocks",       "warps_per_block", "partition",
+                                            "tuning",         "coherence",    "watchdog_ms",     "file_cache",
+                                            "timer_slack_us", "max_sleep_us", "part_size",       "index_rest",
+                                            "spread_warps",   "ranks"};
 const std::vector<std::string> tuning_keys{"samples", "retune_spread_percent", "retune_hold_ms"};
 const std::vector<std::string> coherence_keys{"catalog", "index", "frames"};
 const std::vector<std::string> file_cache_keys{
@@ -493,6 +493,8 @@ class spec_reader : yaml_field_reader {
         if (auto n = count(*field, context, key, watchdog_ms_limits)) rt.watchdog_ms = *n;
       } else if (key == "timer_slack_us") {
         if (auto n = count(*field, context, key, timer_slack_us_limits)) rt.timer_slack_us = *n;
+      } else if (key == "max_sleep_us") {
+        if (auto n = count(*field, context, key, max_sleep_us_limits)) rt.max_sleep_us = *n;
       } else if (key == "index_rest") {
         if (auto n = count(*field, context, key, index_rest_limits)) rt.index_rest = *n;
       } else if (key == "spread_warps") {

@@ -12,6 +12,7 @@
 #include <thread>
 #include <utility>
 
+#include "framework/core/backoff.hpp"
 #include "framework/core/timer_slack.hpp"
 #include "framework/runtime/checkpoint.hpp"
 #include "framework/runtime/cpu_workers.hpp"
@@ -128,6 +129,7 @@ run_stats run_topology(const plan& p, const topology_spec& spec, run_control& co
                        const run_options& options) {
   // Before any thread of the run starts: they inherit it.
   const scoped_timer_slack slack(std::uint64_t{spec.runtime.timer_slack_us} * 1000);
+  const scoped_backoff_sleep_cap sleep_cap(spec.runtime.max_sleep_us);
   const auto start = run_clock::now();
   std::vector<run_stats::phase> phases;
   auto phase_start = start;

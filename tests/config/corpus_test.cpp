@@ -90,7 +90,7 @@ topology_spec fanout_builder() {
   b.link({"scaled"}, op("scaled_verify", "verify_sink").threads(2), {});
   b.link({"scaled"}, op("count", "null_sink"), {});
   b.link({"fused"}, op("fused_verify", "verify_sink"), {});
-  b.runtime().executor(executor_kind::host).blocks(4);
+  b.runtime().executor(executor_kind::host).blocks(4).max_sleep_us(0);
   return b.build();
 }
 

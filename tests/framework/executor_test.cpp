@@ -9,6 +9,7 @@
 #include <thread>
 #include <vector>
 
+#include "framework/core/backoff.hpp"
 #include "framework/core/timer_slack.hpp"
 #include "framework/core/units.hpp"
 #include "framework/model/spec_validation.hpp"
@@ -475,6 +476,40 @@ TEST_CASE("executor.a_run_sets_its_threads_timer_slack_and_gives_the_callers_bac
   const auto out = run(b.build());
   CHECK(out.stats.status == xf::run_status::completed);
   CHECK(scoped_timer_slack::current_ns() == before);
+}
+
+TEST_CASE("executor.a_wait_sleeps_at_most_the_process_cap_and_never_at_0") {
+  REQUIRE(backoff_sleep_cap_us().load() == no_sleep_cap);
+  const backoff_policy policy{.spins = 2, .yields = 2, .first_sleep_us = 8, .max_sleep_us = 32};
+  const auto sleeps = [&](std::uint32_t cap, int pauses) {
+    const scoped_backoff_sleep_cap scoped(cap);
+    backoff b(policy);
+    std::vector<std::uint32_t> seen;
+    for (int i = 0; i < pauses; ++i) {
+      seen.push_back(b.next_sleep_us());
+      b.pause();
+    }
+    return seen;
+  };
+  // Two spins, two yields, then sleeps doubling to the policy's longest.
+  CHECK(sleeps(no_sleep_cap, 8) == std::vector<std::uint32_t>{0, 0, 0, 0, 8, 16, 32, 32});
+  CHECK(sleeps(10, 7) == std::vector<std::uint32_t>{0, 0, 0, 0, 8, 10, 10});
+  CHECK(sleeps(0, 7) == std::vector<std::uint32_t>{0, 0, 0, 0, 0, 0, 0});
+  CHECK(backoff_sleep_cap_us().load() == no_sleep_cap);
+}
+
+TEST_CASE("executor.a_run_caps_its_waits_sleeps_and_gives_the_callers_cap_back") {
+  topology_builder b("no_sleep");
+  b.topic("c2g").frame_bytes(4 * KiB).capacity(2);
+  b.topic("g2c").frame_bytes(4 * KiB).capacity(2);
+  b.link({}, op("source", "sequence_source").param("total_bytes", "256KiB"), {"c2g"});
+  b.link({"c2g"}, op("scale", "scale").on(placement::gpu).param("factor", 2.0), {"g2c"});
+  b.link({"g2c"}, op("verify", "verify_sink"), {});
+  b.runtime().max_sleep_us(0);
+  const auto out = run(b.build());
+  CHECK(out.stats.status == xf::run_status::completed);
+  check_clean(stats_of(out.stats, "verify"), 64);
+  CHECK(backoff_sleep_cap_us().load() == no_sleep_cap);
 }
 
 TEST_CASE("host_executor.a_resumed_run_starts_each_stream_at_its_sinks_smallest_commit") {
