@@ -87,6 +87,17 @@ void check_clean(const operator_stats& verify, std::uint64_t frames) {
   CHECK(verify.counters.at("corrupt") == 0);
 }
 
+/// A source of `total_bytes` → scale (a GPU operator) → verify, 4 KiB frames in topics of `capacity`.
+topology_builder scale_chain(const char* name, std::uint32_t capacity, const char* total_bytes) {
+  topology_builder b(name);
+  b.topic("c2g").frame_bytes(4 * KiB).capacity(capacity);
+  b.topic("g2c").frame_bytes(4 * KiB).capacity(capacity);
+  b.link({}, op("source", "sequence_source").param("total_bytes", total_bytes), {"c2g"});
+  b.link({"c2g"}, op("scale", "scale").on(placement::gpu).param("factor", 2.0), {"g2c"});
+  b.link({"g2c"}, op("verify", "verify_sink"), {});
+  return b;
+}
+
 }  // namespace
 
 TEST_CASE("host_executor.pingpong_small_capacities") {
@@ -466,12 +477,7 @@ TEST_CASE("executor.a_run_sets_its_threads_timer_slack_and_gives_the_callers_bac
 #endif
   }
   CHECK(scoped_timer_slack::current_ns() == before);
-  topology_builder b("slack");
-  b.topic("c2g").frame_bytes(4 * KiB).capacity(4);
-  b.topic("g2c").frame_bytes(4 * KiB).capacity(4);
-  b.link({}, op("source", "sequence_source").param("total_bytes", "64KiB"), {"c2g"});
-  b.link({"c2g"}, op("scale", "scale").on(placement::gpu).param("factor", 2.0), {"g2c"});
-  b.link({"g2c"}, op("verify", "verify_sink"), {});
+  topology_builder b = scale_chain("slack", 4, "64KiB");
   b.runtime().timer_slack_us(5);
   const auto out = run(b.build());
   CHECK(out.stats.status == xf::run_status::completed);
@@ -499,12 +505,7 @@ TEST_CASE("executor.a_wait_sleeps_at_most_the_process_cap_and_never_at_0") {
 }
 
 TEST_CASE("executor.a_run_caps_its_waits_sleeps_and_gives_the_callers_cap_back") {
-  topology_builder b("no_sleep");
-  b.topic("c2g").frame_bytes(4 * KiB).capacity(2);
-  b.topic("g2c").frame_bytes(4 * KiB).capacity(2);
-  b.link({}, op("source", "sequence_source").param("total_bytes", "256KiB"), {"c2g"});
-  b.link({"c2g"}, op("scale", "scale").on(placement::gpu).param("factor", 2.0), {"g2c"});
-  b.link({"g2c"}, op("verify", "verify_sink"), {});
+  topology_builder b = scale_chain("no_sleep", 2, "256KiB");
   b.runtime().max_sleep_us(0);
   const auto out = run(b.build());
   CHECK(out.stats.status == xf::run_status::completed);
