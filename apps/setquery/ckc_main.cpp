@@ -31,6 +31,7 @@
 #include <thread>
 #include <vector>
 
+#include "apps/setquery/ckc_kernel.hpp"
 #include "apps/setquery/setquery_queries.hpp"
 #include "framework/core/cuda_buffer.hpp"
 #include "framework/core/cuda_check.hpp"
@@ -45,25 +46,6 @@ using xf::query_op;
 
 constexpr int exit_failed = 1, exit_no_gpu = 2, exit_usage = 3;
 constexpr unsigned block_threads = 256;
-
-/// One block per (frame, variant): blockIdx.y is the variant, blocks stride over the chunk's frames, the
-/// table's frames first_frame onwards.
-__global__ void run_queries(const query_op::params* params, const std::byte* chunk, std::uint64_t frame_bytes,
-                            std::uint64_t first_frame, std::uint64_t frames, std::byte* const* states,
-                            std::uint64_t* failures) {
-  const query_op::params& p = params[blockIdx.y];
-  for (std::uint64_t k = blockIdx.x; k < frames; k += gridDim.x) {
-    xf::frame_task<std::uint8_t> task;
-    task.offset = first_frame + k;
-    task.thread_id = threadIdx.x;
-    task.thread_count = blockDim.x;
-    task.failure = &failures[blockIdx.y];
-    task.state = states[blockIdx.y];
-    task.in = reinterpret_cast<const std::uint8_t*>(chunk + k * frame_bytes);
-    task.count = frame_bytes;
-    query_op::compute(p, task);
-  }
-}
 
 /// The topic a table_source of this file would feed: what the query binds to.
 xf::topic_info topic_of(const xf::columnar_table_file& table) {
@@ -258,10 +240,8 @@ int run(int argc, char** argv) {
                                           host.get() + first * frame_bytes + s.offset, frame_bytes, s.bytes,
                                           count, cudaMemcpyHostToDevice, stream.get()));
           XF_CUDA_TRY(cudaEventRecord(copied.get(), stream.get()));
-          run_queries<<<grid, block_threads, 0, stream.get()>>>(device_params.get(), device.get(),
-                                                                frame_bytes, first, count,
-                                                                device_state_at.get(), failures.get());
-          XF_CUDA_TRY(cudaGetLastError());
+          sq::launch_queries(grid, block_threads, stream.get(), device_params.get(), device.get(),
+                             frame_bytes, first, count, device_state_at.get(), failures.get());
           XF_CUDA_TRY(cudaEventRecord(computed.get(), stream.get()));
           XF_CUDA_TRY(cudaEventSynchronize(computed.get()));
           float h2d = 0, kernel = 0;
